@@ -1,0 +1,40 @@
+# The two commands of the README: `make build` and `make test`. Everything else is a helper.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: build test lab lab-down lab-status bench install clean
+
+$(BIN)/graphsite: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,lab]'
+	@touch $@
+
+install: $(BIN)/graphsite
+
+## Install and render the embedded default report into site/index.html
+build: install
+	$(BIN)/graphsite build
+
+## Install everything (system packages included), start the lab, run the whole suite, stop the lab
+test: install
+	scripts/test
+
+## Start the lab (Docker Swarm, edge, Cloudflare stand-in); prints the GRAPHSITE_CONFIG line
+lab: install
+	scripts/lab up
+
+lab-down:
+	scripts/lab down
+
+lab-status:
+	scripts/lab status
+
+## Benchmarks: run on demand, print ratios against peers
+bench: install
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf site/index.html .graphsite build dist *.egg-info

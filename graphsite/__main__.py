@@ -1,0 +1,3 @@
+from graphsite.cli import main
+
+main()

@@ -1,0 +1,96 @@
+"""The report model: what the Markdown says, as typed values the renderer and the checks share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Card:
+    """One floor of the ladder, as the page's card grid shows it."""
+
+    label: str
+    year: str
+    title: str
+    definition: str
+    critique: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CounterFrame:
+    quote: str
+    who: str
+    where: str = ""
+    date: str = ""
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """What the page top shows. Every field is optional: plain Markdown has none of it."""
+
+    title: str = ""
+    badge: str = ""
+    kicker: str = ""
+    headline: str = ""
+    lede: str = ""
+    prefix: str = ""
+    floors: tuple[Card, ...] = ()
+    counter_frame: CounterFrame | None = None
+    rules: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class InlineCitation:
+    """One `[[N](URL)]` in the body: the number, the URL as written, its Markdown line (1-based, in the file)."""
+
+    number: int
+    url: str
+    line: int
+    section_id: str = ""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One entry of the reference list: `N. Title … URL`."""
+
+    number: int
+    url: str
+    title: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A warning with a stable code (e.g. `citation-mismatch`), shown by build and listed in --json."""
+
+    code: str
+    message: str
+    line: int | None = None
+    number: int | None = None
+    accepted: str = ""  # the reason from [citations].accept, when the author accepted it
+
+
+@dataclass(frozen=True)
+class Section:
+    """One `##` section: its §N, title, id, first paragraph (HTML) and the rest (HTML)."""
+
+    index: str
+    title: str
+    id: str
+    summary_html: str
+    detail_html: str
+    sources: tuple[int, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Report:
+    path: Path
+    front: FrontMatter
+    title: str
+    sections: tuple[Section, ...]
+    citations: tuple[InlineCitation, ...] = ()
+    references: tuple[Reference, ...] = ()
+    links: tuple[str, ...] = ()  # every outbound http(s) URL of the page, in order of first use
+    findings: tuple[Finding, ...] = field(default=())

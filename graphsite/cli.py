@@ -1,0 +1,67 @@
+"""The `graphsite` command: a click group whose subcommands are imported only when invoked,
+so `graphsite build` never pays for docker, cloudflare or httpx imports."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import click
+
+from graphsite import __version__
+
+# command name -> "module:attribute" of a click.Command
+COMMANDS = {
+    "build": "graphsite.commands.build:build_command",
+    "links": "graphsite.commands.links:links_command",
+    "deploy": "graphsite.commands.deploy:deploy_command",
+    "verify": "graphsite.commands.verify:verify_command",
+    "teardown": "graphsite.commands.teardown:teardown_command",
+    "list": "graphsite.commands.listing:list_command",
+    "gc": "graphsite.commands.gc:gc_command",
+}
+
+HELP = {
+    "build": "Render a Markdown report into one self-contained index.html.",
+    "links": "Check every outbound link of a report over the network.",
+    "deploy": "Publish the page on Swarm + Traefik + Cloudflare, then verify it.",
+    "verify": "Prove a deployment is live: service, origin, public URL, TLS, redirect, DNS, route.",
+    "teardown": "Remove everything a deployment made and prove nothing is left.",
+    "list": "List deployments as the systems themselves record them.",
+    "gc": "Tear down every expired deployment.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._available(name)]
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        module = COMMANDS[name].partition(":")[0]
+        return importlib.util.find_spec(module) is not None
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None or not self._available(name):
+            return None
+        module_name, _, attribute = target.partition(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, HELP[name]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="graphsite")
+@click.option("-v", "--verbose", count=True, help="More progress on stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
+    """graphsite: a decision-ready Markdown report as one dark page, published and proven live."""
+    from graphsite import output
+
+    output.configure(verbosity=-1 if quiet else verbose)

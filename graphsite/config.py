@@ -1,0 +1,244 @@
+"""One typed configuration: `graphsite.toml` (or `--config` / `GRAPHSITE_CONFIG`), then environment
+variables `GRAPHSITE_<SECTION>_<KEY>`, then flags. Unknown keys and wrong types are errors that name the
+field path; every error is collected before stopping.
+
+The Cloudflare token is never a configuration value: it comes from `CLOUDFLARE_API_TOKEN` or from the
+file named by `dns.token_file`, and it is kept out of every repr.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphsite.errors import ConfigError
+
+CONFIG_ENV = "GRAPHSITE_CONFIG"
+TOKEN_ENV = "CLOUDFLARE_API_TOKEN"
+DEFAULT_FILENAME = "graphsite.toml"
+
+
+def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
+    if factory is not dataclasses.MISSING:
+        return field(default_factory=factory, metadata={"doc": text})
+    return field(default=default, metadata={"doc": text})
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    domain: str = _doc("Zone the pages live under: <subdomain>.<domain>.", "hhdevs.space")
+    prefix: str = _doc("Prefix of random subdomains: <prefix>-<6 hex>.", "graph-eng")
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    network: str = _doc("Attachable overlay network Traefik shares with the page's service.", "dokploy-network")
+    dynamic_dir: str = _doc("Directory watched by Traefik's file provider.", "/etc/dokploy/traefik/dynamic")
+    image: str = _doc("Caddy image that serves the page.", "caddy:2-alpine")
+    port: int = _doc("Port Caddy listens on inside the overlay.", 20128)
+    replicas: int = _doc("Number of Caddy replicas.", 1)
+    endpoint_mode: str = _doc("Swarm endpoint mode: vip (default) or dnsrr (kernels without IPVS).", "vip")
+    content: str = _doc("How the page reaches Caddy: config (Swarm configs) or bind (host directory).", "config")
+    bind_root: str = _doc("Parent directory of bind-mounted pages (content = bind).", "/srv/graphsite")
+    cert_resolver: str = _doc("Traefik certificate resolver of the websecure router.", "letsencrypt")
+    tls: str = _doc("Certificate request: host (per-host, HTTP challenge) or wildcard (main/sans).", "host")
+    https_entrypoint: str = _doc("Traefik entry point for https.", "websecure")
+    http_entrypoint: str = _doc("Traefik entry point for http.", "web")
+    redirect_middleware: str = _doc("Middleware that redirects http to https.", "redirect-to-https@file")
+    converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
+    lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
+
+
+@dataclass(frozen=True)
+class DnsConfig:
+    api_base_url: str = _doc("Cloudflare API base URL.", "https://api.cloudflare.com/client/v4")
+    zone_id: str = _doc("Cloudflare zone id; looked up from site.domain when empty.", "")
+    record_content: str = _doc("IPv4 address the A record points at (the Swarm manager).", "129.146.163.180")
+    ttl: int = _doc("Record TTL in seconds (1 = automatic).", 60)
+    proxied: bool = _doc("Whether Cloudflare proxies the record.", False)
+    token_file: str = _doc("File holding the API token (else CLOUDFLARE_API_TOKEN).", "")
+    ca_bundle: str = _doc("CA bundle for the Cloudflare API (empty: system trust).", "")
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    origin_address: str = _doc("host:port of the edge on this host (origin check, https).", "127.0.0.1:443")
+    origin_http_address: str = _doc("host:port of the edge on this host for http.", "127.0.0.1:80")
+    resolve: str = _doc("host:port the public fqdn is connected to instead of DNS (empty: real DNS).", "")
+    ca_bundle: str = _doc("CA bundle that verifies the page's certificate (empty: system trust).", "")
+    deadline: float = _doc("Seconds each check retries before it fails.", 60.0)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    code: str = _doc("Finding code to accept, e.g. citation-mismatch.", "")
+    reason: str = _doc("Why the finding is accepted (required).", "")
+    number: int = _doc("Citation number the acceptance is limited to (0: any).", 0)
+    url: str = _doc("URL the acceptance is limited to (empty: any).", "")
+
+
+@dataclass(frozen=True)
+class CitationsConfig:
+    accept: tuple[Acceptance, ...] = _doc("Findings the author accepts, each with a reason.", factory=tuple)
+
+
+@dataclass(frozen=True)
+class LinksConfig:
+    timeout: float = _doc("Seconds per request.", 10.0)
+    concurrency: int = _doc("Requests in flight in total.", 32)
+    per_host: int = _doc("Requests in flight per host.", 4)
+    retries: int = _doc("Retries for timeouts, 5xx and 429.", 2)
+    max_retry_after: float = _doc("Longest Retry-After honoured, in seconds.", 10.0)
+    max_age: float = _doc("Seconds a cached result stays fresh.", 86400.0)
+    cache_dir: str = _doc("Where the link cache lives.", ".graphsite")
+    skip: tuple[str, ...] = _doc("URL prefixes never checked.", factory=tuple)
+    fail_on: tuple[str, ...] = _doc("States that make `graphsite links` exit 1.", factory=lambda: ("dead",))
+    user_agent: str = _doc(
+        "User-Agent sent with every request.",
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
+    )
+
+
+@dataclass(frozen=True)
+class Config:
+    site: SiteConfig = field(default_factory=SiteConfig)
+    deploy: DeployConfig = field(default_factory=DeployConfig)
+    dns: DnsConfig = field(default_factory=DnsConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
+    citations: CitationsConfig = field(default_factory=CitationsConfig)
+    links: LinksConfig = field(default_factory=LinksConfig)
+    path: Path | None = field(default=None, compare=False)
+
+    def replace(self, section: str, **values: Any) -> "Config":
+        """Return a copy with `values` set in `section` (flags override the file)."""
+        return dataclasses.replace(self, **{section: dataclasses.replace(getattr(self, section), **values)})
+
+    def token(self) -> str | None:
+        """Return the Cloudflare API token, or None; never log or print it."""
+        value = os.environ.get(TOKEN_ENV, "").strip()
+        if value:
+            return value
+        if self.dns.token_file:
+            path = Path(self.dns.token_file).expanduser()
+            try:
+                return path.read_text(encoding="utf-8").strip() or None
+            except OSError as exc:
+                raise ConfigError(f"dns.token_file: cannot read {path}: {exc.strerror}") from None
+        return None
+
+
+_SECTIONS = {f.name: f.type for f in dataclasses.fields(Config) if f.name != "path"}
+
+
+def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
+    """Return `value` checked against `annotation`; append a message naming `path` when it does not fit."""
+    origin = typing.get_origin(annotation)
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in {"true", "false", "1", "0", "yes", "no"}:
+            return value.lower() in {"true", "1", "yes"}
+    elif annotation is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+    elif annotation is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+    elif annotation is str:
+        if isinstance(value, str):
+            return value
+    elif origin is tuple:
+        item_type = typing.get_args(annotation)[0]
+        if isinstance(value, str) and item_type is str:
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if isinstance(value, list):
+            return tuple(_coerce(f"{path}[{i}]", v, item_type, errors) for i, v in enumerate(value))
+    elif dataclasses.is_dataclass(annotation):
+        if isinstance(value, dict):
+            return _build(path, annotation, value, errors)
+    expected = getattr(annotation, "__name__", str(annotation))
+    if dataclasses.is_dataclass(annotation):
+        expected = "a table"
+    elif origin is tuple:
+        expected = "a list"
+    errors.append(f"{path}: expected {expected}, got {type(value).__name__} {value!r}")
+    return None
+
+
+def _build(prefix: str, cls: Any, data: dict[str, Any], errors: list[str]) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, raw in data.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in known:
+            errors.append(f"{path}: unknown key (known: {', '.join(sorted(known))})")
+            continue
+        coerced = _coerce(path, raw, hints[key], errors)
+        if coerced is not None:
+            values[key] = coerced
+    return cls(**values)
+
+
+def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, dict[str, str]]:
+    overrides: dict[str, dict[str, str]] = {}
+    for name, value in environ.items():
+        if not name.startswith("GRAPHSITE_") or name == CONFIG_ENV:
+            continue
+        rest = name[len("GRAPHSITE_"):].lower()
+        section, _, key = rest.partition("_")
+        if section in _SECTIONS and key:
+            overrides.setdefault(section, {})[key] = value
+    return overrides
+
+
+def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
+    """Return the configuration file in effect: the flag, then GRAPHSITE_CONFIG, then ./graphsite.toml."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env)
+    local = (cwd or Path.cwd()) / DEFAULT_FILENAME
+    return local if local.is_file() else None
+
+
+def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[str, str] | None = None) -> Config:
+    """Return the validated configuration, or raise ConfigError listing every problem found."""
+    path = find_config_file(explicit)
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: configuration file not found",
+                              hint=f"create it, or unset {CONFIG_ENV} / --config") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    for section, values in _env_overrides(os.environ if environ is None else environ).items():
+        data.setdefault(section, {})
+        if isinstance(data[section], dict):
+            data[section].update(values)
+    errors: list[str] = []
+    config = _build("", Config, data, errors)
+    for acceptance in config.citations.accept:
+        if not acceptance.code or not acceptance.reason:
+            errors.append("citations.accept: every entry needs a code and a reason")
+    if errors:
+        where = f"{path}: " if path else ""
+        raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))
+    return dataclasses.replace(config, path=path)

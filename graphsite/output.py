@@ -1,0 +1,62 @@
+"""Human output: progress and summaries on stderr, results on stdout. Respects NO_COLOR, -v and -q."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+_verbosity = 0
+
+
+def configure(verbosity: int = 0) -> None:
+    global _verbosity
+    _verbosity = verbosity
+
+
+def _color(text: str, code: str) -> str:
+    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+        return text
+    return f"\033[{code}m{text}\033[0m"
+
+
+def info(message: str) -> None:
+    """Progress for the person at the keyboard (stderr)."""
+    if _verbosity >= 0:
+        print(message, file=sys.stderr, flush=True)
+
+
+def detail(message: str) -> None:
+    """Extra progress shown with -v (stderr)."""
+    if _verbosity >= 1:
+        print(message, file=sys.stderr, flush=True)
+
+
+def warn(message: str) -> None:
+    if _verbosity >= 0:
+        print(_color("warning: ", "33") + message, file=sys.stderr, flush=True)
+
+
+def result(text: str) -> None:
+    """A result line on stdout (the URL, a path)."""
+    print(text, flush=True)
+
+
+def emit_json(data: Any) -> None:
+    """One JSON object on stdout."""
+    print(json.dumps(data, indent=2, sort_keys=True, default=str), flush=True)
+
+
+@contextmanager
+def step(label: str) -> Iterator[None]:
+    """Print `label … done (0.12 s)` on stderr around a block."""
+    start = time.perf_counter()
+    try:
+        yield
+    except BaseException:
+        info(f"  {label} … failed ({time.perf_counter() - start:.2f} s)")
+        raise
+    info(f"  {label} … {_color('done', '32')} ({time.perf_counter() - start:.2f} s)")
