@@ -63,6 +63,8 @@ class DnsConfig:
     proxied: bool = _doc("Whether Cloudflare proxies the record.", False)
     token_file: str = _doc("File holding the API token (else CLOUDFLARE_API_TOKEN).", "")
     ca_bundle: str = _doc("CA bundle for the Cloudflare API (empty: system trust).", "")
+    retries: int = _doc("Retries of a throttled (429) or failed (5xx) API call, with backoff.", 4)
+    timeout: float = _doc("Seconds per Cloudflare API request.", 15.0)
 
 
 @dataclass(frozen=True)

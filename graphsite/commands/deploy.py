@@ -1,0 +1,38 @@
+"""`graphsite deploy`: publish the page, verify it, print the URL last."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphsite import output
+from graphsite.config import load_config
+from graphsite.paths import default_source
+
+
+@click.command("deploy")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.option("--random-subdomain", is_flag=True, help="Draw a fresh <prefix>-<6 hex> name.")
+@click.option("--subdomain", metavar="NAME", help="Deploy under NAME (a new name, or an existing one to redeploy).")
+@click.option("--ttl", metavar="DURATION", help="Expire after DURATION (30m, 12h, 7d); `graphsite gc` removes it.")
+@click.option("--content", type=click.Choice(["config", "bind"]), help="How the page reaches Caddy.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; touch nothing.")
+@click.option("--force", is_flag=True, help="Repoint an existing A record of the name.")
+@click.option("--keep-on-failure", is_flag=True, help="Keep what a failed run made, for inspection.")
+@click.option("--no-verify", "skip_verify", is_flag=True, help="Skip the checks after deploying.")
+@click.option("--wait", type=float, default=0.0, metavar="SECONDS", help="Wait for another run on the name.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, force, keep_on_failure,
+                   skip_verify, wait, as_json, config_path) -> None:
+    """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
+    from graphsite.publisher.commands import deploy_verb
+
+    if bool(random_subdomain) == bool(subdomain):
+        raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
+    config = load_config(config_path)
+    result = deploy_verb(config, source or default_source(), subdomain=subdomain, ttl=ttl, content=content,
+                         dry_run=dry_run, force=force, keep_on_failure=keep_on_failure, verify=not skip_verify,
+                         wait=wait)
+    output.emit_json(result.as_json()) if as_json else output.result(result.plan.url)

@@ -1,0 +1,130 @@
+"""Cloudflare DNS: the page's A record. The only module that imports `cloudflare`; SDK exceptions are
+translated here, once, and the API token never reaches a message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cloudflare
+import httpx
+
+from graphsite.config import Config
+from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher.plan import DnsRecord
+
+COMMENT_PREFIX = "graphsite:"
+_TYPES = ("A", "AAAA", "CNAME")
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    name: str
+    type: str
+    content: str
+    ttl: int
+    proxied: bool
+    comment: str
+
+    @property
+    def ours(self) -> bool:
+        """True when graphsite made the record (its comment says so)."""
+        return self.comment.startswith(COMMENT_PREFIX)
+
+
+class DnsError(DeployError):
+    """The Cloudflare API refused or failed a request."""
+
+
+class Dns:
+    """The zone's DNS records through Cloudflare's API. The SDK retries 429 (honouring Retry-After up to
+    60 s) and 5xx with exponential backoff, at most `dns.retries` times."""
+
+    def __init__(self, config: Config) -> None:
+        token = config.token()
+        if not token:
+            raise ConfigError("no Cloudflare API token",
+                              hint="set CLOUDFLARE_API_TOKEN or dns.token_file in graphsite.toml")
+        self._token = token
+        self._domain = config.site.domain
+        verify: str | bool = config.dns.ca_bundle or True
+        self._client = cloudflare.Cloudflare(
+            api_token=token, base_url=config.dns.api_base_url, max_retries=config.dns.retries,
+            timeout=config.dns.timeout, http_client=httpx.Client(verify=verify, timeout=config.dns.timeout))
+        self._zone_id = config.dns.zone_id
+
+    def _fail(self, action: str, exc: Exception) -> DnsError:
+        if isinstance(exc, cloudflare.APIStatusError):
+            detail = f"HTTP {exc.status_code}: {_messages(exc)}"
+        elif isinstance(exc, cloudflare.APIConnectionError):
+            detail = f"cannot reach the API ({type(exc).__name__})"
+        else:
+            detail = type(exc).__name__
+        message = f"Cloudflare: {action}: {detail}".replace(self._token, "***")
+        hint = "check the token's DNS:Edit permission on the zone" if getattr(exc, "status_code", 0) in (401, 403) \
+            else "try again; graphsite retries throttling and server errors a few times"
+        return DnsError(message, hint=hint)
+
+    @property
+    def zone_id(self) -> str:
+        if not self._zone_id:
+            try:
+                zones = list(self._client.zones.list(name=self._domain))
+            except cloudflare.APIError as exc:
+                raise self._fail(f"look up zone {self._domain}", exc) from None
+            if not zones:
+                raise ConfigError(f"dns.zone_id: no Cloudflare zone named {self._domain} for this token",
+                                  hint="set dns.zone_id or check site.domain")
+            self._zone_id = zones[0].id
+        return self._zone_id
+
+    def records(self, name: str) -> list[Record]:
+        """Return the A, AAAA and CNAME records named exactly `name`."""
+        try:
+            found = self._client.dns.records.list(zone_id=self.zone_id, name={"exact": name}, per_page=100)
+            return [r for r in map(_record, found) if r.type in _TYPES and r.name == name]
+        except cloudflare.APIError as exc:
+            raise self._fail(f"list records named {name}", exc) from None
+
+    def graphsite_records(self) -> list[Record]:
+        """Return every A record of the zone that graphsite made."""
+        try:
+            found = self._client.dns.records.list(zone_id=self.zone_id, type="A", per_page=100)
+            return [r for r in map(_record, found) if r.ours]
+        except cloudflare.APIError as exc:
+            raise self._fail("list records", exc) from None
+
+    def create(self, record: DnsRecord) -> Record:
+        try:
+            made = self._client.dns.records.create(
+                zone_id=self.zone_id, name=record.name, type="A", content=record.content, ttl=record.ttl,
+                proxied=record.proxied, comment=record.comment)
+        except cloudflare.APIError as exc:
+            raise self._fail(f"create A {record.name}", exc) from None
+        return _record(made)
+
+    def delete(self, record_id: str) -> bool:
+        """Delete the record; return False when it was already gone."""
+        try:
+            self._client.dns.records.delete(record_id, zone_id=self.zone_id)
+        except cloudflare.NotFoundError:
+            return False
+        except cloudflare.APIError as exc:
+            raise self._fail(f"delete record {record_id}", exc) from None
+        return True
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _record(raw) -> Record:
+    return Record(id=raw.id, name=raw.name, type=raw.type, content=getattr(raw, "content", "") or "",
+                  ttl=int(getattr(raw, "ttl", 1) or 1), proxied=bool(getattr(raw, "proxied", False)),
+                  comment=getattr(raw, "comment", "") or "")
+
+
+def _messages(exc: cloudflare.APIStatusError) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    errors = body.get("errors") or []
+    text = "; ".join(f"{e.get('code', '')} {e.get('message', '')}".strip() for e in errors if isinstance(e, dict))
+    return text or exc.message

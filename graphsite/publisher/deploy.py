@@ -1,0 +1,216 @@
+"""`graphsite deploy`: name, build, plan, then ensure each resource in order; undo this run's work on failure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+from graphsite import output
+from graphsite.config import Config
+from graphsite.errors import DeployError, GraphsiteError
+from graphsite.publisher import bind, route
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.lock import subdomain_lock
+from graphsite.publisher.names import check_label, draw_name, fqdn
+from graphsite.publisher.plan import DeployPlan, make_plan
+from graphsite.publisher.records import apply_record, decide_record
+from graphsite.publisher.verify import CheckResult, Target, run_checks
+
+
+@dataclass(frozen=True)
+class Page:
+    html: str
+    sha256: str
+    title: str
+
+
+@dataclass(frozen=True)
+class DeployRequest:
+    source: Path
+    subdomain: str | None = None
+    ttl: timedelta | None = None
+    content: str | None = None
+    dry_run: bool = False
+    force: bool = False
+    keep_on_failure: bool = False
+    verify: bool = True
+    wait: float = 0.0
+
+
+@dataclass(frozen=True)
+class Action:
+    """One resource and what the run did (or, with --dry-run, would do) to it."""
+
+    resource: str
+    name: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class DeployResult:
+    plan: DeployPlan
+    actions: tuple[Action, ...]
+    dns: str
+    checks: tuple[CheckResult, ...] = ()
+    dry_run: bool = False
+
+    def as_json(self) -> dict:
+        plan = self.plan
+        return {"subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
+                "title": plan.title, "content": plan.content_mode, "created": plan.created,
+                "expires": plan.expires or None, "dry_run": self.dry_run, "dns": self.dns,
+                "service": plan.service.describe(), "route": str(plan.route_path),
+                "resources": [a.__dict__ for a in self.actions], "checks": [c.as_json() for c in self.checks]}
+
+
+def build_with_builder(source: Path, subdomain: str, config: Config) -> Page:
+    """Return the page built by graphsite's builder with `live <subdomain>` in it."""
+    from graphsite.builder.build import build_page
+
+    built = build_page(source, subdomain=subdomain, config=config)
+    return Page(html=built.html, sha256=built.sha256, title=built.title)
+
+
+@dataclass
+class Undo:
+    """What this run created, to be removed in reverse order when a later step fails."""
+
+    steps: list[tuple[str, Callable[[], object]]] = field(default_factory=list)
+
+    def push(self, description: str, action: Callable[[], object]) -> None:
+        self.steps.append((description, action))
+
+    def run(self) -> list[str]:
+        lines = []
+        for description, action in reversed(self.steps):
+            try:
+                action()
+                lines.append(f"undone: {description}")
+            except GraphsiteError as exc:
+                lines.append(f"NOT undone: {description}: {exc.message}")
+        return lines
+
+
+def choose_subdomain(config: Config, request: DeployRequest, clients: Clients) -> str:
+    """Return the requested subdomain, or a fresh random one no service, route or record uses."""
+    if request.subdomain:
+        return check_label(request.subdomain)
+
+    def taken(name: str) -> bool:
+        return (clients.swarm.service(name) is not None
+                or (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists()
+                or bool(clients.dns.records(fqdn(name, config.site.domain))))
+
+    return draw_name(config.site.prefix, taken)
+
+
+def deploy(config: Config, request: DeployRequest, clients: Clients,
+           build: Callable[[Path, str, Config], Page] = build_with_builder) -> DeployResult:
+    """Deploy the page of `request.source`; return what was done, the DNS line and the checks."""
+    with output.step("name"):
+        subdomain = choose_subdomain(config, request, clients)
+    output.info(f"  subdomain {subdomain}")
+    if request.dry_run:
+        return _run(config, request, clients, build, subdomain)
+    with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
+        return _run(config, request, clients, build, subdomain)
+
+
+def _run(config, request, clients, build, subdomain) -> DeployResult:
+    with output.step("build"):
+        page = build(request.source, subdomain, config)
+    content = request.content or config.deploy.content
+    with output.step("plan"):
+        node = clients.swarm.node_id() if content == "bind" else ""
+        plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
+                         content=content, now=datetime.now(timezone.utc), ttl=request.ttl, node_id=node)
+        if not clients.swarm.network_exists(plan.service.network):
+            raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
+                              hint="create it (docker network create -d overlay --attachable NAME) or fix the name")
+        decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
+    document = route.route_document(config, subdomain, plan.fqdn)
+    route.check_route(document, plan.route_path)
+    missing = route.missing_middleware(config)
+    if missing:
+        output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
+    if request.dry_run:
+        actions = survey(plan, document, decision.action, clients)
+        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
+    undo = Undo()
+    try:
+        actions, dns_line = _apply(plan, document, decision, clients, undo, config)
+        checks: tuple[CheckResult, ...] = ()
+        if request.verify:
+            with output.step("verify"):
+                checks = tuple(run_checks(config, Target.from_plan(plan), clients))
+            failed = [c for c in checks if c.status == "FAIL"]
+            if failed:
+                raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed))
+    except (GraphsiteError, KeyboardInterrupt) as exc:
+        if request.keep_on_failure:
+            output.info("  kept for inspection (--keep-on-failure): " + (", ".join(d for d, _ in undo.steps) or "nothing"))
+        else:
+            for line in undo.run():
+                output.info(f"  {line}")
+        raise exc
+    with output.step("remove old configs"):
+        for name in set(clients.swarm.configs(subdomain)) - {c.name for c in plan.service.configs}:
+            clients.swarm.remove_config(name)
+    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+
+
+def survey(plan: DeployPlan, document: dict, dns_action: str, clients: Clients) -> tuple[Action, ...]:
+    """Return each resource of the plan and whether a deploy would create, update or keep it."""
+    swarm, actions = clients.swarm, []
+    existing = set(swarm.configs(plan.subdomain))
+    for config in plan.service.configs:
+        actions.append(Action("config", config.name, "present" if config.name in existing else "create"))
+    if plan.bind_dir:
+        actions.append(Action("directory", str(plan.bind_dir), "present" if plan.bind_dir.exists() else "create"))
+    service = swarm.service(plan.subdomain)
+    actions.append(Action("service", plan.subdomain, "create" if service is None else
+                          "present" if service.labels.get("graphsite.sha256") == plan.sha256 else "update"))
+    text = route.dump(document)
+    current = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
+    actions.append(Action("route", str(plan.route_path),
+                          "create" if current is None else "present" if current == text else "update"))
+    actions.append(Action("record", f"A {plan.fqdn}", {"exists": "present"}.get(dns_action, dns_action)))
+    return tuple(actions)
+
+
+def _apply(plan, document, decision, clients: Clients, undo: Undo, config: Config):
+    swarm, actions = clients.swarm, []
+    with output.step("content"):
+        for item in plan.service.configs:
+            created = swarm.ensure_config(plan.subdomain, item)
+            actions.append(Action("config", item.name, "created" if created else "present"))
+            if created:
+                undo.push(f"removed config {item.name}", lambda n=item.name: swarm.remove_config(n))
+        if plan.bind_dir:
+            created = bind.ensure_bind_dir(plan.bind_dir, plan.page, plan.sha256)
+            actions.append(Action("directory", str(plan.bind_dir), "created" if created else "updated"))
+            if created:
+                undo.push(f"removed directory {plan.bind_dir}", lambda: bind.remove_bind_dir(plan.bind_dir))
+    with output.step("service"):
+        outcome = swarm.ensure_service(plan.service)
+        actions.append(Action("service", plan.subdomain, outcome))
+        if outcome == "created":
+            undo.push(f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
+    with output.step("converge"):
+        swarm.wait_converged(plan.subdomain, plan.service.replicas, config.deploy.converge_timeout)
+    with output.step("route"):
+        existed = plan.route_path.exists()
+        written = route.write_route(plan.route_path, document)
+        actions.append(Action("route", str(plan.route_path),
+                              "updated" if written and existed else "created" if written else "present"))
+        if not existed:
+            undo.push(f"removed route {plan.route_path}", lambda: plan.route_path.unlink(missing_ok=True))
+    with output.step("dns"):
+        line, record = apply_record(clients.dns, plan.record, decision)
+        actions.append(Action("record", f"A {plan.fqdn}", line.split()[0].lower()))
+        if decision.action == "create":
+            undo.push(f"deleted record {record.id}", lambda: clients.dns.delete(record.id))
+    output.info(f"  {line}")
+    return actions, line

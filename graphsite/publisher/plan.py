@@ -1,0 +1,163 @@
+"""The deploy plan: every resource a deployment consists of, as typed values, computed without effects."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from graphsite.config import Config
+from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher import caddy
+from graphsite.publisher.names import fqdn as make_fqdn
+
+LABEL = "graphsite"  # every label graphsite sets starts with "graphsite."
+MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
+CONTENT_MODES = ("config", "bind")
+BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
+_TTL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_ttl(text: str) -> timedelta:
+    """Return the duration of `--ttl` text such as 90m, 12h, 7d, 2w."""
+    match = _TTL.match(text or "")
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f"--ttl: {text!r} is not a duration", hint="write a number and a unit: 30m, 12h, 7d, 2w")
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """One Swarm config: a file the service reads, named with its content hash."""
+
+    name: str
+    target: str
+    sha256: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """The Swarm service that serves the page."""
+
+    name: str
+    image: str
+    command: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    network: str
+    replicas: int
+    endpoint_mode: str
+    port: int
+    configs: tuple[ConfigFile, ...] = ()
+    bind_source: str = ""
+    tmpfs: tuple[str, ...] = caddy.TMPFS
+    constraints: tuple[str, ...] = ()
+    update_order: str = "start-first"
+    restart_condition: str = "any"
+
+    def describe(self) -> dict:
+        """Return the spec as plain data (the golden file, --dry-run, --json)."""
+        return {
+            "name": self.name, "image": self.image, "command": list(self.command),
+            "env": dict(self.env), "labels": dict(self.labels), "network": self.network,
+            "replicas": self.replicas, "endpoint_mode": self.endpoint_mode, "port": self.port,
+            "published_ports": [],
+            "configs": [{"name": c.name, "target": c.target, "mode": "0444"} for c in self.configs],
+            "bind": {"source": self.bind_source, "target": caddy.SITE_ROOT, "read_only": True}
+            if self.bind_source else None,
+            "tmpfs": list(self.tmpfs), "constraints": list(self.constraints),
+            "update_order": self.update_order, "restart_condition": self.restart_condition,
+        }
+
+
+@dataclass(frozen=True)
+class DnsRecord:
+    """The A record that points the fqdn at the host."""
+
+    name: str
+    type: str
+    content: str
+    ttl: int
+    proxied: bool
+    comment: str
+
+
+@dataclass(frozen=True)
+class DeployPlan:
+    subdomain: str
+    fqdn: str
+    url: str
+    sha256: str
+    title: str
+    content_mode: str
+    service: ServiceSpec
+    route_path: Path
+    record: DnsRecord
+    bind_dir: Path | None
+    page: bytes = field(repr=False)
+    created: str = ""
+    expires: str = ""
+
+
+def config_name(subdomain: str, kind: str, sha256: str) -> str:
+    name = f"{subdomain}-{kind}-{sha256[:12]}"
+    if len(name) > 64:
+        raise ConfigError(f"--subdomain: {subdomain!r} is too long for Swarm config names (64 characters)",
+                          hint="use a shorter name or --content bind")
+    return name
+
+
+def bind_dir(config: Config, subdomain: str) -> Path:
+    return Path(config.deploy.bind_root) / subdomain
+
+
+def labels(subdomain: str, fqdn: str, sha256: str, created: str, expires: str, content: str, title: str):
+    """Return the service labels: the systems' own record of what graphsite made."""
+    return ((f"{LABEL}.subdomain", subdomain), (f"{LABEL}.fqdn", fqdn), (f"{LABEL}.sha256", sha256),
+            (f"{LABEL}.created", created), (f"{LABEL}.expires", expires), (f"{LABEL}.content", content),
+            (f"{LABEL}.title", title))
+
+
+def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: str, content: str,
+              now: datetime, ttl: timedelta | None = None, node_id: str = "") -> DeployPlan:
+    """Return every resource of the deployment of `html` under `subdomain`."""
+    if content not in CONTENT_MODES:
+        raise ConfigError(f"--content: expected config or bind, got {content!r}")
+    deploy, page = config.deploy, html.encode("utf-8")
+    if content == "config" and len(page) > MAX_CONFIG_BYTES:
+        raise DeployError(f"the page is {len(page) // 1024} KB, more than a Swarm config holds "
+                          f"({MAX_CONFIG_BYTES // 1024} KB)", hint="deploy it with --content bind")
+    name = make_fqdn(subdomain, config.site.domain)
+    created, expires = iso(now), iso(now + ttl) if ttl else ""
+    # The Caddyfile is a config in both modes: it is small and the same on every node.
+    caddy_text = caddy.caddyfile(deploy.port).encode()
+    caddy_sha = hashlib.sha256(caddy_text).hexdigest()
+    configs = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha), caddy.CADDYFILE_PATH, caddy_sha,
+                          caddy_text),)
+    source, constraints, directory = "", (), None
+    if content == "config":
+        configs = (ConfigFile(config_name(subdomain, "page", sha256), f"{caddy.SITE_ROOT}/index.html", sha256,
+                              page),) + configs
+    else:
+        directory = bind_dir(config, subdomain)
+        source = str(directory)
+        constraints = (f"node.id=={node_id}",) if node_id else ()
+    service = ServiceSpec(
+        name=subdomain, image=deploy.image, command=caddy.COMMAND, env=caddy.ENV,
+        labels=labels(subdomain, name, sha256, created, expires, content, title),
+        network=deploy.network, replicas=deploy.replicas, endpoint_mode=deploy.endpoint_mode, port=deploy.port,
+        configs=configs, bind_source=source, constraints=constraints)
+    record = DnsRecord(name=name, type="A", content=config.dns.record_content, ttl=config.dns.ttl,
+                       proxied=config.dns.proxied, comment=f"graphsite: {subdomain} (made by graphsite deploy)")
+    return DeployPlan(subdomain=subdomain, fqdn=name, url=f"https://{name}/", sha256=sha256, title=title,
+                      content_mode=content, service=service,
+                      route_path=Path(deploy.dynamic_dir) / f"{subdomain}.yml", record=record,
+                      bind_dir=directory, page=page, created=created, expires=expires)

@@ -1,0 +1,43 @@
+"""HTTP probes for verify: one GET over the real network path, to a chosen address with the Host and SNI
+of the fqdn, keeping the peer certificate the TLS handshake verified."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+
+import httpx
+
+
+@dataclass(frozen=True)
+class Probe:
+    url: str
+    status: int = 0
+    location: str = ""
+    body: bytes = field(default=b"", repr=False)
+    cert: dict | None = None  # ssl.SSLSocket.getpeercert(): only present when the chain verified
+    error: str = ""
+
+
+def tls_context(ca_bundle: str = "") -> ssl.SSLContext:
+    """Return a verifying context: the configured CA bundle only, or the system's trust store."""
+    return ssl.create_default_context(cafile=ca_bundle or None)
+
+
+def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0) -> Probe:
+    """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given."""
+    url = f"{scheme}://{address or fqdn}/"
+    extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
+    try:
+        with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client:
+            with client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions) as response:
+                cert = None
+                if scheme == "https":
+                    stream = response.extensions.get("network_stream")
+                    ssl_object = stream.get_extra_info("ssl_object") if stream else None
+                    cert = ssl_object.getpeercert() if ssl_object else None
+                body = response.read()
+                return Probe(url=url, status=response.status_code, location=response.headers.get("location", ""),
+                             body=body, cert=cert)
+    except httpx.HTTPError as exc:
+        return Probe(url=url, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

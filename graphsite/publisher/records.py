@@ -1,0 +1,54 @@
+"""The DNS step: what to do about the name's existing records (pure), and doing it (through Dns)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphsite.errors import DeployError
+from graphsite.publisher.cloudflare import Dns, Record
+from graphsite.publisher.plan import DnsRecord
+
+
+@dataclass(frozen=True)
+class RecordDecision:
+    """`create`, `exists` or `replace` (with --force) the A record; `existing` is the record found."""
+
+    action: str
+    existing: Record | None = None
+
+
+def decide_record(found: list[Record], wanted: DnsRecord, *, force: bool = False) -> RecordDecision:
+    """Return what the DNS step does given the A/AAAA/CNAME records named like `wanted`; raise when it must not."""
+    others = [r for r in found if r.type in ("CNAME", "AAAA")]
+    if others:
+        kinds = ", ".join(f"{r.type} {r.content} (id={r.id})" for r in others)
+        raise DeployError(f"DNS: {wanted.name} already has {kinds}; an A record beside it would conflict",
+                          hint="choose another subdomain, or remove that record in Cloudflare first")
+    a_records = [r for r in found if r.type == "A"]
+    same = [r for r in a_records if r.content == wanted.content]
+    if same:
+        return RecordDecision("exists", same[0])
+    if a_records:
+        if not force:
+            record = a_records[0]
+            raise DeployError(f"DNS: {wanted.name} already points at {record.content} (A id={record.id}), "
+                              f"not {wanted.content}", hint="choose another subdomain, or pass --force to repoint it")
+        return RecordDecision("replace", a_records[0])
+    return RecordDecision("create")
+
+
+def describe(record: Record) -> str:
+    return (f"id={record.id} name={record.name} content={record.content} "
+            f"proxied={str(record.proxied).lower()} ttl={record.ttl}")
+
+
+def apply_record(dns: Dns, wanted: DnsRecord, decision: RecordDecision) -> tuple[str, Record]:
+    """Carry out `decision`; return the line to print (CREATED / EXISTS / REPLACED …) and the record."""
+    if decision.action == "exists":
+        return f"EXISTS id={decision.existing.id}", decision.existing
+    if decision.action == "replace":
+        dns.delete(decision.existing.id)
+        made = dns.create(wanted)
+        return f"REPLACED {decision.existing.content} with {describe(made)}", made
+    made = dns.create(wanted)
+    return f"CREATED {describe(made)}", made

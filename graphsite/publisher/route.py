@@ -1,0 +1,137 @@
+"""The Traefik route: a dynamic-configuration file made as data, checked against Traefik's v3 schema,
+written atomically (one unparsable file in the directory stops Traefik applying any change)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from graphsite.config import Config
+from graphsite.errors import DeployError
+from graphsite.paths import schema_path
+
+SCHEMA = "traefik-v3-file-provider.json"
+# Traefik's file provider reads only .yml, .yaml and .toml files: a temporary file ending otherwise is ignored.
+_TMP_SUFFIX = ".graphsite-tmp"
+
+
+def route_document(config: Config, subdomain: str, fqdn: str) -> dict:
+    """Return the dynamic configuration routing https://<fqdn>/ to http://<subdomain>:<port>."""
+    deploy = config.deploy
+    rule = f"Host(`{fqdn}`)"
+    tls: dict = {"certResolver": deploy.cert_resolver}
+    if deploy.tls == "wildcard":
+        tls["domains"] = [{"main": config.site.domain, "sans": [f"*.{config.site.domain}"]}]
+    service = f"{subdomain}-service"
+    return {
+        "http": {
+            "routers": {
+                f"{subdomain}-websecure": {
+                    "rule": rule, "entryPoints": [deploy.https_entrypoint], "service": service, "tls": tls,
+                },
+                f"{subdomain}-web": {
+                    "rule": rule, "entryPoints": [deploy.http_entrypoint], "service": service,
+                    "middlewares": [deploy.redirect_middleware],
+                },
+            },
+            "services": {
+                service: {
+                    "loadBalancer": {
+                        "servers": [{"url": f"http://{subdomain}:{deploy.port}"}],
+                        "passHostHeader": True,
+                    },
+                },
+            },
+        },
+    }
+
+
+def dump(document: dict) -> str:
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+
+
+@functools.cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(schema_path(SCHEMA).read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema)
+
+
+def schema_errors(document: object) -> list[str]:
+    """Return every way `document` breaks Traefik's v3 file-provider schema (empty: valid)."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}" for e in errors]
+
+
+def check_route(document: object, path: Path) -> None:
+    """Raise DeployError naming each schema violation of the route for `path`."""
+    errors = schema_errors(document)
+    if errors:
+        raise DeployError(f"{path}: the route breaks Traefik's v3 schema, not written:\n  " + "\n  ".join(errors),
+                          hint="this is a graphsite bug or a bad [deploy] setting; nothing was changed")
+
+
+def write_route(path: Path, document: dict) -> bool:
+    """Write the route atomically with mode 0644 after checking it; return False when it was already there."""
+    check_route(document, path)
+    text = dump(document)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=_TMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def read_route(path: Path) -> dict | None:
+    """Return the parsed route file, or None when it is missing or not YAML."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def route_files(dynamic_dir: Path) -> dict[str, Path]:
+    """Return {subdomain: path} of the route files in the dynamic directory that look like graphsite's."""
+    found = {}
+    for path in sorted(dynamic_dir.glob("*.yml")) if dynamic_dir.is_dir() else ():
+        doc = read_route(path)
+        routers = ((doc or {}).get("http") or {}).get("routers") or {}
+        if f"{path.stem}-websecure" in routers:
+            found[path.stem] = path
+    return found
+
+
+def defined_middlewares(dynamic_dir: Path) -> set[str]:
+    """Return the names of the http middlewares the dynamic directory defines (as `name@file`)."""
+    names: set[str] = set()
+    for path in sorted(dynamic_dir.iterdir()) if dynamic_dir.is_dir() else ():
+        if path.suffix in (".yml", ".yaml"):
+            middlewares = ((read_route(path) or {}).get("http") or {}).get("middlewares") or {}
+            names.update(f"{name}@file" for name in middlewares)
+    return names
+
+
+def missing_middleware(config: Config) -> str | None:
+    """Return the route's middleware when it is a file-provider one the dynamic directory does not define."""
+    name = config.deploy.redirect_middleware
+    name = name if "@" in name else f"{name}@file"  # no provider: the route's own (file) provider
+    if not name.endswith("@file"):
+        return None  # defined by another provider (docker, swarm): not visible from here
+    return None if name in defined_middlewares(Path(config.deploy.dynamic_dir)) else name

@@ -1,0 +1,236 @@
+"""Docker Swarm: the page's service and its configs. The only module that imports `docker`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+from docker import types
+
+from graphsite.errors import DeployError
+from graphsite.publisher.plan import LABEL, ConfigFile, ServiceSpec
+
+_SECOND = 1_000_000_000  # Swarm durations are nanoseconds
+_FAILED = {"failed", "rejected", "orphaned"}
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    state: str
+    desired: str
+    error: str
+    message: str
+    node: str
+    spec_configs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Service:
+    """A service as Swarm reports it: the labels are graphsite's record of the deployment."""
+
+    id: str
+    name: str
+    labels: dict
+    replicas: int
+    configs: tuple[str, ...]
+    update_state: str
+    version: int
+    image: str = ""
+
+
+def _translate(action: str, exc: Exception) -> DeployError:
+    explanation = getattr(exc, "explanation", None) or str(exc)
+    return DeployError(f"Docker: {action}: {explanation}",
+                       hint="check that the Docker daemon runs and this node is a Swarm manager (docker info)")
+
+
+class Swarm:
+    """Idempotent operations on the Swarm of the local Docker daemon."""
+
+    def __init__(self, client=None) -> None:
+        try:
+            self.api = (client or docker.from_env(timeout=30)).api
+            self.api.ping()
+        except docker.errors.DockerException as exc:
+            raise _translate("cannot reach the daemon", exc) from None
+
+    def node_id(self) -> str:
+        info = self.api.info().get("Swarm") or {}
+        if not info.get("ControlAvailable"):
+            raise DeployError("Docker: this node is not a Swarm manager",
+                              hint="run graphsite on a manager node (docker swarm init)")
+        return info["NodeID"]
+
+    def network_exists(self, name: str) -> bool:
+        return bool(self.api.networks(names=[name]))
+
+    # --- services -------------------------------------------------------------------------------------------
+
+    def service(self, name: str) -> Service | None:
+        """Return the service called exactly `name`, or None."""
+        try:
+            raw = self.api.inspect_service(name)
+        except docker.errors.NotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise _translate(f"inspect service {name}", exc) from None
+        return _service(raw) if raw["Spec"]["Name"] == name else None
+
+    def services(self) -> list[Service]:
+        """Return every service graphsite made (those labelled graphsite.subdomain)."""
+        return [_service(raw) for raw in self.api.services(filters={"label": f"{LABEL}.subdomain"})]
+
+    def ensure_service(self, spec: ServiceSpec) -> str:
+        """Create the service or roll it to `spec`; return created, updated or unchanged."""
+        current = self.service(spec.name)
+        labels = dict(spec.labels)
+        if current and _same(current, spec):
+            return "unchanged"
+        template, config = self._task_template(spec), self._update_config()
+        kwargs = dict(task_template=template, name=spec.name, labels=labels,
+                      mode=types.ServiceMode("replicated", replicas=spec.replicas), update_config=config,
+                      endpoint_spec=types.EndpointSpec(mode=spec.endpoint_mode))
+        try:
+            if current is None:
+                self.api.create_service(**kwargs)
+                return "created"
+            self.api.update_service(current.id, current.version, **kwargs)
+            return "updated"
+        except docker.errors.APIError as exc:
+            raise _translate(f"{'create' if current is None else 'update'} service {spec.name}", exc) from None
+
+    def _task_template(self, spec: ServiceSpec) -> types.TaskTemplate:
+        mounts = [types.Mount(target=path, source=None, type="tmpfs") for path in spec.tmpfs]
+        if spec.bind_source:
+            mounts.append(types.Mount(target="/srv", source=spec.bind_source, type="bind", read_only=True))
+        configs = [types.ConfigReference(self._config_id(c.name), c.name, filename=c.target, uid="0", gid="0",
+                                         mode=0o444) for c in spec.configs]
+        container = types.ContainerSpec(image=spec.image, command=list(spec.command),
+                                        env=[f"{k}={v}" for k, v in spec.env], mounts=mounts, configs=configs)
+        return types.TaskTemplate(
+            container_spec=container,
+            restart_policy=types.RestartPolicy(condition=spec.restart_condition, delay=_SECOND),
+            placement=types.Placement(constraints=list(spec.constraints)) if spec.constraints else None,
+            networks=[types.NetworkAttachmentConfig(target=spec.network)])
+
+    @staticmethod
+    def _update_config() -> types.UpdateConfig:
+        return types.UpdateConfig(parallelism=1, order="start-first", failure_action="rollback",
+                                  monitor=2 * _SECOND)
+
+    def tasks(self, name: str) -> list[Task]:
+        """Return the tasks of service `name`, newest first."""
+        try:
+            raw = self.api.tasks(filters={"service": name})
+        except docker.errors.APIError as exc:
+            raise _translate(f"list the tasks of {name}", exc) from None
+        raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
+        return [_task(t) for t in raw]
+
+    def wait_converged(self, name: str, replicas: int, timeout: float, *, failures: int = 3) -> list[Task]:
+        """Wait until `replicas` tasks of the current spec run; raise DeployError with the task errors if not."""
+        deadline = time.monotonic() + timeout
+        while True:
+            service, tasks = self.service(name), self.tasks(name)
+            if service is None:
+                raise DeployError(f"service {name} disappeared while waiting for it to converge")
+            running = [t for t in tasks if t.state == "running" and t.desired == "running"
+                       and set(t.spec_configs) == set(service.configs)]
+            failed = [t for t in tasks if t.state in _FAILED or (t.error and t.desired == "shutdown")]
+            if len(running) >= replicas and service.update_state in ("", "completed"):
+                return running
+            if service.update_state.startswith("rollback"):
+                raise _not_converged(name, "Swarm rolled the update back", failed)
+            if len(failed) >= failures and not running:
+                raise _not_converged(name, f"{len(failed)} tasks failed", failed)
+            if time.monotonic() > deadline:
+                raise _not_converged(name, f"not converged after {timeout:.0f} s", failed or tasks)
+            time.sleep(0.25)
+
+    def remove_service(self, name: str) -> bool:
+        """Remove the service; return False when there was none."""
+        if self.service(name) is None:
+            return False
+        try:
+            self.api.remove_service(name)
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError as exc:
+            raise _translate(f"remove service {name}", exc) from None
+        return True
+
+    # --- configs --------------------------------------------------------------------------------------------
+
+    def _config_id(self, name: str) -> str:
+        found = [c for c in self.api.configs(filters={"name": name}) if c["Spec"]["Name"] == name]
+        if not found:
+            raise DeployError(f"Docker: config {name} is missing")
+        return found[0]["ID"]
+
+    def configs(self, subdomain: str | None = None) -> list[str]:
+        """Return the names of the configs graphsite made (for one subdomain, or all)."""
+        label = f"{LABEL}.subdomain" + (f"={subdomain}" if subdomain else "")
+        return sorted(c["Spec"]["Name"] for c in self.api.configs(filters={"label": label}))
+
+    def ensure_config(self, subdomain: str, config: ConfigFile) -> bool:
+        """Create the config unless it exists; return True when it was created."""
+        if any(c["Spec"]["Name"] == config.name for c in self.api.configs(filters={"name": config.name})):
+            return False
+        try:
+            self.api.create_config(config.name, config.data, labels={f"{LABEL}.subdomain": subdomain,
+                                                                     f"{LABEL}.sha256": config.sha256})
+        except docker.errors.APIError as exc:
+            if "exceeds maximum size" in str(exc) or "must be valid as a" in str(exc):
+                raise DeployError(f"Docker refused config {config.name}: {exc.explanation}",
+                                  hint="deploy with --content bind") from None
+            raise _translate(f"create config {config.name}", exc) from None
+        return True
+
+    def remove_config(self, name: str) -> bool:
+        """Remove the config; return False when there was none."""
+        try:
+            self.api.remove_config(name)
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError as exc:
+            raise _translate(f"remove config {name}", exc) from None
+        return True
+
+
+def _service(raw: dict) -> Service:
+    spec = raw["Spec"]
+    container = spec["TaskTemplate"]["ContainerSpec"]
+    return Service(id=raw["ID"], name=spec["Name"], labels=spec.get("Labels") or {},
+                   replicas=((spec.get("Mode") or {}).get("Replicated") or {}).get("Replicas", 0),
+                   configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
+                   update_state=(raw.get("UpdateStatus") or {}).get("State", ""),
+                   version=raw["Version"]["Index"], image=container.get("Image", ""))
+
+
+def _task(raw: dict) -> Task:
+    status = raw.get("Status") or {}
+    container = (raw.get("Spec") or {}).get("ContainerSpec") or {}
+    return Task(id=raw["ID"][:12], state=status.get("State", ""), desired=raw.get("DesiredState", ""),
+                error=status.get("Err", ""), message=status.get("Message", ""), node=raw.get("NodeID", ""),
+                spec_configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])))
+
+
+def _same(current: Service, spec: ServiceSpec) -> bool:
+    wanted = dict(spec.labels)
+    keys = (f"{LABEL}.sha256", f"{LABEL}.content")
+    return (all(current.labels.get(k) == wanted[k] for k in keys) and current.replicas == spec.replicas
+            and current.image.split("@")[0] == spec.image
+            and current.configs == tuple(sorted(c.name for c in spec.configs)))
+
+
+def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:
+    seen = []
+    for task in tasks[:5]:
+        line = f"task {task.id}: {task.state}: {task.error or task.message}"
+        if line not in seen:
+            seen.append(line)
+    return DeployError(f"service {name} did not converge ({why})" + "".join(f"\n  {s}" for s in seen),
+                       hint="check the image and `docker service ps --no-trunc " + name + "`")

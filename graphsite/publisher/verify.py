@@ -1,0 +1,220 @@
+"""`graphsite verify`: seven checks, each PASS, FAIL or SKIP with its evidence and time, retried with
+backoff until the deadline. Origin, public and TLS checks go over the real network path."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Callable
+
+from graphsite.config import Config
+from graphsite.publisher import probe, route
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: str
+    evidence: str
+    seconds: float
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "evidence": self.evidence,
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a deployment should look like from outside."""
+
+    subdomain: str
+    fqdn: str
+    sha256: str
+    title: str
+    replicas: int
+
+    @classmethod
+    def from_plan(cls, plan) -> "Target":
+        return cls(plan.subdomain, plan.fqdn, plan.sha256, plan.title, plan.service.replicas)
+
+    @classmethod
+    def from_service(cls, service) -> "Target":
+        labels = service.labels
+        return cls(service.name, labels.get("graphsite.fqdn", ""), labels.get("graphsite.sha256", ""),
+                   labels.get("graphsite.title", ""), service.replicas)
+
+
+class _Title(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.title, self._inside = None, False
+
+    def handle_starttag(self, tag, attrs):
+        self._inside = tag == "title" and self.title is None
+
+    def handle_data(self, data):
+        if self._inside:
+            self.title = (self.title or "") + data
+
+    def handle_endtag(self, tag):
+        self._inside = False
+
+
+def page_title(body: bytes) -> str | None:
+    parser = _Title()
+    parser.feed(body.decode("utf-8", errors="replace"))
+    return parser.title.strip() if parser.title is not None else None
+
+
+def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> CheckResult:
+    """Run `check` until it passes or skips, with backoff, until `deadline` (monotonic)."""
+    start, delay = time.monotonic(), 0.2
+    while True:
+        status, evidence = check()
+        if status != FAIL or time.monotonic() + delay > deadline:
+            return CheckResult(name, status, evidence, time.monotonic() - start)
+        time.sleep(delay)
+        delay = min(delay * 2, 2.0)
+
+
+def _service(target: Target, clients) -> tuple[str, str]:
+    service = clients.swarm.service(target.subdomain)
+    if service is None:
+        return FAIL, f"no service {target.subdomain}"
+    ids = []
+    for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
+        running = [t for t in clients.swarm.tasks(target.subdomain) if t.state == "running" and t.desired == "running"]
+        if len(running) < service.replicas:
+            return FAIL, f"{len(running)}/{service.replicas} replicas running"
+        ids.append(sorted(t.id for t in running))
+        if attempt == 0:
+            time.sleep(1.0)
+    if ids[0] != ids[1]:
+        return FAIL, "tasks changed while watching: restarting"
+    return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
+
+
+def _page(target: Target, result: probe.Probe, where: str) -> tuple[str, str]:
+    if result.error:
+        return FAIL, f"{where}: {result.error}"
+    if result.status != 200:
+        return FAIL, f"{where}: HTTP {result.status}"
+    digest = hashlib.sha256(result.body).hexdigest()
+    if digest != target.sha256:
+        return FAIL, f"{where}: HTTP 200 but sha256 {digest[:12]}… is not the deployed {target.sha256[:12]}…"
+    return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches"
+
+
+def _public(target: Target, config: Config) -> tuple[str, str]:
+    result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
+    status, evidence = _page(target, result, result.url)
+    if status == PASS and target.title:
+        title = page_title(result.body)
+        if title != target.title:
+            return FAIL, f"{result.url}: <title> is {title!r}, not {target.title!r}"
+        evidence += f", <title> {title!r}"
+    return status, evidence
+
+
+def _covers(names: list[str], fqdn: str) -> bool:
+    for name in names:
+        if name.lower() == fqdn or (name.startswith("*.") and fqdn.split(".", 1)[1] == name[2:].lower()):
+            return True
+    return False
+
+
+def tls_findings(cert: dict, fqdn: str, now: datetime) -> list[str]:
+    """Return what is wrong with a verified peer certificate for `fqdn` (empty: nothing)."""
+    names = [value for kind, value in cert.get("subjectAltName", ()) if kind == "DNS"]
+    not_before = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notBefore"]), timezone.utc)
+    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notAfter"]), timezone.utc)
+    problems = []
+    if not _covers(names, fqdn):
+        problems.append(f"does not cover {fqdn} (names: {', '.join(names) or 'none'})")
+    if now - not_before > timedelta(days=90) or not_before > now:
+        problems.append(f"notBefore {not_before:%Y-%m-%d} is not within the last 90 days")
+    if not_after - now < timedelta(days=14):
+        problems.append(f"notAfter {not_after:%Y-%m-%d} is less than 14 days away")
+    return problems
+
+
+def _tls(target: Target, config: Config) -> tuple[str, str]:
+    result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
+    trust = config.verify.ca_bundle or "system trust"
+    if result.cert is None:
+        return FAIL, f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
+    cert = result.cert
+    issuer = ", ".join(f"{k}={v}" for rdn in cert.get("issuer", ()) for k, v in rdn)
+    problems = tls_findings(cert, target.fqdn, datetime.now(timezone.utc))
+    if problems:
+        return FAIL, "; ".join(problems) + f" (issuer {issuer})"
+    return PASS, (f"covers {target.fqdn}, issuer {issuer}, {cert['notBefore']} → {cert['notAfter']}, "
+                  f"chain verified ({trust})")
+
+
+def _redirect(target: Target, config: Config) -> tuple[str, str]:
+    result = probe.fetch("http", target.fqdn, config.verify.resolve_http)
+    if result.error:
+        return FAIL, f"{result.url}: {result.error}"
+    wanted = f"https://{target.fqdn}/"
+    if result.status in (301, 308) and result.location == wanted:
+        return PASS, f"{result.url}: HTTP {result.status} → {result.location}"
+    return FAIL, f"{result.url}: HTTP {result.status} → {result.location or 'no Location'} (want 301/308 → {wanted})"
+
+
+def _dns(target: Target, config: Config, clients) -> tuple[str, str]:
+    wanted = config.dns.record_content
+    records = [r for r in clients.dns.records(target.fqdn) if r.type == "A"]
+    if not any(r.content == wanted for r in records):
+        return FAIL, f"no A {target.fqdn} → {wanted} in Cloudflare (found: {[r.content for r in records]})"
+    record = next(r for r in records if r.content == wanted)
+    if config.verify.resolve_https:
+        host = config.verify.resolve_https.rsplit(":", 1)[0]
+        state = PASS if host == wanted else FAIL
+        return state, f"A id={record.id} → {wanted}; name resolution overridden to {host}"
+    if record.proxied:
+        return PASS, f"A id={record.id} → {wanted} (proxied: the name resolves to Cloudflare)"
+    try:
+        addresses = sorted({info[4][0] for info in socket.getaddrinfo(target.fqdn, 443, type=socket.SOCK_STREAM)})
+    except socket.gaierror as exc:
+        return FAIL, f"A id={record.id} → {wanted}, but {target.fqdn} does not resolve yet: {exc.strerror}"
+    state = PASS if wanted in addresses else FAIL
+    return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
+
+
+def _route(target: Target, config: Config) -> tuple[str, str]:
+    path = Path(config.deploy.dynamic_dir) / f"{target.subdomain}.yml"
+    document = route.read_route(path)
+    if document is None:
+        return FAIL, f"{path}: missing or not YAML"
+    errors = route.schema_errors(document)
+    if errors:
+        return FAIL, f"{path}: {errors[0]}"
+    if document != route.route_document(config, target.subdomain, target.fqdn):
+        return FAIL, f"{path}: schema-valid but not the route graphsite would write"
+    return PASS, f"{path}: schema-valid, routes {target.fqdn}"
+
+
+def run_checks(config: Config, target: Target, clients) -> list[CheckResult]:
+    """Return the seven checks of `target`, in order."""
+    deadline = time.monotonic() + config.verify.deadline
+    origin = config.verify.origin_address
+    checks = [
+        ("service", lambda: _service(target, clients)),
+        ("origin", lambda: _page(target, probe.fetch("https", target.fqdn, origin,
+                                                     ca_bundle=config.verify.ca_bundle), f"edge {origin}")),
+        ("public", lambda: _public(target, config)),
+        ("tls", lambda: _tls(target, config)),
+        ("redirect", lambda: _redirect(target, config)),
+        ("dns", lambda: _dns(target, config, clients)),
+        ("route", lambda: _route(target, config)),
+    ]
+    return [_retry(name, check, deadline) for name, check in checks]

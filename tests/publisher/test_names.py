@@ -1,0 +1,53 @@
+import re
+
+import pytest
+
+from graphsite.errors import ConfigError
+from graphsite.publisher.names import check_domain, check_label, draw_name
+
+
+@pytest.mark.parametrize("name", ["a", "graph-eng-0a1b2c", "x" * 63, "9lives", "Graph-Eng-1"])
+def test_valid_labels_pass_lower_cased(name):
+    assert check_label(name) == name.lower()
+
+
+@pytest.mark.parametrize("name", ["", "-a", "a-", "a_b", "a.b", "x" * 64, "ab--c", "é", "a b", "../etc"])
+def test_invalid_labels_are_refused_with_the_flag_named(name):
+    with pytest.raises(ConfigError) as info:
+        check_label(name)
+    assert info.value.message.startswith("--subdomain:")
+
+
+def test_domains_are_checked_label_by_label():
+    assert check_domain("HHdevs.Space.") == "hhdevs.space"
+    with pytest.raises(ConfigError):
+        check_domain("localhost")
+    with pytest.raises(ConfigError):
+        check_domain("bad_label.space")
+
+
+def test_draw_gives_prefix_and_six_hex():
+    name = draw_name("graph-eng", lambda _: False)
+    assert re.fullmatch(r"graph-eng-[0-9a-f]{6}", name)
+
+
+def test_a_taken_name_is_drawn_again():
+    tokens = iter(["aaaaaa", "aaaaaa", "bbbbbb"])
+    asked = []
+
+    def taken(name):
+        asked.append(name)
+        return name.endswith("aaaaaa")
+
+    assert draw_name("p", taken, token=lambda n: next(tokens)) == "p-bbbbbb"
+    assert asked == ["p-aaaaaa", "p-aaaaaa", "p-bbbbbb"]
+
+
+def test_drawing_gives_up_with_a_clear_error_when_everything_is_taken():
+    with pytest.raises(ConfigError, match="all taken"):
+        draw_name("p", lambda _: True)
+
+
+def test_a_prefix_that_cannot_make_a_label_is_refused():
+    with pytest.raises(ConfigError, match="site.prefix"):
+        draw_name("bad_prefix", lambda _: False)

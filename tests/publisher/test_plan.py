@@ -1,0 +1,64 @@
+import json
+
+import pytest
+
+from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher.plan import MAX_CONFIG_BYTES, make_plan, parse_ttl
+
+
+def test_service_spec_matches_the_golden_file(fixed_plan, golden):
+    text = json.dumps(fixed_plan.service.describe(), indent=2, sort_keys=True) + "\n"
+    assert json.loads(text) == json.loads(golden("service-config.json", text))
+
+
+def test_plan_names_everything_after_the_subdomain(fixed_plan):
+    spec = fixed_plan.service.describe()
+    assert fixed_plan.fqdn == "graph-eng-0a1b2c.hhdevs.space"
+    assert fixed_plan.url == "https://graph-eng-0a1b2c.hhdevs.space/"
+    assert str(fixed_plan.route_path) == "/etc/dokploy/traefik/dynamic/graph-eng-0a1b2c.yml"
+    assert spec["published_ports"] == [] and spec["update_order"] == "start-first"
+    assert spec["labels"]["graphsite.expires"] == "2026-07-08T12:00:00Z"
+    assert [c["target"] for c in spec["configs"]] == ["/srv/index.html", "/etc/caddy/Caddyfile"]
+    assert all(c["name"].startswith("graph-eng-0a1b2c-") for c in spec["configs"])
+    record = fixed_plan.record
+    assert (record.type, record.content, record.ttl, record.proxied) == ("A", "129.146.163.180", 60, False)
+    assert record.comment.startswith("graphsite:")
+
+
+def test_config_names_change_with_the_content(production, fixed_plan, sample):
+    HTML, NOW = sample
+    other = make_plan(production, "graph-eng-0a1b2c", html=HTML + " ", sha256="f" * 64, title="t",
+                      content="config", now=NOW)
+    assert other.service.configs[0].name != fixed_plan.service.configs[0].name
+    assert other.service.configs[1].name == fixed_plan.service.configs[1].name  # same Caddyfile
+
+
+def test_bind_mode_binds_read_only_and_pins_to_the_node(production, sample):
+    HTML, NOW = sample
+    plan = make_plan(production, "s1", html=HTML, sha256="a" * 64, title="t", content="bind", now=NOW,
+                     node_id="node123")
+    spec = plan.service.describe()
+    assert spec["bind"] == {"source": "/srv/graphsite/s1", "target": "/srv", "read_only": True}
+    assert spec["constraints"] == ["node.id==node123"]
+    assert [c["target"] for c in spec["configs"]] == ["/etc/caddy/Caddyfile"]
+
+
+def test_a_page_too_big_for_a_config_suggests_bind(production, sample):
+    _, NOW = sample
+    with pytest.raises(DeployError) as info:
+        make_plan(production, "s1", html="x" * (MAX_CONFIG_BYTES + 1), sha256="a" * 64, title="t",
+                  content="config", now=NOW)
+    assert "--content bind" in info.value.message
+    make_plan(production, "s1", html="x" * (MAX_CONFIG_BYTES + 1), sha256="a" * 64, title="t",
+              content="bind", now=NOW)
+
+
+@pytest.mark.parametrize("text,seconds", [("30m", 1800), ("12h", 43200), ("7d", 604800), ("2w", 1209600)])
+def test_ttl_durations(text, seconds):
+    assert parse_ttl(text).total_seconds() == seconds
+
+
+@pytest.mark.parametrize("text", ["", "7", "0d", "7y", "-1d", "1.5h"])
+def test_bad_ttl_is_a_clear_error(text):
+    with pytest.raises(ConfigError, match="--ttl"):
+        parse_ttl(text)

@@ -1,0 +1,78 @@
+import stat
+
+import pytest
+import yaml
+
+from graphsite.errors import DeployError
+from graphsite.publisher import route
+
+
+def test_route_file_matches_the_golden_file(production, golden):
+    document = route.route_document(production, "graph-eng-0a1b2c", "graph-eng-0a1b2c.hhdevs.space")
+    text = route.dump(document)
+    assert yaml.safe_load(text) == yaml.safe_load(golden("route-host.yml", text))
+    assert route.schema_errors(document) == []
+
+
+def test_route_structure(production):
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    http = yaml.safe_load(route.dump(document))["http"]
+    secure, web = http["routers"]["s1-websecure"], http["routers"]["s1-web"]
+    assert secure["rule"] == web["rule"] == "Host(`s1.hhdevs.space`)"
+    assert secure["entryPoints"] == ["websecure"] and web["entryPoints"] == ["web"]
+    assert secure["tls"] == {"certResolver": "letsencrypt"}  # per-host: the HTTP challenge cannot do wildcards
+    assert web["middlewares"] == ["redirect-to-https@file"]
+    assert secure["service"] == web["service"] == "s1-service"
+    assert http["services"]["s1-service"]["loadBalancer"] == {
+        "servers": [{"url": "http://s1:20128"}], "passHostHeader": True}
+
+
+def test_wildcard_tls_names_main_and_sans(production):
+    config = production.replace("deploy", tls="wildcard")
+    document = route.route_document(config, "s1", "s1.hhdevs.space")
+    assert document["http"]["routers"]["s1-websecure"]["tls"]["domains"] == [
+        {"main": "hhdevs.space", "sans": ["*.hhdevs.space"]}]
+    assert route.schema_errors(document) == []
+
+
+def test_a_hostile_subdomain_stays_data(production, tmp_path):
+    # Dumped from data: a quote or newline in a value can never become YAML structure.
+    document = route.route_document(production, "s1", "evil`)\n  x: {y: 1}")
+    loaded = yaml.safe_load(route.dump(document))
+    assert loaded["http"]["routers"]["s1-web"]["rule"] == "Host(`evil`)\n  x: {y: 1}`)"
+
+
+@pytest.mark.parametrize("breakage", [
+    lambda d: d["http"]["routers"]["s1-websecure"].__setitem__("tls", True),
+    lambda d: d["http"]["routers"]["s1-web"].pop("service"),
+    lambda d: d["http"]["services"]["s1-service"]["loadBalancer"].__setitem__("servers", []),
+    lambda d: d.__setitem__("htpp", {}),
+])
+def test_a_malformed_route_is_refused_and_never_written(production, tmp_path, breakage):
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    breakage(document)
+    path = tmp_path / "s1.yml"
+    with pytest.raises(DeployError, match="Traefik's v3 schema"):
+        route.write_route(path, document)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    path = tmp_path / "dynamic" / "s1.yml"
+    assert route.write_route(path, document) is True
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert yaml.safe_load(path.read_text()) == document
+    assert route.write_route(path, document) is False
+    assert [p.name for p in path.parent.iterdir()] == ["s1.yml"]  # no temporary file left behind
+    assert route.route_files(path.parent) == {"s1": path}
+
+
+def test_missing_redirect_middleware_is_noticed(production, tmp_path):
+    config = production.replace("deploy", dynamic_dir=str(tmp_path))
+    assert route.missing_middleware(config) == "redirect-to-https@file"
+    (tmp_path / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {
+        "redirect-to-https": {"redirectScheme": {"scheme": "https", "permanent": True}}}}}))
+    assert route.missing_middleware(config) is None
+    other = production.replace("deploy", dynamic_dir=str(tmp_path), redirect_middleware="redirect@docker")
+    assert route.missing_middleware(other) is None  # another provider's: not visible from here
