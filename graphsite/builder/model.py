@@ -58,6 +58,7 @@ class Reference:
     url: str
     title: str
     line: int
+    group: str = ""  # the `###` heading the entry sits under in the reference list, if any
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class Section:
     detail_html: str
     sources: tuple[int, ...] = ()
     line: int = 0
+    title_html: str = ""  # the title as inline HTML (code spans, emphasis), sanitised
 
 
 @dataclass(frozen=True)
@@ -94,3 +96,14 @@ class Report:
     references: tuple[Reference, ...] = ()
     links: tuple[str, ...] = ()  # every outbound http(s) URL of the page, in order of first use
     findings: tuple[Finding, ...] = field(default=())
+    intro_html: str = ""  # what comes before the first `##` section (the first `#` heading excluded)
+    notes_html: str = ""  # the footnotes (`[^1]`), rendered as one list
+    references_id: str = ""  # id of the reference list section ("" when the report has none)
+    references_title: str = ""
+    references_intro_html: str = ""  # the reference section's own text before and between its lists
+    anchors: tuple[tuple[str, str], ...] = ()  # (heading number, heading id), e.g. ("3.2", "32-the-seven…")
+    warnings: tuple[Finding, ...] = ()  # build warnings that are not citation findings
+
+    def anchor(self, number: str) -> str:
+        """Return the id of the heading numbered `number` ("3.2"), or ""."""
+        return next((target for key, target in self.anchors if key == number), "")

@@ -1,0 +1,47 @@
+"""The four-floor ladder as SVG geometry, drawn from the same card data as the card grid (no JS, no asset)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphsite.builder.model import Card
+
+WIDTH = 640
+STEP_HEIGHT = 44
+GAP = 8
+
+
+@dataclass(frozen=True)
+class Step:
+    """One floor drawn as a step: its box and the two text lines placed inside it."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    label: str
+    title: str
+    year: str
+    newest: bool
+
+
+@dataclass(frozen=True)
+class Ladder:
+    width: int
+    height: int
+    steps: tuple[Step, ...]
+
+
+def ladder(cards: tuple[Card, ...]) -> Ladder | None:
+    """Return the ladder's geometry: floor 1 at the bottom left, each floor a step up and to the right."""
+    if not cards:
+        return None
+    count = len(cards)
+    width = (WIDTH - GAP * (count - 1)) // count
+    height = STEP_HEIGHT * (count + 1)
+    steps = []
+    for index, card in enumerate(cards):
+        rise = STEP_HEIGHT * (index + 2)
+        steps.append(Step(x=index * (width + GAP), y=height - rise, width=width, height=rise,
+                          label=card.label, title=card.title, year=card.year, newest=index == count - 1))
+    return Ladder(WIDTH, height, tuple(steps))

@@ -1,0 +1,237 @@
+"""Markdown → annotated markdown-it tokens: heading ids and numbers, citations, § cross-references.
+
+The parser is CommonMark plus GFM tables, strikethrough, autolinks and footnotes. After parsing, the token
+stream is annotated in place: every heading gets a stable, unique id; every `[[N](URL)]` (and every list
+`[[3](u1), [11](u2)]`) becomes a citation with its Markdown line; every `§3.2` in running text becomes a link
+to the heading numbered 3.2; every link to a scheme outside http, https, mailto, relative or #fragment loses
+its href.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.footnote import footnote_plugin
+
+from graphsite.builder.model import InlineCitation
+from graphsite.builder.sanitize import is_safe_url
+
+HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?(?=\s)")
+_XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
+_SEPARATOR = re.compile(r"\s*[,;]\s*")
+# Ids the page template uses itself; a heading that slugs to one of them gets a suffix.
+RESERVED_IDS = frozenset({"top", "toc", "cards", "rules", "ladder", "report", "intro", "references",
+                          "notes", "teardown", "footer", "hosted"})
+_RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
+_ALIGN = re.compile(r"text-align:\s*(left|center|right)")
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    number: str  # "3.2" when the heading text starts with a number, else ""
+    id: str
+    text: str
+    line: int  # 1-based, in the body
+    token_index: int
+
+
+@dataclass
+class Parsed:
+    """The annotated token stream of one body and what the annotation found."""
+
+    tokens: list[Token]
+    env: dict[str, Any]
+    headings: list[Heading] = field(default_factory=list)
+    citations: list[tuple[InlineCitation, int]] = field(default_factory=list)  # (citation, token index)
+
+
+@lru_cache(maxsize=1)
+def markdown() -> MarkdownIt:
+    """Return the one configured parser (building it costs more than parsing a report)."""
+    md = MarkdownIt("commonmark", {"html": True, "linkify": True})
+    md.enable(["table", "strikethrough", "linkify"]).use(footnote_plugin)
+    # Every link is parsed, whatever its scheme, so that citations keep their URL for the integrity
+    # check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again.
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    md.add_render_rule("link_open", _render_link_open)
+    md.add_render_rule("link_close", _render_link_close)
+    return md
+
+
+def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    prefix = '<sup class="cite">' if tokens[idx].meta.get("cite") else ""
+    return prefix + self.renderToken(tokens, idx, options, env)
+
+
+def _render_link_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+    suffix = "</sup>" if tokens[idx].meta.get("cite") else ""
+    return self.renderToken(tokens, idx, options, env) + suffix
+
+
+def plain_text(children: list[Token] | None) -> str:
+    """Return the visible text of inline tokens."""
+    return "".join(t.content for t in children or () if t.type in {"text", "code_inline"})
+
+
+def slugify(text: str) -> str:
+    """Return a GitHub-style slug: lower case, punctuation dropped, spaces to hyphens."""
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    text = "".join(c for c in text if c.isalnum() or c in " -_")
+    return text.replace(" ", "-") or "section"
+
+
+class Slugger:
+    """Unique ids in document order: the second `Setup` becomes `setup-1`, as on GitHub."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def unique(self, text: str) -> str:
+        base = slugify(text)
+        if base in RESERVED_IDS or _RESERVED_PATTERN.match(base):
+            base += "-h"
+        slug, count = base, self.seen.get(base, 0)
+        while slug in self.seen or slug in RESERVED_IDS:
+            count += 1
+            slug = f"{base}-{count}"
+        self.seen[base] = count
+        self.seen[slug] = 0
+        return slug
+
+
+def parse(body: str, body_line: int = 1) -> Parsed:
+    """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
+    env: dict[str, Any] = {}
+    parsed = Parsed(markdown().parse(body, env), env)
+    _assign_heading_ids(parsed, body_line)
+    numbers: dict[str, str] = {}
+    for heading in parsed.headings:
+        if heading.number:
+            numbers.setdefault(heading.number, heading.id)
+    for index, token in enumerate(parsed.tokens):
+        if token.type == "inline" and token.children:
+            line = (token.map[0] if token.map else 0) + body_line
+            _annotate_inline(parsed, token, index, line, numbers)
+        elif token.type in {"th_open", "td_open"}:
+            _align_class(token)
+    return parsed
+
+
+def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
+    slugger = Slugger()
+    tokens = parsed.tokens
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open":
+            continue
+        inline = tokens[index + 1]
+        text = plain_text(inline.children).strip()
+        match = HEADING_NUMBER.match(text)
+        heading_id = slugger.unique(text)
+        token.attrSet("id", heading_id)
+        level = int(token.tag[1])
+        line = (token.map[0] if token.map else 0) + body_line
+        parsed.headings.append(Heading(level, match.group(1) if match else "", heading_id, text, line, index))
+        if level != 2 or token.level != 0:  # section headings get their permalink from the template
+            inline.children = [*(inline.children or []), *_permalink(heading_id)]
+
+
+def _permalink(target: str) -> list[Token]:
+    space = Token("text", "", 0, content=" ")
+    link = Token("link_open", "a", 1, attrs={"class": "permalink", "href": f"#{target}",
+                                             "aria-label": "Permalink"})
+    return [space, link, Token("text", "", 0, content="#"), Token("link_close", "a", -1)]
+
+
+def _annotate_inline(parsed: Parsed, inline: Token, index: int, line: int, numbers: dict[str, str]) -> None:
+    children = inline.children or []
+    _mark_citations(parsed, children, index, line)
+    for child in children:
+        if child.type == "link_open" and not is_safe_url(str(child.attrGet("href") or "")):
+            child.attrs.pop("href", None)
+            child.attrSet("class", "neutralised")
+    if "§" in inline.content:
+        inline.children = _link_xrefs(children, numbers)
+
+
+def _is_citation(children: list[Token], at: int) -> bool:
+    return (at + 2 < len(children) and children[at].type == "link_open"
+            and children[at + 1].type == "text" and children[at + 1].content.isascii()
+            and children[at + 1].content.isdigit() and children[at + 2].type == "link_close")
+
+
+def _citation_group(children: list[Token], start: int) -> tuple[list[int], int] | None:
+    """Return the link_open indexes of a `[[N](u), [M](v)]` group opening at `start`, and its `]` index."""
+    links, at = [], start
+    while _is_citation(children, at):
+        links.append(at)
+        after = at + 3
+        if after < len(children) and children[after].type == "text":
+            text = children[after].content
+            if text.startswith("]"):
+                return links, after
+            if _SEPARATOR.fullmatch(text) and _is_citation(children, after + 1):
+                at = after + 1
+                continue
+        return None
+    return None
+
+
+def _mark_citations(parsed: Parsed, children: list[Token], index: int, line: int) -> None:
+    breaks = 0
+    for at, child in enumerate(children):
+        if child.type in {"softbreak", "hardbreak"}:
+            breaks += 1
+        if child.type != "text" or not child.content.endswith("[") or not _is_citation(children, at + 1):
+            continue
+        group = _citation_group(children, at + 1)
+        if group is None:
+            continue
+        links, close = group
+        child.content = child.content[:-1]
+        children[close].content = children[close].content[1:]
+        for link in links:
+            number = int(children[link + 1].content)
+            url = str(children[link].attrGet("href") or "")
+            children[link].meta["cite"] = children[link + 2].meta["cite"] = number
+            children[link + 1].content = f"[{number}]"
+            if link + 3 < close:
+                children[link + 3].content = ""  # the separator between two citations
+            parsed.citations.append((InlineCitation(number, url, line + breaks), index))
+
+
+def _link_xrefs(children: list[Token], numbers: dict[str, str]) -> list[Token]:
+    """Return `children` with every `§N` whose heading exists turned into a link to it."""
+    result: list[Token] = []
+    depth = 0
+    for child in children:
+        depth += 1 if child.type == "link_open" else -1 if child.type == "link_close" else 0
+        if child.type != "text" or depth > 0 or "§" not in child.content:
+            result.append(child)
+            continue
+        position = 0
+        for match in _XREF.finditer(child.content):
+            target = numbers.get(match.group(1).rstrip("."))
+            if target is None:
+                continue
+            result.append(Token("text", "", 0, content=child.content[position:match.start()]))
+            result.append(Token("link_open", "a", 1, attrs={"class": "xref", "href": f"#{target}"}))
+            result.append(Token("text", "", 0, content=match.group(0)))
+            result.append(Token("link_close", "a", -1))
+            position = match.end()
+        result.append(Token("text", "", 0, content=child.content[position:]))
+    return result
+
+
+def _align_class(token: Token) -> None:
+    style = str(token.attrGet("style") or "")
+    match = _ALIGN.search(style)
+    if match:
+        token.attrs.pop("style", None)
+        token.attrSet("class", f"al-{match.group(1)}")

@@ -1,0 +1,87 @@
+"""What may reach the page: an allow-list HTML sanitiser (nh3, i.e. Ammonia) and a URL scheme check.
+
+Raw HTML in Markdown is the author's, but a report is often assembled from pasted sources, so everything
+the Markdown renders goes through one allow-list: no scripts, no event handlers, no iframes, objects or
+forms, and links only to http, https, mailto, relative paths and #fragments.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+
+import nh3
+
+SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+_SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
+# Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
+_IGNORED = re.compile(r"[\t\n\r]")
+
+_TAGS = (set(nh3.ALLOWED_TAGS) - {"area", "map"}) | {"section"}
+_ATTRIBUTES = {
+    **{tag: set(values) for tag, values in nh3.ALLOWED_ATTRIBUTES.items()},
+    "*": {"id", "title", "lang", "dir", "aria-label", "aria-hidden", "role"},
+    "a": {"href", "hreflang", "name"},
+    "img": {"src", "alt", "width", "height", "align", "title", "loading"},
+    "p": {"align"},
+    "div": {"align"},
+    "h1": {"align"}, "h2": {"align"}, "h3": {"align"},
+    "ol": {"start", "type", "reversed"},
+    "li": {"value"},
+    "details": {"open"},
+    "code": set(),
+}
+# Classes the renderer itself puts into section HTML; any other class from raw HTML is dropped.
+_CLASSES = {
+    "a": {"permalink", "xref", "footnote-backref", "neutralised"},
+    "sup": {"cite", "footnote-ref"},
+    "section": {"footnotes"},
+    "ol": {"footnotes-list"},
+    "li": {"footnote-item"},
+    "hr": {"footnotes-sep"},
+    "td": {"al-left", "al-center", "al-right"},
+    "th": {"al-left", "al-center", "al-right"},
+    "code": {f"language-{name}" for name in (
+        "bash", "sh", "shell", "console", "python", "py", "yaml", "yml", "json", "toml", "js", "javascript",
+        "ts", "typescript", "html", "css", "rust", "go", "text", "sql", "php", "log", "diff", "ini",
+        "dockerfile", "caddyfile", "markdown", "md", "xml", "c", "cpp", "java", "ruby", "solidity")},
+}
+
+
+@lru_cache(maxsize=1)
+def _cleaner() -> nh3.Cleaner:
+    return nh3.Cleaner(
+        tags=_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes={tag: values - {"class"} for tag, values in _ATTRIBUTES.items()},
+        url_schemes=set(SAFE_SCHEMES),
+        allowed_classes=_CLASSES,
+        strip_comments=True,
+    )
+
+
+def clean_html(html: str) -> str:
+    """Return `html` with everything outside the allow-list removed."""
+    return _cleaner().clean(html)
+
+
+def url_scheme(url: str) -> str:
+    """Return the lower-case scheme of `url` as a browser would read it, or "" for a relative URL."""
+    normalised = _IGNORED.sub("", url).strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
+                                            "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d"
+                                            "\x1e\x1f \x7f")
+    match = _SCHEME.match(normalised)
+    return match.group(1).lower() if match else ""
+
+
+def is_safe_url(url: str) -> bool:
+    """Return whether a link to `url` may be clickable: http, https, mailto, relative or #fragment."""
+    allowed = SAFE_SCHEMES | {""}
+    # An entity could spell a scheme once decoded (`javascript&#58;`), so check both readings.
+    return url_scheme(url) in allowed and url_scheme(html.unescape(url)) in allowed
+
+
+def is_outbound(url: str) -> bool:
+    """Return whether `url` leaves the page for the web (http or https)."""
+    return url_scheme(url) in {"http", "https"}

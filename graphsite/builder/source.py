@@ -1,0 +1,190 @@
+"""Read a Markdown report: decode it, split off its YAML front matter and type-check every field.
+
+Every problem is a SourceError naming the file, the line and the field, so the person at the keyboard
+knows exactly what to fix; nothing here touches the output directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
+from graphsite.errors import SourceError
+
+try:  # the C loader is several times faster; fall back where libyaml is missing
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Loader = yaml.SafeLoader
+
+_FENCE = re.compile(r"^---[ \t]*$")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+# Front matter starts with a `key:` line; a document that merely opens with a `---` rule does not.
+_KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
+_TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
+_KNOWN = frozenset(_TEXT_FIELDS + ("floors", "counter_frame", "rules"))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A decoded report: its front matter, its Markdown body and the file line the body starts on."""
+
+    path: Path
+    front: FrontMatter
+    body: str
+    body_line: int  # 1-based line in the file of the body's first line
+    warnings: tuple[Finding, ...] = ()
+
+
+def read_source(path: Path) -> Source:
+    """Return the decoded report at `path`, or raise SourceError (missing, empty, not UTF-8, bad YAML)."""
+    return parse_source(path, _read_bytes(path))
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise SourceError(path, "file not found", hint="give the path of a Markdown report") from None
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a Markdown file") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot read the file: {exc.strerror}") from None
+
+
+def parse_source(path: Path, raw: bytes) -> Source:
+    """Return the report held in `raw` (the bytes of `path`)."""
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SourceError(path, f"not valid UTF-8 at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
+                          line=line, hint="save the file as UTF-8") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise SourceError(path, "the file is empty", hint="write the report's Markdown into it")
+    lines = text.split("\n")
+    end = _front_matter_end(lines)
+    if end is None:
+        return Source(path, FrontMatter(), text, 1)
+    data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
+    front, warnings = front_matter(path, data, nodes)
+    return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings)
+
+
+def _front_matter_end(lines: list[str]) -> int | None:
+    """Return the index of the closing `---` when the file opens with YAML front matter."""
+    if len(lines) < 2 or not _FENCE.match(lines[0]) or not _KEY_LINE.match(lines[1]):
+        return None
+    for index in range(1, len(lines)):
+        if _CLOSE.match(lines[index]):
+            return index
+    return None
+
+
+def _load_yaml(path: Path, text: str) -> tuple[Any, Any]:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the opening ---
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SourceError(path, f"invalid YAML front matter: {problem}", line=line,
+                          hint="fix the YAML between the two --- lines") from None
+    finally:
+        loader.dispose()
+    return data, node
+
+
+class _Fields:
+    """Type checks of front-matter values, each error naming the field path and its line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, node: Any, field: str, expected: str, value: Any) -> SourceError:
+        line = node.start_mark.line + 2 if node is not None else 1
+        got = "nothing" if value is None else type(value).__name__
+        return SourceError(self.path, f"front matter field `{field}`: expected {expected}, got {got}", line=line)
+
+    def text(self, node: Any, field: str, value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool) or not isinstance(value, (str, int, float, datetime.date)):
+            raise self.fail(node, field, "text", value)
+        return value.isoformat() if isinstance(value, datetime.date) else str(value).strip()
+
+    def texts(self, node: Any, field: str, value: Any) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value.strip(),)
+        if not isinstance(value, list):
+            raise self.fail(node, field, "a list of text", value)
+        items = node.value if node is not None else [None] * len(value)
+        return tuple(self.text(n, f"{field}[{i}]", v) for i, (n, v) in enumerate(zip(items, value)))
+
+    def mapping(self, node: Any, field: str, value: Any) -> dict[str, tuple[Any, Any]]:
+        """Return {key: (value node, value)} of a YAML mapping."""
+        if not isinstance(value, dict):
+            raise self.fail(node, field, "a mapping of fields", value)
+        nodes = {key_node.value: value_node for key_node, value_node in node.value}
+        return {str(key): (nodes.get(str(key), node), item) for key, item in value.items()}
+
+
+def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[Finding, ...]]:
+    """Return the typed front matter and warnings about keys the page does not use."""
+    if data is None:
+        return FrontMatter(), ()
+    fields = _Fields(path)
+    top = fields.mapping(node, "(front matter)", data)
+    values: dict[str, Any] = {}
+    for key in _TEXT_FIELDS:
+        if key in top:
+            values[key] = fields.text(top[key][0], key, top[key][1])
+    if "rules" in top:
+        values["rules"] = fields.texts(top["rules"][0], "rules", top["rules"][1])
+    if "floors" in top:
+        values["floors"] = _cards(fields, *top["floors"])
+    if top.get("counter_frame", (None, None))[1] is not None:
+        values["counter_frame"] = _counter_frame(fields, *top["counter_frame"])
+    warnings = tuple(
+        Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
+                line=top[key][0].start_mark.line + 2)
+        for key in top if key not in _KNOWN
+    )
+    return FrontMatter(**values), warnings
+
+
+def _cards(fields: _Fields, node: Any, value: Any) -> tuple[Card, ...]:
+    if not isinstance(value, list):
+        raise fields.fail(node, "floors", "a list of cards", value)
+    cards = []
+    for index, (item_node, item) in enumerate(zip(node.value, value)):
+        name = f"floors[{index}]"
+        card = fields.mapping(item_node, name, item)
+
+        def text(key: str) -> str:
+            key_node, key_value = card.get(key, (item_node, None))
+            return fields.text(key_node, f"{name}.{key}", key_value)
+
+        critique_node, critique = card.get("critique", (item_node, None))
+        cards.append(Card(label=text("label"), year=text("year"), title=text("title"),
+                          definition=text("definition"),
+                          critique=fields.texts(critique_node, f"{name}.critique", critique)))
+    return tuple(cards)
+
+
+def _counter_frame(fields: _Fields, node: Any, value: Any) -> CounterFrame:
+    frame = fields.mapping(node, "counter_frame", value)
+    text = {key: fields.text(frame[key][0], f"counter_frame.{key}", frame[key][1])
+            for key in ("quote", "who", "where", "date") if key in frame}
+    return CounterFrame(quote=text.get("quote", ""), who=text.get("who", ""),
+                        where=text.get("where", ""), date=text.get("date", ""))
