@@ -93,7 +93,7 @@ class Undo:
         return lines
 
 
-def choose_subdomain(config: Config, request: DeployRequest, clients: Clients) -> str:
+def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
     """Return the requested subdomain, or a fresh random one no service, route or record uses."""
     if request.subdomain:
         return check_label(request.subdomain)
@@ -103,7 +103,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients) -
                 or (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists()
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
-    return draw_name(config.site.prefix, taken)
+    return draw_name(config.site.prefix, taken, **draw)
 
 
 def deploy(config: Config, request: DeployRequest, clients: Clients,

@@ -26,7 +26,7 @@ def tls_context(ca_bundle: str = "") -> ssl.SSLContext:
 
 def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0) -> Probe:
     """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given."""
-    url = f"{scheme}://{address or fqdn}/"
+    url, shown = f"{scheme}://{address or fqdn}/", f"{scheme}://{fqdn}/" + (f" via {address}" if address else "")
     extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
     try:
         with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client:
@@ -37,7 +37,7 @@ def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", tim
                     ssl_object = stream.get_extra_info("ssl_object") if stream else None
                     cert = ssl_object.getpeercert() if ssl_object else None
                 body = response.read()
-                return Probe(url=url, status=response.status_code, location=response.headers.get("location", ""),
+                return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
                              body=body, cert=cert)
     except httpx.HTTPError as exc:
-        return Probe(url=url, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

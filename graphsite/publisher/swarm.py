@@ -227,10 +227,9 @@ def _same(current: Service, spec: ServiceSpec) -> bool:
 
 
 def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:
-    seen = []
-    for task in tasks[:5]:
-        line = f"task {task.id}: {task.state}: {task.error or task.message}"
-        if line not in seen:
-            seen.append(line)
-    return DeployError(f"service {name} did not converge ({why})" + "".join(f"\n  {s}" for s in seen),
+    seen: dict[str, list[str]] = {}  # identical errors once, with the tasks that had them
+    for task in tasks[:10]:
+        seen.setdefault(f"{task.state}: {task.error or task.message}", []).append(task.id)
+    lines = [f"task {', '.join(ids)}: {why_task}" for why_task, ids in seen.items()]
+    return DeployError(f"service {name} did not converge ({why})" + "".join(f"\n  {s}" for s in lines),
                        hint="check the image and `docker service ps --no-trunc " + name + "`")
