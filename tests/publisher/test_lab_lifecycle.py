@@ -1,0 +1,161 @@
+"""deploy → verify → teardown → nothing left, against the lab (real Swarm, edge, TLS, fake Cloudflare)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.lab
+
+CHECKS = ["service", "origin", "public", "tls", "redirect", "dns", "route"]
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+def _nothing_left(publab, name: str) -> None:
+    config, clients = publab.config, publab.clients()
+    try:
+        assert clients.swarm.service(name) is None
+        assert clients.swarm.configs(name) == []
+        assert clients.dns.records(f"{name}.{config.site.domain}") == []
+    finally:
+        clients.close()
+    assert not (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists()
+    assert not (Path(config.deploy.bind_root) / name).exists()
+
+
+@pytest.fixture(scope="module")
+def deployed(publab):
+    result = publab.run("deploy", "--random-subdomain", "--ttl", "2h", "--json")
+    data = _json(result)
+    yield data, result
+    publab.run("teardown", data["subdomain"])
+
+
+def test_deploy_passes_every_check_through_the_edge(deployed, publab):
+    data, result = deployed
+    assert [c["name"] for c in data["checks"]] == CHECKS
+    assert {c["name"]: c["status"] for c in data["checks"]} == dict.fromkeys(CHECKS, "PASS")
+    assert data["dns"].startswith("CREATED id=")
+    assert f"name={data['fqdn']}" in data["dns"] and "proxied=false" in data["dns"]
+    assert data["subdomain"].startswith(publab.prefix + "-") and len(data["subdomain"]) == len(publab.prefix) + 7
+    # progress on stderr, one line per step with its time
+    steps = [line.split(" … ")[0].strip() for line in result.stderr.splitlines() if " … done (" in line]
+    assert steps[:9] == ["name", "build", "plan", "content", "service", "converge", "route", "dns", "verify"]
+
+
+def test_the_url_is_the_last_line_on_stdout(publab, deployed):
+    data, _ = deployed
+    result = publab.run("deploy", "--subdomain", data["subdomain"], "--ttl", "2h", "--no-verify")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == f"https://{data['fqdn']}/"
+
+
+def test_a_second_run_resumes_created_then_exists(publab, deployed):
+    data, _ = deployed
+    again = _json(publab.run("deploy", "--subdomain", data["subdomain"], "--ttl", "2h", "--json"))
+    assert again["dns"] == f"EXISTS id={data['dns'].split('id=')[1].split()[0]}"
+    outcomes = {r["resource"]: r["outcome"] for r in again["resources"]}
+    assert outcomes == {"config": "present", "service": "unchanged", "route": "present", "record": "exists"}
+    clients = publab.clients()
+    try:
+        records = clients.dns.records(data["fqdn"])
+    finally:
+        clients.close()
+    assert len(records) == 1 and records[0].comment.startswith("graphsite:")
+
+
+def test_service_labels_are_the_record(publab, deployed):
+    data, _ = deployed
+    clients = publab.clients()
+    try:
+        service = clients.swarm.service(data["subdomain"])
+    finally:
+        clients.close()
+    labels = service.labels
+    assert labels["graphsite.subdomain"] == data["subdomain"] and labels["graphsite.fqdn"] == data["fqdn"]
+    assert labels["graphsite.sha256"] == data["sha256"] and labels["graphsite.expires"] == data["expires"]
+    assert labels["graphsite.created"] == data["created"]
+
+
+def test_route_file_on_disk_is_schema_valid_and_0644(publab, deployed):
+    from graphsite.publisher.route import schema_errors
+
+    data, _ = deployed
+    path = Path(data["route"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    document = yaml.safe_load(path.read_text())
+    assert schema_errors(document) == []
+    servers = document["http"]["services"][f"{data['subdomain']}-service"]["loadBalancer"]["servers"]
+    assert servers == [{"url": f"http://{data['subdomain']}:20128"}]
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith(f".{data['subdomain']}")] == []
+
+
+def test_verify_command_reports_seven_passes(publab, deployed):
+    data, _ = deployed
+    report = _json(publab.run("verify", data["subdomain"], "--json"))
+    assert report["ok"] is True
+    assert [(c["name"], c["status"]) for c in report["checks"]] == [(n, "PASS") for n in CHECKS]
+
+
+def test_verify_fails_on_a_stale_page(publab, deployed, tmp_path):
+    """The public check compares the served body with the deployed sha256: a different page fails."""
+    from graphsite.publisher.verify import FAIL, Target, run_checks
+
+    data, _ = deployed
+    config = publab.config.replace("verify", deadline=0.5)
+    target = Target(data["subdomain"], data["fqdn"], "0" * 64, data["title"], 1)
+    clients = publab.clients()
+    try:
+        checks = {c.name: c for c in run_checks(config, target, clients)}
+    finally:
+        clients.close()
+    assert checks["public"].status == FAIL and "is not the deployed" in checks["public"].evidence
+    assert checks["origin"].status == FAIL
+
+
+def test_teardown_removes_everything_then_says_nothing_is_left(publab, tmp_path):
+    name = publab.name()
+    _json(publab.run("deploy", "--subdomain", name, "--no-verify", "--json"))
+    first = publab.run("teardown", name)
+    assert first.exit_code == 0, first.stderr
+    outcomes = [line.split()[:2] for line in first.stdout.splitlines()]
+    assert ["removed", "record"] in outcomes and ["removed", "route"] in outcomes
+    assert ["removed", "service"] in outcomes and outcomes.count(["removed", "config"]) == 2
+    _nothing_left(publab, name)
+    second = publab.run("teardown", name)
+    assert second.exit_code == 0, second.stderr
+    assert {line.split()[0] for line in second.stdout.splitlines()} == {"absent"}
+    assert "nothing left" in second.stderr
+
+
+def test_bind_mode_end_to_end(publab):
+    name = publab.name()
+    data = _json(publab.run("deploy", "--subdomain", name, "--content", "bind", "--json"))
+    assert {c["status"] for c in data["checks"]} == {"PASS"}, data["checks"]
+    directory = Path(publab.config.deploy.bind_root) / name
+    assert (directory.stat().st_uid, directory.stat().st_gid) == (1000, 1000)
+    assert (directory / "index.html").stat().st_uid == 1000
+    assert data["service"]["bind"] == {"source": str(directory), "target": "/srv", "read_only": True}
+    assert data["service"]["constraints"][0].startswith("node.id==")
+    result = publab.run("teardown", name)
+    assert result.exit_code == 0 and f"removed  directory {directory}" in result.stdout
+    _nothing_left(publab, name)
+
+
+def test_dry_run_touches_nothing(publab):
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, "--dry-run", "--json")
+    data = _json(result)
+    assert data["dry_run"] is True and data["checks"] == []
+    assert {r["outcome"] for r in data["resources"]} == {"create"}
+    assert "would create" in result.stderr
+    _nothing_left(publab, name)
