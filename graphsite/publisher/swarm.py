@@ -25,6 +25,11 @@ class Task:
     message: str
     node: str
     spec_configs: tuple[str, ...] = ()
+    image: str = ""
+
+    def of(self, service: "Service") -> bool:
+        """True when the task runs the service's current spec (image and configs)."""
+        return self.image.split("@")[0] == service.image.split("@")[0] and set(self.spec_configs) == set(service.configs)
 
 
 @dataclass(frozen=True)
@@ -137,9 +142,9 @@ class Swarm:
             service, tasks = self.service(name), self.tasks(name)
             if service is None:
                 raise DeployError(f"service {name} disappeared while waiting for it to converge")
-            running = [t for t in tasks if t.state == "running" and t.desired == "running"
-                       and set(t.spec_configs) == set(service.configs)]
-            failed = [t for t in tasks if t.state in _FAILED or (t.error and t.desired == "shutdown")]
+            current = [t for t in tasks if t.of(service)]
+            running = [t for t in current if t.state == "running" and t.desired == "running"]
+            failed = [t for t in current if t.state in _FAILED or (t.error and t.desired == "shutdown")]
             if len(running) >= replicas and service.update_state in ("", "completed"):
                 return running
             if service.update_state.startswith("rollback"):
@@ -215,7 +220,8 @@ def _task(raw: dict) -> Task:
     container = (raw.get("Spec") or {}).get("ContainerSpec") or {}
     return Task(id=raw["ID"][:12], state=status.get("State", ""), desired=raw.get("DesiredState", ""),
                 error=status.get("Err", ""), message=status.get("Message", ""), node=raw.get("NodeID", ""),
-                spec_configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])))
+                spec_configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
+                image=container.get("Image", ""))
 
 
 def _same(current: Service, spec: ServiceSpec) -> bool:

@@ -1,0 +1,139 @@
+"""Refusals, rollbacks and retries against the lab: whatever fails leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphsite.errors import DeployError
+
+pytestmark = pytest.mark.lab
+
+
+def _left(publab, name: str) -> list[str]:
+    config, clients = publab.config, publab.clients()
+    try:
+        left = [f"service {name}"] if clients.swarm.service(name) else []
+        left += [f"config {c}" for c in clients.swarm.configs(name)]
+        left += [f"record {r.type} {r.content}" for r in clients.dns.records(f"{name}.{config.site.domain}")
+                 if r.ours]
+    finally:
+        clients.close()
+    if (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists():
+        left.append("route")
+    return left
+
+
+def test_a_cname_on_the_name_is_refused_before_anything_is_made(publab):
+    name = publab.name()
+    fqdn = f"{name}.{publab.config.site.domain}"
+    made = publab.api("POST", "dns_records", type="CNAME", name=fqdn, content="elsewhere.example.com", ttl=60)
+    assert made.status_code == 200, made.text
+    result = publab.run("deploy", "--subdomain", name)
+    assert result.exit_code == 1
+    assert f"{fqdn} already has CNAME elsewhere.example.com" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _left(publab, name) == []
+
+
+def test_an_a_record_with_other_content_is_refused_without_force(publab):
+    name = publab.name()
+    fqdn = f"{name}.{publab.config.site.domain}"
+    made = publab.api("POST", "dns_records", type="A", name=fqdn, content="192.0.2.7", ttl=60).json()["result"]
+    result = publab.run("deploy", "--subdomain", name, "--no-verify")
+    assert result.exit_code == 1 and "already points at 192.0.2.7" in result.stderr and "--force" in result.stderr
+    assert _left(publab, name) == []
+    assert publab.api("GET", f"dns_records/{made['id']}").json()["result"]["content"] == "192.0.2.7"
+
+
+def test_a_colliding_name_is_drawn_again(publab):
+    """Names used by a record, a route file or a service are never reused."""
+    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
+    from graphsite.publisher.route import route_document, write_route
+
+    config = publab.config
+    taken = [f"{publab.prefix}-{suffix}" for suffix in ("aaaaa1", "aaaaa2", "aaaaa3")]
+    publab.api("POST", "dns_records", type="A", name=f"{taken[0]}.{config.site.domain}", content="127.0.0.1", ttl=60,
+               comment="graphsite: test")
+    route_path = Path(config.deploy.dynamic_dir) / f"{taken[1]}.yml"
+    write_route(route_path, route_document(config, taken[1], f"{taken[1]}.{config.site.domain}"))
+    clients = publab.clients()
+    try:
+        clients.swarm.api.create_service({"ContainerSpec": {"Image": config.deploy.image, "Command": ["caddy", "version"]}},
+                                         name=taken[2], labels={"graphsite.subdomain": taken[2]})
+        tokens = iter(["aaaaa1", "aaaaa2", "aaaaa3", "bbbbb4"])
+        chosen = choose_subdomain(config, DeployRequest(source=Path(".")), clients, token=lambda n: next(tokens))
+        assert chosen == f"{publab.prefix}-bbbbb4"
+    finally:
+        clients.swarm.remove_service(taken[2])
+        route_path.unlink(missing_ok=True)
+        clients.close()
+
+
+def test_a_service_that_cannot_converge_leaves_nothing(publab):
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, env={"GRAPHSITE_DEPLOY_IMAGE": "graphsite-lab/no-such:0"})
+    assert result.exit_code == 1
+    assert f"service {name} did not converge" in result.stderr and "No such image" in result.stderr
+    assert f"undone: removed service {name}" in result.stderr
+    assert result.stderr.count("undone: removed config") == 2
+    assert _left(publab, name) == []
+
+
+def test_keep_on_failure_keeps_it_and_a_rerun_resumes(publab):
+    name = publab.name()
+    bad = publab.run("deploy", "--subdomain", name, "--keep-on-failure",
+                     env={"GRAPHSITE_DEPLOY_IMAGE": "graphsite-lab/no-such:0"})
+    assert bad.exit_code == 1 and "kept for inspection" in bad.stderr
+    assert f"service {name}" in _left(publab, name)
+    good = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
+    assert good.exit_code == 0, good.stderr
+    outcomes = {r["resource"]: r["outcome"] for r in json.loads(good.stdout)["resources"]}
+    assert outcomes["service"] == "updated" and outcomes["config"] == "present"
+    assert publab.run("teardown", name).exit_code == 0
+    assert _left(publab, name) == []
+
+
+def test_throttling_is_retried_honouring_retry_after(publab):
+    name = publab.name()
+    publab.control("POST", "faults", fail_next=2, status=429, retry_after=1)
+    result = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
+    assert result.exit_code == 0, result.stderr
+    statuses = [r.get("status") for r in publab.control("GET", "requests")]
+    assert statuses.count(429) >= 2
+    assert json.loads(result.stdout)["dns"].startswith("CREATED")
+    assert publab.run("teardown", name).exit_code == 0
+
+
+def test_server_errors_past_the_retries_roll_back_cleanly(publab):
+    """The record's creation keeps failing with 500: the service, configs and route this run made are undone."""
+    from graphsite.publisher.clients import Clients
+    from graphsite.publisher.deploy import DeployRequest, build_with_builder, deploy
+    from graphsite.paths import default_source
+
+    name = publab.name()
+    config = publab.config.replace("dns", retries=1)
+    clients = Clients.connect(config)
+    create = clients.dns.create
+
+    def create_under_faults(record):  # the lab's server fails the create and its retry, for real
+        publab.control("POST", "faults", fail_next=2, status=500)
+        return create(record)
+
+    clients.dns.create = create_under_faults
+    try:
+        with pytest.raises(DeployError, match="HTTP 500"):
+            deploy(config, DeployRequest(source=default_source(), subdomain=name), clients, build_with_builder)
+    finally:
+        clients.close()
+    assert _left(publab, name) == []
+
+
+def test_the_token_never_appears_even_when_refused(publab):
+    secret = "gs-test-secret-token-0123456789"
+    result = publab.run("deploy", "--random-subdomain", "--json", env={"CLOUDFLARE_API_TOKEN": secret})
+    assert result.exit_code == 1
+    assert "HTTP 401" in result.stderr or "HTTP 403" in result.stderr
+    assert secret not in result.stdout + result.stderr
