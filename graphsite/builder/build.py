@@ -6,7 +6,6 @@ import dataclasses
 import hashlib
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,10 +103,10 @@ def write_page(page: BuiltPage, out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".index.", suffix=".tmp", dir=out_dir)
+        temporary = out_dir / f".index.html.{os.getpid()}.tmp"
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         with os.fdopen(handle, "wb") as stream:
             stream.write(page.html.encode("utf-8"))
-        os.chmod(temporary, 0o644)
         target = out_dir / "index.html"
         os.replace(temporary, target)
     except OSError as exc:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from graphsite.builder.model import Card
 
 WIDTH = 640
-STEP_HEIGHT = 44
+BASE_HEIGHT = 58  # the lowest floor: room for three lines of text
+RISE = 22  # how much higher each floor stands than the one below
 GAP = 8
 
 
@@ -38,10 +39,10 @@ def ladder(cards: tuple[Card, ...]) -> Ladder | None:
         return None
     count = len(cards)
     width = (WIDTH - GAP * (count - 1)) // count
-    height = STEP_HEIGHT * (count + 1)
+    height = BASE_HEIGHT + RISE * (count - 1)
     steps = []
     for index, card in enumerate(cards):
-        rise = STEP_HEIGHT * (index + 2)
-        steps.append(Step(x=index * (width + GAP), y=height - rise, width=width, height=rise,
+        tall = BASE_HEIGHT + RISE * index
+        steps.append(Step(x=index * (width + GAP), y=height - tall, width=width, height=tall,
                           label=card.label, title=card.title, year=card.year, newest=index == count - 1))
     return Ladder(WIDTH, height, tuple(steps))

@@ -30,6 +30,11 @@ RESERVED_IDS = frozenset({"top", "toc", "cards", "rules", "ladder", "report", "i
                           "notes", "teardown", "footer", "hosted"})
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
+# GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.
+_AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*", re.IGNORECASE)
+_RAW_A_OPEN = re.compile(r"<a[\s>]", re.IGNORECASE)
+_RAW_A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
+_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]+;$")
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ class Parsed:
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """Return the one configured parser (building it costs more than parsing a report)."""
-    md = MarkdownIt("commonmark", {"html": True, "linkify": True})
-    md.enable(["table", "strikethrough", "linkify"]).use(footnote_plugin)
+    md = MarkdownIt("commonmark", {"html": True})
+    md.enable(["table", "strikethrough"]).use(footnote_plugin)
     # Every link is parsed, whatever its scheme, so that citations keep their URL for the integrity
     # check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
@@ -150,6 +155,8 @@ def _permalink(target: str) -> list[Token]:
 
 
 def _annotate_inline(parsed: Parsed, inline: Token, index: int, line: int, numbers: dict[str, str]) -> None:
+    if "http" in inline.content or "www." in inline.content:
+        inline.children = _autolink(inline.children or [])
     children = inline.children or []
     _mark_citations(parsed, children, index, line)
     for child in children:
@@ -211,7 +218,7 @@ def _link_xrefs(children: list[Token], numbers: dict[str, str]) -> list[Token]:
     result: list[Token] = []
     depth = 0
     for child in children:
-        depth += 1 if child.type == "link_open" else -1 if child.type == "link_close" else 0
+        depth += _link_step(child)
         if child.type != "text" or depth > 0 or "§" not in child.content:
             result.append(child)
             continue
@@ -225,6 +232,53 @@ def _link_xrefs(children: list[Token], numbers: dict[str, str]) -> list[Token]:
             result.append(Token("text", "", 0, content=match.group(0)))
             result.append(Token("link_close", "a", -1))
             position = match.end()
+        result.append(Token("text", "", 0, content=child.content[position:]))
+    return result
+
+
+def _link_step(token: Token) -> int:
+    """Return +1 when `token` opens a link (Markdown or raw `<a>`), -1 when it closes one, else 0."""
+    if token.type == "link_open" or (token.type == "html_inline" and _RAW_A_OPEN.match(token.content)):
+        return 1
+    if token.type == "link_close" or (token.type == "html_inline" and _RAW_A_CLOSE.match(token.content)):
+        return -1
+    return 0
+
+
+def _autolink_end(url: str) -> str:
+    """Return `url` without the trailing characters GFM leaves outside an extended autolink."""
+    while url:
+        if url[-1] in "?!.,:*_~'\"":
+            url = url[:-1]
+        elif url[-1] == ")" and url.count(")") > url.count("("):
+            url = url[:-1]
+        elif url[-1] == ";" and _ENTITY_TAIL.search(url):
+            url = _ENTITY_TAIL.sub("", url)
+        else:
+            return url
+    return url
+
+
+def _autolink(children: list[Token]) -> list[Token]:
+    """Return `children` with bare http(s):// and www. URLs in text (outside links) turned into links."""
+    result: list[Token] = []
+    depth = 0
+    for child in children:
+        depth += _link_step(child)
+        if child.type != "text" or depth > 0 or not _AUTOLINK.search(child.content):
+            result.append(child)
+            continue
+        position = 0
+        for match in _AUTOLINK.finditer(child.content):
+            url = _autolink_end(match.group(0))
+            if "." not in url.split("//", 1)[-1]:
+                continue
+            href = url if "://" in url else f"http://{url}"
+            result.append(Token("text", "", 0, content=child.content[position:match.start()]))
+            result.append(Token("link_open", "a", 1, attrs={"href": markdown().normalizeLink(href)}))
+            result.append(Token("text", "", 0, content=url))
+            result.append(Token("link_close", "a", -1))
+            position = match.start() + len(url)
         result.append(Token("text", "", 0, content=child.content[position:]))
     return result
 

@@ -10,7 +10,7 @@ import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -103,40 +103,60 @@ def _load_yaml(path: Path, text: str) -> tuple[Any, Any]:
     return data, node
 
 
+class _Value(NamedTuple):
+    """A front-matter value, its YAML node, and the file line of its key (where a wrong type is reported)."""
+
+    node: Any
+    value: Any
+    line: int
+
+
+def _line(node: Any) -> int:
+    return node.start_mark.line + 2  # +1 for 1-based lines, +1 for the opening ---
+
+
 class _Fields:
     """Type checks of front-matter values, each error naming the field path and its line."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    def fail(self, node: Any, field: str, expected: str, value: Any) -> SourceError:
-        line = node.start_mark.line + 2 if node is not None else 1
-        got = "nothing" if value is None else type(value).__name__
-        return SourceError(self.path, f"front matter field `{field}`: expected {expected}, got {got}", line=line)
+    def fail(self, item: _Value, field: str, expected: str) -> SourceError:
+        got = "nothing" if item.value is None else type(item.value).__name__
+        return SourceError(self.path, f"front matter field `{field}`: expected {expected}, got {got}",
+                           line=item.line)
 
-    def text(self, node: Any, field: str, value: Any) -> str:
+    def text(self, item: _Value, field: str) -> str:
+        value = item.value
         if value is None:
             return ""
         if isinstance(value, bool) or not isinstance(value, (str, int, float, datetime.date)):
-            raise self.fail(node, field, "text", value)
+            raise self.fail(item, field, "text")
         return value.isoformat() if isinstance(value, datetime.date) else str(value).strip()
 
-    def texts(self, node: Any, field: str, value: Any) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if isinstance(value, str):
-            return (value.strip(),)
-        if not isinstance(value, list):
-            raise self.fail(node, field, "a list of text", value)
-        items = node.value if node is not None else [None] * len(value)
-        return tuple(self.text(n, f"{field}[{i}]", v) for i, (n, v) in enumerate(zip(items, value)))
+    def items(self, item: _Value, field: str, expected: str) -> list[_Value]:
+        if not isinstance(item.value, list):
+            raise self.fail(item, field, expected)
+        return [_Value(node, value, _line(node)) for node, value in zip(item.node.value, item.value)]
 
-    def mapping(self, node: Any, field: str, value: Any) -> dict[str, tuple[Any, Any]]:
-        """Return {key: (value node, value)} of a YAML mapping."""
-        if not isinstance(value, dict):
-            raise self.fail(node, field, "a mapping of fields", value)
-        nodes = {key_node.value: value_node for key_node, value_node in node.value}
-        return {str(key): (nodes.get(str(key), node), item) for key, item in value.items()}
+    def texts(self, item: _Value, field: str) -> tuple[str, ...]:
+        if item.value is None:
+            return ()
+        if isinstance(item.value, str):
+            return (item.value.strip(),)
+        return tuple(self.text(entry, f"{field}[{index}]")
+                     for index, entry in enumerate(self.items(item, field, "a list of text")))
+
+    def mapping(self, item: _Value, field: str) -> dict[str, _Value]:
+        """Return the entries of a YAML mapping, each with the line of its key."""
+        if not isinstance(item.value, dict):
+            raise self.fail(item, field, "a mapping of fields")
+        nodes = {str(key.value): (key, value) for key, value in item.node.value}
+        entries = {}
+        for key, value in item.value.items():
+            key_node, value_node = nodes.get(str(key), (item.node, item.node))
+            entries[str(key)] = _Value(value_node, value, _line(key_node))
+        return entries
 
 
 def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[Finding, ...]]:
@@ -144,47 +164,33 @@ def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[F
     if data is None:
         return FrontMatter(), ()
     fields = _Fields(path)
-    top = fields.mapping(node, "(front matter)", data)
-    values: dict[str, Any] = {}
-    for key in _TEXT_FIELDS:
-        if key in top:
-            values[key] = fields.text(top[key][0], key, top[key][1])
+    top = fields.mapping(_Value(node, data, _line(node)), "(front matter)")
+    values: dict[str, Any] = {key: fields.text(top[key], key) for key in _TEXT_FIELDS if key in top}
     if "rules" in top:
-        values["rules"] = fields.texts(top["rules"][0], "rules", top["rules"][1])
+        values["rules"] = fields.texts(top["rules"], "rules")
     if "floors" in top:
-        values["floors"] = _cards(fields, *top["floors"])
-    if top.get("counter_frame", (None, None))[1] is not None:
-        values["counter_frame"] = _counter_frame(fields, *top["counter_frame"])
-    warnings = tuple(
-        Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
-                line=top[key][0].start_mark.line + 2)
-        for key in top if key not in _KNOWN
-    )
+        values["floors"] = _cards(fields, top["floors"])
+    if "counter_frame" in top and top["counter_frame"].value is not None:
+        values["counter_frame"] = _counter_frame(fields, top["counter_frame"])
+    warnings = tuple(Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
+                             line=top[key].line) for key in top if key not in _KNOWN)
     return FrontMatter(**values), warnings
 
 
-def _cards(fields: _Fields, node: Any, value: Any) -> tuple[Card, ...]:
-    if not isinstance(value, list):
-        raise fields.fail(node, "floors", "a list of cards", value)
+def _cards(fields: _Fields, floors: _Value) -> tuple[Card, ...]:
     cards = []
-    for index, (item_node, item) in enumerate(zip(node.value, value)):
+    for index, item in enumerate(fields.items(floors, "floors", "a list of cards")):
         name = f"floors[{index}]"
-        card = fields.mapping(item_node, name, item)
-
-        def text(key: str) -> str:
-            key_node, key_value = card.get(key, (item_node, None))
-            return fields.text(key_node, f"{name}.{key}", key_value)
-
-        critique_node, critique = card.get("critique", (item_node, None))
-        cards.append(Card(label=text("label"), year=text("year"), title=text("title"),
-                          definition=text("definition"),
-                          critique=fields.texts(critique_node, f"{name}.critique", critique)))
+        card = fields.mapping(item, name)
+        missing = _Value(item.node, None, item.line)
+        text = {key: fields.text(card.get(key, missing), f"{name}.{key}")
+                for key in ("label", "year", "title", "definition")}
+        cards.append(Card(**text, critique=fields.texts(card.get("critique", missing), f"{name}.critique")))
     return tuple(cards)
 
 
-def _counter_frame(fields: _Fields, node: Any, value: Any) -> CounterFrame:
-    frame = fields.mapping(node, "counter_frame", value)
-    text = {key: fields.text(frame[key][0], f"counter_frame.{key}", frame[key][1])
-            for key in ("quote", "who", "where", "date") if key in frame}
-    return CounterFrame(quote=text.get("quote", ""), who=text.get("who", ""),
-                        where=text.get("where", ""), date=text.get("date", ""))
+def _counter_frame(fields: _Fields, frame: _Value) -> CounterFrame:
+    entries = fields.mapping(frame, "counter_frame")
+    missing = _Value(frame.node, None, frame.line)
+    return CounterFrame(**{key: fields.text(entries.get(key, missing), f"counter_frame.{key}")
+                           for key in ("quote", "who", "where", "date")})

@@ -1,0 +1,52 @@
+"""Fixtures of the builder tests: the default report built once, parsed pages, a CLI runner, Markdown files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from bs4 import BeautifulSoup
+from click.testing import CliRunner, Result
+
+from graphsite.builder.build import BuiltPage, build_page
+from graphsite.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_REPORT = REPO / "content" / "graph-engineering.md"
+CORPUS = REPO / "tests" / "corpus"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SUBDOMAIN = "graph-eng-abc123"
+
+
+def parse_html(html: str) -> BeautifulSoup:
+    return BeautifulSoup(html, "html.parser")
+
+
+@pytest.fixture(scope="session")
+def default_page() -> BuiltPage:
+    """The embedded default report, built with a subdomain."""
+    return build_page(DEFAULT_REPORT, subdomain=SUBDOMAIN)
+
+
+@pytest.fixture(scope="session")
+def default_soup(default_page: BuiltPage) -> BeautifulSoup:
+    return parse_html(default_page.html)
+
+
+@pytest.fixture()
+def run_cli() -> Callable[..., Result]:
+    """Run `graphsite …` in-process; stdout and stderr stay apart."""
+    def run(*args: str) -> Result:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return run
+
+
+@pytest.fixture()
+def write_md(tmp_path: Path) -> Callable[..., Path]:
+    """Write Markdown (text or bytes) into tmp_path and return its path."""
+    def write(content: str | bytes, name: str = "report.md") -> Path:
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return path
+    return write

@@ -1,0 +1,90 @@
+"""Bad input: one clear error naming file, line and field; exit status 1; no traceback; nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def _fails(result, out: Path) -> str:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    assert not (out / "index.html").exists(), "a failed build must write nothing"
+    lines = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_missing_file(run_cli, tmp_path):
+    out = tmp_path / "site"
+    line = _fails(run_cli("build", str(tmp_path / "nope.md"), "--out", str(out)), out)
+    assert "nope.md" in line and "not found" in line
+
+
+def test_directory_instead_of_file(run_cli, tmp_path):
+    out = tmp_path / "site"
+    line = _fails(run_cli("build", str(tmp_path), "--out", str(out)), out)
+    assert "directory" in line
+
+
+@pytest.mark.parametrize("content", ["", "   \n\n\t\n"])
+def test_empty_file(run_cli, write_md, tmp_path, content):
+    source, out = write_md(content), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    assert str(source) in line and "empty" in line
+
+
+def test_invalid_utf8_names_the_byte_offset(run_cli, write_md, tmp_path):
+    raw = "# Title\n\nsome text\n".encode() + b"caf\xe9 au lait\n"
+    source, out = write_md(raw), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    offset = raw.index(b"\xe9")
+    assert f"byte offset {offset}" in line
+    assert f"{source}:4:" in line  # the line of the bad byte
+    assert "UTF-8" in line
+
+
+def test_broken_yaml_names_the_line(run_cli, write_md, tmp_path):
+    source = write_md("---\ntitle: ok\nbadge: [unclosed\nkicker: x\n---\n# Body\n")
+    out = tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    assert "invalid YAML front matter" in line
+    reported = int(line.split(f"{source}:")[1].split(":")[0])
+    assert reported in {3, 4, 5}, line  # the bracket opens on line 3; PyYAML notices at 4 or 5
+
+
+@pytest.mark.parametrize("front, field, line_number", [
+    ("title: [a, b]\n", "title", 2),
+    ("title: ok\nfloors: 3\n", "floors", 3),
+    ("rules:\n  a: 1\n", "rules", 2),
+    ("floors:\n  - label: X\n    year: 2023\n    title: {nested: map}\n", "floors[0].title", 5),
+    ("counter_frame: just a string\n", "counter_frame", 2),
+    ("floors:\n  - label: X\n    critique: {a: b}\n", "floors[0].critique", 4),
+])
+def test_wrong_field_type_names_field_and_line(run_cli, write_md, tmp_path, front, field, line_number):
+    source, out = write_md(f"---\n{front}---\n# Body\n"), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    assert f"`{field}`" in line, line
+    assert f"{source}:{line_number}:" in line, line
+
+
+def test_invalid_subdomain(run_cli, write_md, tmp_path):
+    source, out = write_md("# T\n"), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out), "--subdomain", "Bad_Name!"), out)
+    assert "DNS label" in line
+
+
+def test_a_rule_at_the_top_is_not_front_matter(run_cli, write_md, tmp_path):
+    # markdown-it's demo opens with `---` and prose: a thematic break, not YAML to reject.
+    source, out = write_md("---\n__Advertisement__\n\n- a\n\n---\n\n# Title\n"), tmp_path / "site"
+    result = run_cli("build", str(source), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "Advertisement" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_partial_cards_still_build(run_cli, write_md, tmp_path):
+    source = write_md("---\nfloors:\n  - title: Only a title\ncounter_frame:\n  quote: q\n---\n# T\n")
+    out = tmp_path / "site"
+    result = run_cli("build", str(source), "--out", str(out))
+    assert result.exit_code == 0, result.output
