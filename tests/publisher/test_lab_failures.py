@@ -137,3 +137,14 @@ def test_the_token_never_appears_even_when_refused(publab):
     assert result.exit_code == 1
     assert "HTTP 401" in result.stderr or "HTTP 403" in result.stderr
     assert secret not in result.stdout + result.stderr
+
+
+def test_a_deploy_of_a_name_being_deployed_fails_clearly(publab):
+    from graphsite.publisher.lock import subdomain_lock
+
+    name = publab.name()
+    with subdomain_lock(publab.config.deploy.lock_dir, name):
+        result = publab.run("deploy", "--subdomain", name)
+    assert result.exit_code == 1
+    assert f"{name} is being deployed or torn down by pid" in result.stderr
+    assert _left(publab, name) == []

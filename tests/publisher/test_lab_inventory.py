@@ -1,0 +1,60 @@
+"""list reads the systems (orphans included); gc tears down only what has expired."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.lab
+
+
+def _entries(publab) -> dict:
+    result = publab.run("list", "--json")
+    assert result.exit_code == 0, result.stderr
+    return {e["subdomain"]: e for e in json.loads(result.stdout)["deployments"]
+            if e["subdomain"].startswith(publab.prefix + "-")}
+
+
+def test_list_shows_deployments_and_orphans(publab):
+    from graphsite.publisher.route import route_document, write_route
+
+    config = publab.config
+    whole = publab.name()
+    assert publab.run("deploy", "--subdomain", whole, "--no-verify", "--ttl", "1h").exit_code == 0
+    lone_route, lone_record = publab.name(), publab.name()
+    write_route(Path(config.deploy.dynamic_dir) / f"{lone_route}.yml",
+                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"))
+    publab.api("POST", "dns_records", type="A", name=f"{lone_record}.{config.site.domain}", content="127.0.0.1",
+               ttl=60, comment="graphsite: left behind")
+    entries = _entries(publab)
+    assert entries[whole]["orphan"] is None and entries[whole]["replicas"] == "1/1"
+    assert entries[whole]["expires"] and entries[whole]["expired"] is False
+    assert entries[lone_route]["orphan"] == "orphan: no service, record"
+    assert entries[lone_record]["orphan"] == "orphan: no service, route"
+    table = publab.run("list").stdout.splitlines()
+    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "STATE"]
+    assert any(line.startswith(f"{lone_route}.") and "orphan" in line for line in table)
+    for name in (whole, lone_route, lone_record):  # teardown handles half-deployed names too
+        assert publab.run("teardown", name).exit_code == 0
+    assert set(_entries(publab)) == set()
+
+
+def test_gc_removes_only_expired_deployments(publab):
+    short, long, forever = publab.name(), publab.name(), publab.name()
+    for name, ttl in ((short, ["--ttl", "1s"]), (long, ["--ttl", "1h"]), (forever, [])):
+        result = publab.run("deploy", "--subdomain", name, "--no-verify", *ttl)
+        assert result.exit_code == 0, result.stderr
+    time.sleep(1.5)
+    dry = publab.run("gc", "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.stderr
+    assert [e["subdomain"] for e in json.loads(dry.stdout)["expired"]] == [short]
+    assert set(_entries(publab)) == {short, long, forever}  # the dry run touched nothing
+    done = publab.run("gc")
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.startswith(f"tore down {short}")
+    assert set(_entries(publab)) == {long, forever}
+    for name in (long, forever):
+        assert publab.run("teardown", name).exit_code == 0
