@@ -1,0 +1,310 @@
+"""The default report's page, proven from its parsed HTML against facts read independently from the Markdown."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from graphsite.builder.build import build_page
+
+REPO = Path(__file__).resolve().parents[2]
+REPORT = REPO / "content" / "graph-engineering.md"
+SUBDOMAIN = "graph-eng-abc123"
+_GROUP = re.compile(r"\[((?:\[\d+\]\([^)\s]+\)(?:\s*,\s*)?)+)\]")
+_ONE = re.compile(r"\[(\d+)\]\(([^)\s]+)\)")
+
+
+def _front_and_body() -> tuple[dict, str]:
+    text = REPORT.read_text(encoding="utf-8")
+    _, front, body = text.split("---\n", 2)
+    return yaml.safe_load(front), body
+
+
+def _outside_code(body: str) -> list[str]:
+    """Return the body's lines with fenced code blocked out (fences of any length, backticks or tildes)."""
+    lines, fence = [], None
+    for line in body.split("\n"):
+        stripped = line.lstrip()
+        marker = re.match(r"(`{3,}|~{3,})", stripped)
+        if fence is None and marker:
+            fence = marker.group(1)
+            lines.append("")
+        elif fence is not None:
+            if marker and stripped.rstrip() == fence[0] * len(marker.group(1)) and len(marker.group(1)) >= len(fence):
+                fence = None
+            lines.append("")
+        else:
+            lines.append(re.sub(r"`[^`]*`", "", line))
+    return lines
+
+
+def _sections(body: str) -> list[tuple[str, str, str, str]]:
+    """Return (number, title, markdown without code, raw markdown) of every top-level `##` section."""
+    lines, raw = _outside_code(body), body.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
+    result = []
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        title = lines[start][3:].strip()
+        match = re.match(r"(\d+(?:\.\d+)*)\.?\s+(.*)", title)
+        number, text = (match.group(1), match.group(2)) if match else ("", title)
+        result.append((number, text, "\n".join(lines[start + 1:end]), "\n".join(raw[start + 1:end])))
+    return result
+
+
+def _citations(markdown: str) -> list[tuple[int, str]]:
+    return [(int(n), url) for group in _GROUP.finditer(markdown) for n, url in _ONE.findall(group.group(0))]
+
+
+FRONT, BODY = _front_and_body()
+SECTIONS = _sections(BODY)
+REFERENCE_SECTION = [s for s in SECTIONS if "reference" in s[1].lower()][-1]
+BODY_SECTIONS = [s for s in SECTIONS if s is not REFERENCE_SECTION]
+
+
+def _text(element) -> str:
+    return " ".join(element.get_text(" ").split())
+
+
+# 1. Top ------------------------------------------------------------------------------------------------
+
+def test_top_of_page(default_soup):
+    header = default_soup.find("header", id="top")
+    assert _text(header.find(class_="badge")) == FRONT["badge"]
+    assert _text(header.find(class_="live")) == f"live {SUBDOMAIN}"
+    assert _text(header.find(class_="kicker")) == FRONT["kicker"]
+    assert [_text(h) for h in default_soup.find_all("h1")] == [FRONT["headline"]]
+    assert _text(header.find(class_="lede")) == FRONT["lede"]
+    assert default_soup.title.string == FRONT["title"]
+
+
+def test_no_live_badge_without_subdomain():
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(build_page(REPORT).html, "html.parser")
+    assert soup.find(class_="live") is None
+    assert "graphsite teardown <subdomain>" in _text(soup.find(id="teardown"))
+
+
+def test_rules_link_to_section_3_2(default_soup):
+    rules = default_soup.find(id="rules")
+    items = rules.find("ol").find_all("li", recursive=False)
+    assert [_text(li) for li in items] == FRONT["rules"]
+    targets = {li.a["href"] for li in items}
+    assert len(targets) == 1
+    heading = default_soup.find(id=targets.pop()[1:])
+    assert heading.name in {"h2", "h3"} and _text(heading).startswith("3.2 ")
+
+
+# 2. Cards and ladder -------------------------------------------------------------------------------------
+
+def test_one_card_per_floor_and_the_counter_frame(default_soup):
+    cards = default_soup.find(id="cards").find_all("article", recursive=False)
+    floors = FRONT["floors"]
+    assert len(cards) == len(floors) + 1
+    for card, floor in zip(cards, floors):
+        assert _text(card.find(class_="card-label")) == floor["label"]
+        assert _text(card.find(class_="card-year")) == str(floor["year"])
+        assert _text(card.find(class_="card-title")) == floor["title"]
+        assert _text(card.find(class_="card-definition")) == floor["definition"]
+        critique = card.find(class_="card-critique")
+        assert ([_text(li) for li in critique.find_all("li")] if critique else []) == (floor.get("critique") or [])
+    counter = cards[-1]
+    frame = FRONT["counter_frame"]
+    assert _text(counter.find("blockquote")) == frame["quote"]
+    who = _text(counter.find(class_="card-who"))
+    assert frame["who"] in who and frame["where"] in who and str(frame["date"]) in who
+
+
+def test_ladder_svg_is_drawn_from_the_cards(default_soup):
+    svg = default_soup.find(id="ladder").find("svg")
+    steps = svg.find_all("g", class_="step")
+    assert [_text(step.find("text", class_="step-title")) for step in steps] == \
+        [f["title"] for f in FRONT["floors"]]
+    heights = [float(step.rect["height"]) for step in steps]
+    assert heights == sorted(heights) and len(set(heights)) == len(heights), "each floor stands higher"
+    assert not svg.find_all(["image", "use", "script", "foreignObject"])
+    assert not [tag for tag in svg.find_all(True) if tag.get("href") or tag.get("xlink:href")]
+
+
+# 3. Sections ------------------------------------------------------------------------------------------------
+
+def test_every_section_with_its_own_number(default_soup):
+    rendered = default_soup.find(id="report").find_all("section", recursive=False)
+    assert len(rendered) == len(BODY_SECTIONS)
+    for section, (number, title, _, _) in zip(rendered, BODY_SECTIONS):
+        heading = section.find("h2")
+        index = _text(heading.find(class_="idx"))
+        assert index == (f"§{number}" if number else "§")
+        assert _text(heading).startswith(f"{index} {title}"[:40].strip())
+
+
+def test_source_line_names_citations_in_order_of_first_use(default_soup):
+    rendered = default_soup.find(id="report").find_all("section", recursive=False)
+    for section, (_, title, markdown, _) in zip(rendered, BODY_SECTIONS):
+        expected = list(dict.fromkeys(n for n, _ in _citations(markdown)))
+        source = section.find(class_="source")
+        if not expected:
+            assert source is None, title
+            continue
+        assert _text(source).startswith("Source:")
+        assert [int(a.get_text().strip("[]")) for a in source.find_all("a")] == expected, title
+        for a in source.find_all("a"):
+            assert a["href"] == f"#ref-{a.get_text().strip('[]')}"
+
+
+def test_summary_is_the_first_paragraph_and_the_rest_is_folded(default_soup):
+    from markdown_it import MarkdownIt
+    from bs4 import BeautifulSoup
+
+    plain = MarkdownIt("commonmark").enable("table")
+    plain.validateLink = lambda url: True
+    # Citations print as [1][2] where the Markdown reads [[1](u), [2](v)]; compare the words, not that punctuation.
+    squash = lambda text: re.sub(r"[\s\[\],]|\(\S+?://\S+?\)", "", text)  # noqa: E731
+    rendered = default_soup.find(id="report").find_all("section", recursive=False)
+    for section, (_, title, _, markdown) in zip(rendered, BODY_SECTIONS):
+        blocks = BeautifulSoup(plain.render(markdown.strip()), "html.parser").find_all(recursive=False)
+        summary = section.find(class_="summary")
+        details = section.find("details")
+        if blocks and blocks[0].name == "p":
+            assert squash(_text(summary)) == squash(_text(blocks[0])), title
+            assert len(summary.find_all("p")) == 1
+        if len(blocks) > 1:
+            assert details is not None and not details.has_attr("open"), title
+            assert details.summary is not None
+
+
+def test_ids_are_unique_and_every_heading_has_a_permalink(default_soup):
+    ids = [tag["id"] for tag in default_soup.find_all(id=True)]
+    assert len(ids) == len(set(ids))
+    for heading in default_soup.find("main").find_all(["h2", "h3", "h4", "h5", "h6"]):
+        if heading.find_parent(id="cards") or heading.find_parent(id="rules") or heading.find_parent(id="toc"):
+            continue
+        if heading.find_parent(id="notes") or heading.find_parent(id="references"):
+            continue
+        assert heading.get("id"), heading
+        assert heading.find("a", class_="permalink")["href"] == f"#{heading['id']}"
+
+
+def test_table_of_contents_reaches_every_section(default_soup):
+    links = [a["href"] for a in default_soup.find(id="toc").find_all("a")]
+    section_ids = [s.find("h2")["id"] for s in default_soup.find(id="report").find_all("section", recursive=False)]
+    assert links[: len(section_ids)] == [f"#{i}" for i in section_ids]
+    assert "#references" in links and "#teardown" in links
+    for href in links:
+        assert default_soup.find(id=href[1:]) is not None
+
+
+def test_cross_references_link_to_the_numbered_heading(default_soup):
+    xrefs = default_soup.find_all("a", class_="xref")
+    assert {a.get_text() for a in xrefs} >= {"§3.2", "§4", "§10", "§12"}
+    for a in xrefs:
+        target = default_soup.find(id=a["href"][1:])
+        number = a.get_text()[1:]
+        assert re.match(rf"(§)?{re.escape(number)}\.?\s", _text(target)), (a, _text(target))
+
+
+# 4. Citations and references ---------------------------------------------------------------------------------
+
+def test_inline_citations_are_superscript_links(default_soup):
+    expected = [c for _, _, markdown, _ in BODY_SECTIONS for c in _citations(markdown)]
+    cites = default_soup.find(id="report").find_all("sup", class_="cite")
+    assert len(cites) == len(expected)
+    for sup, (number, url) in zip(cites, expected):
+        assert sup.a.get_text() == f"[{number}]"
+        if url.startswith(("http://", "https://")):
+            assert sup.a["href"] == url
+        else:
+            assert not sup.a.has_attr("href"), "a citation to file: or another scheme is neutralised"
+
+
+def test_reference_footer(default_soup):
+    entries = re.findall(r"^(\d+)\. .*?(\S+://\S+)\s*$", REFERENCE_SECTION[2], re.M)
+    footer = default_soup.find(id="references")
+    items = footer.find_all("li")
+    assert len(items) == len(entries) >= 60
+    cited = {n: set() for n, _ in entries}
+    for section in default_soup.find(id="report").find_all("section", recursive=False):
+        for sup in section.find_all("sup", class_="cite"):
+            cited.setdefault(sup.a.get_text().strip("[]"), set()).add(section.find("h2")["id"])
+    for item, (number, url) in zip(items, entries):
+        assert item["id"] == f"ref-{number}" and item["value"] == number
+        link = item.find("a")
+        if url.startswith("http"):
+            assert link["href"] == url
+        else:
+            assert not link.has_attr("href") and url in _text(item)
+        backlinks = {a["href"][1:] for a in item.select(".cited-in a")}
+        assert backlinks == cited.get(number, set()), number
+
+
+# 5. Footer ---------------------------------------------------------------------------------------------------
+
+def test_footer_badge_and_teardown(default_soup):
+    badge = default_soup.find("footer").find("a", class_="hosted")
+    assert _text(badge) == "Hosted on Dokploy / Swarm / Traefik / Cloudflare"
+    assert badge["href"] == "#teardown"
+    teardown = default_soup.find(id="teardown")
+    assert f"graphsite teardown {SUBDOMAIN}" in [_text(code) for code in teardown.find_all("code")]
+
+
+# 6-7. Theme, fonts, JS, CSP ----------------------------------------------------------------------------------
+
+def _csp(soup) -> dict[str, list[str]]:
+    meta = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+    directives = [part.split() for part in meta["content"].split(";") if part.strip()]
+    return {d[0]: d[1:] for d in directives}
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_theme_colours_are_in_the_inline_stylesheet(default_soup):
+    css = default_soup.find("style").string
+    for colour in ("#0a0e17", "#1f2937", "#0f172a", "#7dd3fc"):
+        assert colour in css
+    assert "@media print" in css and "details-content" in css
+
+
+def test_google_fonts_by_default_and_none_with_system_fonts(default_soup):
+    links = [link["href"] for link in default_soup.find_all("link", rel="stylesheet")]
+    assert len(links) == 1 and links[0].startswith("https://fonts.googleapis.com/css2?")
+    for family in ("Inter", "JetBrains+Mono", "Source+Serif+4"):
+        assert f"family={family}" in links[0]
+    assert _csp(default_soup)["font-src"] == ["https://fonts.gstatic.com"]
+    from bs4 import BeautifulSoup
+
+    system = BeautifulSoup(build_page(REPORT, fonts="system").html, "html.parser")
+    assert not system.find_all("link")
+    assert "font-src" not in _csp(system)
+    assert "https://fonts.googleapis.com" not in _csp(system)["style-src"]
+
+
+def test_one_small_inline_script_and_a_strict_csp(default_soup, default_page):
+    scripts = default_soup.find_all("script")
+    assert len(scripts) == 1 and not scripts[0].has_attr("src")
+    js = scripts[0].string
+    assert len(js.encode()) == default_page.js_bytes <= 5 * 1024
+    csp = _csp(default_soup)
+    assert csp["default-src"] == ["'none'"]
+    assert csp["script-src"] == [_hash(js)]
+    assert _hash(default_soup.find("style").string) in csp["style-src"]
+    assert not any("unsafe" in value for values in csp.values() for value in values)
+    assert csp["base-uri"] == ["'none'"] and csp["form-action"] == ["'none'"]
+
+
+def test_identical_input_gives_identical_bytes(default_page):
+    again = build_page(REPORT, subdomain=SUBDOMAIN)
+    assert again.html == default_page.html and again.sha256 == default_page.sha256
+
+
+def test_at_least_thirty_unique_outbound_urls(default_soup, default_page):
+    hrefs = {a["href"] for a in default_soup.find("main").find_all("a", href=True)
+             if a["href"].startswith(("http://", "https://"))}
+    assert len(hrefs) >= 30
+    assert set(default_page.report.links) == hrefs
