@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 from markdown_it import MarkdownIt
 
 from graphsite.builder.ladder import ladder
@@ -51,9 +52,9 @@ def _inline_markdown() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False})
 
 
-def front_html(text: str) -> str:
+def front_html(text: str) -> Markup:
     """Return front-matter text as safe inline HTML (emphasis, code and links; everything else escaped)."""
-    return clean_html(_inline_markdown().renderInline(text)) if text else ""
+    return Markup(clean_html(_inline_markdown().renderInline(text)) if text else "")
 
 
 def _digest(text: str) -> str:

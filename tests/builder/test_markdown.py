@@ -1,0 +1,129 @@
+"""Any Markdown builds; citations and references are read exactly, with their lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from graphsite.builder.build import build_page
+from graphsite.builder.model import InlineCitation, Reference
+
+HERE = Path(__file__).resolve().parent
+PLAIN = HERE / "fixtures" / "plain.md"
+CITATIONS = HERE / "fixtures" / "citations.md"
+CORPUS = HERE.parents[1] / "tests" / "corpus"
+
+
+def _soup(path: Path, **options) -> BeautifulSoup:
+    return BeautifulSoup(build_page(path, **options).html, "html.parser")
+
+
+def test_plain_markdown_builds_without_cards_or_references():
+    soup = _soup(PLAIN)
+    assert soup.title.string == "Plain Markdown Title"
+    assert soup.h1.get_text() == "Plain Markdown Title"
+    assert soup.find(id="cards") is None and soup.find(id="rules") is None and soup.find(id="ladder") is None
+    assert soup.find(id="references") is None
+    sections = soup.find(id="report").find_all("section", recursive=False)
+    assert [s.h2.find(class_="idx").get_text() for s in sections] == ["§1", "§2", "§3"]
+    assert [s.h2["id"] for s in sections] == ["setup", "setup-1", "usage"]
+    assert sections[0].find(class_="summary").get_text(strip=True) == "First paragraph of setup."
+    assert "Deep text." in sections[0].details.get_text()
+    cells = sections[2].find_all(["th", "td"])
+    assert [c.get("class") for c in cells] == [["al-left"], ["al-right"]] * 2
+
+
+def test_footnotes_render_as_notes():
+    soup = _soup(PLAIN)
+    notes = soup.find(id="notes").find_all("li")
+    assert len(notes) == 2
+    refs = soup.find(id="report").find_all("sup", class_="footnote-ref")
+    assert len(refs) == 2
+    for ref, note in zip(refs, notes):
+        assert ref.a["href"] == f"#{note['id']}"
+        assert soup.find(id=ref.a["id"]) is ref.a
+        assert note.find("a", class_="footnote-backref")["href"] == f"#{ref.a['id']}"
+    assert notes[1].find("a", href="https://notes.example/") is not None
+
+
+def test_citations_with_numbers_urls_and_lines():
+    report = build_page(CITATIONS).report
+    assert report.citations == (
+        InlineCitation(1, "https://one.example/", 8, "1-claims"),
+        InlineCitation(3, "https://three.example/", 9, "1-claims"),
+        InlineCitation(11, "https://eleven.example/", 9, "1-claims"),
+        InlineCitation(1, "https://one.example/", 14, "2-more-claims"),
+        InlineCitation(3, "https://other.example/", 14, "2-more-claims"),
+    )
+    assert [s.sources for s in report.sections] == [(1, 3, 11), (1, 3)]
+
+
+def test_references_with_numbers_urls_titles_groups_and_lines():
+    report = build_page(CITATIONS).report
+    assert report.references == (
+        Reference(1, "https://one.example/", "First source", 23, "Primary"),
+        Reference(2, "https://two.example/", "Second source (unused)", 24, "Primary"),
+        Reference(3, "https://three.example/", "Third source", 28, "Secondary"),
+        Reference(11, "https://news.ycombinator.com/item?id=...", "Eleventh source, a placeholder", 29,
+                  "Secondary"),
+    )
+
+
+def test_citation_rendering_and_cross_references():
+    soup = _soup(CITATIONS)
+    first = soup.find(id="report").find("section")
+    assert [(s.a.get_text(), s.a["href"]) for s in first.find_all("sup", class_="cite")] == [
+        ("[1]", "https://one.example/"), ("[3]", "https://three.example/"), ("[11]", "https://eleven.example/")]
+    assert "[[" not in first.get_text() and "]]" not in first.get_text()
+    assert first.find("a", href="https://two.example/").get_text() == "2", "a bare [2](url) stays a link"
+    second = soup.find(id="report").find_all("section")[1]
+    assert [(a.get_text(), a["href"]) for a in second.find_all("a", class_="xref")] == [("§1", "#1-claims")]
+    assert second.find("code").get_text() == "§2 in code"
+    backlinks = soup.find(id="ref-3").select(".cited-in a")
+    assert [a["href"] for a in backlinks] == ["#1-claims", "#2-more-claims"]
+    assert soup.find(id="ref-2").select(".cited-in") == []
+
+
+def test_json_and_stderr_summary(run_cli, tmp_path):
+    out = tmp_path / "site"
+    result = run_cli("build", str(CITATIONS), "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    written = (out / "index.html").read_bytes()
+    import hashlib
+
+    assert data["output"] == str(out / "index.html")
+    assert data["bytes"] == len(written) and data["sha256"] == hashlib.sha256(written).hexdigest()
+    assert data["sections"] == 2
+    assert data["citations"] == {"inline": 5, "references": 4, "unique_urls": 7}
+    assert 0 < data["js_bytes"] <= 5120
+    assert all(set(w) >= {"code", "message", "line"} for w in data["warnings"])
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Built {out / 'index.html'} (") and " KB) in " in last and " s" in last
+
+
+def test_identical_bytes_across_processes(tmp_path):
+    hashes = set()
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "graphsite", "build", str(CITATIONS), "--out", str(out),
+                        "--subdomain", "graph-eng-0a1b2c"], check=True, env=env, capture_output=True)
+        hashes.add((out / "index.html").read_bytes())
+    assert len(hashes) == 1
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*.md")))
+def test_corpus_documents_build(run_cli, tmp_path, name):
+    result = run_cli("build", str(CORPUS / name), "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    soup = BeautifulSoup((tmp_path / "index.html").read_text(encoding="utf-8"), "html.parser")
+    assert soup.title.string and soup.find("main") is not None
+    ids = [tag["id"] for tag in soup.find_all(id=True)]
+    assert len(ids) == len(set(ids))

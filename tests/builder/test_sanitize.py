@@ -1,0 +1,97 @@
+"""Whatever the Markdown or its front matter holds, no script, handler or dangerous URL reaches the page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from graphsite.builder.build import build_page
+from graphsite.builder.render import load_theme
+
+HERE = Path(__file__).resolve().parent
+HOSTILE = HERE / "fixtures" / "hostile.md"
+OWASP = HERE.parents[1] / "tests" / "corpus" / "owasp-xss-filter-evasion.md"
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "xlink:href", "poster", "srcset", "background",
+                  "cite", "longdesc", "content"}
+FORBIDDEN_TAGS = {"iframe", "object", "embed", "form", "input", "button", "base", "frame", "frameset", "applet",
+                  "math", "textarea", "select", "link"}
+
+
+def _scheme(url: str) -> str:
+    cleaned = re.sub(r"[\x00-\x20\x7f]", "", url).lower()
+    match = re.match(r"([a-z][a-z0-9+.\-]*):", cleaned)
+    return match.group(1) if match else ""
+
+
+def _assert_inert(html: str, *, fonts_link: bool = True) -> BeautifulSoup:
+    """Walk every element and attribute of the page: nothing active that the theme did not author."""
+    soup = BeautifulSoup(html, "html.parser")
+    scripts = soup.find_all("script")
+    assert [s.string for s in scripts] == [load_theme().js], "only the theme's own script"
+    for tag in soup.find_all(True):
+        allowed = {"link"} if fonts_link and tag.find_parent("head") else set()
+        if tag.find_parent(id="toolbar"):
+            allowed.add("button")  # the theme's own expand/collapse-all buttons, not a form
+        assert tag.name not in FORBIDDEN_TAGS - allowed, tag
+        if tag.name == "meta":
+            assert tag.get("http-equiv") in (None, "Content-Security-Policy"), tag
+        if tag.name == "style":
+            assert tag.find_parent("head") is not None and tag.string == load_theme().css
+        for name, value in tag.attrs.items():
+            assert not name.lower().startswith("on"), (tag.name, name)
+            assert name.lower() != "style", tag
+            if name.lower() in URL_ATTRIBUTES and tag.name != "meta":
+                values = value if isinstance(value, list) else [value]
+                for url in values:
+                    assert _scheme(url) in {"", "http", "https", "mailto"}, (tag.name, name, url)
+    return soup
+
+
+def test_hostile_report_is_inert():
+    soup = _assert_inert(build_page(HOSTILE).html)
+    body_text = soup.find("main").get_text(" ")
+    assert "Cited" in body_text and "styled" in body_text, "the harmless words survive"
+    assert soup.find("a", href="https://ok.example/3") is not None
+    assert soup.find("a", href="mailto:someone@example.com") is not None
+    assert soup.find("a", href="./other.md") is not None
+    assert soup.find("a", href="#1-links") is not None
+
+
+def test_front_matter_text_is_escaped_everywhere():
+    soup = BeautifulSoup(build_page(HOSTILE).html, "html.parser")
+    assert soup.title.string == "Report </title><script>alert('title')</script>"
+    assert soup.find(class_="badge").get_text() == "<img src=x onerror=alert(1)>"
+    assert soup.find("h1").get_text() == "<svg onload=alert(2)>"
+    assert soup.find(class_="card-title").get_text() == "<iframe src=//evil.example>"
+    assert soup.find(id="rules").li.get_text() == "<img src=x onerror=alert(10)>"
+    lede = soup.find(class_="lede")
+    assert [a.get("href") for a in lede.find_all("a")] == ["https://ok.example/"]
+
+
+def test_citations_and_references_with_unsafe_urls_are_neutralised():
+    page = build_page(HOSTILE)
+    soup = BeautifulSoup(page.html, "html.parser")
+    cites = soup.find_all("sup", class_="cite")
+    assert [(s.a.get_text(), s.a.get("href")) for s in cites] == [
+        ("[1]", None), ("[2]", "https://ok.example/2"), ("[3]", None)]
+    urls = [c.url for c in page.report.citations]
+    assert urls[0].startswith("javascript:"), "the model keeps the URL as written, for the integrity check"
+    refs = soup.find(id="references").find_all("li")
+    assert [li.a.get("href") for li in refs] == [None, "https://ok.example/2", None]
+
+
+def test_owasp_cheat_sheet_yields_nothing_active():
+    page = build_page(OWASP)
+    soup = _assert_inert(page.html)
+    # The payloads are shown, as code, not dropped: the page still teaches what the sheet teaches.
+    codes = " ".join(code.get_text() for code in soup.find_all("code"))
+    assert "<SCRIPT" in codes.upper() and "javascript:" in codes.lower()
+    assert "&#0000106&#0000097" in codes, "character references in code stay literal"
+
+
+@pytest.mark.parametrize("fonts", ["google", "system"])
+def test_default_report_is_inert(fonts):
+    _assert_inert(build_page(HERE.parents[1] / "content" / "graph-engineering.md", fonts=fonts).html)
