@@ -1,0 +1,171 @@
+"""Offline citation integrity: does every numbered citation point at one real, public reference?
+
+Pure functions of the report's citations and references; the builder calls `check_citations` at every
+build and prints the findings (fatal under --strict unless the author accepted them in graphsite.toml).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from graphsite.builder.model import Finding, InlineCitation, Reference
+from graphsite.citations import urls
+
+if TYPE_CHECKING:
+    from graphsite.config import Acceptance
+
+PREFIX = "citation-"
+CODES = tuple(PREFIX + c for c in (
+    "dangling", "mismatch", "unused", "placeholder", "non-public", "malformed",
+    "duplicate-number", "duplicate-url",
+))
+
+
+@dataclass(frozen=True)
+class CitationCounts:
+    """What the build summary and --json report about citations."""
+
+    inline: int
+    references: int
+    unique_urls: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"inline": self.inline, "references": self.references, "unique_urls": self.unique_urls}
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A finding before acceptance, with the URLs an acceptance may be limited to."""
+
+    finding: Finding
+    urls: tuple[str, ...]
+
+
+def check_citations(
+    citations: Sequence[InlineCitation],
+    references: Sequence[Reference],
+    accept: Sequence["Acceptance"] = (),
+) -> list[Finding]:
+    """Return every citation finding, ordered by Markdown line; accepted ones carry `accepted=<reason>`."""
+    raw = [
+        *_reference_findings(references),
+        *_inline_findings(citations, references),
+    ]
+    findings = [_apply(item, accept) for item in raw]
+    return sorted(findings, key=lambda f: (f.line or 0, f.number or 0, f.code, f.message))
+
+
+def citation_counts(
+    citations: Sequence[InlineCitation],
+    references: Sequence[Reference],
+    links: Iterable[str] = (),
+) -> CitationCounts:
+    """Return the counts: inline citations, reference entries, unique outbound http(s) URLs of the page."""
+    every = [*links, *(c.url for c in citations), *(r.url for r in references)]
+    outbound = {urls.normalize(u) for u in every if u.strip().lower().startswith(("http://", "https://"))}
+    return CitationCounts(inline=len(citations), references=len(references), unique_urls=len(outbound))
+
+
+def _finding(code: str, message: str, line: int, number: int | None, *found_urls: str) -> _Raw:
+    return _Raw(Finding(code=PREFIX + code, message=message, line=line, number=number), found_urls)
+
+
+def _url_finding(number: int, url: str, line: int, where: str) -> _Raw | None:
+    found = urls.problem(url)
+    if found is None:
+        return None
+    code, reason = found
+    return _finding(code, f"[{number}] {where} URL {url} {reason}", line, number, url)
+
+
+def _reference_findings(references: Sequence[Reference]) -> Iterable[_Raw]:
+    by_number: dict[int, list[Reference]] = defaultdict(list)
+    by_url: dict[str, list[Reference]] = defaultdict(list)
+    for ref in references:
+        by_number[ref.number].append(ref)
+        by_url[urls.normalize(ref.url)].append(ref)
+        found = _url_finding(ref.number, ref.url, ref.line, "reference")
+        if found:
+            yield found
+    for number, refs in by_number.items():
+        for dup in refs[1:]:
+            yield _finding("duplicate-number", f"reference number {number} appears again "
+                           f"(first at line {refs[0].line}); renumber one of them", dup.line, number, dup.url)
+    for url, refs in by_url.items():
+        if len(refs) < 2 or not url.strip():
+            continue
+        first = refs[0]
+        for dup in refs[1:]:
+            same = dup.title.strip() == first.title.strip()
+            detail = "the same title" if same else f"different titles ({_short(first.title)} / {_short(dup.title)})"
+            yield _finding("duplicate-url", f"references [{first.number}] and [{dup.number}] share the URL "
+                           f"{dup.url} with {detail}", dup.line, dup.number, dup.url)
+
+
+def _short(title: str, limit: int = 48) -> str:
+    text = " ".join(title.replace("**", "").split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[Reference]) -> Iterable[_Raw]:
+    listed: dict[int, Reference] = {}
+    for ref in references:
+        listed.setdefault(ref.number, ref)
+    seen: set[tuple[int, str]] = set()
+    dangling: set[int] = set()
+    for cite in citations:
+        key = (cite.number, urls.normalize(cite.url))
+        if key in seen:
+            continue
+        seen.add(key)
+        ref = listed.get(cite.number)
+        if ref is None:
+            if cite.number not in dangling:
+                dangling.add(cite.number)
+                yield _finding("dangling", f"[{cite.number}] is cited (URL {cite.url}) but the reference list "
+                               f"has no entry {cite.number}", cite.line, cite.number, cite.url)
+        elif urls.normalize(ref.url) != key[1]:
+            places = [c.line for c in citations if (c.number, urls.normalize(c.url)) == key]
+            also = f" ({len(places)} places)" if len(places) > 1 else ""
+            owner = next((f" (the URL of reference [{r.number}])" for r in references
+                          if r.number != cite.number and urls.normalize(r.url) == key[1]), "")
+            yield _finding("mismatch", f"[{cite.number}] inline URL {cite.url}{also}{owner} differs from "
+                           f"reference {cite.number} (line {ref.line}): {ref.url}",
+                           cite.line, cite.number, cite.url, ref.url)
+        else:
+            continue
+        found = _url_finding(cite.number, cite.url, cite.line, "inline")
+        if found:
+            yield found
+    cited = {c.number for c in citations}
+    for number, ref in listed.items():
+        if number not in cited:
+            yield _finding("unused", f"reference [{number}] is never cited in the text", ref.line, number, ref.url)
+
+
+def _matches(acceptance: "Acceptance", raw: _Raw) -> bool:
+    code = acceptance.code if acceptance.code.startswith(PREFIX) else PREFIX + acceptance.code
+    if code != raw.finding.code:
+        return False
+    if acceptance.number and acceptance.number != raw.finding.number:
+        return False
+    return not acceptance.url or urls.normalize(acceptance.url) in {urls.normalize(u) for u in raw.urls}
+
+
+def _apply(raw: _Raw, accept: Sequence["Acceptance"]) -> Finding:
+    for acceptance in accept:
+        if _matches(acceptance, raw):
+            return replace(raw.finding, accepted=acceptance.reason)
+    return raw.finding
+
+
+def unmatched_acceptances(
+    citations: Sequence[InlineCitation],
+    references: Sequence[Reference],
+    accept: Sequence["Acceptance"],
+) -> list["Acceptance"]:
+    """Return the acceptances that match no finding any more (stale entries the author can delete)."""
+    raw = [*_reference_findings(references), *_inline_findings(citations, references)]
+    return [a for a in accept if not any(_matches(a, r) for r in raw)]
