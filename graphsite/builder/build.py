@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from graphsite.builder.model import Finding, Report
 from graphsite.builder.render import FONTS, render_page
 from graphsite.builder.report import read_report
+from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import BuildError, CitationError
 
 if TYPE_CHECKING:
@@ -48,8 +49,7 @@ class BuildOutcome:
             "sha256": self.page.sha256,
             "title": self.page.title,
             "sections": len(report.sections),
-            "citations": {"inline": len(report.citations), "references": len(report.references),
-                          "unique_urls": len(report.links)},
+            "citations": citation_counts(report.citations, report.references, report.links).as_dict(),
             "js_bytes": self.page.js_bytes,
             "warnings": [{"code": f.code, "message": f.message, "line": f.line,
                           **({"accepted": f.accepted} if f.accepted else {})}
@@ -66,11 +66,7 @@ def check_subdomain(name: str) -> str:
 
 
 def _findings(report: Report, config: Config | None) -> tuple[Finding, ...]:
-    """Return the citation integrity findings, when the citations part is installed."""
-    try:
-        from graphsite.citations.integrity import check_citations
-    except ImportError:  # the citations part has not landed yet: no findings rather than no build
-        return ()
+    """Return the citation integrity findings (accepted ones carry their reason)."""
     accept = config.citations.accept if config is not None else ()
     return tuple(check_citations(report.citations, report.references, accept))
 

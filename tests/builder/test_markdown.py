@@ -127,3 +127,38 @@ def test_corpus_documents_build(run_cli, tmp_path, name):
     assert soup.title.string and soup.find("main") is not None
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert len(ids) == len(set(ids))
+
+
+CLEAN = """# Clean
+
+## 1. Claim
+
+A claim [[1](https://one.example/)].
+
+## References
+
+1. One. https://one.example/
+"""
+
+
+def test_strict_fails_on_findings_and_writes_nothing(run_cli, tmp_path):
+    out = tmp_path / "site"
+    result = run_cli("build", str(CITATIONS), "--out", str(out), "--strict")
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and not (out / "index.html").exists()
+    error = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and "citation-" in error[0] and "nothing written" in error[0]
+
+
+def test_strict_passes_when_clean_or_accepted(run_cli, write_md, tmp_path):
+    out = tmp_path / "site"
+    result = run_cli("build", str(write_md(CLEAN)), "--out", str(out), "--strict")
+    assert result.exit_code == 0, result.output
+    findings = build_page(CITATIONS).report.findings
+    config = tmp_path / "graphsite.toml"
+    config.write_text("".join(f'[[citations.accept]]\ncode = "{code}"\nreason = "known, tracked"\n\n'
+                              for code in sorted({f.code for f in findings})), encoding="utf-8")
+    result = run_cli("build", str(CITATIONS), "--out", str(out), "--strict", "--config", str(config), "--json")
+    assert result.exit_code == 0, result.output
+    assert all(w.get("accepted") == "known, tracked" for w in json.loads(result.stdout)["warnings"]
+               if w["code"].startswith("citation-"))
