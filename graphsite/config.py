@@ -82,7 +82,7 @@ class Acceptance:
     code: str = _doc("Finding code to accept, e.g. citation-mismatch.", "")
     reason: str = _doc("Why the finding is accepted (required).", "")
     number: int = _doc("Citation number the acceptance is limited to (0: any).", 0)
-    url: str = _doc("URL the acceptance is limited to (empty: any).", "")
+    url: str = _doc("URL (or glob pattern, e.g. file:///home/*) the acceptance is limited to (empty: any).", "")
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,16 @@ def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, dict[str, str
     return overrides
 
 
+def _finding_codes() -> tuple[str, ...]:
+    from graphsite.citations.integrity import CODES
+
+    return CODES
+
+
+def _known_finding_code(code: str) -> bool:
+    return code in _finding_codes() or f"citation-{code}" in _finding_codes()
+
+
 def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
     """Return the configuration file in effect: the flag, then GRAPHSITE_CONFIG, then ./graphsite.toml."""
     if explicit:
@@ -241,6 +251,8 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
     for acceptance in config.citations.accept:
         if not acceptance.code or not acceptance.reason:
             errors.append("citations.accept: every entry needs a code and a reason")
+        elif not _known_finding_code(acceptance.code):
+            errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
     if errors:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))

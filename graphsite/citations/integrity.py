@@ -6,6 +6,7 @@ build and prints the findings (fatal under --strict unless the author accepted t
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -151,7 +152,10 @@ def _matches(acceptance: "Acceptance", raw: _Raw) -> bool:
         return False
     if acceptance.number and acceptance.number != raw.finding.number:
         return False
-    return not acceptance.url or urls.normalize(acceptance.url) in {urls.normalize(u) for u in raw.urls}
+    if not acceptance.url:
+        return True
+    pattern = urls.normalize(acceptance.url)
+    return any(fnmatch.fnmatchcase(urls.normalize(u), pattern) for u in raw.urls)
 
 
 def _apply(raw: _Raw, accept: Sequence["Acceptance"]) -> Finding:
