@@ -62,6 +62,8 @@ def _section(parsed: Parsed, start: int, end: int, index: str, number: str, body
     tokens, env = parsed.tokens, parsed.env
     inline = tokens[start + 1]
     body = tokens[start + 3:end]
+    while body and body[-1].type == "hr" and body[-1].level == 0:
+        body = body[:-1]  # a rule that closes a section only separates it from the next: the page has borders
     summary: list[Token] = []
     if body and body[0].type == "paragraph_open" and body[0].level == 0:
         summary, body = body[:3], body[3:]

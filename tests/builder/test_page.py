@@ -168,6 +168,8 @@ def test_summary_is_the_first_paragraph_and_the_rest_is_folded(default_soup):
     rendered = default_soup.find(id="report").find_all("section", recursive=False)
     for section, (_, title, _, markdown) in zip(rendered, BODY_SECTIONS):
         blocks = BeautifulSoup(plain.render(markdown.strip()), "html.parser").find_all(recursive=False)
+        while blocks and blocks[-1].name == "hr":
+            blocks.pop()  # a closing rule separates sections; the page draws a border instead
         summary = section.find(class_="summary")
         details = section.find("details")
         if blocks and blocks[0].name == "p":
