@@ -14,7 +14,7 @@ from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_label, draw_name, fqdn
-from graphsite.publisher.plan import DeployPlan, make_plan
+from graphsite.publisher.plan import DeployPlan, carry_over, make_plan
 from graphsite.publisher.records import apply_record, decide_record
 from graphsite.publisher.verify import CheckResult, Target, run_checks
 
@@ -126,6 +126,9 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
         node = clients.swarm.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(timezone.utc), ttl=request.ttl, node_id=node)
+        current = clients.swarm.service(subdomain)
+        if current is not None:
+            plan = carry_over(plan, current.labels)
         if not clients.swarm.network_exists(plan.service.network):
             raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
                               hint="create it (docker network create -d overlay --attachable NAME) or fix the name")

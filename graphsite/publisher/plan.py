@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -105,6 +105,15 @@ class DeployPlan:
     page: bytes = field(repr=False)
     created: str = ""
     expires: str = ""
+
+
+def carry_over(plan: DeployPlan, labels: dict) -> DeployPlan:
+    """Return `plan` keeping the existing deployment's creation time, and its expiry unless a new one is set."""
+    created = labels.get(f"{LABEL}.created") or plan.created
+    expires = plan.expires or labels.get(f"{LABEL}.expires", "")
+    carried = {f"{LABEL}.created": created, f"{LABEL}.expires": expires}
+    service = replace(plan.service, labels=tuple((k, carried.get(k, v)) for k, v in plan.service.labels))
+    return replace(plan, service=service, created=created, expires=expires)
 
 
 def config_name(subdomain: str, kind: str, sha256: str) -> str:

@@ -91,11 +91,10 @@ class Swarm:
     def ensure_service(self, spec: ServiceSpec) -> str:
         """Create the service or roll it to `spec`; return created, updated or unchanged."""
         current = self.service(spec.name)
-        labels = dict(spec.labels)
         if current and _same(current, spec):
             return "unchanged"
         template, config = self._task_template(spec), self._update_config()
-        kwargs = dict(task_template=template, name=spec.name, labels=labels,
+        kwargs = dict(task_template=template, name=spec.name, labels=dict(spec.labels),
                       mode=types.ServiceMode("replicated", replicas=spec.replicas), update_config=config,
                       endpoint_spec=types.EndpointSpec(mode=spec.endpoint_mode))
         try:
@@ -225,9 +224,7 @@ def _task(raw: dict) -> Task:
 
 
 def _same(current: Service, spec: ServiceSpec) -> bool:
-    wanted = dict(spec.labels)
-    keys = (f"{LABEL}.sha256", f"{LABEL}.content")
-    return (all(current.labels.get(k) == wanted[k] for k in keys) and current.replicas == spec.replicas
+    return (current.labels == dict(spec.labels) and current.replicas == spec.replicas
             and current.image.split("@")[0] == spec.image
             and current.configs == tuple(sorted(c.name for c in spec.configs)))
 

@@ -55,8 +55,8 @@ def test_a_colliding_name_is_drawn_again(publab):
 
     config = publab.config
     taken = [f"{publab.prefix}-{suffix}" for suffix in ("aaaaa1", "aaaaa2", "aaaaa3")]
-    publab.api("POST", "dns_records", type="A", name=f"{taken[0]}.{config.site.domain}", content="127.0.0.1", ttl=60,
-               comment="graphsite: test")
+    record = publab.api("POST", "dns_records", type="A", name=f"{taken[0]}.{config.site.domain}",
+                        content="127.0.0.1", ttl=60, comment="graphsite: test").json()["result"]
     route_path = Path(config.deploy.dynamic_dir) / f"{taken[1]}.yml"
     write_route(route_path, route_document(config, taken[1], f"{taken[1]}.{config.site.domain}"))
     clients = publab.clients()
@@ -69,6 +69,7 @@ def test_a_colliding_name_is_drawn_again(publab):
     finally:
         clients.swarm.remove_service(taken[2])
         route_path.unlink(missing_ok=True)
+        publab.api("DELETE", f"dns_records/{record['id']}")
         clients.close()
 
 

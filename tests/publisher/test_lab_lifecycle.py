@@ -54,14 +54,15 @@ def test_deploy_passes_every_check_through_the_edge(deployed, publab):
 
 def test_the_url_is_the_last_line_on_stdout(publab, deployed):
     data, _ = deployed
-    result = publab.run("deploy", "--subdomain", data["subdomain"], "--ttl", "2h", "--no-verify")
+    result = publab.run("deploy", "--subdomain", data["subdomain"], "--no-verify")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == f"https://{data['fqdn']}/"
 
 
 def test_a_second_run_resumes_created_then_exists(publab, deployed):
     data, _ = deployed
-    again = _json(publab.run("deploy", "--subdomain", data["subdomain"], "--ttl", "2h", "--json"))
+    again = _json(publab.run("deploy", "--subdomain", data["subdomain"], "--json"))
+    assert (again["created"], again["expires"]) == (data["created"], data["expires"])  # kept, not renewed
     assert again["dns"] == f"EXISTS id={data['dns'].split('id=')[1].split()[0]}"
     outcomes = {r["resource"]: r["outcome"] for r in again["resources"]}
     assert outcomes == {"config": "present", "service": "unchanged", "route": "present", "record": "exists"}

@@ -62,3 +62,17 @@ def test_ttl_durations(text, seconds):
 def test_bad_ttl_is_a_clear_error(text):
     with pytest.raises(ConfigError, match="--ttl"):
         parse_ttl(text)
+
+
+def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan, production, sample):
+    from dataclasses import replace
+
+    from graphsite.publisher.plan import carry_over
+
+    existing = {"graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": "2026-06-30T00:00:00Z"}
+    kept = carry_over(replace(fixed_plan, expires=""), existing)
+    labels = dict(kept.service.labels)
+    assert labels["graphsite.created"] == kept.created == "2026-06-01T00:00:00Z"
+    assert labels["graphsite.expires"] == kept.expires == "2026-06-30T00:00:00Z"
+    renewed = dict(carry_over(fixed_plan, existing).service.labels)
+    assert renewed["graphsite.expires"] == "2026-07-08T12:00:00Z"
