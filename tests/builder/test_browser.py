@@ -1,0 +1,151 @@
+"""The page in a real headless Chromium, served from a loopback HTTP server: JS off, JS on, both font modes.
+
+A handful of page loads on one shared browser: every detail reachable with JS off (print opens every
+accordion), a #fragment inside a closed accordion opens it, expand/collapse-all works, no console error,
+no CSP violation, and with --fonts system no request leaves the page.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from graphsite.builder.build import build_page, write_page
+
+pytestmark = pytest.mark.browser
+
+REPORT = Path(__file__).resolve().parents[2] / "content" / "graph-engineering.md"
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+RULES_TARGET = "32-the-seven-operating-rules"
+COLLECT_CSP = """window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"""
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """A loopback HTTP server with the default page built twice: /system/ and /google/ (fonts)."""
+    root = tmp_path_factory.mktemp("site")
+    for fonts in ("system", "google"):
+        write_page(build_page(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _open(browser, url: str, *, javascript: bool = True, width: int = 1400):
+    context = browser.new_context(java_script_enabled=javascript, viewport={"width": width, "height": 1000})
+    page = context.new_page()
+    events = {"console": [], "requests": []}
+    page.on("console", lambda message: events["console"].append((message.type, message.text)))
+    page.on("request", lambda request: events["requests"].append(request.url))
+    if javascript:
+        page.add_init_script(COLLECT_CSP)
+    page.goto(url)
+    page.wait_for_load_state("load")
+    return context, page, events
+
+
+def _hosts(requests: list[str]) -> set[str]:
+    return {urlsplit(url).hostname for url in requests}
+
+
+def test_js_off_every_word_is_reachable_and_print_opens_every_accordion(browser, site):
+    context, page, events = _open(browser, f"{site}/system/", javascript=False)
+    try:
+        bodies = page.locator("details.detail .detail-body")
+        count = bodies.count()
+        assert count >= 10
+        assert page.locator("details[open]").count() == 0
+        assert not bodies.first.is_visible(), "folded by default"
+        assert page.locator("#toolbar").is_hidden(), "no dead buttons without JS"
+        page.emulate_media(media="print")
+        for index in range(count):
+            assert bodies.nth(index).is_visible(), f"detail {index} hidden in print"
+        page.emulate_media(media="screen")
+        page.locator("details.detail > summary").first.click()  # native, no JS
+        assert bodies.first.is_visible()
+        assert not [text for kind, text in events["console"] if kind == "error"]
+        assert _hosts(events["requests"]) == {"127.0.0.1"}
+    finally:
+        context.close()
+
+
+def test_js_on_fragment_opens_its_accordion_and_expand_collapse_all(browser, site):
+    context, page, events = _open(browser, f"{site}/system/#{RULES_TARGET}")
+    try:
+        target = page.locator(f"[id='{RULES_TARGET}']")
+        assert target.is_visible()
+        assert target.evaluate("el => el.closest('details').open") is True
+        total = page.locator("details").count()
+        page.get_by_role("button", name="Collapse all").click()
+        assert page.locator("details[open]").count() == 0 and not target.is_visible()
+        page.locator("#rules a").first.click()  # same fragment as the URL: no hashchange, the click opens it
+        assert target.is_visible()
+        page.get_by_role("button", name="Expand all").click()
+        assert page.locator("details[open]").count() == total
+        page.get_by_role("button", name="Collapse all").click()
+        deep = page.locator("details h3[id^='108-']")  # §10.8, folded inside §10
+        assert not deep.is_visible()
+        page.evaluate("location.hash = '#' + document.querySelector(\"details h3[id^='108-']\").id")
+        deep.wait_for(state="visible")
+        assert page.evaluate("window.__csp") == []
+        assert not [text for kind, text in events["console"] if kind == "error"]
+        assert _hosts(events["requests"]) == {"127.0.0.1"}, "with --fonts system no request leaves the page"
+    finally:
+        context.close()
+
+
+def test_theme_and_responsive_cards(browser, site):
+    context, page, _ = _open(browser, f"{site}/system/")
+    try:
+        style = lambda selector, prop: page.locator(selector).first.evaluate(  # noqa: E731
+            f"el => getComputedStyle(el).{prop}")
+        assert style("body", "backgroundColor") == "rgb(10, 14, 23)"
+        assert style("section.sec", "borderBottom") == "1px solid rgb(31, 41, 55)"
+        assert style("pre", "backgroundColor") == "rgb(15, 23, 42)"
+        assert style("main p a[href^='http']", "color") == "rgb(125, 211, 252)"
+        wide = [page.locator("#cards article").nth(i).bounding_box() for i in range(5)]
+        assert len({round(box["y"]) for box in wide}) == 1, "a row on a wide screen"
+        rules = page.locator("#rules").bounding_box()
+        assert rules["x"] > wide[-1]["x"] and rules["y"] < wide[0]["y"] + wide[0]["height"], "rules beside cards"
+        page.set_viewport_size({"width": 390, "height": 800})
+        narrow = [page.locator("#cards article").nth(i).bounding_box() for i in range(5)]
+        assert len({round(box["x"]) for box in narrow}) == 1
+        assert [box["y"] for box in narrow] == sorted(box["y"] for box in narrow)
+    finally:
+        context.close()
+
+
+def test_google_fonts_are_the_only_external_requests(browser, site):
+    context, page, events = _open(browser, f"{site}/google/")
+    try:
+        assert _hosts(events["requests"]) <= {"127.0.0.1", "fonts.googleapis.com", "fonts.gstatic.com"}
+        assert "fonts.googleapis.com" in _hosts(events["requests"])
+        assert page.evaluate("window.__csp") == [], "the CSP allows the fonts it asks for"
+    finally:
+        context.close()
