@@ -1,0 +1,40 @@
+"""A non-editable install (`pip install .` into a fresh venv) run from another folder finds its theme and
+its embedded report: the wheel carries theme/, content/ and deploy/ under graphsite/_data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import venv
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_fresh_non_editable_install_builds_the_embedded_report(tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(REPO)],
+                   check=True, capture_output=True, text=True, cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = subprocess.run([str(python), "-c", "import graphsite.paths as p, json; print(json.dumps("
+                            "[p.__file__, str(p.theme_dir()), str(p.default_source())]))"],
+                           check=True, capture_output=True, text=True, cwd=elsewhere)
+    module, theme, source = json.loads(where.stdout)
+    site_packages = str(env_dir)
+    assert module.startswith(site_packages), "graphsite must come from the fresh venv, not the checkout"
+    assert theme.startswith(site_packages) and "/_data/theme" in theme
+    assert source.startswith(site_packages) and source.endswith("_data/content/graph-engineering.md")
+    result = subprocess.run([str(env_dir / "bin" / "graphsite"), "build", "--json"], capture_output=True,
+                            text=True, cwd=elsewhere)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    page = elsewhere / "site" / "index.html"
+    assert summary["output"] == "site/index.html" and page.is_file()
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    assert soup.title.string.startswith("Graph Engineering")
+    assert len(soup.select("#cards article")) == 5 and soup.find("style").string.strip()
