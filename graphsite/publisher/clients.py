@@ -15,7 +15,7 @@ class Clients:
     dns: Dns
 
     @classmethod
-    def connect(cls, config: Config) -> "Clients":
+    def connect(cls, config: Config) -> Clients:
         return cls(swarm=Swarm(), dns=Dns(config))
 
     def close(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC
 from pathlib import Path
 
 from graphsite import output
@@ -76,13 +77,13 @@ def teardown_verb(config: Config, name: str, *, wait: float):
 
 def list_verb(config: Config):
     """Return the deployments and the time they were read at."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from graphsite.publisher.inventory import deployments
 
     clients = Clients.connect(config)
     try:
-        return deployments(config, clients), datetime.now(timezone.utc)
+        return deployments(config, clients), datetime.now(UTC)
     finally:
         clients.close()
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 from graphsite import output
 from graphsite.config import Config
@@ -125,7 +125,7 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
     with output.step("plan"):
         node = clients.swarm.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
-                         content=content, now=datetime.now(timezone.utc), ttl=request.ttl, node_id=node)
+                         content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.swarm.service(subdomain)
         if current is not None:
             plan = carry_over(plan, current.labels)
@@ -151,13 +151,13 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
             failed = [c for c in checks if c.status == "FAIL"]
             if failed:
                 raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed))
-    except (GraphsiteError, KeyboardInterrupt) as exc:
+    except (GraphsiteError, KeyboardInterrupt):
         if request.keep_on_failure:
             output.info("  kept for inspection (--keep-on-failure): " + (", ".join(d for d, _ in undo.steps) or "nothing"))
         else:
             for line in undo.run():
                 output.info(f"  {line}")
-        raise exc
+        raise
     with output.step("remove old configs"):
         for name in set(clients.swarm.configs(subdomain)) - {c.name for c in plan.service.configs}:
             clients.swarm.remove_config(name)

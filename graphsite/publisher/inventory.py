@@ -4,7 +4,7 @@ files, DNS records), orphans included; gc tears down what has expired."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from graphsite.config import Config
@@ -43,7 +43,7 @@ class Entry:
 
 
 def _parse(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    return datetime.fromisoformat(stamp)
 
 
 def age(created: str, now: datetime) -> str:
@@ -82,6 +82,6 @@ def deployments(config: Config, clients: Clients) -> list[Entry]:
 def collect(config: Config, clients: Clients, *, dry_run: bool = False,
             now: datetime | None = None) -> list[tuple[Entry, list[Removal]]]:
     """Tear down every expired deployment (only those: an entry without an expiry never expires)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     expired = [e for e in deployments(config, clients) if e.expired(now)]
     return [(entry, [] if dry_run else teardown(config, entry.subdomain, clients)) for entry in expired]

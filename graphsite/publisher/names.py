@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Callable
+from collections.abc import Callable
 
 from graphsite.errors import ConfigError
 

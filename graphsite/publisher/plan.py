@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graphsite.config import Config
 from graphsite.errors import ConfigError, DeployError
 from graphsite.publisher import caddy
+from graphsite.publisher.names import check_domain
 from graphsite.publisher.names import fqdn as make_fqdn
 
 LABEL = "graphsite"  # every label graphsite sets starts with "graphsite."
@@ -30,7 +31,7 @@ def parse_ttl(text: str) -> timedelta:
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -135,11 +136,24 @@ def labels(subdomain: str, fqdn: str, sha256: str, created: str, expires: str, c
             (f"{LABEL}.title", title))
 
 
+def check_settings(config: Config, content: str) -> None:
+    """Raise ConfigError naming the first setting a deploy cannot work with."""
+    deploy = config.deploy
+    check_domain(config.site.domain)
+    for name, value, allowed in (("--content", content, CONTENT_MODES), ("deploy.endpoint_mode", deploy.endpoint_mode,
+                                 ("vip", "dnsrr")), ("deploy.tls", deploy.tls, ("host", "wildcard"))):
+        if value not in allowed:
+            raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {value!r}")
+    if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:
+        raise ConfigError(f"deploy.port/replicas: port {deploy.port} must be 1-65535, replicas {deploy.replicas} >= 1")
+    if config.dns.ttl != 1 and not 30 <= config.dns.ttl <= 86400:
+        raise ConfigError(f"dns.ttl: {config.dns.ttl} is not 1 (automatic) or 30-86400 seconds")
+
+
 def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: str, content: str,
               now: datetime, ttl: timedelta | None = None, node_id: str = "") -> DeployPlan:
     """Return every resource of the deployment of `html` under `subdomain`."""
-    if content not in CONTENT_MODES:
-        raise ConfigError(f"--content: expected config or bind, got {content!r}")
+    check_settings(config, content)
     deploy, page = config.deploy, html.encode("utf-8")
     if content == "config" and len(page) > MAX_CONFIG_BYTES:
         raise DeployError(f"the page is {len(page) // 1024} KB, more than a Swarm config holds "

@@ -29,15 +29,15 @@ def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", tim
     url, shown = f"{scheme}://{address or fqdn}/", f"{scheme}://{fqdn}/" + (f" via {address}" if address else "")
     extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
     try:
-        with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client:
-            with client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions) as response:
-                cert = None
-                if scheme == "https":
-                    stream = response.extensions.get("network_stream")
-                    ssl_object = stream.get_extra_info("ssl_object") if stream else None
-                    cert = ssl_object.getpeercert() if ssl_object else None
-                body = response.read()
-                return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
-                             body=body, cert=cert)
+        with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client, \
+                client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions) as response:
+            cert = None
+            if scheme == "https":
+                stream = response.extensions.get("network_stream")
+                ssl_object = stream.get_extra_info("ssl_object") if stream else None
+                cert = ssl_object.getpeercert() if ssl_object else None
+            body = response.read()
+            return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
+                         body=body, cert=cert)
     except httpx.HTTPError as exc:
         return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

@@ -27,7 +27,7 @@ class Task:
     spec_configs: tuple[str, ...] = ()
     image: str = ""
 
-    def of(self, service: "Service") -> bool:
+    def of(self, service: Service) -> bool:
         """True when the task runs the service's current spec (image and configs)."""
         return self.image.split("@")[0] == service.image.split("@")[0] and set(self.spec_configs) == set(service.configs)
 
@@ -94,9 +94,9 @@ class Swarm:
         if current and _same(current, spec):
             return "unchanged"
         template, config = self._task_template(spec), self._update_config()
-        kwargs = dict(task_template=template, name=spec.name, labels=dict(spec.labels),
-                      mode=types.ServiceMode("replicated", replicas=spec.replicas), update_config=config,
-                      endpoint_spec=types.EndpointSpec(mode=spec.endpoint_mode))
+        kwargs = {"task_template": template, "name": spec.name, "labels": dict(spec.labels),
+                  "mode": types.ServiceMode("replicated", replicas=spec.replicas), "update_config": config,
+                  "endpoint_spec": types.EndpointSpec(mode=spec.endpoint_mode)}
         try:
             if current is None:
                 self.api.create_service(**kwargs)

@@ -28,7 +28,7 @@ class Removal:
 def subdomain_of(config: Config, name: str) -> str:
     """Return the subdomain of NAME, which may be the subdomain or the full fqdn."""
     suffix = "." + config.site.domain
-    return check_label(name[: -len(suffix)] if name.endswith(suffix) else name, what="NAME")
+    return check_label(name.removesuffix(suffix), what="NAME")
 
 
 def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> list[Removal]:

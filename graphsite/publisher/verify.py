@@ -7,11 +7,11 @@ import hashlib
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Callable
 
 from graphsite.config import Config
 from graphsite.publisher import probe, route
@@ -42,11 +42,11 @@ class Target:
     replicas: int
 
     @classmethod
-    def from_plan(cls, plan) -> "Target":
+    def from_plan(cls, plan) -> Target:
         return cls(plan.subdomain, plan.fqdn, plan.sha256, plan.title, plan.service.replicas)
 
     @classmethod
-    def from_service(cls, service) -> "Target":
+    def from_service(cls, service) -> Target:
         labels = service.labels
         return cls(service.name, labels.get("graphsite.fqdn", ""), labels.get("graphsite.sha256", ""),
                    labels.get("graphsite.title", ""), service.replicas)
@@ -134,8 +134,8 @@ def _covers(names: list[str], fqdn: str) -> bool:
 def tls_findings(cert: dict, fqdn: str, now: datetime) -> list[str]:
     """Return what is wrong with a verified peer certificate for `fqdn` (empty: nothing)."""
     names = [value for kind, value in cert.get("subjectAltName", ()) if kind == "DNS"]
-    not_before = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notBefore"]), timezone.utc)
-    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notAfter"]), timezone.utc)
+    not_before = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notBefore"]), UTC)
+    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notAfter"]), UTC)
     problems = []
     if not _covers(names, fqdn):
         problems.append(f"does not cover {fqdn} (names: {', '.join(names) or 'none'})")
@@ -153,7 +153,7 @@ def _tls(target: Target, config: Config) -> tuple[str, str]:
         return FAIL, f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
     cert = result.cert
     issuer = ", ".join(f"{k}={v}" for rdn in cert.get("issuer", ()) for k, v in rdn)
-    problems = tls_findings(cert, target.fqdn, datetime.now(timezone.utc))
+    problems = tls_findings(cert, target.fqdn, datetime.now(UTC))
     if problems:
         return FAIL, "; ".join(problems) + f" (issuer {issuer})"
     return PASS, (f"covers {target.fqdn}, issuer {issuer}, {cert['notBefore']} → {cert['notAfter']}, "

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from datetime import datetime, timedelta, timezone
+import secrets
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import pytest
+from click.testing import CliRunner
 
-from graphsite.config import Config
+from graphsite.config import Config, load_config
+from graphsite.errors import ConfigError
 
 GOLDEN = Path(__file__).parent / "golden"
-NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 HTML = "<!doctype html><html><head><title>Graph engineering</title></head><body>live graph-eng-0a1b2c</body></html>"
 
 
@@ -52,13 +57,6 @@ def fixed_plan(production):
 
 # --- the lab ---------------------------------------------------------------------------------------------------
 
-import dataclasses  # noqa: E402
-import secrets  # noqa: E402
-
-import httpx  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
-
-from graphsite.config import load_config  # noqa: E402
 
 
 @dataclasses.dataclass
@@ -158,7 +156,7 @@ def publab(request) -> PubLab:
         try:
             config = load_config(path, environ={})
             httpx.get(config.dns.api_base_url.removesuffix("/client/v4") + "/__lab/health", timeout=3)
-        except Exception as exc:  # the lab is down: say so in one line
+        except (httpx.HTTPError, OSError, ConfigError) as exc:  # the lab is down: say so in one line
             problem = f"the lab does not answer ({type(exc).__name__}: {exc})"
     if problem:
         if os.environ.get("GRAPHSITE_LAB_REQUIRED") == "1":

@@ -46,6 +46,21 @@ def test_an_a_record_with_other_content_is_refused_without_force(publab):
     assert result.exit_code == 1 and "already points at 192.0.2.7" in result.stderr and "--force" in result.stderr
     assert _left(publab, name) == []
     assert publab.api("GET", f"dns_records/{made['id']}").json()["result"]["content"] == "192.0.2.7"
+    forced = publab.run("deploy", "--subdomain", name, "--no-verify", "--force", "--json")
+    assert forced.exit_code == 0, forced.stderr
+    assert json.loads(forced.stdout)["dns"].startswith("REPLACED 192.0.2.7 with id=")
+    clients = publab.clients()
+    try:
+        assert [(r.type, r.content, r.ours) for r in clients.dns.records(fqdn)] == [("A", "127.0.0.1", True)]
+    finally:
+        clients.close()
+    assert publab.run("teardown", name).exit_code == 0
+    assert _left(publab, name) == []
+
+
+def test_verify_of_an_unknown_name_is_a_clear_error(publab):
+    result = publab.run("verify", publab.name())
+    assert result.exit_code == 1 and "no graphsite service" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_colliding_name_is_drawn_again(publab):
@@ -110,9 +125,9 @@ def test_throttling_is_retried_honouring_retry_after(publab):
 
 def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     """The record's creation keeps failing with 500: the service, configs and route this run made are undone."""
+    from graphsite.paths import default_source
     from graphsite.publisher.clients import Clients
     from graphsite.publisher.deploy import DeployRequest, build_with_builder, deploy
-    from graphsite.paths import default_source
 
     name = publab.name()
     config = publab.config.replace("dns", retries=1)

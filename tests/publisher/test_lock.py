@@ -9,10 +9,8 @@ from graphsite.publisher.lock import subdomain_lock
 
 
 def test_a_second_holder_of_the_same_name_fails_clearly(tmp_path):
-    with subdomain_lock(tmp_path, "s1"):
-        with pytest.raises(DeployError) as info:
-            with subdomain_lock(tmp_path, "s1"):
-                pass
+    with subdomain_lock(tmp_path, "s1"), pytest.raises(DeployError) as info, subdomain_lock(tmp_path, "s1"):
+        pass
     assert "s1 is being deployed or torn down by pid" in info.value.message
     assert "--wait" in info.value.message
 
@@ -43,6 +41,5 @@ def test_a_waiting_run_gets_the_lock_when_it_is_released(tmp_path):
 def test_an_unwritable_lock_dir_is_a_clear_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(DeployError, match="deploy.lock_dir"):
-        with subdomain_lock(blocker / "locks", "s1"):
-            pass
+    with pytest.raises(DeployError, match="deploy.lock_dir"), subdomain_lock(blocker / "locks", "s1"):
+        pass

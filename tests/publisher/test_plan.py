@@ -76,3 +76,24 @@ def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan, productio
     assert labels["graphsite.expires"] == kept.expires == "2026-06-30T00:00:00Z"
     renewed = dict(carry_over(fixed_plan, existing).service.labels)
     assert renewed["graphsite.expires"] == "2026-07-08T12:00:00Z"
+
+
+@pytest.mark.parametrize("section,values,field", [
+    ("deploy", {"endpoint_mode": "ipvs"}, "deploy.endpoint_mode"),
+    ("deploy", {"tls": "dns"}, "deploy.tls"),
+    ("site", {"domain": "not a domain"}, "site.domain"),
+    ("dns", {"ttl": 5}, "dns.ttl"),
+    ("deploy", {"replicas": 0}, "deploy.port/replicas"),
+])
+def test_settings_a_deploy_cannot_use_are_named(production, sample, section, values, field):
+    html, now = sample
+    with pytest.raises(ConfigError) as info:
+        make_plan(production.replace(section, **values), "s1", html=html, sha256="a" * 64, title="t",
+                  content="config", now=now)
+    assert info.value.message.startswith(field + ":")
+
+
+def test_an_unknown_content_mode_is_refused(production, sample):
+    html, now = sample
+    with pytest.raises(ConfigError, match="--content"):
+        make_plan(production, "s1", html=html, sha256="a" * 64, title="t", content="volume", now=now)
