@@ -14,7 +14,7 @@ from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_label, draw_name, fqdn
-from graphsite.publisher.plan import DeployPlan, carry_over, make_plan
+from graphsite.publisher.plan import DeployPlan, bind_dir, carry_over, make_plan
 from graphsite.publisher.records import apply_record, decide_record
 from graphsite.publisher.verify import CheckResult, Target, run_checks
 
@@ -158,10 +158,22 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
             for line in undo.run():
                 output.info(f"  {line}")
         raise
-    with output.step("remove old configs"):
-        for name in set(clients.swarm.configs(subdomain)) - {c.name for c in plan.service.configs}:
-            clients.swarm.remove_config(name)
+    with output.step("remove old content"):
+        _remove_old_content(config, plan, clients)
     return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+
+
+def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:
+    """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
+    old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
+    directory = bind_dir(config, plan.subdomain)
+    try:
+        for name in old:
+            clients.swarm.remove_config(name)
+        if plan.bind_dir is None and directory.exists():
+            bind.remove_bind_dir(directory)
+    except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
+        output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
 def survey(plan: DeployPlan, document: dict, dns_action: str, clients: Clients) -> tuple[Action, ...]:

@@ -48,7 +48,8 @@ def test_deploy_passes_every_check_through_the_edge(deployed, publab):
     assert data["subdomain"].startswith(publab.prefix + "-") and len(data["subdomain"]) == len(publab.prefix) + 7
     # progress on stderr, one line per step with its time
     steps = [line.split(" … ")[0].strip() for line in result.stderr.splitlines() if " … done (" in line]
-    assert steps[:9] == ["name", "build", "plan", "content", "service", "converge", "route", "dns", "verify"]
+    assert steps == ["name", "build", "plan", "content", "service", "converge", "route", "dns", "verify",
+                     "remove old content"]
 
 
 def test_the_url_is_the_last_line_on_stdout(publab, deployed):
@@ -146,6 +147,10 @@ def test_bind_mode_end_to_end(publab):
     assert (directory / "index.html").stat().st_uid == 1000
     assert data["service"]["bind"] == {"source": str(directory), "target": "/srv", "read_only": True}
     assert data["service"]["constraints"][0].startswith("node.id==")
+    back = _json(publab.run("deploy", "--subdomain", name, "--content", "config", "--no-verify", "--json"))
+    assert not directory.exists()  # switching back to configs removes the directory once the switch is live
+    assert back["service"]["bind"] is None
+    assert publab.run("deploy", "--subdomain", name, "--content", "bind", "--no-verify").exit_code == 0
     result = publab.run("teardown", name)
     assert result.exit_code == 0 and f"removed  directory {directory}" in result.stdout
     _nothing_left(publab, name)
