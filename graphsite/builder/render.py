@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,10 +41,22 @@ def load_theme(directory: Path | None = None) -> Theme:
     directory = directory or theme_dir()
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(directory), autoescape=True,
                                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                                     undefined=jinja2.StrictUndefined)
+                                     undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
     css = (directory / "page.css").read_text(encoding="utf-8").strip()
     js = (directory / "page.js").read_text(encoding="utf-8").strip()
     return Theme(environment, css, js)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Return a cache of compiled templates in the user's cache directory (keyed by the template's source
+    checksum, so an edited theme recompiles), or None where that directory is not writable."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    directory = base / "graphsite" / "jinja"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(directory)) if os.access(directory, os.W_OK) else None
 
 
 @lru_cache(maxsize=1)
