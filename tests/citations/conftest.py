@@ -1,0 +1,139 @@
+"""A real HTTP server on 127.0.0.1 with one path per link-check pitfall, and the hits it received."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+PAGE = (b"<!doctype html><html><head><title>page</title></head><body>"
+        b"<h2 id='present'>here</h2><a name='legacy'></a><p>text</p></body></html>")
+SLOW_SECONDS = 3.0
+
+
+@dataclass
+class Hits:
+    """Every request the server saw: (method, path, user agent, time), and the most in flight at once."""
+
+    log: list[tuple[str, str, str, float]] = field(default_factory=list)
+    in_flight: int = 0
+    most_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def to(self, path: str) -> list[tuple[str, str, str, float]]:
+        with self.lock:
+            return [hit for hit in self.log if hit[1] == path]
+
+    def count(self, path: str) -> int:
+        return len(self.to(path))
+
+
+class PitfallHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    hits: Hits  # set on the subclass per server
+
+    def log_message(self, *args: object) -> None:  # keep pytest output clean
+        pass
+
+    def do_HEAD(self) -> None:
+        self._serve(head=True)
+
+    def do_GET(self) -> None:
+        self._serve(head=False)
+
+    def _serve(self, head: bool) -> None:
+        hits = self.hits
+        with hits.lock:
+            hits.log.append((self.command, self.path, self.headers.get("User-Agent", ""), time.monotonic()))
+            seen = sum(1 for h in hits.log if h[1] == self.path)
+            hits.in_flight += 1
+            hits.most_in_flight = max(hits.most_in_flight, hits.in_flight)
+        try:
+            self._route(head, seen)
+        finally:
+            with hits.lock:
+                hits.in_flight -= 1
+
+    def _route(self, head: bool, seen: int) -> None:
+        path = self.path
+        if path in ("/ok", "/page") or path.startswith("/host/"):
+            if path.startswith("/host/"):
+                time.sleep(0.2)
+            return self._send(200, PAGE, head)
+        if path == "/head-405":
+            return self._send(405, b"", head, {"Allow": "GET"}) if head else self._send(200, PAGE, head)
+        if path == "/browser-only":
+            agent = self.headers.get("User-Agent", "")
+            browser = agent.startswith("Mozilla/5.0") and ("Chrome/" in agent or "Firefox/" in agent)
+            return self._send(200 if browser else 403, PAGE if browser else b"robots go away", head)
+        if path == "/429-twice":
+            if seen <= 2:
+                return self._send(429, b"slow down", head, {"Retry-After": "1"})
+            return self._send(200, PAGE, head)
+        if path == "/moved":
+            return self._send(301, b"", head, {"Location": "/ok"})
+        if path in ("/loop-a", "/loop-b"):
+            return self._send(302, b"", head, {"Location": "/loop-b" if path == "/loop-a" else "/loop-a"})
+        if path == "/slow":
+            time.sleep(SLOW_SECONDS)
+            return self._send(200, PAGE, head)
+        if path == "/error":
+            return self._send(500, b"broken", head)
+        return self._send(404, b"not found", head)
+
+    def _send(self, status: int, body: bytes, head: bool, headers: dict[str, str] | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the checker gave up on a slow answer: expected
+
+
+@dataclass
+class Server:
+    base: str
+    hits: Hits
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+@contextmanager
+def serve() -> Iterator[Server]:
+    """Run a threaded stdlib HTTP server on 127.0.0.1 (a free port) for the duration of the block."""
+    hits = Hits()
+    handler = type("Handler", (PitfallHandler,), {"hits": hits})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(f"http://127.0.0.1:{server.server_address[1]}", hits)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def pitfall_server() -> Iterator[Server]:
+    """A fresh server (and hit log) for one test."""
+    with serve() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def shared_pitfall_server() -> Iterator[Server]:
+    """One server for a module's tests that read the same run."""
+    with serve() as server:
+        yield server

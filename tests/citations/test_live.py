@@ -1,0 +1,155 @@
+"""Live checks against a real HTTP server on 127.0.0.1: one path per pitfall, each ending in its state."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from graphsite.citations.live import check_links
+from graphsite.config import LinksConfig
+
+# The one run every pitfall test reads: path (with fragment) -> expected state.
+EXPECTED = {
+    "/ok": "ok",
+    "/head-405": "ok",
+    "/browser-only": "ok",
+    "/429-twice": "ok",
+    "/moved": "redirected",
+    "/loop-a": "dead",
+    "/slow": "timeout",
+    "/error": "dead",
+    "/missing": "dead",
+    "/page#present": "ok",
+    "/page#legacy": "ok",
+    "/page#nowhere": "dead",
+}
+
+
+def settings(tmp_path: Path, **values) -> LinksConfig:
+    base = {"timeout": 0.5, "retries": 2, "max_retry_after": 5.0, "cache_dir": str(tmp_path / ".graphsite")}
+    return LinksConfig(**{**base, **values})
+
+
+@pytest.fixture(scope="module")
+def pitfall_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("links")
+
+
+@pytest.fixture(scope="module")
+def pitfall_run(shared_pitfall_server, pitfall_cache):
+    """One check of every pitfall path (the server's hit log is this run's, plus the cache test's)."""
+    server = shared_pitfall_server
+    report = check_links([server.url(path) for path in EXPECTED], settings(pitfall_cache), progress=False)
+    return server, {r.url.removeprefix(server.base): r for r in report.results}, report
+
+
+def test_every_pitfall_ends_in_its_state(pitfall_run):
+    _, results, report = pitfall_run
+    assert {path: results[path].state for path in EXPECTED} == EXPECTED
+    assert report.counts()["dead"] == 4
+    assert report.failing() == [r for r in report.results if r.state == "dead"]
+
+
+def test_head_refused_falls_back_to_get(pitfall_run):
+    server, results, _ = pitfall_run
+    assert [hit[0] for hit in server.hits.to("/head-405")] == ["HEAD", "GET"]
+    assert results["/head-405"].status == 200
+
+
+def test_the_browser_only_site_sees_a_browser_user_agent(pitfall_run):
+    server, _, _ = pitfall_run
+    agents = {hit[2] for hit in server.hits.to("/browser-only")}
+    assert agents and all(a.startswith("Mozilla/5.0") for a in agents)
+
+
+def test_429_waits_for_retry_after_then_succeeds(pitfall_run):
+    server, results, _ = pitfall_run
+    hits = server.hits.to("/429-twice")
+    assert len(hits) == 3
+    gaps = [later[3] - earlier[3] for earlier, later in zip(hits, hits[1:])]
+    assert all(gap >= 0.95 for gap in gaps), gaps  # politeness: Retry-After: 1 was honoured each time
+    assert results["/429-twice"].status == 200
+
+
+def test_redirect_reports_the_final_url(pitfall_run):
+    server, results, _ = pitfall_run
+    moved = results["/moved"]
+    assert moved.final_url == server.url("/ok")
+    assert moved.redirects == (server.url("/ok"),)
+
+
+def test_redirect_loop_is_detected_not_followed_forever(pitfall_run):
+    server, results, _ = pitfall_run
+    assert "redirect loop" in results["/loop-a"].detail
+    assert server.hits.count("/loop-a") + server.hits.count("/loop-b") <= 4
+
+
+def test_500_is_retried_a_bounded_number_of_times(pitfall_run):
+    server, results, _ = pitfall_run
+    assert results["/error"].status == 500
+    gets = [hit for hit in server.hits.to("/error") if hit[0] == "GET"]
+    assert len(gets) == 3  # one try and links.retries = 2 retries
+
+
+def test_a_page_linked_with_three_fragments_is_fetched_once(pitfall_run):
+    server, results, _ = pitfall_run
+    assert [hit[0] for hit in server.hits.to("/page")] == ["GET"]
+    assert "#nowhere" in results["/page#nowhere"].detail
+
+
+def test_a_second_run_within_max_age_asks_nothing_of_the_server(pitfall_run, pitfall_cache):
+    server, first, _ = pitfall_run
+    before = len(server.hits.log)
+    again = check_links([server.url(p) for p in EXPECTED], settings(pitfall_cache), progress=False)
+    cacheable = [r for r in again.results if r.state != "timeout"]
+    assert all(r.cached for r in cacheable)
+    assert [r.state for r in again.results] == [first[p].state for p in EXPECTED]
+    new_paths = {hit[1] for hit in server.hits.log[before:]}
+    assert new_paths == {"/slow"}  # a timeout says nothing about the link: never cached
+    assert again.requests == len([h for h in server.hits.log[before:]])
+
+
+def test_no_cache_and_an_expired_cache_ask_again(pitfall_server, tmp_path):
+    url = pitfall_server.url("/ok")
+    check_links([url], settings(tmp_path), progress=False)
+    check_links([url], settings(tmp_path), use_cache=False, progress=False)
+    check_links([url], settings(tmp_path, max_age=0.0), progress=False)
+    assert pitfall_server.hits.count("/ok") == 3
+
+
+def test_a_corrupt_cache_is_a_warning_and_is_rewritten(pitfall_server, tmp_path):
+    cache = tmp_path / ".graphsite" / "links.json"
+    cache.parent.mkdir()
+    cache.write_text("{not json")
+    report = check_links([pitfall_server.url("/ok")], settings(tmp_path), progress=False)
+    assert report.results[0].state == "ok"
+    assert len(report.warnings) == 1 and "corrupt link cache" in report.warnings[0]
+    assert json.loads(cache.read_text())["results"][pitfall_server.url("/ok")]["state"] == "ok"
+
+
+def test_per_host_limit_is_respected(pitfall_server, tmp_path):
+    urls = [pitfall_server.url(f"/host/{i}") for i in range(8)]
+    report = check_links(urls, settings(tmp_path, per_host=2, concurrency=16), progress=False)
+    assert {r.state for r in report.results} == {"ok"}
+    assert pitfall_server.hits.most_in_flight == 2
+
+
+def test_dns_failure_and_refused_connection_are_dead(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    urls = ["http://no-such-host.invalid/x", f"http://127.0.0.1:{closed}/"]
+    report = check_links(urls, settings(tmp_path, retries=1), progress=False)
+    assert [r.state for r in report.results] == ["dead", "dead"]
+    assert report.results[0].detail.startswith("DNS:")
+    assert report.results[1].detail.startswith("connection failed")
+
+
+def test_skipped_by_configuration_and_by_scheme(pitfall_server, tmp_path):
+    urls = [pitfall_server.url("/missing"), "mailto:someone@example.org"]
+    report = check_links(urls, settings(tmp_path, skip=(pitfall_server.url("/missing"),)), progress=False)
+    assert [r.state for r in report.results] == ["skipped", "skipped"]
+    assert pitfall_server.hits.log == []
