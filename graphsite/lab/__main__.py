@@ -1,0 +1,68 @@
+"""`scripts/lab up | down | status` (also `python -m graphsite.lab`)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from graphsite import output
+from graphsite.lab.instance import LabInstance
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """The lab: Docker Swarm, an edge Caddy with an internal CA, a fake Cloudflare API, on loopback."""
+
+
+@main.command("up")
+def up_command() -> None:
+    """Bring the lab up (idempotent) and print the deploy command to use it."""
+    from graphsite.lab.stack import up
+
+    lab = LabInstance.from_env()
+    report = up(lab)
+    for part, action in report.steps:
+        output.info(f"  {part:<34} {action}")
+    output.info("Nothing changed: the lab was already up." if not report.changed else "Lab up.")
+    output.info(f"Lab ready in {report.seconds:.1f} s ({lab.root}).")
+    output.result(f"GRAPHSITE_CONFIG={_shown(lab.path('graphsite.toml'))} graphsite deploy --random-subdomain")
+
+
+@main.command("down")
+@click.option("--purge-image", is_flag=True, help="Also remove the page image, when this lab built it.")
+def down_command(purge_image: bool) -> None:
+    """Remove what `up` started or created, by recorded id; leave what it found running."""
+    from graphsite.lab.stack import down
+
+    lab = LabInstance.from_env()
+    results = down(lab, purge_image=purge_image)
+    for part, action in results:
+        output.info(f"  {part:<34} {action}")
+    output.info("Lab down." if results else "Nothing to take down: this lab started nothing that still runs.")
+
+
+@main.command("status")
+def status_command() -> None:
+    """Show each part of the lab and whether it answers; exit 1 when a part is down."""
+    from graphsite.lab.health import status
+
+    parts = status(LabInstance.from_env())
+    for part in parts:
+        output.result(f"{'up  ' if part.ok else 'DOWN'}  {part.name:<34} {part.detail}")
+    if not all(part.ok for part in parts):
+        sys.exit(1)
+
+
+def _shown(path) -> str:
+    """Return `path` relative to the working directory when it is inside it."""
+    from pathlib import Path
+
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    main(prog_name="scripts/lab")

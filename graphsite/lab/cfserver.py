@@ -1,0 +1,165 @@
+"""The fake Cloudflare API: a stateful HTTP server on 127.0.0.1 that honours Cloudflare's DNS-records contract.
+
+`python -m graphsite.lab.cfserver --lab-dir .lab --port 8790 --zone lab.graphsite.test --zone-id …` serves
+`/client/v4` (bearer token from `<lab-dir>/cf-token`, records kept in `<lab-dir>/cloudflare-state.json`) and a
+control API under `/__lab/` for tests: faults, latency, reset, the request log. Every request it accepts and
+every response it sends is checked against the contract (`contract.py`); a request that does not fit gets a 400
+and a line in `<lab-dir>/cloudflare.log`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from graphsite.lab import records, routes
+from graphsite.lab.contract import Contract
+
+API = "/client/v4"
+_REDACTED = "[REDACTED-TOKEN]"
+_RATE_LIMITED = (971, "Please wait and consider throttling your request speed")
+_INJECTED_500 = (1000, "Internal server error (injected by the lab)")
+
+
+class FakeCloudflare:
+    """The server's state: the zone, injected faults and latency, the request log. Thread-safe."""
+
+    def __init__(self, lab_dir: Path, zone: str, zone_id: str) -> None:
+        self.lab_dir = lab_dir
+        self.state_path = lab_dir / "cloudflare-state.json"
+        self.log_path = lab_dir / "cloudflare.log"
+        self.token = (lab_dir / "cf-token").read_text(encoding="utf-8").strip()
+        self.contract = Contract.load()
+        self.lock = threading.Lock()
+        self.zone = records.Zone(zone, zone_id, self._load())
+        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1}
+        self.latency_ms = 0
+        self.requests: list[dict[str, Any]] = []
+
+    def _load(self) -> tuple[dict[str, Any], ...]:
+        try:
+            return tuple(json.loads(self.state_path.read_text(encoding="utf-8"))["records"])
+        except FileNotFoundError:
+            return ()
+
+    def save(self) -> None:
+        temporary = self.state_path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"zone": self.zone.name, "zone_id": self.zone.zone_id,
+                                         "records": list(self.zone.records)}, indent=1), encoding="utf-8")
+        os.replace(temporary, self.state_path)
+
+    def log(self, line: str) -> None:
+        with self.lock, self.log_path.open("a", encoding="utf-8") as handle:
+            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {self.redact(line)}\n")
+
+    def redact(self, text: str) -> str:
+        return text.replace(self.token, _REDACTED) if self.token else text
+
+    def take_fault(self) -> dict[str, Any] | None:
+        with self.lock:
+            if self.faults["fail_next"] <= 0:
+                return None
+            self.faults["fail_next"] -= 1
+            return dict(self.faults)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.zone = records.Zone(self.zone.name, self.zone.zone_id, ())
+            self.faults["fail_next"], self.latency_ms = 0, 0
+            self.requests.clear()
+        self.save()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "graphsite-lab-cloudflare"
+    app: FakeCloudflare  # set on the subclass made by serve()
+
+    def log_message(self, format: str, *args: Any) -> None:  # the request log replaces stderr chatter
+        return
+
+    def do_GET(self) -> None:
+        self._dispatch()
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
+
+    def _send(self, status: int, body: dict[str, Any] | list[Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _dispatch(self) -> None:
+        url = urlsplit(self.path)
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if url.path.startswith("/__lab/"):
+            status, answer = routes.control(self.app, self.command, url.path, body)
+            self._send(status, answer)
+        elif url.path.startswith(API + "/"):
+            self._api(url.path, parse_qsl(url.query, keep_blank_values=True), body)
+        else:
+            self._send(404, records.error(routes.NO_ROUTE))
+
+    def _api(self, path: str, query: list[tuple[str, str]], body: bytes) -> None:
+        app, started = self.app, time.monotonic()
+        if app.latency_ms:
+            time.sleep(app.latency_ms / 1000)
+        fault = app.take_fault()
+        if fault:
+            status, headers = fault["status"], {}
+            if status == 429:
+                headers["Retry-After"] = str(fault["retry_after"])
+            envelope = records.error(_RATE_LIMITED if status == 429 else _INJECTED_500)
+        else:
+            status, envelope = routes.answer(app, self.command, path, query, dict(self.headers.items()), body)
+            headers = {}
+        self._send(status, envelope, headers)
+        entry = {"method": self.command, "path": path, "query": query, "status": status,
+                 "body": _json_or_text(app.redact(body.decode("utf-8", "replace"))),
+                 "fault": bool(fault), "ms": round((time.monotonic() - started) * 1000, 1)}
+        with app.lock:
+            app.requests.append(entry)
+            del app.requests[:-2000]
+        app.log(f"{self.command} {path} {status}" + (" (injected)" if fault else ""))
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return text
+
+
+def serve(lab_dir: Path, port: int, zone: str, zone_id: str) -> ThreadingHTTPServer:
+    """Return the bound server (call serve_forever); 127.0.0.1 only."""
+    app = FakeCloudflare(lab_dir, zone, zone_id)
+    handler = type("BoundHandler", (Handler,), {"app": app})
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server.daemon_threads = True
+    app.log(f"listening on http://127.0.0.1:{port}{API} (zone {zone} {zone_id}, pid {os.getpid()})")
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m graphsite.lab.cfserver", description=__doc__.split("\n")[0])
+    parser.add_argument("--lab-dir", type=Path, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--zone", required=True)
+    parser.add_argument("--zone-id", required=True)
+    args = parser.parse_args(argv)
+    serve(args.lab_dir.resolve(), args.port, args.zone, args.zone_id).serve_forever()
+
+
+if __name__ == "__main__":
+    main()

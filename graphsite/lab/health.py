@@ -1,0 +1,87 @@
+"""`scripts/lab status`: each part of the lab and whether it answers, from the systems themselves."""
+
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass
+
+from graphsite.errors import GraphsiteError
+from graphsite.lab import docker, processes, probe
+from graphsite.lab.instance import LabInstance
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    ok: bool
+    detail: str
+
+
+def _check(name: str, test) -> Part:
+    try:
+        ok, detail = test()
+    except (GraphsiteError, OSError, ssl.SSLError, ValueError) as exc:
+        ok, detail = False, str(exc).splitlines()[0]
+    return Part(name, ok, detail)
+
+
+def _daemon() -> tuple[bool, str]:
+    if not docker.daemon_answers():
+        return False, "does not answer (scripts/lab up starts it)"
+    return True, "docker " + docker.docker("version", "--format", "{{.Server.Version}}").stdout.strip()
+
+
+def _swarm() -> tuple[bool, str]:
+    state, manager = docker.swarm_state()
+    return state == "active" and manager, f"{state}, {'manager' if manager else 'not a manager'}"
+
+
+def _edge(lab: LabInstance) -> tuple[bool, str]:
+    found = docker.container(lab.edge_name)
+    if not found:
+        return False, f"no container {lab.edge_name}"
+    if found["state"] != "running":
+        return False, f"{lab.edge_name} is {found['state']}"
+    answer = probe.fetch(f"status-probe.{lab.domain}", lab.https_port, ca=lab.path("ca.pem"))
+    # No service is called status-probe: the edge itself answers 502 over verified TLS.
+    return True, f"{lab.edge_name} answers https on 127.0.0.1:{lab.https_port} (HTTP {answer.status})"
+
+
+def _ca(lab: LabInstance) -> tuple[bool, str]:
+    path = lab.path("ca.pem")
+    if not path.is_file():
+        return False, f"{path} missing"
+    ssl.create_default_context(cafile=str(path))
+    return True, str(path)
+
+
+def _cloudflare(lab: LabInstance) -> tuple[bool, str]:
+    health = processes.cloudflare_health(lab)
+    if not health:
+        return False, f"nothing answers on {lab.cf_base}"
+    return True, f"{lab.cf_base}/client/v4 (pid {health.get('pid')}, zone {health.get('zone_id')})"
+
+
+def _config(lab: LabInstance) -> tuple[bool, str]:
+    from graphsite.config import load_config
+
+    path = lab.path("graphsite.toml")
+    if not path.is_file():
+        return False, f"{path} missing"
+    load_config(path, environ={})
+    return True, str(path)
+
+
+def status(lab: LabInstance) -> list[Part]:
+    """Return every part with whether it answers; later parts are skipped when the daemon is down."""
+    parts = [_check("docker daemon", _daemon)]
+    if parts[0].ok:
+        parts += [
+            _check("swarm", _swarm),
+            _check(f"network {lab.network}", lambda: (docker.network_id(lab.network) is not None, lab.network)),
+            _check(f"image {lab.image}", lambda: (docker.image_id(lab.image) is not None, lab.image)),
+            _check("edge", lambda: _edge(lab)),
+        ]
+    parts += [_check("CA", lambda: _ca(lab)), _check("fake Cloudflare", lambda: _cloudflare(lab)),
+              _check("config", lambda: _config(lab))]
+    return parts

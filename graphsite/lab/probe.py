@@ -1,0 +1,38 @@
+"""Reach a page through the lab's edge the way a browser would: TCP to 127.0.0.1:<port>, TLS with the SNI of
+the fqdn verified against the lab CA, HTTP with the fqdn as Host. Used by `status` and the lab's tests."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fetched:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    certificate: dict[str, Any] = field(default_factory=dict)
+
+
+def fetch(fqdn: str, port: int, *, ca: Path | None, path: str = "/", timeout: float = 10) -> Fetched:
+    """GET `path` of `fqdn` through 127.0.0.1:`port`: https when `ca` is given (verified), else plain http."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    certificate: dict[str, Any] = {}
+    if ca is not None:
+        context = ssl.create_default_context(cafile=str(ca))
+        raw = context.wrap_socket(raw, server_hostname=fqdn)
+        certificate = raw.getpeercert() or {}
+    connection = http.client.HTTPConnection(fqdn, port, timeout=timeout)
+    connection.sock = raw
+    try:
+        connection.request("GET", path, headers={"Host": fqdn, "User-Agent": "graphsite-lab"})
+        response = connection.getresponse()
+        return Fetched(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read(),
+                       certificate)
+    finally:
+        connection.close()

@@ -1,0 +1,99 @@
+"""Background processes the lab starts (the fake Cloudflare, dockerd) and stops again, by recorded pid only.
+
+A pid is trusted only while `/proc/<pid>/cmdline` still names the program the lab started: a pid that the
+kernel gave to another process since is never signalled."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from graphsite.lab import LabError
+from graphsite.lab.instance import LabInstance
+
+
+def command_line(pid: int) -> list[str]:
+    """Return the argument vector of a live process, or [] when there is none."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+
+
+def is_ours(pid: int | None, *markers: str) -> bool:
+    """Return whether `pid` is alive and its command line holds every marker."""
+    if not pid:
+        return False
+    argv = " ".join(command_line(pid))
+    return bool(argv) and all(f" {marker} " in f" {argv} " for marker in markers)
+
+
+def stop(pid: int, *markers: str, wait: float = 20) -> str:
+    """Terminate a process the lab started (SIGTERM, then SIGKILL); return 'stopped' or 'absent'."""
+    if not is_ours(pid, *markers):
+        return "absent"
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if not is_ours(pid, *markers) or _zombie(pid):
+            _reap(pid)
+            return "stopped"
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    _reap(pid)
+    return "stopped"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def cloudflare_markers(lab: LabInstance) -> tuple[str, str]:
+    return "graphsite.lab.cfserver", f"--lab-dir {lab.root}"
+
+
+def cloudflare_health(lab: LabInstance) -> dict | None:
+    """Return the fake Cloudflare's /__lab/health answer, or None when nothing answers there."""
+    try:
+        answer = httpx.get(f"{lab.cf_base}/__lab/health", timeout=2)
+        return answer.json() if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+def start_cloudflare(lab: LabInstance, wait: float = 15) -> int:
+    """Start the fake Cloudflare in the background (log in cloudflare.log); return its pid once it answers."""
+    if cloudflare_health(lab) is not None:
+        raise LabError(f"port {lab.cf_port} already answers as a fake Cloudflare of another lab",
+                       hint="run `scripts/lab down` there, or set LAB_CF_PORT")
+    log = lab.path("cloudflare.log").open("ab")
+    argv = [sys.executable, "-m", "graphsite.lab.cfserver", "--lab-dir", str(lab.root),
+            "--port", str(lab.cf_port), "--zone", lab.domain, "--zone-id", lab.zone_id]
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True, cwd=lab.root)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LabError(f"the fake Cloudflare exited with status {process.returncode}",
+                           hint=f"read {lab.path('cloudflare.log')}")
+        if cloudflare_health(lab) is not None:
+            return process.pid
+        time.sleep(0.1)
+    raise LabError(f"the fake Cloudflare did not answer on port {lab.cf_port} within {wait:.0f} s")

@@ -1,0 +1,210 @@
+"""The fake Cloudflare's zone: DNS records and the rules Cloudflare applies to them, as pure functions.
+
+Every operation takes the records as they are and returns an `Outcome`: the HTTP status, Cloudflare's envelope,
+and the records afterwards. The server (`cfserver.py`) only persists and transports what these return.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+# Cloudflare's own codes and wording (seen in real answers).
+CODE_CNAME_CONFLICT = (81053, "An A, AAAA, or CNAME record with that host already exists.")
+CODE_IDENTICAL = (81058, "An identical record already exists.")
+CODE_NOT_FOUND = (81044, "Record does not exist.")
+CODE_BAD_ZONE = (7003, "Could not route to /zones/{zone}/dns_records, perhaps your object identifier is invalid?")
+# Not Cloudflare's: the lab says so rather than silently ignoring a filter it does not implement.
+CODE_NOT_IMPLEMENTED = (1002, "The lab does not implement the query parameter '{name}'.")
+
+_ADDRESS_TYPES = {"A", "AAAA", "CNAME"}
+_TEXT_OPERATORS = ("exact", "contains", "startswith", "endswith")
+_FILTERED_FIELDS = ("name", "content", "comment")
+_HANDLED = {"page", "per_page", "order", "direction", "match", "type", "proxied"}
+_ORDER_KEYS = {"type", "name", "content", "ttl", "proxied"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an operation answers (status, envelope) and the zone's records afterwards."""
+
+    status: int
+    envelope: dict[str, Any]
+    records: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Zone:
+    name: str
+    zone_id: str
+    records: tuple[dict[str, Any], ...] = field(default=())
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def ok(result: Any, result_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Return Cloudflare's success envelope."""
+    envelope = {"success": True, "errors": [], "messages": [], "result": result}
+    if result_info is not None:
+        envelope["result_info"] = result_info
+    return envelope
+
+
+def error(code: tuple[int, str], **fill: str) -> dict[str, Any]:
+    """Return Cloudflare's error envelope for one of the codes above."""
+    number, message = code
+    return {"success": False, "errors": [{"code": number, "message": message.format(**fill)}],
+            "messages": [], "result": None}
+
+
+def full_name(name: str, zone: str) -> str:
+    """Return the record name as Cloudflare stores it: lowercase, inside the zone (`@` is the apex)."""
+    name = name.strip().rstrip(".").lower()
+    if name in ("@", "", zone):
+        return zone
+    return name if name.endswith("." + zone) else f"{name}.{zone}"
+
+
+def _record(body: dict[str, Any], zone: Zone, record_id: str, created_on: str) -> dict[str, Any]:
+    now = _now()
+    kind = body["type"]
+    return {
+        "id": record_id,
+        "name": full_name(body["name"], zone.name),
+        "type": kind,
+        "content": body.get("content", ""),
+        "proxiable": kind in _ADDRESS_TYPES,
+        "proxied": bool(body.get("proxied", False)),
+        "ttl": body.get("ttl", 1),
+        "settings": body.get("settings", {}),
+        "meta": {},
+        "comment": body.get("comment"),
+        "tags": list(body.get("tags", [])),
+        "created_on": created_on,
+        "modified_on": now,
+    }
+
+
+def _conflict(candidate: dict[str, Any], others: Iterable[dict[str, Any]]) -> tuple[int, str] | None:
+    for other in others:
+        if other["name"] != candidate["name"]:
+            continue
+        if other["type"] == candidate["type"] and other["content"] == candidate["content"]:
+            return CODE_IDENTICAL
+        pair = {other["type"], candidate["type"]}
+        if "CNAME" in pair and pair <= _ADDRESS_TYPES:
+            return CODE_CNAME_CONFLICT
+    return None
+
+
+def _store(zone: Zone, candidate: dict[str, Any], replacing: str | None = None) -> Outcome:
+    others = [r for r in zone.records if r["id"] != replacing]
+    problem = _conflict(candidate, others)
+    if problem:
+        return Outcome(400, error(problem), zone.records)
+    if replacing is None:
+        records = (*zone.records, candidate)
+    else:
+        records = tuple(candidate if r["id"] == replacing else r for r in zone.records)
+    return Outcome(200, ok(candidate), records)
+
+
+def create(zone: Zone, body: dict[str, Any]) -> Outcome:
+    """POST /zones/{id}/dns_records."""
+    return _store(zone, _record(body, zone, secrets.token_hex(16), _now()))
+
+
+def _find(zone: Zone, record_id: str) -> dict[str, Any] | None:
+    return next((r for r in zone.records if r["id"] == record_id), None)
+
+
+def get(zone: Zone, record_id: str) -> Outcome:
+    """GET /zones/{id}/dns_records/{record_id}."""
+    record = _find(zone, record_id)
+    if record is None:
+        return Outcome(404, error(CODE_NOT_FOUND), zone.records)
+    return Outcome(200, ok(record), zone.records)
+
+
+def update(zone: Zone, record_id: str, body: dict[str, Any], *, merge: bool) -> Outcome:
+    """PUT (merge=False: the body replaces the record) or PATCH (merge=True) a record."""
+    record = _find(zone, record_id)
+    if record is None:
+        return Outcome(404, error(CODE_NOT_FOUND), zone.records)
+    if merge:
+        body = {**record, **body}
+    return _store(zone, _record(body, zone, record_id, record["created_on"]), replacing=record_id)
+
+
+def delete(zone: Zone, record_id: str) -> Outcome:
+    """DELETE /zones/{id}/dns_records/{record_id}."""
+    if _find(zone, record_id) is None:
+        return Outcome(404, error(CODE_NOT_FOUND), zone.records)
+    return Outcome(200, ok({"id": record_id}), tuple(r for r in zone.records if r["id"] != record_id))
+
+
+def _text_match(value: str | None, operator: str, wanted: str) -> bool:
+    value, wanted = (value or "").lower(), wanted.lower()
+    return {"exact": value == wanted, "contains": wanted in value,
+            "startswith": value.startswith(wanted), "endswith": value.endswith(wanted)}[operator]
+
+
+def _tests(query: dict[str, str], zone: Zone) -> list:
+    tests = []
+    for key, wanted in query.items():
+        head, _, operator = key.partition(".")
+        if head in _FILTERED_FIELDS and operator in ("", *_TEXT_OPERATORS):
+            operator = operator or "exact"
+            if head == "name" and operator == "exact":
+                wanted = full_name(wanted, zone.name)
+            tests.append(lambda r, h=head, o=operator, w=wanted: _text_match(r.get(h), o, w))
+        elif key in ("comment.present", "comment.absent"):
+            tests.append(lambda r, k=key: bool(r.get("comment")) == (k == "comment.present"))
+        elif key == "proxied":
+            tests.append(lambda r, w=wanted: r["proxied"] == (w.lower() == "true"))
+    return tests
+
+
+def unsupported(query: dict[str, str]) -> str | None:
+    """Return the first query parameter the lab cannot honour (valid for Cloudflare, not implemented)."""
+    for key in query:
+        head, _, operator = key.partition(".")
+        known = (key in _HANDLED or key in ("comment.present", "comment.absent")
+                 or (head in _FILTERED_FIELDS and operator in ("", *_TEXT_OPERATORS)))
+        if not known:
+            return key
+    return None
+
+
+def listing(zone: Zone, query: dict[str, str]) -> Outcome:
+    """GET /zones/{id}/dns_records with Cloudflare's filters and pagination (a page past the end is empty)."""
+    missing = unsupported(query)
+    if missing:
+        return Outcome(400, error(CODE_NOT_IMPLEMENTED, name=missing), zone.records)
+    tests = _tests(query, zone)
+    combine = any if query.get("match") == "any" else all
+    chosen = [r for r in zone.records
+              if (not tests or combine(t(r) for t in tests))
+              and ("type" not in query or r["type"] == query["type"])]
+    order = query.get("order")
+    if order in _ORDER_KEYS:
+        chosen.sort(key=lambda r: r[order], reverse=query.get("direction") == "desc")
+    page, per_page = int(float(query.get("page", 1))), int(float(query.get("per_page", 100)))
+    start = (page - 1) * per_page
+    shown = chosen[start:start + per_page]
+    info = {"page": page, "per_page": per_page, "count": len(shown), "total_count": len(chosen),
+            "total_pages": max(1, -(-len(chosen) // per_page))}
+    return Outcome(200, ok(shown, info), zone.records)
+
+
+def zones(zone: Zone, name: str | None, page: int = 1) -> Outcome:
+    """GET /zones?name=…: the one zone the lab serves, when the name matches (outside the DNS description)."""
+    found = [] if name not in (None, zone.name) or page > 1 else [
+        {"id": zone.zone_id, "name": zone.name, "status": "active", "paused": False, "type": "full",
+         "name_servers": [f"ns1.{zone.name}", f"ns2.{zone.name}"]}]
+    info = {"page": page, "per_page": 20, "count": len(found), "total_count": len(found), "total_pages": 1}
+    return Outcome(200, ok(found, info), zone.records)

@@ -1,0 +1,131 @@
+"""What the fake Cloudflare answers: the `/client/v4` routes (checked against the contract) and the
+`/__lab/` control API. Called by `cfserver.Handler` with plain values; returns (status, body)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from graphsite.lab import records
+
+if TYPE_CHECKING:
+    from graphsite.lab.cfserver import FakeCloudflare
+
+_RECORDS_PATH = re.compile(r"^/client/v4/zones/(?P<zone>[^/]+)/dns_records(?:/(?P<record>[^/]+))?$")
+_ZONES_PATH = re.compile(r"^/client/v4/zones(?:/(?P<zone>[^/]+))?$")
+AUTH_MISSING = (9106, "Missing X-Auth-Key, X-Auth-Email or Authorization headers")
+AUTH_FAILED = (10000, "Authentication error")
+CONTRACT = (1004, "Request does not fit Cloudflare's API contract: {detail}")
+NO_ROUTE = (7000, "No route for that URI")
+LAB_BUG = (1000, "The lab's own answer broke the contract: {detail}")
+
+
+def _authorised(headers: dict[str, str], token: str) -> tuple[int, str] | None:
+    import hmac
+
+    given = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+    if not given:
+        return AUTH_MISSING
+    scheme, _, value = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+        return AUTH_FAILED
+    return None
+
+
+def answer(app: "FakeCloudflare", method: str, path: str, query: list[tuple[str, str]],
+           headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+    """Return the status and envelope for one `/client/v4` request, updating the zone on success."""
+    path = path.rstrip("/")
+    match = _RECORDS_PATH.match(path)
+    if match is None:
+        zones = _ZONES_PATH.match(path)
+        if zones and method == "GET":
+            return _zones(app, headers, dict(query), zones["zone"])
+        app.log(f"no route: {method} {path}")
+        return 404, records.error(NO_ROUTE)
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "application/json")
+    violation = app.contract.check_request(method, path, query, headers, body or None, content_type)
+    if violation:
+        app.log(f"contract: {method} {path}: {violation.message}")
+        return 400, records.error(CONTRACT, detail=violation.message)
+    denied = _authorised(headers, app.token)
+    if denied:
+        return (400 if denied == AUTH_MISSING else 403), records.error(denied)
+    if match["zone"] != app.zone.zone_id:
+        return 404, records.error(records.CODE_BAD_ZONE, zone=match["zone"])
+    with app.lock:
+        outcome = _operate(app.zone, method, match["record"], dict(query), json.loads(body) if body else {})
+        changed = outcome.records is not app.zone.records
+        app.zone = records.Zone(app.zone.name, app.zone.zone_id, outcome.records)
+    if changed:
+        app.save()
+    encoded = json.dumps(outcome.envelope).encode()
+    broken = app.contract.check_response(method, path, outcome.status, encoded)
+    if broken:
+        app.log(f"lab bug: response to {method} {path}: {broken.message}")
+        return 500, records.error(LAB_BUG, detail=broken.message)
+    return outcome.status, outcome.envelope
+
+
+def _operate(zone: records.Zone, method: str, record_id: str | None, query: dict[str, str],
+             body: dict[str, Any]) -> records.Outcome:
+    if record_id is None:
+        return records.create(zone, body) if method == "POST" else records.listing(zone, query)
+    if method == "GET":
+        return records.get(zone, record_id)
+    if method == "DELETE":
+        return records.delete(zone, record_id)
+    return records.update(zone, record_id, body, merge=method == "PATCH")
+
+
+def _zones(app: "FakeCloudflare", headers: dict[str, str], query: dict[str, str],
+           zone_id: str | None) -> tuple[int, dict[str, Any]]:
+    """GET /zones?name= and /zones/{id}: outside the DNS description, so the envelope is checked here."""
+    denied = _authorised(headers, app.token)
+    if denied:
+        return (400 if denied == AUTH_MISSING else 403), records.error(denied)
+    if zone_id is not None:
+        if zone_id != app.zone.zone_id:
+            return 404, records.error(records.CODE_BAD_ZONE, zone=zone_id)
+        return 200, records.ok(records.zones(app.zone, None).envelope["result"][0])
+    page = query.get("page", "1")
+    if not page.isdigit() or int(page) < 1:
+        return 400, records.error(CONTRACT, detail=f"page: expected a positive integer, got {page!r}")
+    envelope = records.zones(app.zone, query.get("name"), int(page)).envelope
+    assert set(envelope) >= {"success", "errors", "messages", "result", "result_info"}
+    assert isinstance(envelope["result"], list) and envelope["success"] is True
+    return 200, envelope
+
+
+def control(app: "FakeCloudflare", method: str, path: str, body: bytes) -> tuple[int, Any]:
+    """The `/__lab/` control API: faults, latency, reset, the request log, the records, health."""
+    try:
+        data = json.loads(body) if body else {}
+    except ValueError:
+        return 400, {"error": "body is not JSON"}
+    if method == "GET" and path == "/__lab/health":
+        return 200, {"ok": True, "zone": app.zone.name, "zone_id": app.zone.zone_id, "pid": os.getpid(),
+                     "lab_dir": str(app.lab_dir)}
+    if method == "GET" and path == "/__lab/requests":
+        with app.lock:
+            return 200, list(app.requests)
+    if method == "GET" and path == "/__lab/records":
+        with app.lock:
+            return 200, list(app.zone.records)
+    if method == "POST" and path == "/__lab/faults":
+        status = int(data.get("status", 500))
+        if status not in (429, 500, 502, 503):
+            return 400, {"error": "status must be 429, 500, 502 or 503"}
+        with app.lock:
+            app.faults.update(fail_next=int(data.get("fail_next", 1)), status=status,
+                              retry_after=int(data.get("retry_after", 1)))
+        return 200, dict(app.faults)
+    if method == "POST" and path == "/__lab/latency":
+        app.latency_ms = max(0, int(data.get("ms", 0)))
+        return 200, {"ms": app.latency_ms}
+    if method == "POST" and path == "/__lab/reset":
+        app.reset()
+        return 200, {"reset": True}
+    return 404, {"error": f"no control route {method} {path}"}

@@ -1,0 +1,166 @@
+"""The lab's verbs: `up` (ensure every part, say what changed), `down` (remove what up made, by id), `status`.
+
+`.lab/state.json` records what *this lab* started or created (dockerd pid, swarm, network id, image id, edge id,
+fake Cloudflare pid); `down` removes exactly that and nothing it merely found running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphsite.lab import docker, processes
+from graphsite.lab.edge import CA_ROOT, edge_caddyfile, edge_fingerprint, edge_run_args
+from graphsite.lab.instance import LabInstance, render_config, render_middlewares
+
+UNCHANGED = ("present", "running")
+
+
+@dataclass
+class UpReport:
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return any(action not in UNCHANGED for _, action in self.steps)
+
+
+def load_state(lab: LabInstance) -> dict:
+    try:
+        return json.loads(lab.path("state.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+
+
+def _save_state(lab: LabInstance, state: dict) -> None:
+    temporary = lab.path("state.json.tmp")
+    temporary.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, lab.path("state.json"))
+
+
+def _write(path: Path, text: str, mode: int = 0o644) -> str:
+    """Write `text` unless the file already holds it; return 'present', 'created' or 'updated'."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return "present"
+    action = "updated" if path.exists() else "created"
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.chmod(mode)
+    os.replace(temporary, path)
+    return action
+
+
+def _ensure_token(lab: LabInstance) -> str:
+    path = lab.path("cf-token")
+    if path.is_file() and path.read_text(encoding="utf-8").strip():
+        path.chmod(0o600)
+        return "present"
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_urlsafe(30) + "\n")
+    return "created"
+
+
+def _ensure_daemon(lab: LabInstance, state: dict) -> str:
+    docker.ensure_installed()
+    if docker.daemon_answers():
+        return "running"
+    state["dockerd_pid"] = docker.start_daemon(lab.path("dockerd.log"))
+    return "started"
+
+
+def _ensure_image(lab: LabInstance, state: dict) -> str:
+    if docker.image_id(lab.image):
+        return "present"
+    state["image_id"] = docker.build_image(lab.image, lab.path("build"))
+    return "built"
+
+
+def _ensure_edge(lab: LabInstance, state: dict) -> list[tuple[str, str]]:
+    edge = lab.path("edge")
+    for sub in ("data", "config"):
+        (edge / sub).mkdir(parents=True, exist_ok=True)
+    caddyfile = edge_caddyfile(lab.domain)
+    _write(edge / "Caddyfile", caddyfile)
+    fingerprint = edge_fingerprint(lab, caddyfile)
+    action, ident = docker.ensure_edge(lab, edge_run_args(lab, os.getuid(), os.getgid(), fingerprint), fingerprint)
+    state["edge_id"] = ident
+    return [("edge", action), ("CA", _export_ca(lab))]
+
+
+def _export_ca(lab: LabInstance, wait: float = 30) -> str:
+    """Copy the edge's root certificate to ca.pem once Caddy has made it."""
+    root = lab.path("edge") / "data" / CA_ROOT
+    deadline = time.monotonic() + wait
+    while not root.is_file():
+        if time.monotonic() > deadline:
+            raise docker.LabError(f"the edge made no root certificate at {root} within {wait:.0f} s",
+                                  hint=f"`docker logs {lab.edge_name}` tells why")
+        time.sleep(0.2)
+    return _write(lab.path("ca.pem"), root.read_text(encoding="utf-8"))
+
+
+def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
+    pid = state.get("cloudflare_pid")
+    if processes.is_ours(pid, *processes.cloudflare_markers(lab)) and processes.cloudflare_health(lab):
+        return "running"
+    state["cloudflare_pid"] = processes.start_cloudflare(lab)
+    return "started"
+
+
+def up(lab: LabInstance) -> UpReport:
+    """Bring every part of the lab up; return what each step did (present/running: nothing changed)."""
+    started, report = time.monotonic(), UpReport()
+    for directory in ("", "traefik/dynamic", "srv", "locks"):
+        lab.path(directory).mkdir(parents=True, exist_ok=True)
+    state = load_state(lab)
+    steps = report.steps
+    try:
+        steps.append(("cloudflare token", _ensure_token(lab)))
+        steps.append(("docker daemon", _ensure_daemon(lab, state)))
+        swarm = docker.ensure_swarm()
+        state["swarm_initialized"] = state.get("swarm_initialized", False) or swarm == "created"
+        steps.append(("swarm", swarm))
+        network, state_network = docker.ensure_network(lab.network)
+        if network == "created":
+            state["network_id"] = state_network
+        steps.append((f"network {lab.network}", network))
+        steps.append((f"image {lab.image}", _ensure_image(lab, state)))
+        steps.extend(_ensure_edge(lab, state))
+        steps.append(("fake Cloudflare", _ensure_cloudflare(lab, state)))
+        steps.append(("redirect-to-https middleware",
+                      _write(lab.path("traefik/dynamic/middlewares.yml"), render_middlewares())))
+        steps.append(("config", _write(lab.path("graphsite.toml"), render_config(lab))))
+    finally:
+        _save_state(lab, state)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
+    """Remove what `up` of this lab made (by recorded id/pid); return what happened to each."""
+    state, results = load_state(lab), []
+    if state.get("cloudflare_pid"):
+        results.append(("fake Cloudflare", processes.stop(state.pop("cloudflare_pid"),
+                                                          *processes.cloudflare_markers(lab))))
+    lab.path("cloudflare-state.json").unlink(missing_ok=True)
+    daemon = docker.daemon_answers()
+    if state.get("edge_id") and daemon:
+        results.append(("edge", docker.remove_container(state.pop("edge_id"))))
+    if state.get("image_id") and purge_image and daemon:
+        results.append(("image", docker.remove_image(state.pop("image_id"))))
+    if state.get("network_id") and daemon:
+        results.append(("network", docker.remove_network(state.pop("network_id"))))
+    if state.pop("swarm_initialized", False) and daemon:
+        docker.docker("swarm", "leave", "--force")
+        results.append(("swarm", "left"))
+    if state.get("dockerd_pid"):
+        results.append(("docker daemon", processes.stop(state.pop("dockerd_pid"), "dockerd", wait=30)))
+    if lab.root.is_dir():
+        _save_state(lab, state)
+    return results
