@@ -119,6 +119,29 @@ def deploy(config: Config, request: DeployRequest, clients: Clients,
 
 
 def _run(config, request, clients, build, subdomain) -> DeployResult:
+    plan, document, decision = _prepare(config, request, clients, build, subdomain)
+    if request.dry_run:
+        actions = survey(plan, document, decision.action, clients)
+        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
+    undo = Undo()
+    try:
+        actions, dns_line = _apply(plan, document, decision, clients, undo, config)
+        checks = _verify(config, plan, clients) if request.verify else ()
+    except (GraphsiteError, KeyboardInterrupt):
+        if request.keep_on_failure:
+            kept = ", ".join(d for d, _ in undo.steps) or "nothing"
+            output.info(f"  kept for inspection (--keep-on-failure): {kept}")
+        else:
+            for line in undo.run():
+                output.info(f"  {line}")
+        raise
+    with output.step("remove old content"):
+        _remove_old_content(config, plan, clients)
+    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+
+
+def _prepare(config, request, clients, build, subdomain):
+    """Build and plan; refuse (before anything is made) what the deploy must not do."""
     with output.step("build"):
         page = build(request.source, subdomain, config)
     content = request.content or config.deploy.content
@@ -133,34 +156,22 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
             raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
                               hint="create it (docker network create -d overlay --attachable NAME) or fix the name")
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
-    document = route.route_document(config, subdomain, plan.fqdn)
-    route.check_route(document, plan.route_path)
+        document = route.route_document(config, subdomain, plan.fqdn)
+        route.check_route(document, plan.route_path)
     missing = route.missing_middleware(config)
     if missing:
         output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
-    if request.dry_run:
-        actions = survey(plan, document, decision.action, clients)
-        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
-    undo = Undo()
-    try:
-        actions, dns_line = _apply(plan, document, decision, clients, undo, config)
-        checks: tuple[CheckResult, ...] = ()
-        if request.verify:
-            with output.step("verify"):
-                checks = tuple(run_checks(config, Target.from_plan(plan), clients))
-            failed = [c for c in checks if c.status == "FAIL"]
-            if failed:
-                raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed))
-    except (GraphsiteError, KeyboardInterrupt):
-        if request.keep_on_failure:
-            output.info("  kept for inspection (--keep-on-failure): " + (", ".join(d for d, _ in undo.steps) or "nothing"))
-        else:
-            for line in undo.run():
-                output.info(f"  {line}")
-        raise
-    with output.step("remove old content"):
-        _remove_old_content(config, plan, clients)
-    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+    return plan, document, decision
+
+
+def _verify(config: Config, plan: DeployPlan, clients: Clients) -> tuple[CheckResult, ...]:
+    with output.step("verify"):
+        checks = tuple(run_checks(config, Target.from_plan(plan), clients))
+    failed = [c for c in checks if c.status == "FAIL"]
+    if failed:
+        raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),
+                          hint="rerun with --keep-on-failure to inspect, then `graphsite verify NAME`")
+    return checks
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:

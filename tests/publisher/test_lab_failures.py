@@ -164,3 +164,18 @@ def test_a_deploy_of_a_name_being_deployed_fails_clearly(publab):
     assert result.exit_code == 1
     assert f"{name} is being deployed or torn down by pid" in result.stderr
     assert _left(publab, name) == []
+
+
+def test_a_failed_verification_undoes_everything_in_reverse_order(publab):
+    """Verified against a CA that did not sign the edge's certificate: TLS fails, and the run is undone."""
+    import certifi
+
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name,
+                        env={"GRAPHSITE_VERIFY_CA_BUNDLE": certifi.where(), "GRAPHSITE_VERIFY_DEADLINE": "1"})
+    assert result.exit_code == 1
+    assert "verify: origin:" in result.stderr and "CERTIFICATE_VERIFY_FAILED" in result.stderr
+    undone = [line.split("undone: ")[1].split()[:2] for line in result.stderr.splitlines() if "undone: " in line]
+    assert undone == [["deleted", "record"], ["removed", "route"], ["removed", "service"],
+                      ["removed", "config"], ["removed", "config"]]
+    assert _left(publab, name) == []
