@@ -130,6 +130,8 @@ def _cited_in(report: Report) -> dict[int, list[tuple[str, str]]]:
     """Return, per citation number, the distinct (section id, §N) places that cite it, in page order."""
     labels = {section.id: section.index for section in report.sections}
     labels.update(intro="intro", notes="notes")
+    if report.references_id:
+        labels[report.references_id] = "references"
     places: dict[int, dict[tuple[str, str], None]] = {}
     for citation in report.citations:
         places.setdefault(citation.number, {})[(citation.section_id, labels.get(citation.section_id, ""))] = None

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from graphsite.builder.build import BuildOutcome
+
+SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --json lists them all
+
 
 @click.command("build")
-@click.argument("source", required=False, type=click.Path(path_type=Path, dir_okay=True))
+@click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
               show_default=True, help="Directory that receives index.html.")
 @click.option("--subdomain", help="Show `live <subdomain>` and name it in the teardown command.")
@@ -20,24 +26,32 @@ import click
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, strict: bool,
                   as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
-    from graphsite import output
     from graphsite.builder.build import build
     from graphsite.config import load_config
     from graphsite.paths import default_source
 
     outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
                     config=load_config(config_path))
-    report_outcome(outcome, as_json, output)
+    report_outcome(outcome, as_json)
 
 
-def report_outcome(outcome, as_json: bool, output) -> None:  # type: ignore[no-untyped-def]
+def report_outcome(outcome: BuildOutcome, as_json: bool) -> None:
     """Warnings and the one-line summary on stderr; the JSON object (or nothing) on stdout."""
+    from graphsite import output
+
     summary = outcome.summary()
-    for warning in summary["warnings"]:
+    open_warnings = [w for w in summary["warnings"] if not w.get("accepted")]
+    for index, warning in enumerate(summary["warnings"]):
         where = f"line {warning['line']}: " if warning["line"] else ""
-        note = f" (accepted: {warning['accepted']})" if warning.get("accepted") else ""
-        (output.detail if warning.get("accepted") else output.warn)(f"{where}{warning['code']}: "
-                                                                      f"{warning['message']}{note}")
+        text = f"{where}{warning['code']}: {warning['message']}"
+        if warning.get("accepted"):
+            output.detail(f"{text} (accepted: {warning['accepted']})")
+        elif index < SHOWN_WARNINGS:
+            output.warn(text)
+        else:
+            output.detail(text)
+    if len(open_warnings) > SHOWN_WARNINGS:
+        output.warn(f"… and {len(open_warnings) - SHOWN_WARNINGS} more (-v shows them, --json lists them)")
     counts = summary["citations"]
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "

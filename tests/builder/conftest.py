@@ -35,8 +35,13 @@ def default_soup(default_page: BuiltPage) -> BeautifulSoup:
 
 
 @pytest.fixture()
-def run_cli() -> Callable[..., Result]:
-    """Run `graphsite …` in-process; stdout and stderr stay apart."""
+def run_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Run `graphsite …` in-process from an empty folder with no configuration; stdout and stderr apart."""
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
+
     def run(*args: str) -> Result:
         return CliRunner().invoke(main, list(args), catch_exceptions=False)
     return run
