@@ -236,6 +236,12 @@ def _dns_failure(exc: BaseException) -> bool:
                                     "Temporary failure in name resolution", "getaddrinfo failed"))
 
 
+def _offline(results: list[LinkResult]) -> bool:
+    """Return whether no host answered at all (this machine offline, rather than every link dead)."""
+    asked = [r for r in results if r.state != "skipped"]
+    return len(asked) >= 3 and all(r.status is None for r in asked)
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:160]
@@ -279,9 +285,12 @@ def check_links(urls: Sequence[str], config: Config | LinksConfig, *, use_cache:
     finally:
         meter.finish()
     by_url = {**cached, **{r.url: r for r in checked}}
-    warnings = list(cache.warnings) if cache else []
+    warnings = []
     if cache is not None:
-        cache.update(checked)
+        cache.update([r for r in checked if not r.detail.startswith("DNS:")] if _offline(checked) else checked)
         cache.save()
         warnings = list(cache.warnings)
+    if _offline(checked):
+        warnings.append(f"none of the {len(checked)} links got an HTTP answer: this machine may be offline, so "
+                        "the dead verdicts may say nothing about the links (DNS failures were not cached)")
     return LinkReport(tuple(by_url[u] for u in unique), time.perf_counter() - start, requests, tuple(warnings))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Sequence
 
 from graphsite.citations.results import STATES, LinkReport
 
@@ -64,6 +65,24 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
     lines.append(f"Checked {len(report.results)} links in {report.seconds:.2f} s "
                  f"({report.requests} requests, {cached} from cache): {totals or 'nothing to check'}")
     return "\n".join(lines)
+
+
+def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_json: bool = False) -> None:
+    """Print warnings and the table on stderr (the JSON object on stdout with `as_json`); raise
+    LinkCheckError (exit 1) when a link ends in a state of `fail_on`."""
+    from graphsite import output
+    from graphsite.errors import LinkCheckError
+
+    for warning in report.warnings:
+        output.warn(warning)
+    output.info(render_summary(report, every_link=_verbosity() >= 1))
+    if as_json:
+        output.emit_json(report.as_dict())
+    failing = report.failing(fail_on)
+    if failing:
+        first = failing[0]
+        raise LinkCheckError(f"{len(failing)} link(s) {'/'.join(fail_on)}: first {first.url} ({first.detail})",
+                             hint="fix or replace the link in the report, or add its prefix to links.skip")
 
 
 def _verbosity() -> int:

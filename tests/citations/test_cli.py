@@ -1,0 +1,86 @@
+"""`graphsite links` and `graphsite build --strict` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphsite.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """An empty working directory (the link cache lands in its .graphsite/) and an explicit configuration."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
+    config = tmp_path / "graphsite.toml"
+    config.write_text("[links]\ntimeout = 2.0\nretries = 1\n")
+    return tmp_path
+
+
+def write_report(path: Path, server, paths: list[str]) -> Path:
+    links = "\n".join(f"- [link {i}]({server.url(p)})" for i, p in enumerate(paths))
+    path.write_text(f"# Links\n\n## 1. Some links\n\nA paragraph.\n\n{links}\n", encoding="utf-8")
+    return path
+
+
+def test_links_exits_1_on_a_dead_link_and_prints_json_on_stdout(workdir, pitfall_server):
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/moved", "/missing"])
+    result = CliRunner().invoke(main, ["links", str(source), "--json", "--concurrency", "4"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert {link["url"].removeprefix(pitfall_server.base): link["state"] for link in data["links"]} == {
+        "/ok": "ok", "/moved": "redirected", "/missing": "dead"}
+    assert data["counts"]["dead"] == 1
+    assert "1 link(s) dead" in result.stderr and "Traceback" not in result.output
+    assert (workdir / ".graphsite" / "links.json").is_file()
+
+
+def test_links_passes_when_nothing_is_dead_and_the_second_run_is_cached(workdir, pitfall_server):
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/browser-only"])
+    first = CliRunner().invoke(main, ["links", str(source)])
+    assert first.exit_code == 0, first.output
+    assert "Checked 2 links" in first.stderr and first.stdout == ""
+    hits = len(pitfall_server.hits.log)
+    second = CliRunner().invoke(main, ["links", str(source), "--json"])
+    assert second.exit_code == 0, second.output
+    assert json.loads(second.stdout)["cached"] == 2 and len(pitfall_server.hits.log) == hits
+    third = CliRunner().invoke(main, ["links", str(source), "--no-cache", "--timeout", "1"])
+    assert third.exit_code == 0, third.output
+    assert len(pitfall_server.hits.log) > hits
+
+
+def test_links_of_a_missing_file_is_a_one_line_error(workdir):
+    result = CliRunner().invoke(main, ["links", str(workdir / "nope.md")])
+    assert result.exit_code in (1, 2) and "Traceback" not in result.output
+    assert "nope.md" in result.output
+
+
+def test_strict_build_of_the_default_report_passes_with_the_repository_acceptances(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
+    result = CliRunner().invoke(main, ["build", "--strict", "--json", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    citation = [w for w in warnings if w["code"].startswith("citation-")]
+    assert citation and all(w.get("accepted") for w in citation)
+
+
+def test_strict_build_fails_once_an_acceptance_is_removed(tmp_path, monkeypatch):
+    text = (ROOT / "graphsite.toml").read_text(encoding="utf-8")
+    entries = text.split("[[citations.accept]]")
+    kept = [e for e in entries if 'code = "citation-duplicate-url"' not in e]
+    assert len(kept) == len(entries) - 1
+    config = tmp_path / "graphsite.toml"
+    config.write_text("[[citations.accept]]".join(kept), encoding="utf-8")
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "site"
+    result = CliRunner().invoke(main, ["build", "--strict", "--config", str(config), "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    assert "citation-duplicate-url" in result.output and "Traceback" not in result.output
+    assert not (out / "index.html").exists()

@@ -1,0 +1,168 @@
+"""Offline citation integrity: the seed report's real defects, each finding code, acceptances."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphsite.builder.model import InlineCitation, Reference
+from graphsite.builder.report import read_report
+from graphsite.citations.integrity import CODES, check_citations, citation_counts, unmatched_acceptances
+from graphsite.config import Acceptance, load_config
+from graphsite.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+REPORT = ROOT / "content" / "graph-engineering.md"
+HOME = "file:///home/ubuntu/.hermes/skills/"
+
+
+@pytest.fixture(scope="module")
+def seed():
+    """The default report as the builder reads it (the seed's Markdown, restored), and its findings."""
+    report = read_report(REPORT)
+    return report, check_citations(report.citations, report.references)
+
+
+def by_code(findings, code):
+    return [f for f in findings if f.code == f"citation-{code}"]
+
+
+def test_the_seed_mismatches_of_21_and_22_name_both_urls(seed):
+    report, findings = seed
+    lines = REPORT.read_text(encoding="utf-8").splitlines()
+    mismatches = {(f.number, f.line): f for f in by_code(findings, "mismatch") if f.number in (21, 22)}
+    assert sorted(n for n, _ in mismatches) == [21, 21, 22]
+    for (number, line), finding in mismatches.items():
+        reference = next(r for r in report.references if r.number == number)
+        inline = [c.url for c in report.citations if c.number == number and c.line == line and c.url != reference.url]
+        assert inline and inline[0] in finding.message and reference.url in finding.message
+        assert f"[{number}](" in lines[line - 1]  # the line named is the inline citation's own line
+        assert "\n" not in finding.message
+
+
+def test_the_seed_placeholders_are_found(seed):
+    report, findings = seed
+    placeholders = {f.number for f in by_code(findings, "placeholder")}
+    assert placeholders == {5, 11}
+    assert {r.url for r in report.references if r.number in placeholders} == {
+        "https://news.ycombinator.com/item?id=...", "https://twitter.com/steipete/status/..."}
+
+
+def test_every_home_path_of_the_seed_is_non_public(seed):
+    report, findings = seed
+    home_refs = {r.number for r in report.references if r.url.startswith("file:///home/")}
+    assert home_refs == set(range(21, 27)) | set(range(52, 61))
+    flagged = {f.number for f in by_code(findings, "non-public") if "reference URL file:///home/" in f.message}
+    assert flagged == home_refs
+
+
+def test_entries_4_and_6_share_one_url(seed):
+    _, findings = seed
+    [duplicate] = by_code(findings, "duplicate-url")
+    assert duplicate.number == 6 and "[4]" in duplicate.message and "40793021" in duplicate.message
+
+
+def test_every_finding_has_a_stable_code_a_number_and_a_line(seed):
+    report, findings = seed
+    total = len(REPORT.read_text(encoding="utf-8").splitlines())
+    assert findings and all(f.code in CODES and f.number and 1 <= f.line <= total for f in findings)
+    assert findings == sorted(findings, key=lambda f: (f.line, f.number, f.code, f.message))
+    assert not by_code(findings, "dangling") and not by_code(findings, "duplicate-number")
+
+
+def test_citation_counts_of_the_default_report(seed):
+    report, _ = seed
+    counts = citation_counts(report.citations, report.references, report.links)
+    assert counts.inline == len(report.citations) and counts.references == 62
+    assert counts.unique_urls >= 30  # the report's own checklist expects at least 30
+
+
+def test_the_repository_acceptances_cover_every_seed_finding_and_none_is_stale(seed):
+    report, _ = seed
+    accept = load_config(ROOT / "graphsite.toml", environ={}).citations.accept
+    findings = check_citations(report.citations, report.references, accept)
+    assert [f for f in findings if not f.accepted] == []
+    assert unmatched_acceptances(report.citations, report.references, accept) == []
+
+
+def cite(number, url, line=1):
+    return InlineCitation(number, url, line)
+
+
+def ref(number, url, title="A title", line=100):
+    return Reference(number, url, title, line)
+
+
+def codes(findings):
+    return sorted((f.code.removeprefix("citation-"), f.number) for f in findings)
+
+
+def test_dangling_unused_and_duplicate_number():
+    findings = check_citations(
+        [cite(1, "https://a.example/"), cite(3, "https://c.example/"), cite(3, "https://c.example/", 9)],
+        [ref(1, "https://a.example/"), ref(2, "https://b.example/"), ref(2, "https://b2.example/", line=101)],
+    )
+    assert codes(findings) == [("dangling", 3), ("duplicate-number", 2), ("unused", 2)]
+
+
+@pytest.mark.parametrize("url, code", [
+    ("javascript:alert(1)", "non-public"),
+    ("JaVaScRiPt:alert(document.domain)", "non-public"),
+    ("data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "non-public"),
+    ("vbscript:msgbox(1)", "non-public"),
+    ("file:///etc/passwd", "non-public"),
+    ("/docs/page.html", "non-public"),
+    ("http://localhost:8080/admin", "non-public"),
+    ("http://127.0.0.1/", "non-public"),
+    ("http://10.1.2.3/", "non-public"),
+    ("http://192.168.1.1/router", "non-public"),
+    ("http://[::1]/", "non-public"),
+    ("http://printer.local/", "non-public"),
+    ("http://intranet/wiki", "non-public"),
+    ("https://exa mple.com/", "malformed"),
+    ("https:///no-host", "malformed"),
+    ("https://example.com:99999/", "malformed"),
+    ("https://bad_host!.com/", "malformed"),
+    ("https://news.ycombinator.com/item?id=", "placeholder"),
+    ("https://news.ycombinator.com/item?id=...", "placeholder"),
+    ("https://x.com/user/status/…", "placeholder"),
+    ("https://github.com/<owner>/<repo>", "placeholder"),
+    ("https://api.example.com/users/{id}", "placeholder"),
+])
+def test_a_bad_reference_url_is_reported(url, code):
+    findings = check_citations([cite(1, url)], [ref(1, url)])
+    assert codes(findings) == [(code, 1)]
+    assert url in findings[0].message
+
+
+@pytest.mark.parametrize("url", ["https://example.com/a?b=1&c=2#frag", "http://93.184.215.14/", "https://Example.COM"])
+def test_a_good_url_is_not_reported(url):
+    assert check_citations([cite(1, url)], [ref(1, url)]) == []
+
+
+def test_an_inline_url_with_its_own_problem_is_reported_beside_the_mismatch():
+    findings = check_citations([cite(1, "javascript:alert(1)")], [ref(1, "https://a.example/")])
+    assert codes(findings) == [("mismatch", 1), ("non-public", 1)]
+
+
+def test_acceptance_is_limited_by_code_number_and_url():
+    citations = [cite(1, "https://x.example/one"), cite(2, "https://x.example/two")]
+    references = [ref(1, "https://a.example/"), ref(2, "https://b.example/")]
+    accept = [Acceptance(code="mismatch", number=2, reason="known"),
+              Acceptance(code="citation-mismatch", url="https://x.example/o*", reason="pattern")]
+    accepted = {f.number: f.accepted for f in check_citations(citations, references, accept)}
+    assert accepted == {1: "pattern", 2: "known"}
+    narrow = [Acceptance(code="mismatch", number=3, reason="other"), Acceptance(code="unused", reason="no")]
+    assert {f.accepted for f in check_citations(citations, references, narrow)} == {""}
+    assert unmatched_acceptances(citations, references, narrow) == narrow
+
+
+def test_an_acceptance_needs_a_known_code_and_a_reason(tmp_path):
+    config = tmp_path / "graphsite.toml"
+    config.write_text('[[citations.accept]]\ncode = "citation-typo"\nreason = "x"\n'
+                      '[[citations.accept]]\ncode = "citation-unused"\n')
+    with pytest.raises(ConfigError) as error:
+        load_config(config, environ={})
+    message = str(error.value)
+    assert "unknown code 'citation-typo'" in message and "needs a code and a reason" in message
