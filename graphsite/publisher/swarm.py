@@ -70,7 +70,7 @@ class Swarm:
         return info["NodeID"]
 
     def network_exists(self, name: str) -> bool:
-        return bool(self.api.networks(names=[name]))
+        return any(n["Name"] == name for n in self.api.networks(names=[name]))  # the filter matches prefixes
 
     # --- services -------------------------------------------------------------------------------------------
 

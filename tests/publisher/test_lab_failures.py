@@ -179,3 +179,21 @@ def test_a_failed_verification_undoes_everything_in_reverse_order(publab):
     assert undone == [["deleted", "record"], ["removed", "route"], ["removed", "service"],
                       ["removed", "config"], ["removed", "config"]]
     assert _left(publab, name) == []
+
+
+def test_a_missing_network_is_named(publab):
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, env={"GRAPHSITE_DEPLOY_NETWORK": "dokploy"})
+    assert result.exit_code == 1 and "deploy.network: Docker network dokploy does not exist" in result.stderr
+    assert _left(publab, name) == []
+
+
+def test_a_page_too_big_for_a_config_suggests_bind(publab, tmp_path):
+    source = tmp_path / "big.md"
+    paragraphs = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 40 for i in range(600))
+    source.write_text(f"# Big report\n\n## 1. Body\n\n{paragraphs}\n", encoding="utf-8")
+    name = publab.name()
+    result = publab.run("deploy", str(source), "--subdomain", name)
+    assert result.exit_code == 1
+    assert "more than a Swarm config holds" in result.stderr and "--content bind" in result.stderr
+    assert _left(publab, name) == []
