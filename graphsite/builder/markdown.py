@@ -173,21 +173,22 @@ def _is_citation(children: list[Token], at: int) -> bool:
             and children[at + 1].content.isdigit() and children[at + 2].type == "link_close")
 
 
-def _citation_group(children: list[Token], start: int) -> tuple[list[int], int] | None:
-    """Return the link_open indexes of a `[[N](u), [M](v)]` group opening at `start`, and its `]` index."""
+def _citation_group(children: list[Token], start: int) -> tuple[list[int], int | None]:
+    """Return the link_open indexes of a `[[N](u), [M](v)]` group opening at `start`, and the index of the
+    text that closes it with `]`, or None when the author wrote more than citations inside the brackets
+    (`[[21](u), "a note"]`) or mistyped the bracket (`[[17](u))`)."""
     links, at = [], start
     while _is_citation(children, at):
         links.append(at)
         after = at + 3
-        if after < len(children) and children[after].type == "text":
-            text = children[after].content
-            if text.startswith("]"):
-                return links, after
-            if _SEPARATOR.fullmatch(text) and _is_citation(children, after + 1):
-                at = after + 1
-                continue
-        return None
-    return None
+        text = children[after].content if after < len(children) and children[after].type == "text" else ""
+        if text.startswith("]"):
+            return links, after
+        if _SEPARATOR.fullmatch(text) and _is_citation(children, after + 1):
+            at = after + 1
+            continue
+        break
+    return links, None
 
 
 def _mark_citations(parsed: Parsed, children: list[Token], index: int, line: int) -> None:
@@ -197,18 +198,16 @@ def _mark_citations(parsed: Parsed, children: list[Token], index: int, line: int
             breaks += 1
         if child.type != "text" or not child.content.endswith("[") or not _is_citation(children, at + 1):
             continue
-        group = _citation_group(children, at + 1)
-        if group is None:
-            continue
-        links, close = group
-        child.content = child.content[:-1]
-        children[close].content = children[close].content[1:]
+        links, close = _citation_group(children, at + 1)
+        if close is not None:  # a clean group: its brackets give way to the superscripts
+            child.content = child.content[:-1]
+            children[close].content = children[close].content[1:]
         for link in links:
             number = int(children[link + 1].content)
             url = str(children[link].attrGet("href") or "")
             children[link].meta["cite"] = children[link + 2].meta["cite"] = number
             children[link + 1].content = f"[{number}]"
-            if link + 3 < close:
+            if link != links[-1]:
                 children[link + 3].content = ""  # the separator between two citations
             parsed.citations.append((InlineCitation(number, url, line + breaks), index))
 

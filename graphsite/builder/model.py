@@ -100,7 +100,8 @@ class Report:
     notes_html: str = ""  # the footnotes (`[^1]`), rendered as one list
     references_id: str = ""  # id of the reference list section ("" when the report has none)
     references_title: str = ""
-    references_intro_html: str = ""  # the reference section's own text before and between its lists
+    references_intro_html: str = ""  # the reference section's own text before its first list
+    references_after_html: str = ""  # ... and after it (a closing remark)
     anchors: tuple[tuple[str, str], ...] = ()  # (heading number, heading id), e.g. ("3.2", "32-the-seven…")
     warnings: tuple[Finding, ...] = ()  # build warnings that are not citation findings
 

@@ -99,24 +99,27 @@ def report_from_source(source: Source) -> Report:
         number = numbers.get(start, "")
         index = f"§{number}" if number else ("§" if numbered else f"§{ordinal + 1}")
         sections.append(_section(parsed, start, end, index, number, source.body_line))
-    references, references_intro, references_id, references_title = [], "", "", ""
+    references, references_intro, references_after, references_id, references_title = [], "", "", "", ""
     if reference_bounds is not None:
         start, end = reference_bounds
         references = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
-        references_intro = _render(_prose(tokens[start + 3:end]), parsed.env)
+        before, after = _prose(tokens[start + 3:end])
+        references_intro, references_after = _render(before, parsed.env), _render(after, parsed.env)
         references_id = str(tokens[start].attrGet("id"))
         references_title = _heading_text(tokens[start + 1])
     citations = _placed(parsed, sections, bounds, len(tokens))
     intro_html = _render(intro, parsed.env)
     notes_html = _render(notes, parsed.env)
     sections = [dataclasses.replace(s, sources=_sources(citations, s.id)) for s in sections]
-    pieces = [intro_html, *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html]
+    pieces = [intro_html, *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
+              references_intro, references_after]
     links = _outbound([*pieces, *(r.url for r in references)])
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
         citations=tuple(citations), references=tuple(references), links=tuple(links),
         intro_html=intro_html, notes_html=notes_html, references_id=references_id,
         references_title=references_title, references_intro_html=references_intro,
+        references_after_html=references_after,
         anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
         warnings=source.warnings,
     )
@@ -133,9 +136,12 @@ def _is_reference_section(tokens: list[Token], start: int, end: int) -> bool:
         t.type == "ordered_list_open" for t in tokens[start:end])
 
 
-def _prose(tokens: list[Token]) -> list[Token]:
-    """Return a reference section's tokens without its ordered lists and group headings."""
-    kept, skip_until = [], None
+def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
+    """Return a reference section's text without its ordered lists and group headings: what comes before
+    the first list, and what comes after it (a closing remark stays below the list)."""
+    before: list[Token] = []
+    after: list[Token] = []
+    kept, skip_until = before, None
     for token in tokens:
         if skip_until is not None:
             if token.type == skip_until and token.level == 0:
@@ -143,9 +149,12 @@ def _prose(tokens: list[Token]) -> list[Token]:
             continue
         if token.level == 0 and token.type in {"ordered_list_open", "heading_open"}:
             skip_until = token.type.replace("_open", "_close")
+            kept = after
             continue
         kept.append(token)
-    return kept
+    while after and after[0].type == "hr":
+        after = after[1:]
+    return before, after
 
 
 def _placed(parsed: Parsed, sections: list[Section], bounds: list[tuple[int, int]], notes_start: int

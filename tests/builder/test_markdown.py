@@ -60,17 +60,19 @@ def test_citations_with_numbers_urls_and_lines():
         InlineCitation(11, "https://eleven.example/", 9, "1-claims"),
         InlineCitation(1, "https://one.example/", 14, "2-more-claims"),
         InlineCitation(3, "https://other.example/", 14, "2-more-claims"),
+        InlineCitation(2, "https://two.example/", 16, "2-more-claims"),
+        InlineCitation(11, "https://eleven.example/", 16, "2-more-claims"),
     )
-    assert [s.sources for s in report.sections] == [(1, 3, 11), (1, 3)]
+    assert [s.sources for s in report.sections] == [(1, 3, 11), (1, 3, 2, 11)]
 
 
 def test_references_with_numbers_urls_titles_groups_and_lines():
     report = build_page(CITATIONS).report
     assert report.references == (
-        Reference(1, "https://one.example/", "First source", 23, "Primary"),
-        Reference(2, "https://two.example/", "Second source (unused)", 24, "Primary"),
-        Reference(3, "https://three.example/", "Third source", 28, "Secondary"),
-        Reference(11, "https://news.ycombinator.com/item?id=...", "Eleventh source, a placeholder", 29,
+        Reference(1, "https://one.example/", "First source", 24, "Primary"),
+        Reference(2, "https://two.example/", "Second source (cited with a note)", 25, "Primary"),
+        Reference(3, "https://three.example/", "Third source", 29, "Secondary"),
+        Reference(11, "https://news.ycombinator.com/item?id=...", "Eleventh source, a placeholder", 30,
                   "Secondary"),
     )
 
@@ -87,7 +89,11 @@ def test_citation_rendering_and_cross_references():
     assert second.find("code").get_text() == "§2 in code"
     backlinks = soup.find(id="ref-3").select(".cited-in a")
     assert [a["href"] for a in backlinks] == ["#1-claims", "#2-more-claims"]
-    assert soup.find(id="ref-2").select(".cited-in") == []
+    assert [a["href"] for a in soup.find(id="ref-2").select(".cited-in a")] == ["#2-more-claims"]
+    assert soup.find(id="ref-1").select(".cited-in a")[0]["href"] == "#1-claims"
+    # A group with a note, or with a mistyped bracket, keeps the author's brackets around its superscripts.
+    text = " ".join(second.get_text().split())
+    assert 'With a note [[2], "a note"] and a typo [[11]).' in text
 
 
 def test_json_and_stderr_summary(run_cli, tmp_path):
@@ -101,7 +107,7 @@ def test_json_and_stderr_summary(run_cli, tmp_path):
     assert data["output"] == str(out / "index.html")
     assert data["bytes"] == len(written) and data["sha256"] == hashlib.sha256(written).hexdigest()
     assert data["sections"] == 2
-    assert data["citations"] == {"inline": 5, "references": 4, "unique_urls": 7}
+    assert data["citations"] == {"inline": 7, "references": 4, "unique_urls": 7}
     assert 0 < data["js_bytes"] <= 5120
     assert all(set(w) >= {"code", "message", "line"} for w in data["warnings"])
     last = result.stderr.strip().splitlines()[-1]

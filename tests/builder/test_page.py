@@ -15,7 +15,8 @@ from graphsite.builder.build import build_page
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "content" / "graph-engineering.md"
 SUBDOMAIN = "graph-eng-abc123"
-_GROUP = re.compile(r"\[((?:\[\d+\]\([^)\s]+\)(?:\s*,\s*)?)+)\]")
+# `[` then one or more `[N](url)` joined by commas: `[[1](u)]`, `[[3](u), [11](v)]`, `[[21](u), "a note"]`.
+_GROUP = re.compile(r"\[(?:\[\d+\]\([^)\s]+\)(?:\s*[,;]\s*(?=\[\d+\]\())?)+")
 _ONE = re.compile(r"\[(\d+)\]\(([^)\s]+)\)")
 
 
