@@ -10,7 +10,7 @@ from pathlib import Path
 from markdown_it.token import Token
 
 from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse
-from graphsite.builder.model import InlineCitation, Report, Section
+from graphsite.builder.model import InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references, is_references_title
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import Source, read_source
@@ -80,48 +80,64 @@ def _section(parsed: Parsed, start: int, end: int, index: str, number: str, body
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class _References:
+    """The reference section as the footer shows it."""
+
+    entries: tuple[Reference, ...] = ()
+    id: str = ""
+    title: str = ""
+    intro_html: str = ""
+    after_html: str = ""
+
+
+def _references(parsed: Parsed, tokens: list[Token], bounds: tuple[int, int] | None, source: Source
+                ) -> _References:
+    if bounds is None:
+        return _References()
+    start, end = bounds
+    before, after = _prose(tokens[start + 3:end])
+    entries = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
+    return _References(tuple(entries), str(tokens[start].attrGet("id")), _heading_text(tokens[start + 1]),
+                       _render(before, parsed.env), _render(after, parsed.env))
+
+
+def _sections(parsed: Parsed, bounds: list[tuple[int, int]], body_line: int) -> list[Section]:
+    numbers = {h.token_index: h.number for h in parsed.headings}
+    numbered = any(numbers.get(start) for start, _ in bounds)
+    sections = []
+    for ordinal, (start, end) in enumerate(bounds, start=1):
+        number = numbers.get(start, "")
+        index = f"§{number}" if number else ("§" if numbered else f"§{ordinal}")
+        sections.append(_section(parsed, start, end, index, number, body_line))
+    return sections
+
+
 def report_from_source(source: Source) -> Report:
-    """Return the Report of a decoded source: pure, apart from nothing."""
+    """Return the Report of a decoded source (pure: no file is read or written)."""
     parsed = parse(source.body, source.body_line)
     tokens, notes = _without_footnotes(parsed.tokens)
-    numbers = {h.token_index: h.number for h in parsed.headings}
     intro, bounds = _split(tokens)
     first_h1 = next((h for h in parsed.headings if h.level == 1), None)
-    if intro and first_h1 is not None and first_h1.token_index < len(intro):
-        at = first_h1.token_index
-        intro = intro[:at] + intro[at + 3:]
+    if first_h1 is not None and first_h1.token_index < len(intro):
+        intro = intro[:first_h1.token_index] + intro[first_h1.token_index + 3:]
     title = source.front.title or (first_h1.text if first_h1 else "") or source.front.headline \
         or source.path.stem
-    numbered = any(numbers.get(start) for start, _ in bounds)
     reference_bounds = next((b for b in reversed(bounds) if _is_reference_section(tokens, *b)), None)
-    sections = []
-    for ordinal, (start, end) in enumerate(b for b in bounds if b != reference_bounds):
-        number = numbers.get(start, "")
-        index = f"§{number}" if number else ("§" if numbered else f"§{ordinal + 1}")
-        sections.append(_section(parsed, start, end, index, number, source.body_line))
-    references, references_intro, references_after, references_id, references_title = [], "", "", "", ""
-    if reference_bounds is not None:
-        start, end = reference_bounds
-        references = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
-        before, after = _prose(tokens[start + 3:end])
-        references_intro, references_after = _render(before, parsed.env), _render(after, parsed.env)
-        references_id = str(tokens[start].attrGet("id"))
-        references_title = _heading_text(tokens[start + 1])
-    citations = _placed(parsed, sections, bounds, len(tokens))
-    intro_html = _render(intro, parsed.env)
-    notes_html = _render(notes, parsed.env)
-    sections = [dataclasses.replace(s, sources=_sources(citations, s.id)) for s in sections]
+    references = _references(parsed, tokens, reference_bounds, source)
+    citations = _placed(parsed, bounds, len(tokens))
+    sections = [dataclasses.replace(s, sources=_sources(citations, s.id))
+                for s in _sections(parsed, [b for b in bounds if b != reference_bounds], source.body_line)]
+    intro_html, notes_html = _render(intro, parsed.env), _render(notes, parsed.env)
     pieces = [intro_html, *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
-              references_intro, references_after]
-    links = _outbound([*pieces, *(r.url for r in references)])
+              references.intro_html, references.after_html, *(r.url for r in references.entries)]
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
-        citations=tuple(citations), references=tuple(references), links=tuple(links),
-        intro_html=intro_html, notes_html=notes_html, references_id=references_id,
-        references_title=references_title, references_intro_html=references_intro,
-        references_after_html=references_after,
-        anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
-        warnings=source.warnings,
+        citations=tuple(citations), references=references.entries, links=tuple(_outbound(pieces)),
+        intro_html=intro_html, notes_html=notes_html, references_id=references.id,
+        references_title=references.title, references_intro_html=references.intro_html,
+        references_after_html=references.after_html,
+        anchors=tuple((h.number, h.id) for h in parsed.headings if h.number), warnings=source.warnings,
     )
 
 
@@ -157,8 +173,7 @@ def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
     return before, after
 
 
-def _placed(parsed: Parsed, sections: list[Section], bounds: list[tuple[int, int]], notes_start: int
-            ) -> list[InlineCitation]:
+def _placed(parsed: Parsed, bounds: list[tuple[int, int]], notes_start: int) -> list[InlineCitation]:
     """Return the citations, each with the id of the section (or `intro`, `notes`) it appears in."""
     owners = [(start, end, str(parsed.tokens[start].attrGet("id"))) for start, end in bounds]
     placed = []
