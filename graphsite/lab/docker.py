@@ -74,11 +74,26 @@ def ensure_swarm() -> str:
     """Initialise a single-node swarm when the node is in none; return 'present' or 'created'."""
     state, manager = swarm_state()
     if state == "active" and manager:
+        _wait_for_leader()
         return "present"
     if state == "active":
         raise LabError("this node is a swarm worker, not a manager", hint="run the lab on a manager node")
     docker("swarm", "init", "--advertise-addr", "127.0.0.1")
+    _wait_for_leader()
     return "created"
+
+
+def _wait_for_leader(wait: float = 60) -> None:
+    """Wait until the swarm has a leader: right after dockerd starts, a restored swarm refuses work for a while."""
+    deadline = time.monotonic() + wait
+    while True:
+        done = docker("node", "ls", "--quiet", check=False)
+        if done.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"the swarm has no leader after {wait:.0f} s: {done.stderr.strip()}",
+                           hint="`docker info` tells the swarm's state; `docker swarm leave --force` resets it")
+        time.sleep(0.5)
 
 
 def network_id(name: str) -> str | None:

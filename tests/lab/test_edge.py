@@ -1,0 +1,109 @@
+"""The lab's own proof, independent of the publisher: a Swarm service with graphsite's service spec (page image,
+tmpfs /data and /config, Swarm configs, dnsrr on dokploy-network) is served through the edge over TLS that
+verifies against .lab/ca.pem; http redirects permanently; the certificate lives long enough."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import ssl
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from graphsite.lab.docker import docker
+from graphsite.lab.probe import fetch
+
+pytestmark = pytest.mark.lab
+
+PREFIX = "labtest-"
+PAGE_CADDYFILE = """{
+	admin off
+	auto_https off
+}
+:20128 {
+	root * /srv
+	encode zstd gzip
+	file_server
+}
+"""
+
+
+def _cleanup() -> None:
+    """Remove every service and config a lab test made (by the test label), before and after."""
+    for kind in ("service", "config"):
+        listed = docker(kind, "ls", "--filter", "label=graphsite.lab.test", "--format", "{{.ID}}").stdout.split()
+        if listed:
+            docker(kind, "rm", *listed, check=False)
+
+
+def _until(check, seconds: float = 60):
+    """Return check()'s first truthy answer, retrying up to a deadline (convergence, not speed)."""
+    deadline, last = time.monotonic() + seconds, None
+    while time.monotonic() < deadline:
+        try:
+            answer = check()
+            if answer:
+                return answer
+        except (OSError, ssl.SSLError) as exc:
+            last = exc
+        time.sleep(0.5)
+    raise AssertionError(f"no answer within {seconds} s (last error: {last!r})")
+
+
+@pytest.fixture(scope="module")
+def page_service(lab, tmp_path_factory):
+    """A Swarm service serving a page of its own, named like a graphsite deployment."""
+    _cleanup()
+    name = f"{PREFIX}{secrets.token_hex(3)}"
+    html = f"<!doctype html><title>{name}</title><p>served by the lab</p>\n".encode()
+    folder = tmp_path_factory.mktemp("page")
+    (folder / "index.html").write_bytes(html)
+    (folder / "Caddyfile").write_text(PAGE_CADDYFILE)
+    label = ["--label", f"graphsite.lab.test={name}"]
+    docker("config", "create", *label, f"{name}-html", str(folder / "index.html"))
+    docker("config", "create", *label, f"{name}-caddyfile", str(folder / "Caddyfile"))
+    docker("service", "create", "--detach", "--quiet", "--name", name, *label,
+           "--network", lab.config.deploy.network, "--endpoint-mode", "dnsrr",
+           "--config", f"source={name}-html,target=/srv/index.html,mode=0444",
+           "--config", f"source={name}-caddyfile,target=/etc/caddy/Caddyfile,mode=0444",
+           "--mount", "type=tmpfs,target=/data", "--mount", "type=tmpfs,target=/config",
+           "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
+           lab.config.deploy.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile")
+    yield name, html
+    _cleanup()
+
+
+def test_the_edge_serves_a_swarm_service_over_verified_tls(lab, page_service):
+    name, html = page_service
+    fqdn = f"{name}.{lab.domain}"
+    answer = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 200 and got)
+    assert hashlib.sha256(answer.body).hexdigest() == hashlib.sha256(html).hexdigest()
+    names = [value for kind, value in answer.certificate["subjectAltName"] if kind == "DNS"]
+    assert f"*.{lab.domain}" in names or fqdn in names
+
+
+def test_the_certificate_has_at_least_14_days_left(lab, page_service):
+    name, _ = page_service
+    certificate = _until(lambda: fetch(f"{name}.{lab.domain}", lab.https_port, ca=lab.ca_path).certificate)
+    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(certificate["notAfter"]), timezone.utc)
+    assert (not_after - datetime.now(timezone.utc)).days >= 14
+
+
+def test_http_redirects_permanently_to_https(lab, page_service):
+    name, _ = page_service
+    fqdn = f"{name}.{lab.domain}"
+    answer = fetch(fqdn, lab.http_port, ca=None, path="/index.html?x=1")
+    assert answer.status in (301, 308)
+    assert answer.headers["location"] == f"https://{fqdn}/index.html?x=1"
+
+
+def test_a_host_without_a_service_gets_502_not_another_page(lab):
+    answer = fetch(f"{PREFIX}absent.{lab.domain}", lab.https_port, ca=lab.ca_path)
+    assert answer.status == 502
+
+
+def test_a_host_outside_the_lab_domain_gets_no_certificate(lab):
+    with pytest.raises(ssl.SSLError):
+        fetch("example.com", lab.https_port, ca=lab.ca_path)

@@ -1,0 +1,91 @@
+"""`scripts/lab up | status | down` on a second, isolated lab instance (own directory, ports and edge), so the
+shared lab keeps running: up is idempotent, writes a configuration graphsite loads, and down leaves nothing."""
+
+from __future__ import annotations
+
+import json
+import socket
+import tomllib
+
+import jsonschema
+import pytest
+import yaml
+
+from graphsite.config import load_config
+from graphsite.lab.docker import container, docker, network_id
+from graphsite.lab.processes import is_ours
+from graphsite.paths import schema_path
+
+pytestmark = pytest.mark.lab
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def instance(lab, isolated_instance, run_lab):
+    """The isolated instance, taken down again whatever the test did."""
+    yield isolated_instance
+    run_lab("down", isolated_instance)
+    leftover = container(isolated_instance.edge_name)
+    if leftover:
+        docker("rm", "--force", leftover["id"], check=False)
+
+
+def test_up_twice_changes_nothing_the_second_time(instance, run_lab):
+    first = run_lab("up", instance)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip().endswith("graphsite deploy --random-subdomain")
+    assert first.stdout.startswith(f"GRAPHSITE_CONFIG={instance.path('graphsite.toml')} ")
+    assert "Lab ready in" in first.stderr
+    state = json.loads(instance.path("state.json").read_text())
+    second = run_lab("up", instance)
+    assert second.returncode == 0, second.stderr
+    assert "Nothing changed" in second.stderr
+    assert json.loads(instance.path("state.json").read_text()) == state
+    assert container(instance.edge_name)["id"] == state["edge_id"]
+
+
+def test_up_writes_a_configuration_graphsite_loads_and_a_valid_middleware(instance, run_lab):
+    assert run_lab("up", instance).returncode == 0
+    path = instance.path("graphsite.toml")
+    config = load_config(path, environ={})
+    assert config.site.domain == "lab.graphsite.test"
+    assert config.deploy.endpoint_mode == "dnsrr" and config.deploy.image.startswith("graphsite-lab/caddy:")
+    assert config.dns.api_base_url == f"http://127.0.0.1:{instance.cf_port}/client/v4"
+    assert config.verify.resolve_https == f"127.0.0.1:{instance.https_port}"
+    assert config.verify.ca_bundle == str(instance.path("ca.pem"))
+    assert config.token() and (instance.path("cf-token").stat().st_mode & 0o777) == 0o600
+    assert config.token() not in path.read_text()  # the token lives only in cf-token
+    assert tomllib.loads(path.read_text())["dns"]["token_file"] == str(instance.path("cf-token"))
+    middleware = yaml.safe_load((instance.path("traefik/dynamic/middlewares.yml")).read_text())
+    jsonschema.validate(middleware, json.loads(schema_path("traefik-v3-file-provider.json").read_text()))
+    assert middleware["http"]["middlewares"]["redirect-to-https"]["redirectScheme"]["scheme"] == "https"
+
+
+def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
+    assert run_lab("up", instance).returncode == 0
+    state = json.loads(instance.path("state.json").read_text())
+    status = run_lab("status", instance)
+    assert status.returncode == 0, status.stdout
+    assert all(line.startswith("up") for line in status.stdout.splitlines())
+
+    down = run_lab("down", instance)
+    assert down.returncode == 0, down.stderr
+    assert docker("container", "inspect", state["edge_id"], check=False).returncode != 0
+    assert not is_ours(state["cloudflare_pid"], "graphsite.lab.cfserver")
+    assert not any(_answers(port) for port in (instance.https_port, instance.http_port, instance.cf_port))
+    # What this instance did not create stays: the shared network (and the daemon) still serve the others.
+    assert network_id(instance.network)
+    after = run_lab("status", instance)
+    assert after.returncode == 1
+    down_parts = {line.split(None, 1)[1].split("  ")[0] for line in after.stdout.splitlines()
+                  if line.startswith("DOWN")}
+    assert {"edge", "fake Cloudflare"} <= down_parts
+    again = run_lab("down", instance)
+    assert again.returncode == 0 and "Nothing to take down" in again.stderr
