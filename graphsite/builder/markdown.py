@@ -247,9 +247,7 @@ def _link_step(token: Token) -> int:
 def _autolink_end(url: str) -> str:
     """Return `url` without the trailing characters GFM leaves outside an extended autolink."""
     while url:
-        if url[-1] in "?!.,:*_~'\"":
-            url = url[:-1]
-        elif url[-1] == ")" and url.count(")") > url.count("("):
+        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
             url = url[:-1]
         elif url[-1] == ";" and _ENTITY_TAIL.search(url):
             url = _ENTITY_TAIL.sub("", url)

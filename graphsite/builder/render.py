@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from graphsite.builder.ladder import ladder
-from graphsite.builder.model import Reference, Report
+from graphsite.builder.model import Report
 from graphsite.builder.sanitize import clean_html, is_safe_url, url_scheme
 from graphsite.paths import theme_dir
 
@@ -154,14 +154,15 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = "g
                 theme: Theme | None = None) -> str:
     """Return the page's HTML: pure, byte-identical for identical input."""
     theme = theme or load_theme()
-    fragments = [report.intro_html, report.notes_html, *(s.detail_html for s in report.sections),
-                 *(s.summary_html for s in report.sections)]
-    context: dict[str, Any] = dict(
-        report=report, front=report.front, subdomain=subdomain or "", fonts=fonts,
-        google_fonts_css=GOOGLE_FONTS_CSS, css=theme.css, js=theme.js,
-        csp=content_security_policy(theme.css, theme.js, fonts, image_sources(fragments)),
-        front_html=front_html, ladder=ladder(report.front.floors), rules_target=report.anchor("3.2"),
-        reference_groups=_reference_groups(report), source_links=_source_links(report),
-    )
+    fragments = [report.intro_html, report.notes_html, report.references_intro_html,
+                 report.references_after_html, *(s.summary_html for s in report.sections),
+                 *(s.detail_html for s in report.sections)]
+    context: dict[str, Any] = {
+        "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
+        "google_fonts_css": GOOGLE_FONTS_CSS, "css": theme.css, "js": theme.js,
+        "csp": content_security_policy(theme.css, theme.js, fonts, image_sources(fragments)),
+        "front_html": front_html, "ladder": ladder(report.front.floors), "rules_target": report.anchor("3.2"),
+        "reference_groups": _reference_groups(report), "source_links": _source_links(report),
+    }
     return theme.environment.get_template("page.html.j2").render(context)
 

@@ -123,7 +123,7 @@ def test_js_on_fragment_opens_its_accordion_and_expand_collapse_all(browser, sit
 def test_theme_and_responsive_cards(browser, site):
     context, page, _ = _open(browser, f"{site}/system/")
     try:
-        style = lambda selector, prop: page.locator(selector).first.evaluate(  # noqa: E731
+        style = lambda selector, prop: page.locator(selector).first.evaluate(
             f"el => getComputedStyle(el).{prop}")
         assert style("body", "backgroundColor") == "rgb(10, 14, 23)"
         assert style("section.sec", "borderBottom") == "1px solid rgb(31, 41, 55)"

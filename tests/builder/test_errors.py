@@ -36,7 +36,7 @@ def test_empty_file(run_cli, write_md, tmp_path, content):
 
 
 def test_invalid_utf8_names_the_byte_offset(run_cli, write_md, tmp_path):
-    raw = "# Title\n\nsome text\n".encode() + b"caf\xe9 au lait\n"
+    raw = b"# Title\n\nsome text\n" + b"caf\xe9 au lait\n"
     source, out = write_md(raw), tmp_path / "site"
     line = _fails(run_cli("build", str(source), "--out", str(out)), out)
     offset = raw.index(b"\xe9")

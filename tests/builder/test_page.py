@@ -7,7 +7,6 @@ import hashlib
 import re
 from pathlib import Path
 
-import pytest
 import yaml
 
 from graphsite.builder.build import build_page
@@ -159,13 +158,13 @@ def test_source_line_names_citations_in_order_of_first_use(default_soup):
 
 
 def test_summary_is_the_first_paragraph_and_the_rest_is_folded(default_soup):
-    from markdown_it import MarkdownIt
     from bs4 import BeautifulSoup
+    from markdown_it import MarkdownIt
 
     plain = MarkdownIt("commonmark").enable("table")
     plain.validateLink = lambda url: True
     # Citations print as [1][2] where the Markdown reads [[1](u), [2](v)]; compare the words, not that punctuation.
-    squash = lambda text: re.sub(r"[\s\[\],]|\(\S+?://\S+?\)", "", text)  # noqa: E731
+    squash = lambda text: re.sub(r"[\s\[\],]|\(\S+?://\S+?\)", "", text)
     rendered = default_soup.find(id="report").find_all("section", recursive=False)
     for section, (_, title, _, markdown) in zip(rendered, BODY_SECTIONS):
         blocks = BeautifulSoup(plain.render(markdown.strip()), "html.parser").find_all(recursive=False)
@@ -226,7 +225,7 @@ def test_inline_citations_are_superscript_links(default_soup):
 
 
 def test_reference_footer(default_soup):
-    entries = re.findall(r"^(\d+)\. .*?(\S+://\S+)\s*$", REFERENCE_SECTION[2], re.M)
+    entries = re.findall(r"^(\d+)\. .*?(\S+://\S+)\s*$", REFERENCE_SECTION[2], re.MULTILINE)
     footer = default_soup.find(id="references")
     items = footer.find_all("li")
     assert len(items) == len(entries) >= 60
