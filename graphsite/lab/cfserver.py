@@ -122,9 +122,7 @@ class Handler(BaseHTTPRequestHandler):
                 headers["Retry-After"] = str(fault["retry_after"])
             envelope = records.error(_RATE_LIMITED if status == 429 else _INJECTED_500)
         else:
-            status, envelope = routes.answer(app, self.command, path, query, dict(self.headers.items()), body)
-            headers = {}
-        self._send(status, envelope, headers)
+            status, envelope, headers = *self._answer(path, query, body), {}
         entry = {"method": self.command, "path": path, "query": query, "status": status,
                  "body": _json_or_text(app.redact(body.decode("utf-8", "replace"))),
                  "fault": bool(fault), "ms": round((time.monotonic() - started) * 1000, 1)}
@@ -132,6 +130,14 @@ class Handler(BaseHTTPRequestHandler):
             app.requests.append(entry)
             del app.requests[:-2000]
         app.log(f"{self.command} {path} {status}" + (" (injected)" if fault else ""))
+        self._send(status, envelope, headers)
+
+    def _answer(self, path: str, query: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, Any]]:
+        try:
+            return routes.answer(self.app, self.command, path, query, dict(self.headers.items()), body)
+        except Exception as exc:  # a lab bug must answer loudly, not drop the connection
+            self.app.log(f"lab bug: {self.command} {path}: {exc.__class__.__name__}: {exc}")
+            return 500, records.error(routes.LAB_BUG, detail=f"{exc.__class__.__name__}: {exc}")
 
 
 def _json_or_text(text: str) -> Any:

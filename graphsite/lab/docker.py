@@ -32,9 +32,14 @@ def _sudo() -> list[str]:
     return [] if os.geteuid() == 0 else ["sudo"]
 
 
+def dockerd_path() -> str | None:
+    """Return where dockerd is (it lives in /usr/sbin, which a non-root PATH may lack), or None."""
+    return shutil.which("dockerd") or shutil.which("dockerd", path="/usr/sbin:/usr/bin:/usr/local/sbin")
+
+
 def ensure_installed() -> str:
     """Install Debian's docker.io when docker or dockerd is missing; return 'present' or 'installed'."""
-    if shutil.which("docker") and shutil.which("dockerd"):
+    if shutil.which("docker") and dockerd_path():
         return "present"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "docker.io"]):
@@ -52,7 +57,7 @@ def daemon_answers() -> bool:
 def start_daemon(log_path: Path, wait: float = 60) -> int:
     """Start dockerd in the background (its output in `log_path`); return its pid once it answers."""
     log = log_path.open("ab")
-    process = subprocess.Popen([*_sudo(), "dockerd"], stdout=log, stderr=subprocess.STDOUT,
+    process = subprocess.Popen([*_sudo(), dockerd_path() or "dockerd"], stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:

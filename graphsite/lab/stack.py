@@ -71,6 +71,7 @@ def _ensure_daemon(lab: LabInstance, state: dict) -> str:
     if docker.daemon_answers():
         return "running"
     state["dockerd_pid"] = docker.start_daemon(lab.path("dockerd.log"))
+    state["dockerd_path"] = docker.dockerd_path() or "dockerd"
     return "started"
 
 
@@ -160,7 +161,8 @@ def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
         docker.docker("swarm", "leave", "--force")
         results.append(("swarm", "left"))
     if state.get("dockerd_pid"):
-        results.append(("docker daemon", processes.stop(state.pop("dockerd_pid"), "dockerd", wait=30)))
+        marker = state.pop("dockerd_path", "dockerd")
+        results.append(("docker daemon", processes.stop(state.pop("dockerd_pid"), marker, wait=30)))
     if lab.root.is_dir():
         _save_state(lab, state)
     return results

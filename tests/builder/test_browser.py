@@ -89,6 +89,8 @@ def test_js_off_every_word_is_reachable_and_print_opens_every_accordion(browser,
         page.emulate_media(media="screen")
         page.locator("details.detail > summary").first.click()  # native, no JS
         assert bodies.first.is_visible()
+        page.locator("#rules a").first.click()  # a link into a closed accordion: the browser opens it
+        assert page.locator(f"[id='{RULES_TARGET}']").is_visible()
         assert not [text for kind, text in events["console"] if kind == "error"]
         assert _hosts(events["requests"]) == {"127.0.0.1"}
     finally:
