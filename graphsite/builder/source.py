@@ -26,6 +26,9 @@ _FENCE = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 # Front matter starts with a `key:` line; a document that merely opens with a `---` rule does not.
 _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
+# C0 controls (other than tab, newline, form feed, carriage return) are HTML parse errors: show them as the
+# Unicode control pictures (U+0001 → ␁), visible and faithful, instead of passing them through.
+_CONTROLS = {code: 0x2400 + code for code in (*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 _KNOWN = frozenset(_TEXT_FIELDS + ("floors", "counter_frame", "rules"))
 
@@ -65,7 +68,7 @@ def parse_source(path: Path, raw: bytes) -> Source:
         line = raw[: exc.start].count(b"\n") + 1
         raise SourceError(path, f"not valid UTF-8 at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
                           line=line, hint="save the file as UTF-8") from None
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
     if not text.strip():
         raise SourceError(path, "the file is empty", hint="write the report's Markdown into it")
     lines = text.split("\n")

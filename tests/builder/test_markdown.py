@@ -133,6 +133,28 @@ def test_corpus_documents_build(run_cli, tmp_path, name):
     assert soup.title.string and soup.find("main") is not None
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert len(ids) == len(set(ids))
+    assert _parse_errors((tmp_path / "index.html").read_text(encoding="utf-8")) == []
+
+
+def _parse_errors(html: str) -> list:
+    """Return the errors the WHATWG HTML parsing algorithm (html5lib) reports for `html`."""
+    import html5lib
+
+    parser = html5lib.HTMLParser(strict=False)
+    parser.parse(html)
+    return parser.errors
+
+
+@pytest.mark.parametrize("path", [HERE.parents[1] / "content" / "graph-engineering.md", PLAIN, CITATIONS,
+                                  HERE / "fixtures" / "hostile.md"], ids=lambda p: p.name)
+def test_pages_parse_without_html5_errors(path):
+    assert _parse_errors(build_page(path, subdomain="graph-eng-0a1b2c").html) == []
+
+
+def test_control_characters_become_visible_pictures(write_md):
+    page = build_page(write_md("# T\n\n```\nbell\x07 nul\x00 del\x7f\n```\n"))
+    code = BeautifulSoup(page.html, "html.parser").find("pre").get_text()
+    assert code == "bell\u2407 nul\u2400 del\u2421\n"
 
 
 CLEAN = """# Clean
