@@ -163,4 +163,9 @@ def test_dry_run_touches_nothing(publab):
     assert data["dry_run"] is True and data["checks"] == []
     assert {r["outcome"] for r in data["resources"]} == {"create"}
     assert "would create" in result.stderr
+    assert "warning" not in result.stderr  # the lab defines redirect-to-https like a Dokploy host
     _nothing_left(publab, name)
+    other = publab.run("deploy", "--subdomain", name, "--dry-run",
+                       env={"GRAPHSITE_DEPLOY_REDIRECT_MIDDLEWARE": "to-https@file"})
+    assert other.exit_code == 0, other.stderr
+    assert "warning: the route uses middleware to-https@file, which no file in" in other.stderr
