@@ -135,6 +135,10 @@ def test_theme_and_responsive_cards(browser, site):
         assert len({round(box["y"]) for box in wide}) == 1, "a row on a wide screen"
         rules = page.locator("#rules").bounding_box()
         assert rules["x"] > wide[-1]["x"] and rules["y"] < wide[0]["y"] + wide[0]["height"], "rules beside cards"
+        page.set_viewport_size({"width": 1280, "height": 800})
+        for part in ("#cards", "#rules"):  # the report's checklist: floors and rules without scrolling
+            box = page.locator(part).bounding_box()
+            assert box["y"] + box["height"] <= 800, part
         page.set_viewport_size({"width": 390, "height": 800})
         narrow = [page.locator("#cards article").nth(i).bounding_box() for i in range(5)]
         assert len({round(box["x"]) for box in narrow}) == 1
