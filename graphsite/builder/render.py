@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -47,6 +48,22 @@ def load_theme(directory: Path | None = None) -> Theme:
     return Theme(environment, css, js)
 
 
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except (OSError, ValueError, EOFError):
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Return a cache of compiled templates in the user's cache directory (keyed by the template's source
     checksum, so an edited theme recompiles), or None where that directory is not writable."""
@@ -56,7 +73,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    return jinja2.FileSystemBytecodeCache(str(directory)) if os.access(directory, os.W_OK) else None
+    return _BytecodeCache(str(directory)) if os.access(directory, os.W_OK) else None
 
 
 @lru_cache(maxsize=1)

@@ -201,3 +201,18 @@ def test_many_warnings_do_not_bury_the_summary(run_cli, tmp_path):
     assert total > 20, "without graphsite.toml the default report's known defects are all open"
     assert len([line for line in lines if line.startswith("warning:")]) == 21
     assert f"and {total - 20} more" in lines[-2] and lines[-1].startswith("Built ")
+
+
+def test_template_cache_never_changes_the_page(tmp_path):
+    """Compiled templates are cached per user; a fresh, a warm and a corrupted cache give the same bytes."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "graphsite", "-q", "build", str(CITATIONS), "--out"]
+    pages = []
+    for run in ("cold", "warm", "corrupt"):
+        if run == "corrupt":
+            for cached in (tmp_path / "cache" / "graphsite" / "jinja").iterdir():
+                cached.write_bytes(b"not bytecode")
+        subprocess.run([*command, str(tmp_path / run)], check=True, env=env, capture_output=True)
+        pages.append((tmp_path / run / "index.html").read_bytes())
+    assert list((tmp_path / "cache" / "graphsite" / "jinja").iterdir())
+    assert pages[0] == pages[1] == pages[2]
