@@ -28,7 +28,7 @@ _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
 # C0 controls (other than tab, newline, form feed, carriage return) are HTML parse errors: show them as the
 # Unicode control pictures (U+0001 → ␁), visible and faithful, instead of passing them through.
-_CONTROLS = {code: 0x2400 + code for code in (*range(0x00, 0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
+_CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 _KNOWN = frozenset(_TEXT_FIELDS + ("floors", "counter_frame", "rules"))
 
