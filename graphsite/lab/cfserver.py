@@ -135,7 +135,7 @@ class Handler(BaseHTTPRequestHandler):
     def _answer(self, path: str, query: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, Any]]:
         try:
             return routes.answer(self.app, self.command, path, query, dict(self.headers.items()), body)
-        except Exception as exc:  # a lab bug must answer loudly, not drop the connection
+        except Exception as exc:  # noqa: BLE001 -- a lab bug must answer loudly, not drop the connection
             self.app.log(f"lab bug: {self.command} {path}: {exc.__class__.__name__}: {exc}")
             return 500, records.error(routes.LAB_BUG, detail=f"{exc.__class__.__name__}: {exc}")
 

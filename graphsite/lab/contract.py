@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from openapi_core.exceptions import OpenAPIError
+
 from graphsite.paths import schema_path
 
 SCHEMA_NAME = "cloudflare-dns-records.openapi.json"
@@ -119,7 +121,7 @@ class Contract:
 
     @classmethod
     @functools.cache
-    def load(cls) -> "Contract":
+    def load(cls) -> Contract:
         from openapi_core import OpenAPI
 
         spec = json.loads(schema_path(SCHEMA_NAME).read_text(encoding="utf-8"))
@@ -130,7 +132,7 @@ class Contract:
         """Return why the request breaks the contract, or None when it fits."""
         try:
             self.api.validate_request(_Request(method, path, query, headers, body, content_type))
-        except Exception as exc:  # openapi-core raises a family of classes; all mean "does not fit"
+        except OpenAPIError as exc:
             return ContractViolation(_describe(exc))
         return None
 
@@ -138,6 +140,6 @@ class Contract:
         """Return why the response breaks the contract, or None when it fits."""
         try:
             self.api.validate_response(_Request(method, path, [], {}, None, ""), _Response(status, body))
-        except Exception as exc:
+        except OpenAPIError as exc:
             return ContractViolation(_describe(exc))
         return None

@@ -18,7 +18,7 @@ DOCKERFILE = Path(__file__).with_name("Dockerfile")
 def docker(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run `docker <args>`; raise LabError with docker's own message when it fails and `check` is set."""
     try:
-        done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise LabError("the docker CLI is not installed", hint="run `scripts/lab up`, which installs docker.io") from None
     except subprocess.TimeoutExpired:
@@ -43,7 +43,7 @@ def ensure_installed() -> str:
         return "present"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "docker.io"]):
-        done = subprocess.run([*_sudo(), *command], capture_output=True, text=True, env=env)
+        done = subprocess.run([*_sudo(), *command], capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0:
             raise LabError(f"`{' '.join(command)}` failed: {done.stderr.strip()[-400:]}",
                            hint="install docker.io by hand, then run `scripts/lab up` again")

@@ -6,7 +6,7 @@ import ssl
 from dataclasses import dataclass
 
 from graphsite.errors import GraphsiteError
-from graphsite.lab import docker, processes, probe
+from graphsite.lab import docker, probe, processes
 from graphsite.lab.instance import LabInstance
 
 

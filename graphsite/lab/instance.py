@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -49,7 +50,7 @@ class LabInstance:
     network: str = NETWORK
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> "LabInstance":
+    def from_env(cls, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> LabInstance:
         """Return the instance named by LAB_* variables; by default `.lab` of the checkout."""
         env = os.environ if environ is None else environ
         root = Path(env.get("LAB_DIR") or (cwd or CHECKOUT) / ".lab").resolve()

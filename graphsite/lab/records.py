@@ -7,9 +7,10 @@ and the records afterwards. The server (`cfserver.py`) only persists and transpo
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 # Cloudflare's own codes and wording (seen in real answers).
 CODE_CNAME_CONFLICT = (81053, "An A, AAAA, or CNAME record with that host already exists.")
@@ -43,7 +44,7 @@ class Zone:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def ok(result: Any, result_info: dict[str, Any] | None = None) -> dict[str, Any]:

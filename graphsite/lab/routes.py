@@ -34,7 +34,7 @@ def _authorised(headers: dict[str, str], token: str) -> tuple[int, str] | None:
     return None
 
 
-def answer(app: "FakeCloudflare", method: str, path: str, query: list[tuple[str, str]],
+def answer(app: FakeCloudflare, method: str, path: str, query: list[tuple[str, str]],
            headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
     """Return the status and envelope for one `/client/v4` request, updating the zone on success."""
     path = path.rstrip("/")
@@ -80,7 +80,7 @@ def _operate(zone: records.Zone, method: str, record_id: str | None, query: dict
     return records.update(zone, record_id, body, merge=method == "PATCH")
 
 
-def _zones(app: "FakeCloudflare", headers: dict[str, str], query: dict[str, str],
+def _zones(app: FakeCloudflare, headers: dict[str, str], query: dict[str, str],
            zone_id: str | None) -> tuple[int, dict[str, Any]]:
     """GET /zones?name= and /zones/{id}: outside the DNS description, so the envelope is checked here."""
     denied = _authorised(headers, app.token)
@@ -99,7 +99,7 @@ def _zones(app: "FakeCloudflare", headers: dict[str, str], query: dict[str, str]
     return 200, envelope
 
 
-def control(app: "FakeCloudflare", method: str, path: str, body: bytes) -> tuple[int, Any]:
+def control(app: FakeCloudflare, method: str, path: str, body: bytes) -> tuple[int, Any]:
     """The `/__lab/` control API: faults, latency, reset, the request log, the records, health."""
     try:
         data = json.loads(body) if body else {}

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsite.lab import docker, processes
+from graphsite.lab import LabError, docker, processes
 from graphsite.lab.edge import CA_ROOT, edge_caddyfile, edge_fingerprint, edge_run_args
 from graphsite.lab.instance import LabInstance, render_config, render_middlewares
 
@@ -100,7 +100,7 @@ def _export_ca(lab: LabInstance, wait: float = 30) -> str:
     deadline = time.monotonic() + wait
     while not root.is_file():
         if time.monotonic() > deadline:
-            raise docker.LabError(f"the edge made no root certificate at {root} within {wait:.0f} s",
+            raise LabError(f"the edge made no root certificate at {root} within {wait:.0f} s",
                                   hint=f"`docker logs {lab.edge_name}` tells why")
         time.sleep(0.2)
     return _write(lab.path("ca.pem"), root.read_text(encoding="utf-8"))

@@ -80,7 +80,7 @@ def run_lab():
     def run(command: str, instance: LabInstance) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, **instance.env(), "NO_COLOR": "1"}
         return subprocess.run([str(CHECKOUT / "scripts" / "lab"), command], capture_output=True, text=True,
-                              env=env, timeout=240)
+                              env=env, timeout=240, check=False)
 
     return run
 

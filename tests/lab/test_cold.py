@@ -28,14 +28,14 @@ def cold_run(tmp_path):
         pytest.skip(message)
     script = Path(__file__).with_name("cold_lab.sh")
     done = subprocess.run(["unshare", "--mount", "--net", "--fork", str(script), str(CHECKOUT), str(tmp_path)],
-                          capture_output=True, text=True, timeout=240)
+                          capture_output=True, text=True, timeout=240, check=False)
     yield done, tmp_path
     subprocess.run(["rm", "-rf", str(tmp_path / "docker")], check=False)
 
 
 def test_cold_up_creates_everything_and_down_removes_everything(cold_run):
     done, work = cold_run
-    markers = dict(re.findall(r"^@@(\S+) (\d+)$", done.stdout, re.M))
+    markers = dict(re.findall(r"^@@(\S+) (\d+)$", done.stdout, re.MULTILINE))
     assert markers.get("up") == "0", done.stdout + done.stderr
     print(re.search(r"Lab ready in .*", done.stderr).group(0))  # the cold time, for the record
     assert markers["up-again"] == "0" and "Nothing changed" in done.stderr
@@ -45,7 +45,7 @@ def test_cold_up_creates_everything_and_down_removes_everything(cold_run):
     assert state["dockerd_pid"] and state["network_id"] and state["image_id"] and state["edge_id"]
     assert markers["down"] == "0", done.stderr
     for part in ("fake Cloudflare", "edge", "network", "swarm", "docker daemon"):
-        assert re.search(rf"^\s+{part}\s+(stopped|removed|left)$", done.stderr, re.M), (part, done.stderr)
+        assert re.search(rf"^\s+{part}\s+(stopped|removed|left)$", done.stderr, re.MULTILINE), (part, done.stderr)
     assert markers["daemon-after-down"] != "0"
     assert not is_ours(state["dockerd_pid"], state["dockerd_path"])
     assert not is_ours(state["cloudflare_pid"], "graphsite.lab.cfserver")

@@ -8,7 +8,7 @@ import hashlib
 import secrets
 import ssl
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -87,8 +87,8 @@ def test_the_edge_serves_a_swarm_service_over_verified_tls(lab, page_service):
 def test_the_certificate_has_at_least_14_days_left(lab, page_service):
     name, _ = page_service
     certificate = _until(lambda: fetch(f"{name}.{lab.domain}", lab.https_port, ca=lab.ca_path).certificate)
-    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(certificate["notAfter"]), timezone.utc)
-    assert (not_after - datetime.now(timezone.utc)).days >= 14
+    not_after = datetime.fromtimestamp(ssl.cert_time_to_seconds(certificate["notAfter"]), UTC)
+    assert (not_after - datetime.now(UTC)).days >= 14
 
 
 def test_http_redirects_permanently_to_https(lab, page_service):
