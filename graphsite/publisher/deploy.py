@@ -225,7 +225,7 @@ def _apply(plan, document, decision, clients: Clients, undo: Undo, config: Confi
         if outcome == "created":
             undo.push(f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
     with output.step("converge"):
-        swarm.wait_converged(plan.subdomain, plan.service.replicas, config.deploy.converge_timeout)
+        swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):
         existed = plan.route_path.exists()
         written = route.write_route(plan.route_path, document)

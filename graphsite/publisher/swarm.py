@@ -41,7 +41,6 @@ class Service:
     labels: dict
     replicas: int
     configs: tuple[str, ...]
-    update_state: str
     version: int
     image: str = ""
 
@@ -134,24 +133,27 @@ class Swarm:
         raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
         return [_task(t) for t in raw]
 
-    def wait_converged(self, name: str, replicas: int, timeout: float, *, failures: int = 3) -> list[Task]:
-        """Wait until `replicas` tasks of the current spec run; raise DeployError with the task errors if not."""
-        deadline = time.monotonic() + timeout
+    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
+        """Wait until `spec.replicas` tasks of `spec` run and no older task is wanted running; raise DeployError
+        with the task errors when they fail, when Swarm rolls the update back, or at the timeout."""
+        name, deadline = spec.name, time.monotonic() + timeout
         while True:
             service, tasks = self.service(name), self.tasks(name)
             if service is None:
                 raise DeployError(f"service {name} disappeared while waiting for it to converge")
-            current = [t for t in tasks if t.of(service)]
-            running = [t for t in current if t.state == "running" and t.desired == "running"]
-            failed = [t for t in current if t.state in _FAILED or (t.error and t.desired == "shutdown")]
-            if len(running) >= replicas and service.update_state in ("", "completed"):
+            failed = [t for t in tasks if t.state in _FAILED or (t.error and t.desired == "shutdown")]
+            if service.image.split("@")[0] != spec.image or set(service.configs) != {c.name for c in spec.configs}:
+                raise _not_converged(name, "Swarm rolled the update back; the previous version still runs", failed)
+            running = [t for t in tasks if t.of(service) and t.state == "running" and t.desired == "running"]
+            # start-first: done when the old tasks have stopped, not merely been told to (they still serve)
+            stale = [t for t in tasks if not t.of(service) and "running" in (t.state, t.desired)]
+            mine = [t for t in failed if t.of(service)]
+            if len(running) >= spec.replicas and not stale:
                 return running
-            if service.update_state.startswith("rollback"):
-                raise _not_converged(name, "Swarm rolled the update back", failed)
-            if len(failed) >= failures and not running:
-                raise _not_converged(name, f"{len(failed)} tasks failed", failed)
+            if len(mine) >= failures and not running:
+                raise _not_converged(name, f"{len(mine)} tasks failed", mine)
             if time.monotonic() > deadline:
-                raise _not_converged(name, f"not converged after {timeout:.0f} s", failed or tasks)
+                raise _not_converged(name, f"not converged after {timeout:.0f} s", mine or tasks)
             time.sleep(0.25)
 
     def remove_service(self, name: str) -> bool:
@@ -210,7 +212,6 @@ def _service(raw: dict) -> Service:
     return Service(id=raw["ID"], name=spec["Name"], labels=spec.get("Labels") or {},
                    replicas=((spec.get("Mode") or {}).get("Replicated") or {}).get("Replicas", 0),
                    configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
-                   update_state=(raw.get("UpdateStatus") or {}).get("State", ""),
                    version=raw["Version"]["Index"], image=container.get("Image", ""))
 
 

@@ -52,3 +52,20 @@ def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
     finally:
         clients.close()
     assert publab.run("teardown", name).exit_code == 0
+
+
+def test_a_failed_redeploy_leaves_the_previous_version_serving(publab):
+    name = publab.name()
+    first = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
+    assert first.exit_code == 0, first.stderr
+    bad = publab.run("deploy", "--subdomain", name, "--no-verify",
+                     env={"GRAPHSITE_DEPLOY_IMAGE": "graphsite-lab/no-such:0"})
+    assert bad.exit_code == 1
+    assert "rolled the update back; the previous version still runs" in bad.stderr
+    assert "No such image" in bad.stderr
+    verify = publab.run("verify", name, "--json")
+    assert verify.exit_code == 0, verify.stderr
+    again = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")  # the rollback is no obstacle
+    assert again.exit_code == 0, again.stderr
+    assert {r["resource"]: r["outcome"] for r in json.loads(again.stdout)["resources"]}["service"] == "unchanged"
+    assert publab.run("teardown", name).exit_code == 0
