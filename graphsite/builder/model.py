@@ -84,6 +84,7 @@ class Section:
     sources: tuple[int, ...] = ()
     line: int = 0
     title_html: str = ""  # the title as inline HTML (code spans, emphasis), sanitised
+    outline: tuple[tuple[str, str], ...] = ()  # (id, text) of its `###` subsections, in order
 
 
 @dataclass(frozen=True)

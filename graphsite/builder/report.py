@@ -77,6 +77,7 @@ def _section(parsed: Parsed, start: int, end: int, index: str, number: str, body
         detail_html=_render(body, env),
         line=(tokens[start].map or (0, 0))[0] + body_line,
         title_html=_render_inline(title_children, env),
+        outline=tuple((h.id, h.text) for h in parsed.headings if h.level == 3 and start < h.token_index < end),
     )
 
 

@@ -29,6 +29,7 @@ def structure(soup) -> dict:
             "title": _text(section.h2).removeprefix(_text(section.h2.find(class_="idx"))).rstrip(" #").strip(),
             "source": [a.get_text() for a in section.select(".source a")],
             "summary_words": len(_text(section.find(class_="summary")).split()),
+            "outline": [a["href"] for a in section.select(".outline a")],
             "detail_headings": [h["id"] for h in details.find_all(["h3", "h4", "h5", "h6"])] if details else [],
             "detail_blocks": sorted({tag.name for tag in details.find(class_="detail-body").find_all(recursive=False)})
             if details else [],

@@ -310,3 +310,14 @@ def test_at_least_thirty_unique_outbound_urls(default_soup, default_page):
              if a["href"].startswith(("http://", "https://"))}
     assert len(hrefs) >= 30
     assert set(default_page.report.links) == hrefs
+
+
+def test_a_section_without_a_first_paragraph_shows_its_outline(default_soup):
+    for section in default_soup.find(id="report").find_all("section", recursive=False):
+        if section.find(class_="summary") is not None:
+            assert section.find(class_="outline") is None
+            continue
+        details = section.find("details")
+        subsections = [h["id"] for h in details.find_all("h3")]
+        assert subsections, section.h2
+        assert [a["href"] for a in section.find(class_="outline").find_all("a")] == [f"#{i}" for i in subsections]
