@@ -183,7 +183,8 @@ def ensure_edge(lab: LabInstance, run_args: list[str], fingerprint: str) -> tupl
         leftover = container(lab.edge_name)
         if leftover:
             remove_container(leftover["id"])
-        raise LabError(f"the edge container did not start: {done.stderr.strip()}",
+        reason = (done.stderr.strip().splitlines() or ["no message"])[0]
+        raise LabError(f"the edge container did not start: {reason}",
                        hint=f"are ports {lab.https_port}/{lab.http_port} free? `ss -ltnp` tells")
     return action, done.stdout.strip()
 

@@ -107,6 +107,14 @@ def test_the_sdk_retries_an_injected_429_and_succeeds(fake_cf):
     assert [entry["status"] for entry in fake_cf.control.requests()] == [429, 429, 200]
 
 
+def test_injected_latency_delays_each_call_until_switched_off(fake_cf):
+    assert fake_cf.control.latency(300) == {"ms": 300}
+    _post(fake_cf, {"name": "slow", "type": "A", "content": "127.0.0.1", "ttl": 60})
+    assert fake_cf.control.latency(0) == {"ms": 0}
+    (slow,) = fake_cf.control.requests()
+    assert slow["ms"] >= 300  # the server's own account: the delay it added is a lower bound, not a speed
+
+
 def test_the_request_log_never_holds_the_token(fake_cf):
     _post(fake_cf, {"name": "leak", "type": "TXT", "content": fake_cf.token, "ttl": 60})
     text = json.dumps(fake_cf.control.requests())
