@@ -88,8 +88,8 @@ class Undo:
             try:
                 action()
                 lines.append(f"undone: {description}")
-            except GraphsiteError as exc:
-                lines.append(f"NOT undone: {description}: {exc.message}")
+            except (GraphsiteError, OSError) as exc:
+                lines.append(f"NOT undone: {description}: {getattr(exc, 'message', None) or exc}")
         return lines
 
 

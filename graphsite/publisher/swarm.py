@@ -10,6 +10,7 @@ import docker.errors
 from docker import types
 
 from graphsite.errors import DeployError
+from graphsite.publisher.caddy import SITE_ROOT
 from graphsite.publisher.plan import LABEL, ConfigFile, ServiceSpec
 
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
@@ -29,7 +30,8 @@ class Task:
 
     def of(self, service: Service) -> bool:
         """True when the task runs the service's current spec (image and configs)."""
-        return self.image.split("@")[0] == service.image.split("@")[0] and set(self.spec_configs) == set(service.configs)
+        same_image = self.image.split("@")[0] == service.image.split("@")[0]
+        return same_image and set(self.spec_configs) == set(service.configs)
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class Swarm:
     def _task_template(self, spec: ServiceSpec) -> types.TaskTemplate:
         mounts = [types.Mount(target=path, source=None, type="tmpfs") for path in spec.tmpfs]
         if spec.bind_source:
-            mounts.append(types.Mount(target="/srv", source=spec.bind_source, type="bind", read_only=True))
+            mounts.append(types.Mount(target=SITE_ROOT, source=spec.bind_source, type="bind", read_only=True))
         configs = [types.ConfigReference(self._config_id(c.name), c.name, filename=c.target, uid="0", gid="0",
                                          mode=0o444) for c in spec.configs]
         container = types.ContainerSpec(image=spec.image, command=list(spec.command),
