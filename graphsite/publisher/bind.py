@@ -35,11 +35,15 @@ def ensure_bind_dir(directory: Path, page: bytes, sha256: str) -> bool:
     return created
 
 
+def made_by_graphsite(directory: Path) -> bool:
+    return (directory / MARKER).is_file()
+
+
 def remove_bind_dir(directory: Path) -> bool:
     """Remove `directory` if graphsite made it; return False when it is absent."""
     if not directory.exists():
         return False
-    if not (directory / MARKER).is_file():
+    if not made_by_graphsite(directory):
         raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
                           hint="remove it by hand if it is yours to remove")
     shutil.rmtree(directory)

@@ -150,6 +150,7 @@ def _prepare(config, request, clients, build, subdomain):
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.swarm.service(subdomain)
+        _refuse_foreign(plan, current)
         if current is not None:
             plan = carry_over(plan, current.labels)
         if not clients.swarm.network_exists(plan.service.network):
@@ -162,6 +163,19 @@ def _prepare(config, request, clients, build, subdomain):
     if missing:
         output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
     return plan, document, decision
+
+
+def _refuse_foreign(plan: DeployPlan, current) -> None:
+    """Refuse to take over a service or a route file graphsite did not make."""
+    if current is not None and current.labels.get("graphsite.subdomain") != plan.subdomain:
+        raise DeployError(f"a Swarm service named {plan.subdomain} exists and graphsite did not make it",
+                          hint="choose another subdomain; graphsite never changes services it did not make")
+    if plan.route_path.exists() and not route.is_ours(plan.route_path):
+        raise DeployError(f"{plan.route_path} exists and is not a route graphsite wrote",
+                          hint="choose another subdomain; graphsite never overwrites routes it did not write")
+    if plan.bind_dir and plan.bind_dir.exists() and not bind.made_by_graphsite(plan.bind_dir):
+        raise DeployError(f"{plan.bind_dir} exists and graphsite did not make it",
+                          hint="choose another subdomain or another deploy.bind_root")
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients) -> tuple[CheckResult, ...]:

@@ -107,15 +107,19 @@ def read_route(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
+def is_ours(path: Path) -> bool:
+    """True when the file at `path` is a route graphsite wrote: only its own routers and service, by name."""
+    http = (read_route(path) or {}).get("http") or {}
+    name = path.stem
+    return (set(http) <= {"routers", "services"}
+            and set(http.get("routers") or {}) == {f"{name}-websecure", f"{name}-web"}
+            and set(http.get("services") or {}) == {f"{name}-service"})
+
+
 def route_files(dynamic_dir: Path) -> dict[str, Path]:
-    """Return {subdomain: path} of the route files in the dynamic directory that look like graphsite's."""
-    found = {}
-    for path in sorted(dynamic_dir.glob("*.yml")) if dynamic_dir.is_dir() else ():
-        doc = read_route(path)
-        routers = ((doc or {}).get("http") or {}).get("routers") or {}
-        if f"{path.stem}-websecure" in routers:
-            found[path.stem] = path
-    return found
+    """Return {subdomain: path} of the route files in the dynamic directory that graphsite wrote."""
+    paths = sorted(dynamic_dir.glob("*.yml")) if dynamic_dir.is_dir() else []
+    return {path.stem: path for path in paths if is_ours(path)}
 
 
 def defined_middlewares(dynamic_dir: Path) -> set[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import TeardownError
-from graphsite.publisher import bind
+from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_label, fqdn
@@ -53,10 +53,15 @@ def _remove(config: Config, subdomain: str, clients: Clients) -> list[Removal]:
             removals.append(Removal("record", f"A {name}", "absent"))
     with output.step("route"):
         path = Path(config.deploy.dynamic_dir) / f"{subdomain}.yml"
-        removals.append(Removal("route", str(path), "removed" if path.exists() else "absent"))
-        path.unlink(missing_ok=True)
+        outcome = "absent" if not path.exists() else "removed" if route.is_ours(path) else "kept"
+        if outcome == "removed":
+            path.unlink(missing_ok=True)
+        removals.append(Removal("route", str(path), outcome))
     with output.step("service"):
-        removals.append(Removal("service", subdomain, "removed" if swarm.remove_service(subdomain) else "absent"))
+        if service is not None and service.labels.get("graphsite.subdomain") != subdomain:
+            removals.append(Removal("service", subdomain, "kept"))
+        else:
+            removals.append(Removal("service", subdomain, "removed" if swarm.remove_service(subdomain) else "absent"))
     with output.step("configs"):
         configs = swarm.configs(subdomain)
         for config_name in configs:
@@ -66,8 +71,11 @@ def _remove(config: Config, subdomain: str, clients: Clients) -> list[Removal]:
             removals.append(Removal("config", f"{subdomain}-*", "absent"))
     with output.step("directory"):
         directory = bind_dir(config, subdomain)
-        removals.append(Removal("directory", str(directory),
-                                "removed" if bind.remove_bind_dir(directory) else "absent"))
+        if directory.exists() and not bind.made_by_graphsite(directory):
+            removals.append(Removal("directory", str(directory), "kept"))
+        else:
+            removals.append(Removal("directory", str(directory),
+                                    "removed" if bind.remove_bind_dir(directory) else "absent"))
     return removals
 
 
@@ -75,12 +83,15 @@ def _prove_gone(config: Config, subdomain: str, clients: Clients) -> None:
     left = []
     name = fqdn(subdomain, config.site.domain)
     left += [f"record A {name} id={r.id}" for r in clients.dns.records(name) if r.ours]
-    if (Path(config.deploy.dynamic_dir) / f"{subdomain}.yml").exists():
-        left.append(f"route {subdomain}.yml")
-    if clients.swarm.service(subdomain) is not None:
+    path = Path(config.deploy.dynamic_dir) / f"{subdomain}.yml"
+    if path.exists() and route.is_ours(path):
+        left.append(f"route {path.name}")
+    service = clients.swarm.service(subdomain)
+    if service is not None and service.labels.get("graphsite.subdomain") == subdomain:
         left.append(f"service {subdomain}")
     left += [f"config {c}" for c in clients.swarm.configs(subdomain)]
-    if bind_dir(config, subdomain).exists():
-        left.append(f"directory {bind_dir(config, subdomain)}")
+    directory = bind_dir(config, subdomain)
+    if directory.exists() and bind.made_by_graphsite(directory):
+        left.append(f"directory {directory}")
     if left:
         raise TeardownError(f"teardown of {subdomain} left: {', '.join(left)}", hint="run graphsite teardown again")

@@ -205,3 +205,32 @@ def test_a_page_too_big_for_a_config_suggests_bind(publab, tmp_path):
     assert result.exit_code == 1
     assert "more than a Swarm config holds" in result.stderr and "--content bind" in result.stderr
     assert _left(publab, name) == []
+
+
+def test_services_and_routes_graphsite_did_not_make_are_never_touched(publab):
+    from graphsite.publisher.route import dump
+
+    config, name = publab.config, publab.name()
+    route_path = Path(config.deploy.dynamic_dir) / f"{name}.yml"
+    foreign_route = {"http": {"routers": {"app": {"rule": f"Host(`{name}.example`)", "service": "app"}},
+                              "services": {"app": {"loadBalancer": {"servers": [{"url": "http://app:80"}]}}}}}
+    route_path.write_text(dump(foreign_route))
+    clients = publab.clients()
+    try:
+        refused = publab.run("deploy", "--subdomain", name, "--no-verify")
+        assert refused.exit_code == 1 and "is not a route graphsite wrote" in refused.stderr
+        route_path.unlink()
+        clients.swarm.api.create_service({"ContainerSpec": {"Image": config.deploy.image,
+                                                             "Command": ["caddy", "version"]}}, name=name)
+        refused = publab.run("deploy", "--subdomain", name, "--no-verify")
+        assert refused.exit_code == 1 and "graphsite did not make it" in refused.stderr
+        route_path.write_text(dump(foreign_route))
+        kept = publab.run("teardown", name)
+        assert kept.exit_code == 0, kept.stderr
+        assert f"kept     service {name}" in kept.stdout and f"kept     route {route_path}" in kept.stdout
+        assert clients.swarm.service(name) is not None and route_path.exists()
+        assert clients.swarm.configs(name) == []
+    finally:
+        clients.swarm.remove_service(name)
+        route_path.unlink(missing_ok=True)
+        clients.close()

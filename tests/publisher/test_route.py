@@ -76,3 +76,18 @@ def test_missing_redirect_middleware_is_noticed(production, tmp_path):
     assert route.missing_middleware(config) is None
     other = production.replace("deploy", dynamic_dir=str(tmp_path), redirect_middleware="redirect@docker")
     assert route.missing_middleware(other) is None  # another provider's: not visible from here
+
+
+def test_only_graphsite_routes_count_as_ours(production, tmp_path):
+    ours = tmp_path / "s1.yml"
+    route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"))
+    assert route.is_ours(ours)
+    foreign = tmp_path / "dokploy.yml"
+    foreign.write_text(yaml.safe_dump({"http": {"routers": {"dokploy-router-app": {
+        "rule": "Host(`dokploy.hhdevs.space`)", "service": "dokploy-service-app"}}}}))
+    middlewares = tmp_path / "middlewares.yml"
+    middlewares.write_text(yaml.safe_dump({"http": {"middlewares": {"redirect-to-https": {}}}}))
+    renamed = tmp_path / "s2.yml"
+    renamed.write_text(ours.read_text())  # s1's routers in a file named s2: not s2's route
+    assert not any(route.is_ours(p) for p in (foreign, middlewares, renamed, tmp_path / "missing.yml"))
+    assert route.route_files(tmp_path) == {"s1": ours}
