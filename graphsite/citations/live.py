@@ -18,6 +18,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 import httpx
 
 from graphsite.citations.cache import LinkCache
+from graphsite.citations.urls import malformed
 from graphsite.citations.results import (
     RETRY_STATUSES, LinkReport, LinkResult, anchors, has_fragment, retry_after, state_for_status,
 )
@@ -84,6 +85,9 @@ class Checker:
     async def check(self, url: str) -> LinkResult:
         """Return the verdict on `url`."""
         now = time.time()
+        broken = malformed(url)
+        if broken:
+            return LinkResult(url, "dead", f"malformed URL: it {broken}", checked_at=now)
         reason = _skip_reason(url, self.settings.skip)
         if reason:
             return LinkResult(url, "skipped", reason, checked_at=now)
@@ -103,6 +107,8 @@ class Checker:
                 return await self._follow(target, budget, target in self.needs_body)
             except _Failure as failure:
                 return _Page(None, target, failure=failure, attempts=budget.used + 1)
+            except (httpx.InvalidURL, ValueError) as exc:  # e.g. a redirect to a URL httpx cannot parse
+                return _Page(None, target, failure=_Failure("dead", f"invalid URL: {_one_line(exc)}"))
 
     async def _follow(self, target: str, budget: _Budget, body: bool) -> _Page:
         chain: list[str] = []

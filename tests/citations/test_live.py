@@ -153,3 +153,11 @@ def test_skipped_by_configuration_and_by_scheme(pitfall_server, tmp_path):
     report = check_links(urls, settings(tmp_path, skip=(pitfall_server.url("/missing"),)), progress=False)
     assert [r.state for r in report.results] == ["skipped", "skipped"]
     assert pitfall_server.hits.log == []
+
+
+@pytest.mark.parametrize("url", ["http://exa mple.com/", "http://[::1/", "https://example.org:99999/", "http://",
+                                 "https://bad_host!.com/"])
+def test_a_malformed_url_is_dead_without_a_request(url, tmp_path):
+    report = check_links([url], settings(tmp_path), progress=False)
+    assert report.results[0].state == "dead" and report.results[0].detail.startswith("malformed URL")
+    assert report.requests == 0
