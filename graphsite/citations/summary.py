@@ -19,7 +19,7 @@ class Progress:
         self.total, self.done, self.stream = total, 0, stream or sys.stderr
         self.enabled = enabled and total > 0 and _verbosity() >= 0
         self.tty = self.stream.isatty()
-        self._last_line = -1
+        self._last_line = 0
 
     def advance(self, count: int = 1) -> None:
         self.done += count

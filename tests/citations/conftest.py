@@ -82,6 +82,12 @@ class PitfallHandler(BaseHTTPRequestHandler):
         if path == "/slow":
             time.sleep(SLOW_SECONDS)
             return self._send(200, PAGE, head)
+        if path == "/forbidden":
+            return self._send(403, b"no", head)
+        if path == "/429-for-an-hour":
+            return self._send(429, b"come back later", head, {"Retry-After": "3600"})
+        if path == "/moved-to-missing":
+            return self._send(308, b"", head, {"Location": "/missing"})
         if path == "/error":
             return self._send(500, b"broken", head)
         return self._send(404, b"not found", head)

@@ -18,6 +18,9 @@ EXPECTED = {
     "/browser-only": "ok",
     "/429-twice": "ok",
     "/moved": "redirected",
+    "/moved-to-missing": "dead",
+    "/forbidden": "blocked",
+    "/429-for-an-hour": "blocked",
     "/loop-a": "dead",
     "/slow": "timeout",
     "/error": "dead",
@@ -49,7 +52,7 @@ def pitfall_run(shared_pitfall_server, pitfall_cache):
 def test_every_pitfall_ends_in_its_state(pitfall_run):
     _, results, report = pitfall_run
     assert {path: results[path].state for path in EXPECTED} == EXPECTED
-    assert report.counts()["dead"] == 4
+    assert report.counts()["dead"] == 5 and report.counts()["blocked"] == 2
     assert report.failing() == [r for r in report.results if r.state == "dead"]
 
 
@@ -79,6 +82,19 @@ def test_redirect_reports_the_final_url(pitfall_run):
     moved = results["/moved"]
     assert moved.final_url == server.url("/ok")
     assert moved.redirects == (server.url("/ok"),)
+
+
+def test_a_retry_after_beyond_the_cap_is_not_waited_for(pitfall_run):
+    server, results, _ = pitfall_run
+    assert server.hits.count("/429-for-an-hour") == 1
+    assert results["/429-for-an-hour"].status == 429
+
+
+def test_a_redirect_to_a_missing_page_names_where_it_ended(pitfall_run):
+    server, results, _ = pitfall_run
+    result = results["/moved-to-missing"]
+    assert result.status == 404 and result.redirects == (server.url("/missing"),)
+    assert server.url("/missing") in result.detail
 
 
 def test_redirect_loop_is_detected_not_followed_forever(pitfall_run):
