@@ -45,6 +45,7 @@ class _Answer:
     location: str | None
     anchors: frozenset[str] | None
     retry_after: str | None
+    sets_cookie: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,9 @@ class Checker:
             if answer.location is None:
                 return _Page(answer.status, current, tuple(chain), answer.anchors, attempts=budget.used + 1)
             following = urldefrag(urljoin(current, answer.location))[0]
-            if following == target or following in chain:
+            seen = [target, *chain].count(following)
+            # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
+            if seen > 1 or (seen == 1 and not answer.sets_cookie):
                 loop = " → ".join([target, *chain, following])
                 raise _Failure("dead", f"redirect loop: {loop}")
             chain.append(following)
@@ -181,7 +184,8 @@ class Checker:
                 found = None
                 if body and location is None and response.is_success and _is_html(response):
                     found = anchors(await _read(response))
-                return _Answer(response.status_code, location, found, response.headers.get("retry-after"))
+                return _Answer(response.status_code, location, found, response.headers.get("retry-after"),
+                               "set-cookie" in response.headers)
             finally:
                 await response.aclose()
 
@@ -192,15 +196,16 @@ def _verdict(url: str, fragment: str, page: _Page, now: float) -> LinkResult:
     assert page.status is not None
     final = page.final_url + (f"#{fragment}" if fragment else "")
     state = state_for_status(page.status)
+    moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
     common = {"status": page.status, "redirects": page.redirects, "checked_at": now,
-              "final_url": final if page.redirects else ""}
+              "final_url": final if moved else ""}
     if state != "ok":
         tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
-        where = f" at {page.final_url}" if page.redirects else ""
+        where = f" at {page.final_url}" if moved else ""
         return LinkResult(url, state, f"HTTP {page.status}{where}{tries}", **common)
     if fragment and page.anchors is not None and not has_fragment(page.anchors, fragment):
         return LinkResult(url, "dead", f"the page has no #{fragment} anchor", **common)
-    if page.redirects:
+    if moved:
         return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", **common)
     note = "" if not fragment or page.anchors is not None else "fragment not checked (not HTML)"
     return LinkResult(url, "ok", note, **common)

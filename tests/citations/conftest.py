@@ -82,6 +82,10 @@ class PitfallHandler(BaseHTTPRequestHandler):
         if path == "/slow":
             time.sleep(SLOW_SECONDS)
             return self._send(200, PAGE, head)
+        if path == "/cookie-gate":
+            if "gate=1" not in self.headers.get("Cookie", ""):
+                return self._send(302, b"", head, {"Location": "/cookie-gate", "Set-Cookie": "gate=1; Path=/"})
+            return self._send(200, PAGE, head)
         if path == "/forbidden":
             return self._send(403, b"no", head)
         if path == "/429-for-an-hour":

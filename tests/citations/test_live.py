@@ -19,6 +19,7 @@ EXPECTED = {
     "/429-twice": "ok",
     "/moved": "redirected",
     "/moved-to-missing": "dead",
+    "/cookie-gate": "ok",
     "/forbidden": "blocked",
     "/429-for-an-hour": "blocked",
     "/loop-a": "dead",
