@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from graphsite.config import Config, load_config
-from graphsite.errors import ConfigError
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
@@ -59,13 +58,17 @@ def fixed_plan(production):
 
 
 
+SESSION_FAMILY = "gstest"  # every session's prefix: gstest<4 hex>
+
+
 @dataclasses.dataclass
 class PubLab:
     """The lab as the publisher tests use it: the lab's configuration with a prefix unique to this session,
-    the CLI run in-process, the fake Cloudflare's control API, and a record of every output (token check)."""
+    the CLI run in-process, the fake Cloudflare's control client, and a record of every output (token check)."""
 
     config_path: Path
     prefix: str
+    cloudflare: object  # graphsite.lab.client.LabCloudflare
     outputs: list = dataclasses.field(default_factory=list)
 
     @property
@@ -88,15 +91,6 @@ class PubLab:
     def name(self) -> str:
         return f"{self.prefix}-{secrets.token_hex(3)}"
 
-    @property
-    def control_url(self) -> str:
-        return self.config.dns.api_base_url.removesuffix("/client/v4")
-
-    def control(self, method: str, path: str, **body) -> object:
-        response = httpx.request(method, f"{self.control_url}/__lab/{path}", json=body or None, timeout=10)
-        response.raise_for_status()
-        return response.json()
-
     def api(self, method: str, path: str, **body) -> httpx.Response:
         """Call the fake Cloudflare API itself, as another tool on the zone would."""
         config = self.config
@@ -108,63 +102,39 @@ class PubLab:
 
         return Clients.connect(self.config)
 
-    def cleanup(self) -> None:
-        """Tear down everything named with this session's prefix, in every system."""
+    def cleanup(self, *, stale_sessions: bool = False) -> None:
+        """Tear down everything named with this session's prefix, in every system; with `stale_sessions`,
+        also what an earlier session that was killed before its cleanup left (created over 20 minutes ago)."""
         from graphsite.publisher.inventory import deployments
         from graphsite.publisher.teardown import teardown
 
         config, clients = self.config, self.clients()
+        now = datetime.now(UTC)
+
+        def mine(name: str, created: str = "") -> bool:
+            if name.startswith(self.prefix + "-"):
+                return True
+            old = not created or now - datetime.fromisoformat(created) > timedelta(minutes=20)
+            return stale_sessions and name.startswith(SESSION_FAMILY) and old
+
         try:
             for entry in deployments(config, clients):
-                if entry.subdomain.startswith(self.prefix + "-"):
+                if mine(entry.subdomain, entry.created):
                     teardown(config, entry.subdomain, clients)
-            for record in _named(clients, self.prefix, config):
-                clients.dns.delete(record.id)
+            for record in self.cloudflare.records():  # also what a test made by hand (a CNAME, a foreign A)
+                if mine(record["name"], record.get("created_on") or ""):
+                    clients.dns.delete(record["id"])
         finally:
             clients.close()
 
 
-def _named(clients, prefix: str, config: Config) -> list:
-    """Records a test made by hand (a CNAME, a foreign A) under this session's prefix."""
-    found = clients.dns._client.dns.records.list(zone_id=config.dns.zone_id, per_page=100)
-    from graphsite.publisher.cloudflare import _record
-
-    return [r for r in map(_record, found) if r.name.startswith(prefix + "-")]
-
-
-def _lab_config_path(request) -> Path | None:
-    explicit = os.environ.get("GRAPHSITE_TEST_LAB_CONFIG")
-    if explicit:
-        return Path(explicit)
-    try:
-        lab = request.getfixturevalue("lab")
-    except pytest.FixtureLookupError:
-        lab = None
-    if lab is not None:
-        for attribute in ("config_path", "path"):
-            if getattr(lab, attribute, None):
-                return Path(getattr(lab, attribute))
-    default = Path(__file__).resolve().parents[2] / ".lab" / "graphsite.toml"
-    return default if default.is_file() else None
-
-
 @pytest.fixture(scope="session")
-def publab(request) -> PubLab:
-    path = _lab_config_path(request)
-    problem = None if path else "no lab configuration (.lab/graphsite.toml)"
-    if path:
-        try:
-            config = load_config(path, environ={})
-            httpx.get(config.dns.api_base_url.removesuffix("/client/v4") + "/__lab/health", timeout=3)
-        except (httpx.HTTPError, OSError, ConfigError) as exc:  # the lab is down: say so in one line
-            problem = f"the lab does not answer ({type(exc).__name__}: {exc})"
-    if problem:
-        if os.environ.get("GRAPHSITE_LAB_REQUIRED") == "1":
-            pytest.fail(f"{problem}; the lab is required here (GRAPHSITE_LAB_REQUIRED=1)")
-        pytest.skip(f"{problem}: start it with `make lab`")
-    lab = PubLab(config_path=path, prefix=f"gstest{secrets.token_hex(2)}")
-    lab.cleanup()
-    yield lab
-    lab.cleanup()
-    token = lab.config.token()
-    assert not any(token in text for text in lab.outputs), "the Cloudflare token appeared in an output"
+def publab(lab) -> PubLab:
+    """The shared `lab` (tests/conftest.py: skipped without it, failed when GRAPHSITE_LAB_REQUIRED=1)."""
+    handle = PubLab(config_path=lab.config_path, prefix=f"{SESSION_FAMILY}{secrets.token_hex(2)}",
+                    cloudflare=lab.cloudflare)
+    handle.cleanup(stale_sessions=True)
+    yield handle
+    handle.cleanup()
+    token = lab.token()
+    assert token and not any(token in text for text in handle.outputs), "the Cloudflare token appeared in an output"
