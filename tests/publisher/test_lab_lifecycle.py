@@ -123,9 +123,11 @@ def test_verify_fails_on_a_stale_page(publab, deployed, tmp_path):
     assert checks["origin"].status == FAIL
 
 
-def test_teardown_removes_everything_then_says_nothing_is_left(publab, tmp_path):
+def test_deploy_verify_teardown_leaves_nothing_then_says_so(publab):
     name = publab.name()
-    _json(publab.run("deploy", "--subdomain", name, "--no-verify", "--json"))
+    data = _json(publab.run("deploy", "--subdomain", name, "--json"))
+    assert {c["status"] for c in data["checks"]} == {"PASS"}, data["checks"]
+    assert _json(publab.run("verify", name, "--json"))["ok"] is True
     first = publab.run("teardown", name)
     assert first.exit_code == 0, first.stderr
     outcomes = [line.split()[:2] for line in first.stdout.splitlines()]
