@@ -13,7 +13,7 @@ import pytest
 
 PAGE = (b"<!doctype html><html><head><title>page</title></head><body>"
         b"<h2 id='present'>here</h2><a name='legacy'></a><p>text</p></body></html>")
-SLOW_SECONDS = 3.0
+SLOW_SECONDS = 4.0
 
 
 @dataclass

@@ -33,7 +33,7 @@ EXPECTED = {
 
 
 def settings(tmp_path: Path, **values) -> LinksConfig:
-    base = {"timeout": 0.5, "retries": 2, "max_retry_after": 5.0, "cache_dir": str(tmp_path / ".graphsite")}
+    base = {"timeout": 1.0, "retries": 2, "max_retry_after": 5.0, "cache_dir": str(tmp_path / ".graphsite")}
     return LinksConfig(**{**base, **values})
 
 
