@@ -29,10 +29,10 @@ def deploy_verb(config: Config, source: Path, *, subdomain: str | None, ttl: str
         clients.close()
     if dry_run:
         output.info(f"Plan for {result.plan.url} (dry run: nothing was changed):")
-        for action in result.actions:
-            output.info(f"  would {action.outcome:7} {action.resource} {action.name}"
-                        if action.outcome != "present" else f"  present       {action.resource} {action.name}")
-    else:
+    for action in result.actions:  # the same words, with "would" in a dry run
+        verb = f"would {action.outcome}" if dry_run and action.outcome != "present" else action.outcome
+        output.info(f"  {verb:13} {action.resource} {action.name}")
+    if not dry_run:
         print_checks(result.checks)
         output.info(f"Deployed {result.plan.fqdn} ({result.plan.sha256[:12]}) in {time.perf_counter() - start:.2f} s")
     return result
