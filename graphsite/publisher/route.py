@@ -16,7 +16,8 @@ from graphsite.errors import DeployError
 from graphsite.paths import schema_path
 
 SCHEMA = "traefik-v3-file-provider.json"
-# Traefik's file provider reads only .yml, .yaml and .toml files: a temporary file ending otherwise is ignored.
+# Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
+# a temporary file ending otherwise is ignored.
 _TMP_SUFFIX = ".graphsite-tmp"
 
 
@@ -125,8 +126,8 @@ def route_files(dynamic_dir: Path) -> dict[str, Path]:
 def defined_middlewares(dynamic_dir: Path) -> set[str]:
     """Return the names of the http middlewares the dynamic directory defines (as `name@file`)."""
     names: set[str] = set()
-    for path in sorted(dynamic_dir.iterdir()) if dynamic_dir.is_dir() else ():
-        if path.suffix in (".yml", ".yaml"):
+    for path in sorted(dynamic_dir.rglob("*")) if dynamic_dir.is_dir() else ():  # Traefik reads subdirectories
+        if path.suffix in (".yml", ".yaml") and path.is_file():
             middlewares = ((read_route(path) or {}).get("http") or {}).get("middlewares") or {}
             names.update(f"{name}@file" for name in middlewares)
     return names

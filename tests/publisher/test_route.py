@@ -71,7 +71,8 @@ def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
 def test_missing_redirect_middleware_is_noticed(production, tmp_path):
     config = production.replace("deploy", dynamic_dir=str(tmp_path))
     assert route.missing_middleware(config) == "redirect-to-https@file"
-    (tmp_path / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {
         "redirect-to-https": {"redirectScheme": {"scheme": "https", "permanent": True}}}}}))
     assert route.missing_middleware(config) is None
     other = production.replace("deploy", dynamic_dir=str(tmp_path), redirect_middleware="redirect@docker")
