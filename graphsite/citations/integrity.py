@@ -142,7 +142,7 @@ def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[R
             yield found
     cited = {c.number for c in citations}
     for number, ref in listed.items():
-        if number not in cited:
+        if cited and number not in cited:  # a list no text cites by number is a plain bibliography
             yield _finding("unused", f"reference [{number}] is never cited in the text", ref.line, number, ref.url)
 
 

@@ -84,3 +84,13 @@ def test_strict_build_fails_once_an_acceptance_is_removed(tmp_path, monkeypatch)
     assert result.exit_code == 1, result.output
     assert "citation-duplicate-url" in result.output and "Traceback" not in result.output
     assert not (out / "index.html").exists()
+
+
+def test_an_unwritable_cache_is_a_warning_not_a_traceback(workdir, pitfall_server):
+    blocker = workdir / "not-a-directory"
+    blocker.write_text("")
+    (workdir / "graphsite.toml").write_text(f'[links]\ncache_dir = "{blocker}"\n')
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok"])
+    result = CliRunner().invoke(main, ["links", str(source)])
+    assert result.exit_code == 0, result.output
+    assert "cannot write the link cache" in result.stderr and "Traceback" not in result.output

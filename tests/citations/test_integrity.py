@@ -166,3 +166,7 @@ def test_an_acceptance_needs_a_known_code_and_a_reason(tmp_path):
         load_config(config, environ={})
     message = str(error.value)
     assert "unknown code 'citation-typo'" in message and "needs a code and a reason" in message
+
+
+def test_a_reference_list_without_any_numbered_citation_is_a_plain_bibliography():
+    assert check_citations([], [ref(1, "https://a.example/"), ref(2, "https://b.example/")]) == []

@@ -66,3 +66,19 @@ def test_progress_can_be_silenced():
     meter.advance(5)
     meter.finish()
     assert stream.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_redraws_one_bar():
+    stream = _Terminal()
+    meter = Progress(4, stream=stream)
+    meter.advance(2)
+    meter.advance(2)
+    meter.finish()
+    frames = stream.getvalue().split("\r")[1:]
+    assert [frame.split("]")[-1].strip() for frame in frames] == ["2/4", "4/4"]
+    assert frames[-1].endswith("\n") and "[" + "#" * 28 + "]" in frames[-1]
