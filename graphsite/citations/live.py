@@ -9,6 +9,7 @@ connection errors and 5xx. The only module of graphsite/citations that talks to 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import socket
 import time
 from dataclasses import dataclass
@@ -278,6 +279,17 @@ async def _run(urls: list[str], settings: LinksConfig, on_result: Callable[[Link
     return list(results), checker.requests
 
 
+def _run_to_completion(coroutine):
+    """Return the coroutine's result, also when the caller's thread already runs an event loop
+    (a notebook, or a sync Playwright session in the same process): then it runs in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def check_links(urls: Sequence[str], config: Config | LinksConfig, *, use_cache: bool = True,
                 progress: bool = True) -> LinkReport:
     """Return the verdict on every unique URL of `urls` (in order), from the cache when fresh enough."""
@@ -292,7 +304,8 @@ def check_links(urls: Sequence[str], config: Config | LinksConfig, *, use_cache:
     meter = Progress(len(unique), enabled=progress)
     meter.advance(len(cached))
     try:
-        checked, requests = asyncio.run(_run(pending, settings, lambda _r: meter.advance())) if pending else ([], 0)
+        checked, requests = _run_to_completion(_run(pending, settings, lambda _r: meter.advance())) \
+            if pending else ([], 0)
     finally:
         meter.finish()
     by_url = {**cached, **{r.url: r for r in checked}}

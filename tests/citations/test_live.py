@@ -178,3 +178,14 @@ def test_a_malformed_url_is_dead_without_a_request(url, tmp_path):
     report = check_links([url], settings(tmp_path), progress=False)
     assert report.results[0].state == "dead" and report.results[0].detail.startswith("malformed URL")
     assert report.requests == 0
+
+
+def test_runs_inside_a_thread_that_already_has_an_event_loop(pitfall_server, tmp_path):
+    """A caller with a running loop (a notebook, a sync Playwright session) still gets verdicts."""
+    import asyncio
+
+    async def caller():
+        return check_links([pitfall_server.url("/ok")], settings(tmp_path), use_cache=False, progress=False)
+
+    report = asyncio.run(caller())
+    assert [r.state for r in report.results] == ["ok"]
