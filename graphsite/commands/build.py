@@ -9,6 +9,7 @@ import click
 
 if TYPE_CHECKING:
     from graphsite.builder.build import BuildOutcome
+    from graphsite.citations.results import LinkReport
 
 SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --json lists them all
 
@@ -21,21 +22,33 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 @click.option("--fonts", type=click.Choice(["google", "system"]), default="google", show_default=True,
               help="system: no external request at all (private networks).")
 @click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding.")
+@click.option("--check-links", is_flag=True,
+              help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, strict: bool,
-                  as_json: bool, config_path: Path | None) -> None:
+                  check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
     from graphsite.builder.build import build
     from graphsite.config import load_config
     from graphsite.paths import default_source
 
+    config = load_config(config_path)
     outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
-                    config=load_config(config_path))
-    report_outcome(outcome, as_json)
+                    config=config)
+    links = None
+    if check_links:
+        from graphsite.citations.live import check_links as run_link_check
+
+        links = run_link_check(outcome.page.report.links, config)
+    report_outcome(outcome, as_json, links=links)
+    if links is not None:
+        from graphsite.citations.summary import show_links
+
+        show_links(links, config.links.fail_on)
 
 
-def report_outcome(outcome: BuildOutcome, as_json: bool) -> None:
+def report_outcome(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None) -> None:
     """Warnings and the one-line summary on stderr; the JSON object (or nothing) on stdout."""
     from graphsite import output
 
@@ -57,4 +70,4 @@ def report_outcome(outcome: BuildOutcome, as_json: bool) -> None:
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "
                 f"references, {counts['unique_urls']} unique outbound URLs")
     if as_json:
-        output.emit_json(summary)
+        output.emit_json({**summary, "links": links.as_dict()} if links is not None else summary)

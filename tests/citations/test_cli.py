@@ -55,6 +55,24 @@ def test_links_passes_when_nothing_is_dead_and_the_second_run_is_cached(workdir,
     assert len(pitfall_server.hits.log) > hits
 
 
+def test_build_check_links_writes_the_page_and_reports_links_in_one_json(workdir, pitfall_server):
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/missing"])
+    result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--json", "--out", "out"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["output"].endswith("index.html") and (workdir / "out" / "index.html").is_file()
+    assert {link["url"].removeprefix(pitfall_server.base): link["state"] for link in data["links"]["links"]} == {
+        "/ok": "ok", "/missing": "dead"}
+    assert "1 link(s) dead" in result.stderr and "Traceback" not in result.output
+
+
+def test_build_check_links_passes_when_every_link_answers(workdir, pitfall_server):
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/moved"])
+    result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--out", "out"])
+    assert result.exit_code == 0, result.output
+    assert "Checked 2 links" in result.stderr
+
+
 def test_links_of_a_missing_file_is_a_one_line_error(workdir):
     result = CliRunner().invoke(main, ["links", str(workdir / "nope.md")])
     assert result.exit_code in (1, 2) and "Traceback" not in result.output
