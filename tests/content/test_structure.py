@@ -15,7 +15,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
-_MD = MarkdownIt("gfm-like")
+_MD = MarkdownIt("gfm-like", {"linkify": False})
 _HEREDOC = re.compile(r"<< '?EOF'?\n(.*?)\nEOF\n", re.S)
 # What the recipe's shell variables stand for once it runs, so that a heredoc can be checked as its language.
 _EXAMPLE = {"${SUB}": "graph-eng-d845cf", "${PUBLIC}": "graph-eng-d845cf.hhdevs.space", "\\`": "`"}
