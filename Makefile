@@ -34,7 +34,10 @@ lab-status:
 ## Benchmarks: run on demand, print ratios against peers
 bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python benchmarks/run_all.py
+	$(BIN)/python benchmarks/build_vs_pandoc.py
+	$(BIN)/python benchmarks/links_vs_peers.py
+	scripts/lab up
+	$(BIN)/python benchmarks/deploy_lab.py
 
 clean:
 	rm -rf site/index.html .graphsite build dist *.egg-info
