@@ -51,7 +51,7 @@ class BuildOutcome:
             "sections": len(report.sections),
             "citations": citation_counts(report.citations, report.references, report.links).as_dict(),
             "js_bytes": self.page.js_bytes,
-            "warnings": [{"code": f.code, "message": f.message, "line": f.line,
+            "warnings": [{"code": f.code, "message": f.message, "line": f.line, "number": f.number,
                           **({"accepted": f.accepted} if f.accepted else {})}
                          for f in (*report.warnings, *report.findings)],
         }

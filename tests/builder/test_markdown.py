@@ -109,7 +109,11 @@ def test_json_and_stderr_summary(run_cli, tmp_path):
     assert data["sections"] == 2
     assert data["citations"] == {"inline": 7, "references": 4, "unique_urls": 7}
     assert 0 < data["js_bytes"] <= 5120
-    assert all(set(w) >= {"code", "message", "line"} for w in data["warnings"])
+    assert all(set(w) >= {"code", "message", "line", "number"} for w in data["warnings"])
+    findings = build_page(CITATIONS).report.findings
+    citation_warnings = [w for w in data["warnings"] if w["code"].startswith("citation-")]
+    assert [(w["code"], w["number"], w["line"]) for w in citation_warnings] == \
+        [(f.code, f.number, f.line) for f in findings] and all(w["number"] for w in citation_warnings)
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"Built {out / 'index.html'} (") and " KB) in " in last and " s" in last
 
