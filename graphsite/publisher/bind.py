@@ -28,8 +28,8 @@ def ensure_bind_dir(directory: Path, page: bytes, sha256: str) -> bool:
         for path in (directory, directory / "index.html", directory / MARKER):
             os.chown(path, BIND_UID, BIND_UID)
         os.chmod(directory, 0o755)
-    except PermissionError as exc:
-        raise DeployError(f"deploy.bind_root: cannot prepare {directory}: {exc.strerror}",
+    except OSError as exc:
+        raise DeployError(f"deploy.bind_root: cannot prepare {directory}: {exc.strerror or exc}",
                           hint="run as root (the directory must be owned by uid 1000) or use --content config") \
             from None
     return created

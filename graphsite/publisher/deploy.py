@@ -127,7 +127,7 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
     try:
         actions, dns_line = _apply(plan, document, decision, clients, undo, config)
         checks = _verify(config, plan, clients) if request.verify else ()
-    except (GraphsiteError, KeyboardInterrupt):
+    except (Exception, KeyboardInterrupt):  # whatever failed, even a bug: undo this run's work
         if request.keep_on_failure:
             kept = ", ".join(d for d, _ in undo.steps) or "nothing"
             output.info(f"  kept for inspection (--keep-on-failure): {kept}")
@@ -153,6 +153,7 @@ def _prepare(config, request, clients, build, subdomain):
         _refuse_foreign(plan, current)
         if current is not None:
             plan = carry_over(plan, current.labels)
+        route.check_dynamic_dir(plan.route_path.parent)
         if not clients.swarm.network_exists(plan.service.network):
             raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
                               hint="create it (docker network create -d overlay --attachable NAME) or fix the name")

@@ -78,13 +78,34 @@ def check_route(document: object, path: Path) -> None:
                           hint="this is a graphsite bug or a bad [deploy] setting; nothing was changed")
 
 
+def check_dynamic_dir(directory: Path) -> None:
+    """Raise DeployError unless `directory` is a directory this process may write route files into."""
+    if not directory.is_dir():
+        raise DeployError(f"deploy.dynamic_dir: {directory} is not a directory",
+                          hint="point it at the directory Traefik's file provider watches "
+                               "(Dokploy: /etc/dokploy/traefik/dynamic)")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise DeployError(f"deploy.dynamic_dir: {directory} is not writable by this user",
+                          hint="run graphsite as a user who may write there (on Dokploy: root)")
+
+
 def write_route(path: Path, document: dict) -> bool:
     """Write the route atomically with mode 0644 after checking it; return False when it was already there."""
     check_route(document, path)
     text = dump(document)
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _replace(path, text)
+    except OSError as exc:
+        raise DeployError(f"{path}: cannot write the route: {exc.strerror or exc}",
+                          hint="check deploy.dynamic_dir and its permissions") from None
+    return True
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to a temporary name Traefik ignores, then rename it over `path` (mode 0644)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=_TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -96,7 +117,6 @@ def write_route(path: Path, document: dict) -> bool:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True
 
 
 def read_route(path: Path) -> dict | None:

@@ -196,6 +196,17 @@ def test_a_missing_network_is_named(publab):
     assert _left(publab, name) == []
 
 
+def test_a_dynamic_dir_that_is_not_a_directory_is_refused_before_anything_is_made(publab, tmp_path):
+    blocker = tmp_path / "dynamic"
+    blocker.write_text("not a directory")
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, env={"GRAPHSITE_DEPLOY_DYNAMIC_DIR": str(blocker)})
+    assert result.exit_code == 1
+    assert f"deploy.dynamic_dir: {blocker} is not a directory" in result.stderr
+    assert "Traceback" not in result.stderr and "undone" not in result.stderr  # refused at the plan step
+    assert _left(publab, name) == []
+
+
 def test_a_page_too_big_for_a_config_suggests_bind(publab, tmp_path):
     source = tmp_path / "big.md"
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 40 for i in range(600))

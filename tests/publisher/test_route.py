@@ -92,3 +92,16 @@ def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     renamed.write_text(ours.read_text())  # s1's routers in a file named s2: not s2's route
     assert not any(route.is_ours(p) for p in (foreign, middlewares, renamed, tmp_path / "missing.yml"))
     assert route.route_files(tmp_path) == {"s1": ours}
+
+
+def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(production, tmp_path):
+    blocker = tmp_path / "dynamic"
+    blocker.write_text("a file where the directory should be")
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    with pytest.raises(DeployError, match="cannot write the route"):
+        route.write_route(blocker / "s1.yml", document)
+    with pytest.raises(DeployError, match="deploy.dynamic_dir: .* is not a directory"):
+        route.check_dynamic_dir(blocker)
+    with pytest.raises(DeployError, match="is not a directory"):
+        route.check_dynamic_dir(tmp_path / "missing")
+    route.check_dynamic_dir(tmp_path)
