@@ -70,7 +70,6 @@ class DnsConfig:
 @dataclass(frozen=True)
 class VerifyConfig:
     origin_address: str = _doc("host:port of the edge on this host (origin check, https).", "127.0.0.1:443")
-    origin_http_address: str = _doc("host:port of the edge on this host for http.", "127.0.0.1:80")
     resolve_https: str = _doc("host:port the public https URL is connected to instead of DNS (empty: DNS).", "")
     resolve_http: str = _doc("host:port the public http URL is connected to instead of DNS (empty: DNS).", "")
     ca_bundle: str = _doc("CA bundle that verifies the page's certificate (empty: system trust).", "")

@@ -98,7 +98,6 @@ def render_config(lab: LabInstance) -> str:
         "dns": {"api_base_url": f"{lab.cf_base}/client/v4", "zone_id": lab.zone_id,
                 "record_content": "127.0.0.1", "token_file": str(lab.path("cf-token"))},
         "verify": {"origin_address": f"127.0.0.1:{lab.https_port}",
-                   "origin_http_address": f"127.0.0.1:{lab.http_port}",
                    "resolve_https": f"127.0.0.1:{lab.https_port}", "resolve_http": f"127.0.0.1:{lab.http_port}",
                    "ca_bundle": str(lab.path("ca.pem"))},
     }

@@ -46,7 +46,7 @@ class Dns:
             raise ConfigError("no Cloudflare API token",
                               hint="set CLOUDFLARE_API_TOKEN or dns.token_file in graphsite.toml")
         self._token = token
-        self._domain = config.site.domain
+        self._domain, self._base_url = config.site.domain, config.dns.api_base_url
         verify: str | bool = config.dns.ca_bundle or True
         self._client = cloudflare.Cloudflare(
             api_token=token, base_url=config.dns.api_base_url, max_retries=config.dns.retries,
@@ -57,12 +57,16 @@ class Dns:
         if isinstance(exc, cloudflare.APIStatusError):
             detail = f"HTTP {exc.status_code}: {_messages(exc)}"
         elif isinstance(exc, cloudflare.APIConnectionError):
-            detail = f"cannot reach the API ({type(exc).__name__})"
+            detail = f"cannot reach {self._base_url} ({type(exc).__name__})"
         else:
             detail = type(exc).__name__
         message = f"Cloudflare: {action}: {detail}".replace(self._token, "***")
-        hint = "check the token's DNS:Edit permission on the zone" if getattr(exc, "status_code", 0) in (401, 403) \
-            else "try again; graphsite retries throttling and server errors a few times"
+        if getattr(exc, "status_code", 0) in (401, 403):
+            hint = "check the token's DNS:Edit permission on the zone"
+        elif isinstance(exc, cloudflare.APIConnectionError):
+            hint = "check dns.api_base_url and this host's network; connection failures were retried"
+        else:
+            hint = "try again; graphsite retries throttling and server errors a few times"
         return DnsError(message, hint=hint)
 
     @property

@@ -27,8 +27,8 @@ class Removal:
 
 def subdomain_of(config: Config, name: str) -> str:
     """Return the subdomain of NAME, which may be the subdomain or the full fqdn."""
-    suffix = "." + config.site.domain
-    return check_label(name.removesuffix(suffix), what="NAME")
+    suffix = "." + config.site.domain.lower()
+    return check_label(name.strip().lower().removesuffix(suffix), what="NAME")
 
 
 def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> list[Removal]:
