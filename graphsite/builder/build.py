@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsite.builder.model import Finding, Report
-from graphsite.builder.render import FONTS, render_page
+from graphsite.builder.render import FONTS, load_theme, render_page
 from graphsite.builder.report import read_report
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import BuildError, CitationError
@@ -87,11 +87,10 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = "goog
         raise BuildError(f"--fonts {fonts!r}: expected one of {', '.join(FONTS)}")
     report = read_report(Path(source))
     report = dataclasses.replace(report, findings=_findings(report, config), warnings=_warnings(report))
-    html = render_page(report, subdomain=subdomain, fonts=fonts)
-    from graphsite.builder.render import load_theme
-
+    theme = load_theme()
+    html = render_page(report, subdomain=subdomain, fonts=fonts, theme=theme)
     return BuiltPage(html=html, sha256=hashlib.sha256(html.encode("utf-8")).hexdigest(), title=report.title,
-                     report=report, js_bytes=len(load_theme().js.encode("utf-8")))
+                     report=report, js_bytes=len(theme.js.encode("utf-8")))
 
 
 def write_page(page: BuiltPage, out_dir: Path) -> Path:

@@ -81,8 +81,21 @@ def _render_link_close(self: Any, tokens: list[Token], idx: int, options: Any, e
 
 
 def plain_text(children: list[Token] | None) -> str:
-    """Return the visible text of inline tokens."""
-    return "".join(t.content for t in children or () if t.type in {"text", "code_inline"})
+    """Return the visible text of inline tokens (a line break as a space), up to a heading's permalink."""
+    parts = []
+    for token in children or ():
+        if token.type == "link_open" and token.attrGet("class") == "permalink":
+            break
+        if token.type in {"text", "code_inline"}:
+            parts.append(token.content)
+        elif token.type in {"softbreak", "hardbreak"}:
+            parts.append(" ")
+    return "".join(parts)
+
+
+def words(children: list[Token] | None) -> str:
+    """Return the visible text of inline tokens with every run of whitespace as one space."""
+    return " ".join(plain_text(children).split())
 
 
 def slugify(text: str) -> str:

@@ -6,6 +6,7 @@ import re
 
 from markdown_it.token import Token
 
+from graphsite.builder.markdown import plain_text, words
 from graphsite.builder.model import Reference
 
 REFERENCES_TITLE = re.compile(r"\b(references?|reference list|bibliography|sources|citations|works cited)\b",
@@ -45,23 +46,9 @@ def _trim(url: str) -> str:
             return url
 
 
-def _flatten(tokens: list[Token]) -> str:
-    parts = []
-    for token in tokens:
-        if token.type == "inline":
-            parts.append(_flatten(token.children or []))
-        elif token.type in {"text", "code_inline"}:
-            parts.append(token.content)
-        elif token.type in {"softbreak", "hardbreak"}:
-            parts.append(" ")
-        elif token.type == "link_open" and token.attrGet("class") == "permalink":
-            break
-    return "".join(parts)
-
-
 def entry_title(tokens: list[Token], url: str) -> str:
     """Return the readable title of a reference entry: its text without the URL and trailing punctuation."""
-    text = _flatten(tokens)
+    text = " ".join(plain_text(t.children) for t in tokens if t.type == "inline")
     if url:
         text = text.replace(url, " ")
     text = " ".join(text.split())
@@ -75,7 +62,7 @@ def collect_references(tokens: list[Token], lines: list[str], body_line: int) ->
     base_level = tokens[0].level if tokens else 0
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and token.level == base_level:
-            group = " ".join(_flatten([tokens[index + 1]]).split())
+            group = words(tokens[index + 1].children)
         if token.type != "list_item_open" or token.level != base_level + 1 or not token.info.isdigit():
             continue
         end = _closing(tokens, index)

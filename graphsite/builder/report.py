@@ -9,7 +9,7 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse
+from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse, words
 from graphsite.builder.model import InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references, is_references_title
 from graphsite.builder.sanitize import clean_html, is_outbound
@@ -71,7 +71,7 @@ def _section(parsed: Parsed, start: int, end: int, index: str, number: str, body
     heading_id = str(tokens[start].attrGet("id"))
     return Section(
         index=index,
-        title=" ".join("".join(t.content for t in title_children if t.type in {"text", "code_inline"}).split()),
+        title=words(title_children),
         id=heading_id,
         summary_html=_render(summary, env),
         detail_html=_render(body, env),
@@ -99,7 +99,7 @@ def _references(parsed: Parsed, tokens: list[Token], bounds: tuple[int, int] | N
     start, end = bounds
     before, after = _prose(tokens[start + 3:end])
     entries = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
-    return _References(tuple(entries), str(tokens[start].attrGet("id")), _heading_text(tokens[start + 1]),
+    return _References(tuple(entries), str(tokens[start].attrGet("id")), words(tokens[start + 1].children),
                        _render(before, parsed.env), _render(after, parsed.env))
 
 
@@ -142,14 +142,8 @@ def report_from_source(source: Source) -> Report:
     )
 
 
-def _heading_text(inline: Token) -> str:
-    children = inline.children or []
-    end = next((i for i, t in enumerate(children) if t.attrGet("class") == "permalink"), len(children))
-    return " ".join("".join(t.content for t in children[:end] if t.type in {"text", "code_inline"}).split())
-
-
 def _is_reference_section(tokens: list[Token], start: int, end: int) -> bool:
-    return is_references_title(_heading_text(tokens[start + 1])) and any(
+    return is_references_title(words(tokens[start + 1].children)) and any(
         t.type == "ordered_list_open" for t in tokens[start:end])
 
 
