@@ -74,6 +74,7 @@ def parse_source(path: Path, raw: bytes) -> Source:
     lines = text.split("\n")
     end = _front_matter_end(lines)
     if end is None:
+        _check_unclosed(path, lines)
         return Source(path, FrontMatter(), text, 1)
     data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
     front, warnings = front_matter(path, data, nodes)
@@ -88,6 +89,17 @@ def _front_matter_end(lines: list[str]) -> int | None:
         if _CLOSE.match(lines[index]):
             return index
     return None
+
+
+def _check_unclosed(path: Path, lines: list[str]) -> None:
+    """Raise SourceError when the file opens like front matter (`---`, then a field the page shows) but
+    never closes it: read as Markdown, the fields would silently turn into a paragraph."""
+    if len(lines) < 2 or not _FENCE.match(lines[0]) or not _KEY_LINE.match(lines[1]):
+        return
+    key = lines[1].split(":", 1)[0].strip()
+    if key in _KNOWN:
+        raise SourceError(path, f"front matter opened here (with `{key}:`) is never closed", line=1,
+                          hint="end it with a line `---` before the Markdown starts")
 
 
 def _load_yaml(path: Path, text: str) -> tuple[Any, Any]:
@@ -154,7 +166,15 @@ class _Fields:
         """Return the entries of a YAML mapping, each with the line of its key."""
         if not isinstance(item.value, dict):
             raise self.fail(item, field, "a mapping of fields")
-        nodes = {str(key.value): (key, value) for key, value in item.node.value}
+        nodes: dict[str, tuple[Any, Any]] = {}
+        for key, value in item.node.value:
+            if str(key.value) in nodes:
+                first = _line(nodes[str(key.value)][0])
+                where = "front matter" if field.startswith("(") else f"front matter field `{field}`"
+                raise SourceError(self.path, f"{where}: the key `{key.value}` appears twice (first on line "
+                                  f"{first}); YAML would keep only the last", line=_line(key),
+                                  hint="delete one of the two")
+            nodes[str(key.value)] = (key, value)
         entries = {}
         for key, value in item.value.items():
             key_node, value_node = nodes.get(str(key), (item.node, item.node))

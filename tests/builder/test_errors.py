@@ -69,6 +69,30 @@ def test_wrong_field_type_names_field_and_line(run_cli, write_md, tmp_path, fron
     assert f"{source}:{line_number}:" in line, line
 
 
+@pytest.mark.parametrize("front, field, line_number", [
+    ("title: a\nbadge: b\ntitle: c\n", "front matter: the key `title`", 4),
+    ("floors:\n  - label: a\n    year: 2023\n    label: b\n", "`floors[0]`: the key `label`", 5),
+])
+def test_a_duplicated_key_is_an_error_not_a_silent_overwrite(run_cli, write_md, tmp_path, front, field, line_number):
+    source, out = write_md(f"---\n{front}---\n# Body\n"), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    assert f"{source}:{line_number}:" in line and field in line and "appears twice" in line, line
+
+
+def test_front_matter_that_is_never_closed(run_cli, write_md, tmp_path):
+    source, out = write_md("---\ntitle: My report\nbadge: draft\n\n# My report\n\nText.\n"), tmp_path / "site"
+    line = _fails(run_cli("build", str(source), "--out", str(out)), out)
+    assert f"{source}:1:" in line and "never closed" in line, line
+
+
+def test_a_rule_then_a_colon_line_is_markdown(run_cli, write_md, tmp_path):
+    # Only a field the page shows (`title:`, `floors:` …) makes an unclosed `---` front matter.
+    source, out = write_md("---\nNote: this report is a draft.\n\n# Title\n"), tmp_path / "site"
+    result = run_cli("build", str(source), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "this report is a draft" in (out / "index.html").read_text(encoding="utf-8")
+
+
 def test_invalid_subdomain(run_cli, write_md, tmp_path):
     source, out = write_md("# T\n"), tmp_path / "site"
     line = _fails(run_cli("build", str(source), "--out", str(out), "--subdomain", "Bad_Name!"), out)
