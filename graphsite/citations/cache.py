@@ -18,6 +18,7 @@ from graphsite.citations.results import LinkResult
 VERSION = 1
 FILENAME = "links.json"
 CACHEABLE = frozenset({"ok", "redirected", "blocked", "dead"})
+CLOCK_SKEW = 60.0  # seconds a result may seem to come from the future and still count
 
 
 @dataclass
@@ -48,10 +49,13 @@ class LinkCache:
         return cache
 
     def fresh(self, url: str, now: float | None = None) -> LinkResult | None:
-        """Return the cached result of `url` if it is younger than max_age, else None."""
+        """Return the cached result of `url` if it is younger than max_age, else None. A time in the future
+        (a clock set back, a hand-edited file) or no time at all is stale, never fresh for ever."""
         entry = self.entries.get(url)
         now = time.time() if now is None else now
-        if entry is None or entry.state not in CACHEABLE or now - entry.checked_at > self.max_age:
+        if entry is None or entry.state not in CACHEABLE:
+            return None
+        if not -CLOCK_SKEW <= now - entry.checked_at <= self.max_age:  # also False for NaN
             return None
         return replace(entry, cached=True)
 

@@ -147,6 +147,18 @@ def test_a_corrupt_cache_is_a_warning_and_is_rewritten(pitfall_server, tmp_path)
     assert json.loads(cache.read_text())["results"][pitfall_server.url("/ok")]["state"] == "ok"
 
 
+@pytest.mark.parametrize("checked_at", [1e12, float("nan")])
+def test_a_cached_time_in_the_future_or_unreadable_is_stale(pitfall_server, tmp_path, checked_at):
+    url = pitfall_server.url("/ok")
+    cache = tmp_path / ".graphsite" / "links.json"
+    cache.parent.mkdir()
+    entry = {"url": url, "state": "dead", "detail": "hand-edited", "checked_at": checked_at}
+    cache.write_text(json.dumps({"version": 1, "results": {url: entry}}))
+    report = check_links([url], settings(tmp_path), progress=False)
+    assert [(r.state, r.cached) for r in report.results] == [("ok", False)]
+    assert pitfall_server.hits.count("/ok") == 1
+
+
 def test_per_host_limit_is_respected(pitfall_server, tmp_path):
     urls = [pitfall_server.url(f"/host/{i}") for i in range(8)]
     report = check_links(urls, settings(tmp_path, per_host=2, concurrency=16), progress=False)
