@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -96,16 +97,17 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = "goog
 def write_page(page: BuiltPage, out_dir: Path) -> Path:
     """Write `out_dir/index.html` atomically (a temporary file, then rename) and return its path."""
     out_dir = Path(out_dir)
+    target, temporary = out_dir / "index.html", out_dir / f".index.html.{os.getpid()}.tmp"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        temporary = out_dir / f".index.html.{os.getpid()}.tmp"
         handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         with os.fdopen(handle, "wb") as stream:
             stream.write(page.html.encode("utf-8"))
-        target = out_dir / "index.html"
         os.replace(temporary, target)
     except OSError as exc:
-        raise BuildError(f"{out_dir}: cannot write the page: {exc.strerror}",
+        with contextlib.suppress(OSError):
+            temporary.unlink(missing_ok=True)  # a failed build leaves nothing behind
+        raise BuildError(f"{target}: cannot write the page: {exc.strerror}",
                          hint="choose a writable --out directory") from None
     return target
 

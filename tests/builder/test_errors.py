@@ -93,6 +93,15 @@ def test_a_rule_then_a_colon_line_is_markdown(run_cli, write_md, tmp_path):
     assert "this report is a draft" in (out / "index.html").read_text(encoding="utf-8")
 
 
+def test_an_unwritable_target_leaves_nothing_behind(run_cli, write_md, tmp_path):
+    source, out = write_md("# T\n\nText.\n"), tmp_path / "site"
+    (out / "index.html").mkdir(parents=True)  # the page cannot replace a directory
+    result = run_cli("build", str(source), "--out", str(out))
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert f"{out / 'index.html'}: cannot write the page" in result.stderr
+    assert [p.name for p in out.iterdir()] == ["index.html"], "no temporary file is left in --out"
+
+
 def test_invalid_subdomain(run_cli, write_md, tmp_path):
     source, out = write_md("# T\n"), tmp_path / "site"
     line = _fails(run_cli("build", str(source), "--out", str(out), "--subdomain", "Bad_Name!"), out)
