@@ -17,14 +17,10 @@ _TYPES = ("A", "AAAA", "CNAME")
 
 
 @dataclass(frozen=True)
-class Record:
+class Record(DnsRecord):
+    """A record as Cloudflare holds it: the fields graphsite plans, and its id."""
+
     id: str
-    name: str
-    type: str
-    content: str
-    ttl: int
-    proxied: bool
-    comment: str
 
     @property
     def ours(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
@@ -160,15 +161,9 @@ class Swarm:
 
     def remove_service(self, name: str) -> bool:
         """Remove the service; return False when there was none."""
-        if self.service(name) is None:
+        if self.service(name) is None:  # by exact name: Docker would also take `name` as an id prefix
             return False
-        try:
-            self.api.remove_service(name)
-        except docker.errors.NotFound:
-            return False
-        except docker.errors.APIError as exc:
-            raise _translate(f"remove service {name}", exc) from None
-        return True
+        return self._remove("service", self.api.remove_service, name)
 
     # --- configs --------------------------------------------------------------------------------------------
 
@@ -199,12 +194,16 @@ class Swarm:
 
     def remove_config(self, name: str) -> bool:
         """Remove the config; return False when there was none."""
+        return self._remove("config", self.api.remove_config, name)
+
+    @staticmethod
+    def _remove(kind: str, remove: Callable[[str], object], name: str) -> bool:
         try:
-            self.api.remove_config(name)
+            remove(name)
         except docker.errors.NotFound:
             return False
         except docker.errors.APIError as exc:
-            raise _translate(f"remove config {name}", exc) from None
+            raise _translate(f"remove {kind} {name}", exc) from None
         return True
 
 
