@@ -39,7 +39,7 @@ class FakeCloudflare:
         self.contract = Contract.load()
         self.lock = threading.Lock()
         self.zone = records.Zone(zone, zone_id, self._load())
-        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1}
+        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1, "match": ""}
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
 
@@ -62,9 +62,11 @@ class FakeCloudflare:
     def redact(self, text: str) -> str:
         return text.replace(self.token, _REDACTED) if self.token else text
 
-    def take_fault(self) -> dict[str, Any] | None:
+    def take_fault(self, request: str) -> dict[str, Any] | None:
+        """Return the fault to answer `request` (method, path, query and body as text) with, or None.
+        With a `match`, only requests holding it fail: tests on a shared lab fault their own calls only."""
         with self.lock:
-            if self.faults["fail_next"] <= 0:
+            if self.faults["fail_next"] <= 0 or self.faults["match"] not in request:
                 return None
             self.faults["fail_next"] -= 1
             return dict(self.faults)
@@ -72,7 +74,8 @@ class FakeCloudflare:
     def reset(self) -> None:
         with self.lock:
             self.zone = records.Zone(self.zone.name, self.zone.zone_id, ())
-            self.faults["fail_next"], self.latency_ms = 0, 0
+            self.faults.update(fail_next=0, match="")
+            self.latency_ms = 0
             self.requests.clear()
         self.save()
 
@@ -115,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
         app, started = self.app, time.monotonic()
         if app.latency_ms:
             time.sleep(app.latency_ms / 1000)
-        fault = app.take_fault()
+        fault = app.take_fault(f"{self.command} {self.path} {body.decode('utf-8', 'replace')}")
         if fault:
             status, headers = fault["status"], {}
             if status == 429:

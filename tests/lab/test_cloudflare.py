@@ -100,6 +100,16 @@ def test_injected_429_carries_retry_after_and_500_follows_then_calls_succeed(fak
     assert [(entry["status"], entry["fault"]) for entry in log] == [(429, True), (500, True), (200, False)]
 
 
+def test_a_fault_with_a_match_spares_every_other_call(fake_cf):
+    fake_cf.control.fail_next(1, status=500, match="mine.lab.graphsite.test")
+    assert _post(fake_cf, {"name": "other", "type": "A", "content": "127.0.0.1", "ttl": 60}).status_code == 200
+    mine = _post(fake_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
+    assert mine.status_code == 500
+    again = _post(fake_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
+    assert again.status_code == 200  # one fault, taken by the first matching call
+    assert [(e["status"], e["fault"]) for e in fake_cf.control.requests()] == [(200, False), (500, True), (200, False)]
+
+
 def test_the_sdk_retries_an_injected_429_and_succeeds(fake_cf):
     fake_cf.control.fail_next(2, status=429, retry_after=0)
     client = _sdk(fake_cf, max_retries=3)

@@ -119,12 +119,12 @@ def test_keep_on_failure_keeps_it_and_a_rerun_resumes(publab):
 
 def test_throttling_is_retried_honouring_retry_after(publab):
     name = publab.name()
-    publab.cloudflare.fail_next(2, status=429, retry_after=1)
+    publab.cloudflare.fail_next(2, status=429, retry_after=1, match=name)
     result = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
     assert result.exit_code == 0, result.stderr
     assert _injected(publab, name).count(429) == 2
     assert json.loads(result.stdout)["dns"].startswith("CREATED")
-    publab.cloudflare.fail_next(1, status=500)  # a server error is retried too
+    publab.cloudflare.fail_next(1, status=500, match=name)  # a server error is retried too
     teardown = publab.run("teardown", name)
     assert teardown.exit_code == 0, teardown.stderr
     assert _injected(publab, name) == [429, 429, 500]
@@ -143,7 +143,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     create = clients.dns.create
 
     def create_under_faults(record):  # the lab's server fails the create and its retry, for real
-        publab.cloudflare.fail_next(2, status=500)
+        publab.cloudflare.fail_next(2, status=500, match=name)
         return create(record)
 
     clients.dns.create = create_under_faults

@@ -37,6 +37,8 @@ def test_list_shows_deployments_and_orphans(publab):
     table = publab.run("list").stdout.splitlines()
     assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "STATE"]
     assert any(line.startswith(f"{lone_route}.") and "orphan" in line for line in table)
+    (Path(config.deploy.dynamic_dir) / f"{whole}.yml").unlink()  # and the reverse: a service without its route
+    assert _entries(publab)[whole]["orphan"] == "orphan: no route"
     for name in (whole, lone_route, lone_record):  # teardown handles half-deployed names too
         assert publab.run("teardown", name).exit_code == 0
     assert set(_entries(publab)) == set()
