@@ -252,6 +252,10 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             errors.append("citations.accept: every entry needs a code and a reason")
         elif not _known_finding_code(acceptance.code):
             errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
+    from graphsite.citations.results import STATES
+
+    errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(STATES)})"
+               for state in config.links.fail_on if state not in STATES]
     if errors:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.utils
 import time
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
@@ -84,6 +83,8 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    import email.utils  # only a dated Retry-After needs it; `load_config` imports this module for STATES
+
     try:
         moment = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -73,6 +73,17 @@ def test_build_check_links_passes_when_every_link_answers(workdir, pitfall_serve
     assert "Checked 2 links" in result.stderr
 
 
+def test_links_fail_on_decides_which_states_exit_1(workdir, pitfall_server):
+    source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/forbidden"])
+    assert CliRunner().invoke(main, ["links", str(source), "--no-cache"]).exit_code == 0, "blocked is not dead"
+    (workdir / "graphsite.toml").write_text('[links]\ntimeout = 2.0\nfail_on = ["dead", "blocked"]\n')
+    result = CliRunner().invoke(main, ["links", str(source), "--no-cache"])
+    assert result.exit_code == 1 and "1 link(s) dead/blocked" in result.stderr, result.output
+    (workdir / "graphsite.toml").write_text('[links]\nfail_on = ["deadd"]\n')
+    result = CliRunner().invoke(main, ["links", str(source), "--no-cache"])
+    assert result.exit_code == 1 and "links.fail_on: unknown state 'deadd'" in result.output, result.output
+
+
 def test_links_of_a_missing_file_is_a_one_line_error(workdir):
     result = CliRunner().invoke(main, ["links", str(workdir / "nope.md")])
     assert result.exit_code in (1, 2) and "Traceback" not in result.output
