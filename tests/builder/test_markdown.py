@@ -220,3 +220,18 @@ def test_template_cache_never_changes_the_page(tmp_path):
         pages.append((tmp_path / run / "index.html").read_bytes())
     assert list((tmp_path / "cache" / "graphsite" / "jinja").iterdir())
     assert pages[0] == pages[1] == pages[2]
+
+
+def test_without_source_the_working_directory_copy_wins(run_cli):
+    local = Path("content") / "graph-engineering.md"  # run_cli works in an empty folder
+    local.parent.mkdir()
+    local.write_text("# A local copy\n\n## One\n\nText.\n", encoding="utf-8")
+    result = run_cli("build", "--json")
+    assert result.exit_code == 0, result.output
+    page = BeautifulSoup(Path(json.loads(result.stdout)["output"]).read_text(encoding="utf-8"), "html.parser")
+    assert page.title.string == "A local copy"
+    local.unlink()
+    result = run_cli("build", "--json")
+    assert result.exit_code == 0, result.output
+    page = BeautifulSoup(Path(json.loads(result.stdout)["output"]).read_text(encoding="utf-8"), "html.parser")
+    assert page.title.string.startswith("Graph Engineering"), "else the packaged report"
