@@ -39,7 +39,7 @@ class FakeCloudflare:
         self.contract = Contract.load()
         self.lock = threading.Lock()
         self.zone = records.Zone(zone, zone_id, self._load())
-        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1, "match": ""}
+        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1, "match": "", "after": False}
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
 
@@ -74,7 +74,7 @@ class FakeCloudflare:
     def reset(self) -> None:
         with self.lock:
             self.zone = records.Zone(self.zone.name, self.zone.zone_id, ())
-            self.faults.update(fail_next=0, match="")
+            self.faults.update(fail_next=0, match="", after=False)
             self.latency_ms = 0
             self.requests.clear()
         self.save()
@@ -119,13 +119,14 @@ class Handler(BaseHTTPRequestHandler):
         if app.latency_ms:
             time.sleep(app.latency_ms / 1000)
         fault = app.take_fault(f"{self.command} {self.path} {body.decode('utf-8', 'replace')}")
+        headers: dict[str, str] = {}
+        if not fault or fault["after"]:  # `after`: the call is carried out, then its answer is lost to the fault
+            status, envelope = self._answer(path, query, body)
         if fault:
-            status, headers = fault["status"], {}
+            status = fault["status"]
             if status == 429:
                 headers["Retry-After"] = str(fault["retry_after"])
             envelope = records.error(_RATE_LIMITED if status == 429 else _INJECTED_500)
-        else:
-            status, envelope, headers = *self._answer(path, query, body), {}
         entry = {"method": self.command, "path": path, "query": query, "status": status,
                  "body": _json_or_text(app.redact(body.decode("utf-8", "replace"))),
                  "fault": bool(fault), "ms": round((time.monotonic() - started) * 1000, 1)}

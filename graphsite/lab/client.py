@@ -24,11 +24,13 @@ class LabCloudflare:
         answer.raise_for_status()
         return answer.json()
 
-    def fail_next(self, count: int, status: int = 500, retry_after: int = 1, match: str = "") -> dict[str, Any]:
+    def fail_next(self, count: int, status: int = 500, retry_after: int = 1, match: str = "",
+                  after: bool = False) -> dict[str, Any]:
         """Make the next `count` API calls fail with `status` (429 carries Retry-After); with `match`, only calls
-        whose method, path, query or body hold that text (a record's name), so others on a shared lab are spared."""
+        whose method, path, query or body hold that text (a record's name), so others on a shared lab are spared;
+        with `after`, each call is carried out first and only its answer fails (a lost response)."""
         return self._call("POST", "faults", {"fail_next": count, "status": status, "retry_after": retry_after,
-                                             "match": match})
+                                             "match": match, "after": after})
 
     def latency(self, ms: int) -> dict[str, Any]:
         """Delay every API call by `ms` milliseconds (0 to stop)."""

@@ -120,7 +120,8 @@ def control(app: FakeCloudflare, method: str, path: str, body: bytes) -> tuple[i
             return 400, {"error": "status must be 429, 500, 502 or 503"}
         with app.lock:
             app.faults.update(fail_next=int(data.get("fail_next", 1)), status=status,
-                              retry_after=int(data.get("retry_after", 1)), match=str(data.get("match", "")))
+                              retry_after=int(data.get("retry_after", 1)), match=str(data.get("match", "")),
+                              after=bool(data.get("after", False)))
         return 200, dict(app.faults)
     if method == "POST" and path == "/__lab/latency":
         app.latency_ms = max(0, int(data.get("ms", 0)))

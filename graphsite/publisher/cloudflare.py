@@ -13,6 +13,7 @@ from graphsite.errors import ConfigError, DeployError
 from graphsite.publisher.plan import DnsRecord
 
 COMMENT_PREFIX = "graphsite:"
+IDENTICAL = 81058  # Cloudflare's "An identical record already exists."
 _TYPES = ("A", "AAAA", "CNAME")
 
 
@@ -95,10 +96,17 @@ class Dns:
             raise self._fail("list records", exc) from None
 
     def create(self, record: DnsRecord) -> Record:
+        """Create the A record; when Cloudflare says an identical one exists (a retried create whose first
+        attempt did succeed), return that one rather than fail and leave it behind."""
         try:
             made = self._client.dns.records.create(
                 zone_id=self.zone_id, name=record.name, type="A", content=record.content, ttl=record.ttl,
                 proxied=record.proxied, comment=record.comment)
+        except cloudflare.BadRequestError as exc:
+            same = [r for r in self.records(record.name) if r.type == "A" and r.content == record.content]
+            if IDENTICAL in _codes(exc) and same:
+                return same[0]
+            raise self._fail(f"create A {record.name}", exc) from None
         except cloudflare.APIError as exc:
             raise self._fail(f"create A {record.name}", exc) from None
         return _record(made)
@@ -123,8 +131,15 @@ def _record(raw) -> Record:
                   comment=getattr(raw, "comment", "") or "")
 
 
-def _messages(exc: cloudflare.APIStatusError) -> str:
+def _errors(exc: cloudflare.APIStatusError) -> list[dict]:
     body = exc.body if isinstance(exc.body, dict) else {}
-    errors = body.get("errors") or []
-    text = "; ".join(f"{e.get('code', '')} {e.get('message', '')}".strip() for e in errors if isinstance(e, dict))
+    return [e for e in body.get("errors") or [] if isinstance(e, dict)]
+
+
+def _codes(exc: cloudflare.APIStatusError) -> set:
+    return {e.get("code") for e in _errors(exc)}
+
+
+def _messages(exc: cloudflare.APIStatusError) -> str:
+    text = "; ".join(f"{e.get('code', '')} {e.get('message', '')}".strip() for e in _errors(exc))
     return text or exc.message

@@ -54,6 +54,30 @@ def fixed_plan(production):
                      content="config", now=NOW, ttl=timedelta(days=7))
 
 
+@pytest.fixture
+def private_cf(tmp_path, monkeypatch, production):
+    """A fake Cloudflare of this test's own (the lab's server, in a thread, on a free port) and a Config that
+    uses it: faults injected here reach no one else. Yields (config, control client)."""
+    import threading
+
+    from graphsite.lab.cfserver import serve
+    from graphsite.lab.client import LabCloudflare
+
+    token, zone_id = secrets.token_urlsafe(24), "0123456789abcdef0123456789abcdef"
+    (tmp_path / "cf-token").write_text(token + "\n")
+    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", token)
+    server = serve(tmp_path, 0, "lab.graphsite.test", zone_id)
+    port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    config = production.replace("site", domain="lab.graphsite.test").replace(
+        "dns", api_base_url=f"http://127.0.0.1:{port}/client/v4", zone_id=zone_id, record_content="127.0.0.1",
+        retries=1)
+    yield config, LabCloudflare(f"http://127.0.0.1:{port}")
+    server.shutdown()
+    server.server_close()
+
+
 # --- the lab ---------------------------------------------------------------------------------------------------
 
 

@@ -1,6 +1,8 @@
 """The Cloudflare adapter's errors, against a real socket where nothing listens (no lab needed)."""
 
+import os
 import socket
+from dataclasses import replace
 
 import pytest
 
@@ -34,3 +36,42 @@ def test_no_token_is_a_config_error(production, monkeypatch):
     monkeypatch.delenv("CLOUDFLARE_API_TOKEN", raising=False)
     with pytest.raises(ConfigError, match="no Cloudflare API token"):
         Dns(production)
+
+
+def test_a_create_whose_answer_was_lost_takes_the_record_cloudflare_made(private_cf, fixed_plan):
+    """The first POST creates the record but answers 500; the SDK's retry is refused as identical (81058):
+    graphsite returns the record that exists instead of failing and leaving it behind."""
+    config, control = private_cf
+    wanted = replace(fixed_plan.record, name="gs-lost.lab.graphsite.test", content="127.0.0.1")
+    control.fail_next(1, status=500, match=wanted.name, after=True)
+    dns = Dns(config)
+    try:
+        made = dns.create(wanted)
+    finally:
+        dns.close()
+    stored = control.records()
+    assert [(r["id"], r["name"], r["content"]) for r in stored] == [(made.id, wanted.name, "127.0.0.1")]
+    answers = [(r["method"], r["status"], r["fault"]) for r in control.requests()]
+    assert answers[:2] == [("POST", 500, True), ("POST", 400, False)]
+    assert made.ours
+
+
+def test_a_create_refused_for_another_reason_still_fails(private_cf, fixed_plan):
+    """Only 81058 with an identical A record found is taken as success: a CNAME conflict (81053) is an error."""
+    import httpx
+
+    from graphsite.config import TOKEN_ENV
+
+    config, control = private_cf
+    name = "gs-cname.lab.graphsite.test"
+    made = httpx.post(f"{config.dns.api_base_url}/zones/{config.dns.zone_id}/dns_records",
+                      headers={"Authorization": f"Bearer {os.environ[TOKEN_ENV]}"},
+                      json={"type": "CNAME", "name": name, "content": "elsewhere.example.com", "ttl": 60})
+    assert made.status_code == 200, made.text
+    dns = Dns(config)
+    try:
+        with pytest.raises(DnsError, match="HTTP 400: 81053"):
+            dns.create(replace(fixed_plan.record, name=name, content="127.0.0.1"))
+    finally:
+        dns.close()
+    assert [r["type"] for r in control.records()] == ["CNAME"]
