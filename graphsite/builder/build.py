@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import hashlib
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +16,10 @@ from graphsite.builder.render import FONTS, load_theme, render_page
 from graphsite.builder.report import read_report
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import BuildError, CitationError
+from graphsite.publisher.names import check_label
 
 if TYPE_CHECKING:
     from graphsite.config import Config
-
-_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-
 
 @dataclass(frozen=True)
 class BuiltPage:
@@ -58,14 +55,6 @@ class BuildOutcome:
         }
 
 
-def check_subdomain(name: str) -> str:
-    """Return `name` if it is a valid DNS label, else raise BuildError."""
-    if not _LABEL.match(name):
-        raise BuildError(f"--subdomain {name!r}: not a DNS label",
-                         hint="use 1-63 lower-case letters, digits and inner hyphens, e.g. graph-eng-1a2b3c")
-    return name
-
-
 def _findings(report: Report, config: Config | None) -> tuple[Finding, ...]:
     """Return the citation integrity findings (accepted ones carry their reason)."""
     accept = config.citations.accept if config is not None else ()
@@ -83,7 +72,7 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = "goog
                config: Config | None = None) -> BuiltPage:
     """Return the page built from `source`; raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:
-        check_subdomain(subdomain)
+        subdomain = check_label(subdomain)  # the rule `deploy` and `teardown` apply to the same name
     if fonts not in FONTS:
         raise BuildError(f"--fonts {fonts!r}: expected one of {', '.join(FONTS)}")
     report = read_report(Path(source))

@@ -102,10 +102,11 @@ def test_an_unwritable_target_leaves_nothing_behind(run_cli, write_md, tmp_path)
     assert [p.name for p in out.iterdir()] == ["index.html"], "no temporary file is left in --out"
 
 
-def test_invalid_subdomain(run_cli, write_md, tmp_path):
+@pytest.mark.parametrize("name", ["Bad_Name!", "-graph", "a" * 64, "ab--cdef"])
+def test_invalid_subdomain(run_cli, write_md, tmp_path, name):
     source, out = write_md("# T\n"), tmp_path / "site"
-    line = _fails(run_cli("build", str(source), "--out", str(out), "--subdomain", "Bad_Name!"), out)
-    assert "DNS label" in line
+    line = _fails(run_cli("build", str(source), "--out", str(out), "--subdomain", name), out)
+    assert "--subdomain" in line and repr(name) in line
 
 
 def test_a_rule_at_the_top_is_not_front_matter(run_cli, write_md, tmp_path):
