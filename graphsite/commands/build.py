@@ -53,18 +53,20 @@ def report_outcome(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | 
     from graphsite import output
 
     summary = outcome.summary()
-    open_warnings = [w for w in summary["warnings"] if not w.get("accepted")]
-    for index, warning in enumerate(summary["warnings"]):
+    shown = hidden = 0
+    for warning in summary["warnings"]:
         where = f"line {warning['line']}: " if warning["line"] else ""
         text = f"{where}{warning['code']}: {warning['message']}"
         if warning.get("accepted"):
             output.detail(f"{text} (accepted: {warning['accepted']})")
-        elif index < SHOWN_WARNINGS:
+        elif shown < SHOWN_WARNINGS:
             output.warn(text)
+            shown += 1
         else:
             output.detail(text)
-    if len(open_warnings) > SHOWN_WARNINGS:
-        output.warn(f"… and {len(open_warnings) - SHOWN_WARNINGS} more (-v shows them, --json lists them)")
+            hidden += 1
+    if hidden:
+        output.warn(f"… and {hidden} more (-v shows them, --json lists them)")
     counts = summary["citations"]
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "

@@ -207,6 +207,20 @@ def test_many_warnings_do_not_bury_the_summary(run_cli, tmp_path):
     assert f"and {total - 20} more" in lines[-2] and lines[-1].startswith("Built ")
 
 
+def test_accepted_findings_never_hide_an_open_one(run_cli, write_md, tmp_path):
+    references = "\n".join(f"{n}. Entry {n}. https://r{n}.example/" for n in range(2, 24))
+    source = write_md(f"# T\n\n## 1. A\n\nClaim [[1](https://a.example/)].\n\n## References\n\n"
+                      f"1. A. https://a.example/\n{references}\n24. Hole. https://p.example/item?id=...\n")
+    config = tmp_path / "graphsite.toml"
+    config.write_text('[[citations.accept]]\ncode = "citation-unused"\nreason = "background reading"\n')
+    result = run_cli("build", str(source), "--out", str(tmp_path / "site"), "--config", str(config), "--json")
+    assert result.exit_code == 0, result.output
+    codes = [w["code"] for w in json.loads(result.stdout)["warnings"]]
+    assert codes.index("citation-placeholder") > 20, "the open finding comes after more than 20 accepted ones"
+    shown = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(shown) == 1 and "citation-placeholder" in shown[0], result.stderr
+
+
 def test_template_cache_never_changes_the_page(tmp_path):
     """Compiled templates are cached per user; a fresh, a warm and a corrupted cache give the same bytes."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
