@@ -30,7 +30,8 @@ def ensure_bind_dir(directory: Path, page: bytes, sha256: str) -> bool:
         os.chmod(directory, 0o755)
     except OSError as exc:
         raise DeployError(f"deploy.bind_root: cannot prepare {directory}: {exc.strerror or exc}",
-                          hint="run as root (the directory must be owned by uid 1000) or use --content config") \
+                          hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000 "
+                               "(root), or use --content config") \
             from None
     return created
 

@@ -11,6 +11,7 @@ import httpx
 from graphsite.config import Config
 from graphsite.errors import ConfigError, DeployError
 from graphsite.publisher.plan import DnsRecord
+from graphsite.publisher.probe import tls_context
 
 COMMENT_PREFIX = "graphsite:"
 IDENTICAL = 81058  # Cloudflare's "An identical record already exists."
@@ -44,7 +45,8 @@ class Dns:
                               hint="set CLOUDFLARE_API_TOKEN or dns.token_file in graphsite.toml")
         self._token = token
         self._domain, self._base_url = config.site.domain, config.dns.api_base_url
-        verify: str | bool = config.dns.ca_bundle or True
+        ca_bundle = config.dns.ca_bundle
+        verify = tls_context(ca_bundle, setting="dns.ca_bundle") if ca_bundle else True  # True: httpx's default
         self._client = cloudflare.Cloudflare(
             api_token=token, base_url=config.dns.api_base_url, max_retries=config.dns.retries,
             timeout=config.dns.timeout, http_client=httpx.Client(verify=verify, timeout=config.dns.timeout))

@@ -10,7 +10,7 @@ from pathlib import Path
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
-from graphsite.publisher import bind, route
+from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_label, draw_name, fqdn
@@ -142,6 +142,8 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
 
 def _prepare(config, request, clients, build, subdomain):
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
+    if request.verify:
+        probe.tls_context(config.verify.ca_bundle)
     with output.step("build"):
         page = build(request.source, subdomain, config)
     content = request.content or config.deploy.content

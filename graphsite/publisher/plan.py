@@ -144,6 +144,8 @@ def check_settings(config: Config, content: str) -> None:
                                  ("vip", "dnsrr")), ("deploy.tls", deploy.tls, ("host", "wildcard"))):
         if value not in allowed:
             raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {value!r}")
+    if not deploy.image.strip():
+        raise ConfigError("deploy.image: empty", hint="name the Caddy image that serves the page, e.g. caddy:2-alpine")
     if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:
         raise ConfigError(f"deploy.port/replicas: port {deploy.port} must be 1-65535, replicas {deploy.replicas} >= 1")
     if config.dns.ttl != 1 and not 30 <= config.dns.ttl <= 86400:

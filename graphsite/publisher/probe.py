@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from graphsite.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -19,9 +21,16 @@ class Probe:
     error: str = ""
 
 
-def tls_context(ca_bundle: str = "") -> ssl.SSLContext:
-    """Return a verifying context: the configured CA bundle only, or the system's trust store."""
-    return ssl.create_default_context(cafile=ca_bundle or None)
+def tls_context(ca_bundle: str = "", *, setting: str = "verify.ca_bundle") -> ssl.SSLContext:
+    """Return a verifying context: the configured CA bundle only, or the system's trust store; raise ConfigError
+    naming `setting` when the bundle cannot be loaded."""
+    try:
+        return ssl.create_default_context(cafile=ca_bundle or None)
+    except OSError as exc:  # ssl.SSLError is one: a file that holds no certificate
+        reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        raise ConfigError(f"{setting}: cannot load {ca_bundle}: {reason}",
+                          hint="point it at a PEM file of CA certificates, or leave it empty for the system trust") \
+            from None
 
 
 def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0) -> Probe:

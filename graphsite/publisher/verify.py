@@ -205,6 +205,7 @@ def _route(target: Target, config: Config) -> tuple[str, str]:
 
 def run_checks(config: Config, target: Target, clients) -> list[CheckResult]:
     """Return the seven checks of `target`, in order."""
+    probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
     deadline = time.monotonic() + config.verify.deadline
     origin = config.verify.origin_address
     checks = [

@@ -75,3 +75,17 @@ def test_a_create_refused_for_another_reason_still_fails(private_cf, fixed_plan)
     finally:
         dns.close()
     assert [r["type"] for r in control.records()] == ["CNAME"]
+
+
+@pytest.mark.parametrize("content", [None, "not a certificate\n"])
+def test_a_ca_bundle_that_cannot_load_names_the_setting(production, monkeypatch, tmp_path, content):
+    from graphsite.publisher.verify import run_checks
+
+    bundle = tmp_path / "ca.pem"
+    if content is not None:
+        bundle.write_text(content)
+    monkeypatch.setenv("CLOUDFLARE_API_TOKEN", SECRET)
+    with pytest.raises(ConfigError, match=f"dns.ca_bundle: cannot load {bundle}"):
+        Dns(production.replace("dns", ca_bundle=str(bundle)))
+    with pytest.raises(ConfigError, match=f"verify.ca_bundle: cannot load {bundle}"):
+        run_checks(production.replace("verify", ca_bundle=str(bundle)), target=None, clients=None)

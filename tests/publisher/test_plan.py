@@ -84,6 +84,7 @@ def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan, productio
     ("site", {"domain": "not a domain"}, "site.domain"),
     ("dns", {"ttl": 5}, "dns.ttl"),
     ("deploy", {"replicas": 0}, "deploy.port/replicas"),
+    ("deploy", {"image": " "}, "deploy.image"),
 ])
 def test_settings_a_deploy_cannot_use_are_named(production, sample, section, values, field):
     html, now = sample
