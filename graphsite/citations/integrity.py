@@ -78,6 +78,8 @@ def _url_finding(number: int, url: str, line: int, where: str) -> _Raw | None:
     if found is None:
         return None
     code, reason = found
+    if not url.strip():
+        return _finding(code, f"[{number}] {where} has no URL: a reader cannot follow it", line, number, url)
     return _finding(code, f"[{number}] {where} URL {url} {reason}", line, number, url)
 
 
@@ -133,7 +135,7 @@ def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[R
             owner = next((f" (the URL of reference [{r.number}])" for r in references
                           if r.number != cite.number and urls.normalize(r.url) == key[1]), "")
             yield _finding("mismatch", f"[{cite.number}] inline URL {cite.url}{also}{owner} differs from "
-                           f"reference {cite.number} (line {ref.line}): {ref.url}",
+                           f"reference {cite.number} (line {ref.line}): {ref.url or '(no URL)'}",
                            cite.line, cite.number, cite.url, ref.url)
         else:
             continue

@@ -221,6 +221,15 @@ def test_accepted_findings_never_hide_an_open_one(run_cli, write_md, tmp_path):
     assert len(shown) == 1 and "citation-placeholder" in shown[0], result.stderr
 
 
+def test_a_reference_without_a_url_is_plain_text(write_md):
+    source = write_md("# T\n\n## 1. A\n\nClaim [[1](https://a.example/)].\n\n## References\n\n"
+                      "1. Knuth, The Art of Computer Programming.\n")
+    entry = BeautifulSoup(build_page(source).html, "html.parser").find(id="ref-1")
+    assert entry.find(class_="ref-title").get_text() == "Knuth, The Art of Computer Programming"
+    assert entry.find(class_="ref-url") is None and entry.find(class_="neutralised") is None
+    assert [a["href"] for a in entry.find_all("a")] == ["#1-a"], "only the backlink"
+
+
 def test_template_cache_never_changes_the_page(tmp_path):
     """Compiled templates are cached per user; a fresh, a warm and a corrupted cache give the same bytes."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}

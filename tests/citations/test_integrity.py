@@ -168,5 +168,12 @@ def test_an_acceptance_needs_a_known_code_and_a_reason(tmp_path):
     assert "unknown code 'citation-typo'" in message and "needs a code and a reason" in message
 
 
+def test_a_reference_without_a_url_says_so():
+    findings = check_citations([cite(1, "https://a.example/", 5)], [ref(1, "")])
+    assert [(f.code, f.message) for f in findings] == [
+        ("citation-mismatch", "[1] inline URL https://a.example/ differs from reference 1 (line 100): (no URL)"),
+        ("citation-malformed", "[1] reference has no URL: a reader cannot follow it")]
+
+
 def test_a_reference_list_without_any_numbered_citation_is_a_plain_bibliography():
     assert check_citations([], [ref(1, "https://a.example/"), ref(2, "https://b.example/")]) == []
