@@ -60,13 +60,7 @@ class Dns:
         else:
             detail = type(exc).__name__
         message = f"Cloudflare: {action}: {detail}".replace(self._token, "***")
-        if getattr(exc, "status_code", 0) in (401, 403):
-            hint = "check the token's DNS:Edit permission on the zone"
-        elif isinstance(exc, cloudflare.APIConnectionError):
-            hint = "check dns.api_base_url and this host's network; connection failures were retried"
-        else:
-            hint = "try again; graphsite retries throttling and server errors a few times"
-        return DnsError(message, hint=hint)
+        return DnsError(message, hint=_hint(exc))
 
     @property
     def zone_id(self) -> str:
@@ -125,6 +119,19 @@ class Dns:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _hint(exc: Exception) -> str:
+    status = getattr(exc, "status_code", 0)
+    if status in (401, 403):
+        return "check the token's DNS:Edit permission on the zone"
+    if status == 404:
+        return "check dns.zone_id (empty: looked up from site.domain)"
+    if isinstance(exc, cloudflare.APIConnectionError):
+        return "check dns.api_base_url and this host's network"
+    if 400 <= status < 500 and status != 429:
+        return "Cloudflare refused the request: check the [dns] settings"
+    return "try again; graphsite retries throttling and server errors a few times"
 
 
 def _record(raw) -> Record:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -148,6 +149,11 @@ def check_settings(config: Config, content: str) -> None:
         raise ConfigError("deploy.image: empty", hint="name the Caddy image that serves the page, e.g. caddy:2-alpine")
     if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:
         raise ConfigError(f"deploy.port/replicas: port {deploy.port} must be 1-65535, replicas {deploy.replicas} >= 1")
+    try:
+        ipaddress.IPv4Address(config.dns.record_content)
+    except ValueError:
+        raise ConfigError(f"dns.record_content: {config.dns.record_content!r} is not an IPv4 address",
+                          hint="the A record points at the Swarm manager's public IPv4 address") from None
     if config.dns.ttl != 1 and not 30 <= config.dns.ttl <= 86400:
         raise ConfigError(f"dns.ttl: {config.dns.ttl} is not 1 (automatic) or 30-86400 seconds")
 

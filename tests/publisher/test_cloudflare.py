@@ -32,6 +32,17 @@ def test_an_unreachable_api_names_the_url_and_never_the_token(production, monkey
     assert "dns.api_base_url" in info.value.message and SECRET not in info.value.message
 
 
+def test_a_zone_id_cloudflare_does_not_know_points_at_the_setting(private_cf):
+    config, _ = private_cf
+    dns = Dns(config.replace("dns", zone_id="f" * 32))
+    try:
+        with pytest.raises(DnsError) as info:
+            dns.records("gs-x.lab.graphsite.test")
+    finally:
+        dns.close()
+    assert "HTTP 404: 7003" in info.value.message and "check dns.zone_id" in info.value.message
+
+
 def test_no_token_is_a_config_error(production, monkeypatch):
     monkeypatch.delenv("CLOUDFLARE_API_TOKEN", raising=False)
     with pytest.raises(ConfigError, match="no Cloudflare API token"):

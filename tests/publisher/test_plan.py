@@ -85,6 +85,7 @@ def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan, productio
     ("dns", {"ttl": 5}, "dns.ttl"),
     ("deploy", {"replicas": 0}, "deploy.port/replicas"),
     ("deploy", {"image": " "}, "deploy.image"),
+    ("dns", {"record_content": "hhdevs.space"}, "dns.record_content"),
 ])
 def test_settings_a_deploy_cannot_use_are_named(production, sample, section, values, field):
     html, now = sample
