@@ -31,7 +31,7 @@ class LinkCache:
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, directory: str | Path, max_age: float) -> "LinkCache":
+    def load(cls, directory: str | Path, max_age: float) -> LinkCache:
         """Return the cache in `directory`; a missing file is empty, a broken one a warning."""
         cache = cls(Path(directory) / FILENAME, max_age)
         try:

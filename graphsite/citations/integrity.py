@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from graphsite.builder.model import Finding, InlineCitation, Reference
 from graphsite.citations import urls
@@ -47,7 +48,7 @@ class _Raw:
 def check_citations(
     citations: Sequence[InlineCitation],
     references: Sequence[Reference],
-    accept: Sequence["Acceptance"] = (),
+    accept: Sequence[Acceptance] = (),
 ) -> list[Finding]:
     """Return every citation finding, ordered by Markdown line; accepted ones carry `accepted=<reason>`."""
     raw = [
@@ -148,7 +149,7 @@ def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[R
             yield _finding("unused", f"reference [{number}] is never cited in the text", ref.line, number, ref.url)
 
 
-def _matches(acceptance: "Acceptance", raw: _Raw) -> bool:
+def _matches(acceptance: Acceptance, raw: _Raw) -> bool:
     code = acceptance.code if acceptance.code.startswith(PREFIX) else PREFIX + acceptance.code
     if code != raw.finding.code:
         return False
@@ -160,7 +161,7 @@ def _matches(acceptance: "Acceptance", raw: _Raw) -> bool:
     return any(fnmatch.fnmatchcase(urls.normalize(u), pattern) for u in raw.urls)
 
 
-def _apply(raw: _Raw, accept: Sequence["Acceptance"]) -> Finding:
+def _apply(raw: _Raw, accept: Sequence[Acceptance]) -> Finding:
     for acceptance in accept:
         if _matches(acceptance, raw):
             return replace(raw.finding, accepted=acceptance.reason)
@@ -170,8 +171,8 @@ def _apply(raw: _Raw, accept: Sequence["Acceptance"]) -> Finding:
 def unmatched_acceptances(
     citations: Sequence[InlineCitation],
     references: Sequence[Reference],
-    accept: Sequence["Acceptance"],
-) -> list["Acceptance"]:
+    accept: Sequence[Acceptance],
+) -> list[Acceptance]:
     """Return the acceptances that match no finding any more (stale entries the author can delete)."""
     raw = [*_reference_findings(references), *_inline_findings(citations, references)]
     return [a for a in accept if not any(_matches(a, r) for r in raw)]

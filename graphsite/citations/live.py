@@ -12,17 +12,24 @@ import asyncio
 import concurrent.futures
 import socket
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
 import httpx
 
 from graphsite.citations.cache import LinkCache
-from graphsite.citations.urls import malformed
 from graphsite.citations.results import (
-    RETRY_STATUSES, LinkReport, LinkResult, anchors, has_fragment, retry_after, state_for_status,
+    RETRY_STATUSES,
+    LinkReport,
+    LinkResult,
+    anchors,
+    has_fragment,
+    retry_after,
+    state_for_status,
 )
+from graphsite.citations.urls import malformed
 
 if TYPE_CHECKING:
     from graphsite.config import Config, LinksConfig

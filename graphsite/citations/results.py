@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
-from typing import Any, Iterable
+from typing import Any
 
 STATES = ("ok", "redirected", "blocked", "dead", "timeout", "skipped")
 
@@ -34,7 +35,7 @@ class LinkResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "LinkResult":
+    def from_dict(cls, data: dict[str, Any]) -> LinkResult:
         return cls(url=str(data["url"]), state=str(data["state"]), detail=str(data.get("detail", "")),
                    status=data.get("status"), final_url=str(data.get("final_url", "")),
                    redirects=tuple(data.get("redirects", ())), checked_at=float(data.get("checked_at", 0.0)))

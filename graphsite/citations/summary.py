@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TextIO
 
 from graphsite.citations.results import STATES, LinkReport
 
@@ -15,7 +16,7 @@ _COLOURS = {"ok": "32", "redirected": "36", "blocked": "33", "dead": "31", "time
 class Progress:
     """`checking links [#####-----] 12/47` redrawn on a terminal; a counter line every tenth otherwise."""
 
-    def __init__(self, total: int, *, enabled: bool = True, stream=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, total: int, *, enabled: bool = True, stream: TextIO | None = None) -> None:
         self.total, self.done, self.stream = total, 0, stream or sys.stderr
         self.enabled = enabled and total > 0 and _verbosity() >= 0
         self.tty = self.stream.isatty()

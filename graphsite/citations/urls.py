@@ -47,7 +47,7 @@ def placeholder(url: str) -> str | None:
 
 def _splittable(url: str) -> bool:
     try:
-        urlsplit(url).port
+        _ = urlsplit(url).port  # raises ValueError on a port out of range
     except ValueError:
         return False
     return True
@@ -61,7 +61,7 @@ def malformed(url: str) -> str | None:
         return "contains whitespace or a control character"
     try:
         parts = urlsplit(url)
-        parts.port
+        _ = parts.port  # raises ValueError on a port out of range
     except ValueError as exc:
         return f"cannot be parsed ({exc})"
     if parts.scheme.lower() not in {"http", "https"}:
