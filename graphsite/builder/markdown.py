@@ -25,9 +25,11 @@ from graphsite.builder.sanitize import is_safe_url
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?(?=\s)")
 _XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
-# Ids the page template uses itself; a heading that slugs to one of them gets a suffix.
-RESERVED_IDS = frozenset({"top", "toc", "cards", "rules", "ladder", "report", "intro", "references",
-                          "notes", "teardown", "footer", "hosted"})
+# Ids the page template uses itself (tests/builder/test_units.py reads them from the template); a heading that
+# slugs to one of them gets a suffix, so that every id stays unique and the page's script finds its own elements.
+RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules", "rules-title", "ladder",
+                          "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
+                          "teardown-title", "footer", "hosted"})
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 # GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from bs4 import BeautifulSoup
+
+from graphsite.builder.build import build_page
 from graphsite.builder.ladder import ladder
-from graphsite.builder.markdown import Slugger, slugify
+from graphsite.builder.markdown import RESERVED_IDS, Slugger, slugify
 from graphsite.builder.model import Card
 from graphsite.builder.references import entry_url
 from graphsite.builder.sanitize import is_safe_url
+from graphsite.paths import theme_dir
 
 
 @pytest.mark.parametrize("url", [
@@ -49,6 +54,20 @@ def test_slugs_follow_github():
     slugger = Slugger()
     assert [slugger.unique(t) for t in ("Setup", "Setup", "Setup-1", "Teardown", "ref-3")] == \
         ["setup", "setup-1", "setup-1-1", "teardown-h", "ref-3-h"]
+
+
+def test_every_id_the_template_writes_is_reserved():
+    template = (theme_dir() / "page.html.j2").read_text(encoding="utf-8")
+    literal = set(re.findall(r'\bid="([^"{}]+)"', template))
+    assert literal and literal <= RESERVED_IDS, literal - RESERVED_IDS
+
+
+def test_headings_named_like_the_pages_own_parts_keep_ids_unique(write_md):
+    source = write_md("# T\n\n## Toolbar\n\nx\n\n## Toc title\n\ny\n\n### Teardown title\n\nz\n")
+    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    ids = [tag["id"] for tag in soup.find_all(id=True)]
+    assert len(ids) == len(set(ids))
+    assert soup.find(id="toolbar").name == "p" and soup.find(id="toc-title").parent.name == "nav"
 
 
 def test_ladder_rises_floor_by_floor():
