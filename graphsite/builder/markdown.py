@@ -20,7 +20,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
 from graphsite.builder.model import InlineCitation
-from graphsite.builder.sanitize import is_safe_url
+from graphsite.builder.sanitize import clean_html, is_safe_url
 
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?(?=\s)")
 _XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
@@ -70,6 +70,18 @@ def markdown() -> MarkdownIt:
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
+
+
+@lru_cache(maxsize=1)
+def _text_markdown() -> MarkdownIt:
+    # Front matter is text: raw HTML in it is shown, not interpreted; links keep markdown-it's own checks.
+    # No images: they would load from origins the CSP (computed from the body) does not allow.
+    return MarkdownIt("commonmark", {"html": False}).disable("image")
+
+
+def text_html(text: str) -> str:
+    """Return front-matter text as sanitised inline HTML: emphasis, code and links; everything else escaped."""
+    return clean_html(_text_markdown().renderInline(text)) if text else ""
 
 
 def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:

@@ -14,12 +14,12 @@ from typing import Any
 
 import jinja2
 import jinja2.bccache
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from graphsite.builder.ladder import ladder
+from graphsite.builder.markdown import text_html
 from graphsite.builder.model import Report
-from graphsite.builder.sanitize import clean_html, is_safe_url, url_scheme
+from graphsite.builder.sanitize import is_safe_url, url_scheme
 from graphsite.paths import theme_dir
 
 FONTS = ("google", "system")
@@ -76,15 +76,9 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     return _BytecodeCache(str(directory)) if os.access(directory, os.W_OK) else None
 
 
-@lru_cache(maxsize=1)
-def _inline_markdown() -> MarkdownIt:
-    # Front matter is text: raw HTML in it is shown, not interpreted; links keep markdown-it's own checks.
-    return MarkdownIt("commonmark", {"html": False})
-
-
 def front_html(text: str) -> Markup:
     """Return front-matter text as safe inline HTML (emphasis, code and links; everything else escaped)."""
-    return Markup(clean_html(_inline_markdown().renderInline(text)) if text else "")
+    return Markup(text_html(text))
 
 
 def _digest(text: str) -> str:

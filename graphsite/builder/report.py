@@ -9,8 +9,8 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse, words
-from graphsite.builder.model import InlineCitation, Reference, Report, Section
+from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse, text_html, words
+from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references, is_references_title
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import Source, read_source
@@ -130,7 +130,8 @@ def report_from_source(source: Source) -> Report:
     sections = [dataclasses.replace(s, sources=_sources(citations, s.id))
                 for s in _sections(parsed, [b for b in bounds if b != reference_bounds], source.body_line)]
     intro_html, notes_html = _render(intro, parsed.env), _render(notes, parsed.env)
-    pieces = [intro_html, *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
+    pieces = [*map(text_html, _front_texts(source.front)), intro_html,
+              *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
               references.intro_html, references.after_html, *(r.url for r in references.entries)]
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
@@ -181,6 +182,14 @@ def _placed(parsed: Parsed, bounds: list[tuple[int, int]], notes_start: int) -> 
 
 def _sources(citations: list[InlineCitation], section_id: str) -> tuple[int, ...]:
     return tuple(dict.fromkeys(c.number for c in citations if c.section_id == section_id))
+
+
+def _front_texts(front: FrontMatter) -> list[str]:
+    """Return the front-matter texts the page renders as inline Markdown (they may hold links), in page order."""
+    texts = [front.lede]
+    for card in front.floors:
+        texts += [card.definition, *card.critique]
+    return [*texts, front.counter_frame.quote] if front.counter_frame else texts
 
 
 def _outbound(pieces: list[str]) -> list[str]:

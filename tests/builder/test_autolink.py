@@ -44,3 +44,16 @@ def test_the_default_report_links_no_file_name(default_soup, default_page):
     heading = default_soup.find(id="stage-2--add-a-graph-engineering-skillmd")
     assert heading is not None and "SKILL.md" in heading.get_text(), "the bare file name is still there, as text"
     assert len(default_page.report.links) == len(set(default_page.report.links))
+
+
+def test_front_matter_links_are_outbound_links_of_the_page(write_md):
+    source = write_md("---\nlede: Origin [story](https://lede.example/) here.\nfloors:\n  - title: F\n"
+                      "    definition: See https://not-autolinked.example/ and [def](https://def.example/).\n"
+                      "    critique: ['[crit](https://crit.example/)']\ncounter_frame:\n"
+                      "  quote: '[q](https://quote.example/)'\n---\n# T\n\n## A\n\n[body](https://body.example/)\n")
+    page = build_page(source)
+    soup = BeautifulSoup(page.html, "html.parser")
+    shown = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://")]
+    assert list(page.report.links) == shown == ["https://lede.example/", "https://def.example/",
+                                                "https://crit.example/", "https://quote.example/",
+                                                "https://body.example/"]

@@ -71,6 +71,13 @@ def test_front_matter_text_is_escaped_everywhere():
     assert [a.get("href") for a in lede.find_all("a")] == ["https://ok.example/"]
 
 
+def test_front_matter_shows_no_image(write_md):
+    source = write_md("---\nlede: A ![pic](https://img.example/p.png) lede\n---\n# T\n")
+    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    assert soup.find("img") is None
+    assert [a["href"] for a in soup.find(class_="lede").find_all("a")] == ["https://img.example/p.png"]
+
+
 def test_citations_and_references_with_unsafe_urls_are_neutralised():
     page = build_page(HOSTILE)
     soup = BeautifulSoup(page.html, "html.parser")
