@@ -89,7 +89,8 @@ class Undo:
                 action()
                 lines.append(f"undone: {description}")
             except (GraphsiteError, OSError) as exc:
-                lines.append(f"NOT undone: {description}: {getattr(exc, 'message', None) or exc}")
+                reason = (getattr(exc, "message", None) or str(exc)).splitlines()[0]  # without the hint
+                lines.append(f"NOT undone: {description}: {reason}")
         return lines
 
 
@@ -241,6 +242,9 @@ def _apply(plan, document, decision, clients: Clients, undo: Undo, config: Confi
         actions.append(Action("service", plan.subdomain, outcome))
         if outcome == "created":
             undo.push(f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
+        elif outcome == "updated":  # a redeploy: the previous version serves again, and its configs stay in use
+            undo.push(f"restored the previous version of service {plan.subdomain}",
+                      lambda: swarm.restore_previous(plan.service))
     with output.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):

@@ -108,6 +108,26 @@ class Swarm:
         except docker.errors.APIError as exc:
             raise _translate(f"{'create' if current is None else 'update'} service {spec.name}", exc) from None
 
+    def restore_previous(self, spec: ServiceSpec) -> bool:
+        """Put the service back on the spec it had before `spec` was applied (the undo of a redeploy); return
+        False when `spec` is no longer the current one (Swarm rolled it back already) or there is nothing."""
+        name = spec.name
+        try:
+            raw = self.api.inspect_service(name)
+        except docker.errors.NotFound:
+            return False
+        previous = raw.get("PreviousSpec")
+        if raw["Spec"]["Name"] != name or not previous or not _same(_service(raw), spec):
+            return False
+        try:
+            self.api.update_service(raw["ID"], raw["Version"]["Index"], name=previous["Name"],
+                                    task_template=previous["TaskTemplate"], labels=previous.get("Labels") or {},
+                                    mode=previous.get("Mode"), update_config=previous.get("UpdateConfig"),
+                                    endpoint_spec=previous.get("EndpointSpec"))
+        except docker.errors.APIError as exc:
+            raise _translate(f"restore the previous version of service {name}", exc) from None
+        return True
+
     def _task_template(self, spec: ServiceSpec) -> types.TaskTemplate:
         mounts = [types.Mount(target=path, source=None, type="tmpfs") for path in spec.tmpfs]
         if spec.bind_source:

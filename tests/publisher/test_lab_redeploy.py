@@ -69,3 +69,34 @@ def test_a_failed_redeploy_leaves_the_previous_version_serving(publab):
     assert again.exit_code == 0, again.stderr
     assert {r["resource"]: r["outcome"] for r in json.loads(again.stdout)["resources"]}["service"] == "unchanged"
     assert publab.run("teardown", name).exit_code == 0
+
+
+def test_a_redeploy_that_fails_verification_restores_the_previous_version(publab, tmp_path):
+    """The new version converges but verify fails: the service goes back to the previous spec and the new
+    page's config is removed (it was 'in use' while the service still pointed at it)."""
+    import certifi
+
+    name = publab.name()
+    first = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
+    assert first.exit_code == 0, first.stderr
+    old = json.loads(first.stdout)
+    source = tmp_path / "second.md"
+    source.write_text("# Second edition\n\n## 1. What changed\n\nA page that will not verify.\n", encoding="utf-8")
+    bad = publab.run("deploy", str(source), "--subdomain", name,
+                     env={"GRAPHSITE_VERIFY_CA_BUNDLE": certifi.where(), "GRAPHSITE_VERIFY_DEADLINE": "1"})
+    assert bad.exit_code == 1
+    undone = [line.split("undone: ")[1] for line in bad.stderr.splitlines() if "undone: " in line]
+    assert "NOT undone" not in bad.stderr, bad.stderr
+    assert undone[0] == f"restored the previous version of service {name}"
+    assert [u.split()[:2] for u in undone[1:]] == [["removed", "config"]]  # the new page; the Caddyfile is shared
+    clients = publab.clients()
+    try:
+        service = clients.swarm.service(name)
+        assert service.labels["graphsite.sha256"] == old["sha256"]
+        assert set(service.configs) == {c["name"] for c in old["service"]["configs"]}
+        assert set(clients.swarm.configs(name)) == set(service.configs)
+    finally:
+        clients.close()
+    verify = publab.run("verify", name, "--json")
+    assert verify.exit_code == 0, verify.stderr
+    assert publab.run("teardown", name).exit_code == 0
