@@ -11,15 +11,20 @@ import pytest
 pytestmark = pytest.mark.lab
 
 
-def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
-    from graphsite.publisher import probe
-
+def _first_then_second(publab, tmp_path) -> tuple[str, dict, object]:
+    """Deploy a fresh name; return it, the first deploy's JSON, and the source of a second edition."""
     name = publab.name()
     first = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
     assert first.exit_code == 0, first.stderr
-    old = json.loads(first.stdout)
     source = tmp_path / "second.md"
     source.write_text("# Second edition\n\n## 1. What changed\n\nA new page for the same name.\n", encoding="utf-8")
+    return name, json.loads(first.stdout), source
+
+
+def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
+    from graphsite.publisher import probe
+
+    name, old, source = _first_then_second(publab, tmp_path)
     config, seen, failures, stop = publab.config, [], [], threading.Event()
 
     def hammer():
@@ -76,12 +81,7 @@ def test_a_redeploy_that_fails_verification_restores_the_previous_version(publab
     page's config is removed (it was 'in use' while the service still pointed at it)."""
     import certifi
 
-    name = publab.name()
-    first = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
-    assert first.exit_code == 0, first.stderr
-    old = json.loads(first.stdout)
-    source = tmp_path / "second.md"
-    source.write_text("# Second edition\n\n## 1. What changed\n\nA page that will not verify.\n", encoding="utf-8")
+    name, old, source = _first_then_second(publab, tmp_path)
     bad = publab.run("deploy", str(source), "--subdomain", name,
                      env={"GRAPHSITE_VERIFY_CA_BUNDLE": certifi.where(), "GRAPHSITE_VERIFY_DEADLINE": "1"})
     assert bad.exit_code == 1
