@@ -9,8 +9,10 @@ from markdown_it.token import Token
 from graphsite.builder.markdown import plain_text, words
 from graphsite.builder.model import Reference
 
-REFERENCES_TITLE = re.compile(r"\b(references?|reference list|bibliography|sources|citations|works cited)\b",
-                              re.IGNORECASE)
+# The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
+# about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
+REFERENCES_TITLE = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)?(?:references?|reference list|bibliography|sources|citations"
+                              r"|works cited)\b", re.IGNORECASE)
 _MD_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]+)>")
 _BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")

@@ -77,6 +77,23 @@ def test_references_with_numbers_urls_titles_groups_and_lines():
     )
 
 
+@pytest.mark.parametrize("title, is_list", [
+    ("References", True), ("7. Sources", True), ("Reference list (60+ citations)", True), ("Bibliography", True),
+    ("2. Data sources", False), ("Primary sources (with what each one claims)", False),
+])
+def test_the_reference_list_is_a_section_titled_as_one(write_md, title, is_list):
+    source = write_md(f"# T\n\n## 1. Claim\n\nText [[1](https://a.example/)].\n\n## {title}\n\n"
+                      "1. First, https://a.example/\n2. Second\n\n## Closing\n\nEnd.\n")
+    report = build_page(source).report
+    titles = [s.title for s in report.sections]
+    if is_list:
+        assert report.references_title == title and [r.number for r in report.references] == [1, 2]
+        assert titles == ["Claim", "Closing"]
+    else:
+        assert report.references == () and report.references_title == ""
+        assert len(titles) == 3 and title.split(". ")[-1] == titles[1]
+
+
 def test_citation_rendering_and_cross_references():
     soup = _soup(CITATIONS)
     first = soup.find(id="report").find("section")
