@@ -121,3 +121,7 @@ def test_partial_cards_still_build(run_cli, write_md, tmp_path):
     out = tmp_path / "site"
     result = run_cli("build", str(source), "--out", str(out))
     assert result.exit_code == 0, result.output
+    cards = BeautifulSoup((out / "index.html").read_text(encoding="utf-8"), "html.parser").select("#cards article")
+    assert [card.find(class_="card-title").get_text() for card in cards[:1]] == ["Only a title"]
+    assert [tag["class"] for tag in cards[0].find_all(True)] == [["card-title"]], "no empty label, year, definition"
+    assert cards[1].blockquote.get_text() == "q" and cards[1].find(class_="card-who") is None
