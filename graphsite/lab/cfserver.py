@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from graphsite.lab import records, routes
+from graphsite.lab import processes, records, routes
 from graphsite.lab.contract import Contract
 
 API = "/client/v4"
@@ -36,6 +36,7 @@ class FakeCloudflare:
         self.state_path = lab_dir / "cloudflare-state.json"
         self.log_path = lab_dir / "cloudflare.log"
         self.token = (lab_dir / "cf-token").read_text(encoding="utf-8").strip()
+        self.code = processes.cloudflare_code()  # what this server was started from (`up` compares)
         self.contract = Contract.load()
         self.lock = threading.Lock()
         self.zone = records.Zone(zone, zone_id, self._load())

@@ -5,6 +5,7 @@ kernel gave to another process since is never signalled."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -67,6 +68,26 @@ def _reap(pid: int) -> None:
 
 def cloudflare_markers(lab: LabInstance) -> tuple[str, str]:
     return "graphsite.lab.cfserver", f"--lab-dir {lab.root}"
+
+
+_SERVER_FILES = ("cfserver.py", "routes.py", "records.py", "contract.py")
+
+
+def cloudflare_code() -> str:
+    """Return a short hash of the fake Cloudflare's code and contract, as the checkout holds them now."""
+    from graphsite.lab.contract import SCHEMA_NAME
+    from graphsite.paths import schema_path
+
+    files = [Path(__file__).with_name(name) for name in _SERVER_FILES] + [schema_path(SCHEMA_NAME)]
+    return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()[:16]
+
+
+def cloudflare_action(ours: bool, health: dict | None, code: str) -> str:
+    """Return what `up` does about the fake Cloudflare: keep it running, start it, or restart a stale one
+    (ours, answering, but started from other code: a checkout that changed since keeps the old server)."""
+    if not ours or health is None:
+        return "start"
+    return "running" if health.get("code") == code else "restart"
 
 
 def cloudflare_health(lab: LabInstance) -> dict | None:

@@ -107,11 +107,16 @@ def _export_ca(lab: LabInstance, wait: float = 30) -> str:
 
 
 def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
-    pid = state.get("cloudflare_pid")
-    if processes.is_ours(pid, *processes.cloudflare_markers(lab)) and processes.cloudflare_health(lab):
-        return "running"
+    pid, markers = state.get("cloudflare_pid"), processes.cloudflare_markers(lab)
+    ours = processes.is_ours(pid, *markers)
+    action = processes.cloudflare_action(ours, processes.cloudflare_health(lab) if ours else None,
+                                         processes.cloudflare_code())
+    if action == "running":
+        return action
+    if action == "restart":  # its records are in cloudflare-state.json: the new server loads them
+        processes.stop(pid, *markers)
     state["cloudflare_pid"] = processes.start_cloudflare(lab)
-    return "started"
+    return "restarted (its code changed)" if action == "restart" else "started"
 
 
 def up(lab: LabInstance) -> UpReport:

@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from graphsite.config import load_config
+from graphsite.lab.client import LabCloudflare
 from graphsite.lab.docker import container, docker, network_id
-from graphsite.lab.processes import is_ours
+from graphsite.lab.processes import cloudflare_action, cloudflare_code, is_ours
 from graphsite.paths import schema_path
 
 pytestmark = pytest.mark.lab
@@ -49,6 +50,19 @@ def test_up_twice_changes_nothing_the_second_time(instance, run_lab):
     assert "Nothing changed" in second.stderr
     assert json.loads(instance.path("state.json").read_text()) == state
     assert container(instance.edge_name)["id"] == state["edge_id"]
+    # the running fake Cloudflare says which code it was started from: the checkout's, so `up` kept it
+    assert LabCloudflare(instance.cf_base).health()["code"] == cloudflare_code()
+
+
+@pytest.mark.parametrize("ours, health, action", [
+    (True, {"code": "abc"}, "running"),
+    (True, {"code": "old"}, "restart"),   # a checkout that changed since: the server is stale
+    (True, {}, "restart"),                # started by a lab version that did not report its code
+    (True, None, "start"),                # ours but not answering
+    (False, {"code": "abc"}, "start"),    # someone else's: start_cloudflare refuses the taken port
+])
+def test_up_restarts_a_fake_cloudflare_started_from_other_code(ours, health, action):
+    assert cloudflare_action(ours, health, "abc") == action
 
 
 def test_up_writes_a_configuration_graphsite_loads_and_a_valid_middleware(instance, run_lab):
