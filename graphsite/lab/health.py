@@ -59,7 +59,8 @@ def _cloudflare(lab: LabInstance) -> tuple[bool, str]:
     health = processes.cloudflare_health(lab)
     if not health:
         return False, f"nothing answers on {lab.cf_base}"
-    return True, f"{lab.cf_base}/client/v4 (pid {health.get('pid')}, zone {health.get('zone_id')})"
+    stale = "" if health.get("code") == processes.cloudflare_code() else "; stale code: `scripts/lab up` restarts it"
+    return True, f"{lab.cf_base}/client/v4 (pid {health.get('pid')}, zone {health.get('zone_id')}{stale})"
 
 
 def _config(lab: LabInstance) -> tuple[bool, str]:
