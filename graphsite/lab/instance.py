@@ -54,8 +54,8 @@ class LabInstance:
         """Return the instance named by LAB_* variables; by default `.lab` of the checkout."""
         env = os.environ if environ is None else environ
         root = Path(env.get("LAB_DIR") or (cwd or CHECKOUT) / ".lab").resolve()
-        return cls(root=root, https_port=int(env.get("LAB_HTTPS_PORT", 8443)),
-                   http_port=int(env.get("LAB_HTTP_PORT", 8080)), cf_port=int(env.get("LAB_CF_PORT", 8790)),
+        return cls(root=root, https_port=_port(env, "LAB_HTTPS_PORT", 8443),
+                   http_port=_port(env, "LAB_HTTP_PORT", 8080), cf_port=_port(env, "LAB_CF_PORT", 8790),
                    suffix=env.get("LAB_NAME_SUFFIX", ""))
 
     def env(self) -> dict[str, str]:
@@ -86,6 +86,15 @@ class LabInstance:
     def path(self, name: str) -> Path:
         """Return a file of the lab: state.json, cf-token, ca.pem, graphsite.toml, edge/, traefik/dynamic, …"""
         return self.root / name
+
+
+def _port(env: Mapping[str, str], name: str, default: int) -> int:
+    from graphsite.lab import LabError
+
+    text = env.get(name) or str(default)
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise LabError(f"{name}: expected a port number 1-65535, got {text!r}", hint=f"unset {name} or fix it")
+    return int(text)
 
 
 def render_config(lab: LabInstance) -> str:

@@ -103,3 +103,13 @@ def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
     assert {"edge", "fake Cloudflare"} <= down_parts
     again = run_lab("down", instance)
     assert again.returncode == 0 and "Nothing to take down" in again.stderr
+
+
+def test_lab_variables_name_an_instance_and_a_bad_port_is_a_clear_error(tmp_path):
+    from graphsite.lab import LabError
+    from graphsite.lab.instance import LabInstance
+
+    lab = LabInstance.from_env({"LAB_DIR": str(tmp_path), "LAB_CF_PORT": "9999", "LAB_NAME_SUFFIX": "x"})
+    assert (lab.root, lab.https_port, lab.cf_port, lab.edge_name) == (tmp_path, 8443, 9999, "graphsite-lab-edge-x")
+    with pytest.raises(LabError, match="LAB_HTTPS_PORT: expected a port number 1-65535, got 'abc'"):
+        LabInstance.from_env({"LAB_HTTPS_PORT": "abc"})
