@@ -1,4 +1,5 @@
 import stat
+from pathlib import Path
 
 import pytest
 import yaml
@@ -105,3 +106,24 @@ def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(produc
     with pytest.raises(DeployError, match="is not a directory"):
         route.check_dynamic_dir(tmp_path / "missing")
     route.check_dynamic_dir(tmp_path)
+
+
+def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(production, tmp_path, monkeypatch):
+    """Traefik's file provider reads only .yml/.yaml/.toml: the file is written whole under another name and
+    renamed, so Traefik never sees a half-written route. The real os.replace runs; this only watches it."""
+    import os
+
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    path, real_replace, seen = tmp_path / "s1.yml", os.replace, []
+
+    def watched(source, target):
+        source = Path(source)
+        seen.append((source.parent, source.suffix, stat.S_IMODE(source.stat().st_mode),
+                     yaml.safe_load(source.read_text()), Path(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", watched)
+    route.write_route(path, document)
+    [(folder, suffix, mode, content, target)] = seen
+    assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path
+    assert mode == 0o644 and content == document
