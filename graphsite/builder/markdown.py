@@ -22,7 +22,8 @@ from mdit_py_plugins.footnote import footnote_plugin
 from graphsite.builder.model import InlineCitation
 from graphsite.builder.sanitize import clean_html, is_safe_url
 
-HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?(?=\s)")
+# A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
+HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
 _XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
 # Ids the page template uses itself (tests/builder/test_units.py reads them from the template); a heading that

@@ -39,6 +39,17 @@ def test_plain_markdown_builds_without_cards_or_references():
     assert [c.get("class") for c in cells] == [["al-left"], ["al-right"]] * 2
 
 
+def test_a_heading_number_is_written_as_one(write_md):
+    source = write_md("# T\n\n## 1. Intro\n\n## 2026 roadmap\n\n## 3.2 Rules\n\n## 4.1. More\n\n"
+                      "## 1.5x faster\n\nSee §3.2, §4.1 and §2026.\n")
+    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    headings = [(h.find(class_="idx").get_text(), h.get_text(" ", strip=True).split(" ", 1)[1].rstrip(" #"))
+                for h in soup.select("#report section > h2")]
+    assert headings == [("§1", "Intro"), ("§", "2026 roadmap"), ("§3.2", "Rules"), ("§4.1", "More"),
+                        ("§", "1.5x faster")]
+    assert [a.get_text() for a in soup.find_all("a", class_="xref")] == ["§3.2", "§4.1"]
+
+
 def test_footnotes_render_as_notes():
     soup = _soup(PLAIN)
     notes = soup.find(id="notes").find_all("li")
