@@ -21,6 +21,7 @@ from graphsite.publisher.names import check_label
 if TYPE_CHECKING:
     from graphsite.config import Config
 
+
 @dataclass(frozen=True)
 class BuiltPage:
     html: str

@@ -81,9 +81,13 @@ def parse_source(path: Path, raw: bytes) -> Source:
     return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings)
 
 
+def _opens_front_matter(lines: list[str]) -> bool:
+    return len(lines) >= 2 and bool(_FENCE.match(lines[0])) and bool(_KEY_LINE.match(lines[1]))
+
+
 def _front_matter_end(lines: list[str]) -> int | None:
     """Return the index of the closing `---` when the file opens with YAML front matter."""
-    if len(lines) < 2 or not _FENCE.match(lines[0]) or not _KEY_LINE.match(lines[1]):
+    if not _opens_front_matter(lines):
         return None
     for index in range(1, len(lines)):
         if _CLOSE.match(lines[index]):
@@ -94,7 +98,7 @@ def _front_matter_end(lines: list[str]) -> int | None:
 def _check_unclosed(path: Path, lines: list[str]) -> None:
     """Raise SourceError when the file opens like front matter (`---`, then a field the page shows) but
     never closes it: read as Markdown, the fields would silently turn into a paragraph."""
-    if len(lines) < 2 or not _FENCE.match(lines[0]) or not _KEY_LINE.match(lines[1]):
+    if not _opens_front_matter(lines):
         return
     key = lines[1].split(":", 1)[0].strip()
     if key in _KNOWN:
