@@ -15,13 +15,20 @@ from graphsite.publisher.plan import parse_ttl
 from graphsite.publisher.verify import CheckResult
 
 
+def _site(config: Config) -> Config:
+    """Return `config` with site.domain as Cloudflare and Swarm hold names: lower case, no trailing dot."""
+    from graphsite.publisher.names import check_domain
+
+    return config.replace("site", domain=check_domain(config.site.domain))
+
+
 def deploy_verb(config: Config, source: Path, *, subdomain: str | None, ttl: str | None, content: str | None,
                 dry_run: bool, force: bool, keep_on_failure: bool, verify: bool, wait: float) -> DeployResult:
     """Deploy and report on stderr; return the result."""
     request = DeployRequest(source=source, subdomain=subdomain, ttl=parse_ttl(ttl) if ttl else None,
                             content=content, dry_run=dry_run, force=force, keep_on_failure=keep_on_failure,
                             verify=verify, wait=wait)
-    start = time.perf_counter()
+    start, config = time.perf_counter(), _site(config)
     clients = Clients.connect(config)
     try:
         result = deploy(config, request, clients)
@@ -48,6 +55,7 @@ def verify_verb(config: Config, name: str) -> list[CheckResult]:
     from graphsite.publisher.teardown import subdomain_of
     from graphsite.publisher.verify import Target, run_checks
 
+    config = _site(config)
     subdomain = subdomain_of(config, name)
     clients = Clients.connect(config)
     try:
@@ -65,6 +73,7 @@ def teardown_verb(config: Config, name: str, *, wait: float):
     """Tear NAME down; say so when nothing was left."""
     from graphsite.publisher.teardown import teardown
 
+    config = _site(config)
     clients = Clients.connect(config)
     try:
         removals = teardown(config, name, clients, wait=wait)
@@ -81,6 +90,7 @@ def list_verb(config: Config):
 
     from graphsite.publisher.inventory import deployments
 
+    config = _site(config)
     clients = Clients.connect(config)
     try:
         return deployments(config, clients), datetime.now(UTC)
@@ -103,6 +113,7 @@ def render_list(entries, now) -> list[str]:
 def gc_verb(config: Config, *, dry_run: bool):
     from graphsite.publisher.inventory import collect
 
+    config = _site(config)
     clients = Clients.connect(config)
     try:
         collected = collect(config, clients, dry_run=dry_run)

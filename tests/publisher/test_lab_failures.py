@@ -207,6 +207,19 @@ def test_a_dynamic_dir_that_is_not_a_directory_is_refused_before_anything_is_mad
     assert _left(publab, name) == []
 
 
+def test_a_domain_written_in_capitals_still_finds_its_own_record(publab):
+    """Cloudflare holds names in lower case: a site.domain typed otherwise must not create a second record."""
+    name, env = publab.name(), {"GRAPHSITE_SITE_DOMAIN": publab.config.site.domain.upper() + "."}
+    first = publab.run("deploy", "--subdomain", name, "--no-verify", "--json", env=env)
+    assert first.exit_code == 0, first.stderr
+    assert json.loads(first.stdout)["fqdn"] == f"{name}.{publab.config.site.domain}"
+    again = publab.run("deploy", "--subdomain", name, "--dry-run", "--json", env=env)
+    assert again.exit_code == 0, again.stderr
+    assert {r["resource"]: r["outcome"] for r in json.loads(again.stdout)["resources"]}["record"] == "present"
+    assert publab.run("teardown", name, env=env).exit_code == 0
+    assert _left(publab, name) == []
+
+
 def test_a_page_too_big_for_a_config_suggests_bind(publab, tmp_path):
     source = tmp_path / "big.md"
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 40 for i in range(600))
