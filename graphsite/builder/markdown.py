@@ -20,17 +20,12 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
 from graphsite.builder.model import InlineCitation
-from graphsite.builder.sanitize import clean_html, is_safe_url
+from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_safe_url
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
 _XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
-# Ids the page template uses itself (tests/builder/test_units.py reads them from the template); a heading that
-# slugs to one of them gets a suffix, so that every id stays unique and the page's script finds its own elements.
-RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules", "rules-title", "ladder",
-                          "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
-                          "teardown-title", "footer", "hosted"})
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 # GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.

@@ -14,6 +14,13 @@ from functools import lru_cache
 import nh3
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
+# Ids the page template uses itself (tests/builder/test_units.py reads them from the template), and its
+# reference entries' `ref-N`: a heading that slugs to one gets a suffix, raw HTML loses the attribute, so that
+# every id stays unique and the page's script and backlinks find the page's own elements.
+RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules", "rules-title", "ladder",
+                          "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
+                          "teardown-title", "footer", "hosted"})
+_REFERENCE_ID = re.compile(r"ref-\d+")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
@@ -58,7 +65,15 @@ def _cleaner() -> nh3.Cleaner:
         url_schemes=set(SAFE_SCHEMES),
         allowed_classes=_CLASSES,
         strip_comments=True,
+        attribute_filter=_keep_attribute,
     )
+
+
+def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
+    """Return the attribute's value, or None for an id (or name) the page itself owns."""
+    if attribute in ("id", "name") and (value in RESERVED_IDS or _REFERENCE_ID.fullmatch(value)):
+        return None
+    return value
 
 
 def clean_html(html: str) -> str:

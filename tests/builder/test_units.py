@@ -9,10 +9,10 @@ from bs4 import BeautifulSoup
 
 from graphsite.builder.build import build_page
 from graphsite.builder.ladder import ladder
-from graphsite.builder.markdown import RESERVED_IDS, Slugger, slugify
+from graphsite.builder.markdown import Slugger, slugify
 from graphsite.builder.model import Card
 from graphsite.builder.references import entry_url
-from graphsite.builder.sanitize import is_safe_url
+from graphsite.builder.sanitize import RESERVED_IDS, is_safe_url
 from graphsite.paths import theme_dir
 
 
@@ -62,12 +62,16 @@ def test_every_id_the_template_writes_is_reserved():
     assert literal and literal <= RESERVED_IDS, literal - RESERVED_IDS
 
 
-def test_headings_named_like_the_pages_own_parts_keep_ids_unique(write_md):
-    source = write_md("# T\n\n## Toolbar\n\nx\n\n## Toc title\n\ny\n\n### Teardown title\n\nz\n")
+def test_headings_and_raw_html_named_like_the_pages_own_parts_keep_ids_unique(write_md):
+    source = write_md("# T\n\n## Toolbar\n\nx [[1](https://a.example/)]\n\n## Toc title\n\n"
+                      '<p id="toolbar">raw</p> <a id="ref-1" name="teardown">raw</a> <a name="mine">kept</a>\n\n'
+                      "### Teardown title\n\nz\n\n## References\n\n1. A https://a.example/\n")
     soup = BeautifulSoup(build_page(source).html, "html.parser")
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert len(ids) == len(set(ids))
-    assert soup.find(id="toolbar").name == "p" and soup.find(id="toc-title").parent.name == "nav"
+    assert soup.find(id="toolbar").name == "p" and soup.find(id="toolbar").find_parent(id="toc")
+    assert soup.find(id="toc-title").parent.name == "nav" and soup.find(id="ref-1").name == "li"
+    assert [a.get("name") for a in soup.find(id="report").find_all("a", attrs={"name": True})] == ["mine"]
 
 
 def test_ladder_rises_floor_by_floor():
