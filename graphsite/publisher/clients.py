@@ -20,3 +20,4 @@ class Clients:
 
     def close(self) -> None:
         self.dns.close()
+        self.swarm.close()

@@ -64,6 +64,9 @@ class Swarm:
         except docker.errors.DockerException as exc:
             raise _translate("cannot reach the daemon", exc) from None
 
+    def close(self) -> None:
+        self.api.close()
+
     def node_id(self) -> str:
         info = self.api.info().get("Swarm") or {}
         if not info.get("ControlAvailable"):
