@@ -120,9 +120,10 @@ def carry_over(plan: DeployPlan, labels: dict) -> DeployPlan:
 
 def config_name(subdomain: str, kind: str, sha256: str) -> str:
     name = f"{subdomain}-{kind}-{sha256[:12]}"
-    if len(name) > 64:
+    if len(name) > 64:  # the Caddyfile is a config in both content modes: its name sets the limit
+        longest = 64 - len("-caddyfile-") - 12
         raise ConfigError(f"--subdomain: {subdomain!r} is too long for Swarm config names (64 characters)",
-                          hint="use a shorter name or --content bind")
+                          hint=f"use a subdomain of at most {longest} characters")
     return name
 
 

@@ -95,6 +95,15 @@ def test_settings_a_deploy_cannot_use_are_named(production, sample, section, val
     assert info.value.message.startswith(field + ":")
 
 
+@pytest.mark.parametrize("content", ["config", "bind"])
+def test_the_longest_subdomain_is_41_characters_in_both_modes(production, sample, content):
+    html, now = sample
+    plan = make_plan(production, "s" * 41, html=html, sha256="a" * 64, title="t", content=content, now=now)
+    assert max(len(c.name) for c in plan.service.configs) == 64
+    with pytest.raises(ConfigError, match="at most 41 characters"):
+        make_plan(production, "s" * 42, html=html, sha256="a" * 64, title="t", content=content, now=now)
+
+
 def test_an_unknown_content_mode_is_refused(production, sample):
     html, now = sample
     with pytest.raises(ConfigError, match="--content"):
