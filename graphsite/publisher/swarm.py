@@ -168,7 +168,7 @@ class Swarm:
             if service is None:
                 raise DeployError(f"service {name} disappeared while waiting for it to converge")
             failed = [t for t in tasks if t.state in _FAILED or (t.error and t.desired == "shutdown")]
-            if service.image.split("@")[0] != spec.image or set(service.configs) != {c.name for c in spec.configs}:
+            if not same_image(service.image, spec.image) or set(service.configs) != {c.name for c in spec.configs}:
                 raise _not_converged(name, "Swarm rolled the update back; the previous version still runs", failed)
             running = [t for t in tasks if t.of(service) and t.state == "running" and t.desired == "running"]
             # start-first: done when the old tasks have stopped, not merely been told to (they still serve)
@@ -248,9 +248,15 @@ def _task(raw: dict) -> Task:
                 image=container.get("Image", ""))
 
 
+def same_image(running: str, wanted: str) -> bool:
+    """True when Swarm's image reference is the configured one: Swarm adds the digest it resolved to a tag
+    (`caddy:2-alpine@sha256:…`), and keeps a digest the configuration pinned itself."""
+    return running == wanted if "@" in wanted else running.split("@")[0] == wanted
+
+
 def _same(current: Service, spec: ServiceSpec) -> bool:
     return (current.labels == dict(spec.labels) and current.replicas == spec.replicas
-            and current.image.split("@")[0] == spec.image
+            and same_image(current.image, spec.image)
             and current.configs == tuple(sorted(c.name for c in spec.configs)))
 
 

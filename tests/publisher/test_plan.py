@@ -108,3 +108,16 @@ def test_an_unknown_content_mode_is_refused(production, sample):
     html, now = sample
     with pytest.raises(ConfigError, match="--content"):
         make_plan(production, "s1", html=html, sha256="a" * 64, title="t", content="volume", now=now)
+
+
+@pytest.mark.parametrize("running, wanted, same", [
+    ("caddy:2-alpine@sha256:" + "a" * 64, "caddy:2-alpine", True),    # Swarm resolved the tag
+    ("caddy:2-alpine", "caddy:2-alpine", True),                      # a local image: no digest
+    ("caddy:2-alpine@sha256:" + "a" * 64, "caddy:2-alpine@sha256:" + "a" * 64, True),  # pinned
+    ("caddy:2-alpine@sha256:" + "a" * 64, "caddy:2-alpine@sha256:" + "b" * 64, False),  # a new pin
+    ("caddy:2-alpine@sha256:" + "a" * 64, "caddy:2.8-alpine", False),
+])
+def test_an_image_pinned_by_digest_is_the_same_image(running, wanted, same):
+    from graphsite.publisher.swarm import same_image
+
+    assert same_image(running, wanted) is same
