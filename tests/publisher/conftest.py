@@ -165,6 +165,8 @@ def publab(lab) -> PubLab:
                     cloudflare=lab.cloudflare)
     handle.cleanup(stale_sessions=True)
     yield handle
-    token = lab.token()
-    assert token and not any(token in text for text in handle.outputs), "the Cloudflare token appeared in an output"
-    handle.cleanup()
+    try:
+        token = lab.token()
+        assert token and not any(token in text for text in handle.outputs), "the Cloudflare token was in an output"
+    finally:
+        handle.cleanup()
