@@ -16,7 +16,7 @@ from graphsite.builder.render import FONTS, load_theme, render_page
 from graphsite.builder.report import read_report
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import BuildError, CitationError
-from graphsite.publisher.names import check_label
+from graphsite.labels import check_label
 
 if TYPE_CHECKING:
     from graphsite.config import Config

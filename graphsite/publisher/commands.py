@@ -17,7 +17,7 @@ from graphsite.publisher.verify import CheckResult
 
 def _site(config: Config) -> Config:
     """Return `config` with site.domain as Cloudflare and Swarm hold names: lower case, no trailing dot."""
-    from graphsite.publisher.names import check_domain
+    from graphsite.labels import check_domain
 
     return config.replace("site", domain=check_domain(config.site.domain))
 

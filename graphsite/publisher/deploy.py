@@ -10,10 +10,11 @@ from pathlib import Path
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
+from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.names import check_label, draw_name, fqdn
+from graphsite.publisher.names import draw_name, fqdn
 from graphsite.publisher.plan import DeployPlan, bind_dir, carry_over, make_plan
 from graphsite.publisher.records import apply_record, decide_record
 from graphsite.publisher.verify import CheckResult, Target, run_checks

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from graphsite.config import Config
 from graphsite.errors import ConfigError, DeployError
+from graphsite.labels import check_domain
 from graphsite.publisher import caddy
-from graphsite.publisher.names import check_domain
 from graphsite.publisher.names import fqdn as make_fqdn
 
 LABEL = "graphsite"  # every label graphsite sets starts with "graphsite."

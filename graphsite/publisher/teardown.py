@@ -8,10 +8,11 @@ from pathlib import Path
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import TeardownError
+from graphsite.labels import check_label
 from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.names import check_label, fqdn
+from graphsite.publisher.names import fqdn
 from graphsite.publisher.plan import bind_dir
 
 

@@ -3,7 +3,8 @@ import re
 import pytest
 
 from graphsite.errors import ConfigError
-from graphsite.publisher.names import check_domain, check_label, draw_name
+from graphsite.labels import check_domain, check_label
+from graphsite.publisher.names import draw_name
 
 
 @pytest.mark.parametrize("name", ["a", "graph-eng-0a1b2c", "x" * 63, "9lives", "Graph-Eng-1"])
