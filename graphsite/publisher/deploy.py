@@ -21,13 +21,6 @@ from graphsite.publisher.verify import CheckResult, Target, run_checks
 
 
 @dataclass(frozen=True)
-class Page:
-    html: str
-    sha256: str
-    title: str
-
-
-@dataclass(frozen=True)
 class DeployRequest:
     source: Path
     subdomain: str | None = None
@@ -66,14 +59,6 @@ class DeployResult:
                 "resources": [a.__dict__ for a in self.actions], "checks": [c.as_json() for c in self.checks]}
 
 
-def build_with_builder(source: Path, subdomain: str, config: Config) -> Page:
-    """Return the page built by graphsite's builder with `live <subdomain>` in it."""
-    from graphsite.builder.build import build_page
-
-    built = build_page(source, subdomain=subdomain, config=config)
-    return Page(html=built.html, sha256=built.sha256, title=built.title)
-
-
 @dataclass
 class Undo:
     """What this run created, to be removed in reverse order when a later step fails."""
@@ -108,20 +93,19 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
     return draw_name(config.site.prefix, taken, **draw)
 
 
-def deploy(config: Config, request: DeployRequest, clients: Clients,
-           build: Callable[[Path, str, Config], Page] = build_with_builder) -> DeployResult:
+def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployResult:
     """Deploy the page of `request.source`; return what was done, the DNS line and the checks."""
     with output.step("name"):
         subdomain = choose_subdomain(config, request, clients)
     output.info(f"  subdomain {subdomain}")
     if request.dry_run:
-        return _run(config, request, clients, build, subdomain)
+        return _run(config, request, clients, subdomain)
     with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-        return _run(config, request, clients, build, subdomain)
+        return _run(config, request, clients, subdomain)
 
 
-def _run(config, request, clients, build, subdomain) -> DeployResult:
-    plan, document, decision = _prepare(config, request, clients, build, subdomain)
+def _run(config, request, clients, subdomain) -> DeployResult:
+    plan, document, decision = _prepare(config, request, clients, subdomain)
     if request.dry_run:
         actions = survey(plan, document, decision.action, clients)
         return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
@@ -142,12 +126,14 @@ def _run(config, request, clients, build, subdomain) -> DeployResult:
     return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
 
 
-def _prepare(config, request, clients, build, subdomain):
+def _prepare(config, request, clients, subdomain):
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
+    from graphsite.builder.build import build_page
+
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     with output.step("build"):
-        page = build(request.source, subdomain, config)
+        page = build_page(request.source, subdomain=subdomain, config=config)
     content = request.content or config.deploy.content
     with output.step("plan"):
         node = clients.swarm.node_id() if content == "bind" else ""

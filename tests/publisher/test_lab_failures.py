@@ -135,7 +135,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     """The record's creation keeps failing with 500: the service, configs and route this run made are undone."""
     from graphsite.paths import default_source
     from graphsite.publisher.clients import Clients
-    from graphsite.publisher.deploy import DeployRequest, build_with_builder, deploy
+    from graphsite.publisher.deploy import DeployRequest, deploy
 
     name = publab.name()
     config = publab.config.replace("dns", retries=1)
@@ -149,7 +149,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     clients.dns.create = create_under_faults
     try:
         with pytest.raises(DeployError, match="HTTP 500"):
-            deploy(config, DeployRequest(source=default_source(), subdomain=name), clients, build_with_builder)
+            deploy(config, DeployRequest(source=default_source(), subdomain=name), clients)
     finally:
         clients.close()
     assert _left(publab, name) == []
