@@ -16,13 +16,13 @@ from graphsite.errors import DeployError
 def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -> Iterator[Path]:
     """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise DeployError when another run holds it."""
     directory = Path(lock_dir)
+    path = directory / f"{subdomain}.lock"
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(directory / f"{subdomain}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise DeployError(f"deploy.lock_dir: cannot create a lock in {directory}: {exc.strerror}",
                           hint="set deploy.lock_dir to a writable directory") from None
-    path = directory / f"{subdomain}.lock"
     deadline = time.monotonic() + wait
     try:
         while True:

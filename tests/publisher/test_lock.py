@@ -1,5 +1,6 @@
 """Per-subdomain locks: a second run on the same name waits or fails clearly; other names are free."""
 
+import os
 import threading
 
 import pytest
@@ -16,8 +17,9 @@ def test_a_second_holder_of_the_same_name_fails_clearly(tmp_path):
 
 
 def test_other_names_are_not_blocked(tmp_path):
-    with subdomain_lock(tmp_path, "s1"), subdomain_lock(tmp_path, "s2"):
-        pass
+    with subdomain_lock(tmp_path, "s1") as first, subdomain_lock(tmp_path, "s2") as second:
+        assert first != second
+        assert first.read_text() == second.read_text() == f"pid {os.getpid()}"
 
 
 def test_a_waiting_run_gets_the_lock_when_it_is_released(tmp_path):
