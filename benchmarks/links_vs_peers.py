@@ -96,7 +96,7 @@ def _slow_hosts(hosts: list[str]):
 
     servers = asyncio.run_coroutine_threadsafe(start(), loop).result()
     try:
-        yield [f"http://{h}:{s.sockets[0].getsockname()[1]}" for h, s in zip(hosts, servers)]
+        yield [f"http://{h}:{s.sockets[0].getsockname()[1]}" for h, s in zip(hosts, servers, strict=False)]
     finally:
         asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=10)
         loop.call_soon_threadsafe(loop.stop)

@@ -116,7 +116,7 @@ class Config:
     links: LinksConfig = field(default_factory=LinksConfig)
     path: Path | None = field(default=None, compare=False)
 
-    def replace(self, section: str, **values: Any) -> "Config":
+    def replace(self, section: str, **values: Any) -> Config:
         """Return a copy with `values` set in `section` (flags override the file)."""
         return dataclasses.replace(self, **{section: dataclasses.replace(getattr(self, section), **values)})
 
@@ -167,9 +167,8 @@ def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
             value = [v.strip() for v in value.split(",") if v.strip()]
         if isinstance(value, list):
             return tuple(_coerce(f"{path}[{i}]", v, item_type, errors) for i, v in enumerate(value))
-    elif dataclasses.is_dataclass(annotation):
-        if isinstance(value, dict):
-            return _build(path, annotation, value, errors)
+    elif dataclasses.is_dataclass(annotation) and isinstance(value, dict):
+        return _build(path, annotation, value, errors)
     expected = getattr(annotation, "__name__", str(annotation))
     if dataclasses.is_dataclass(annotation):
         expected = "a table"

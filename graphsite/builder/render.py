@@ -4,6 +4,7 @@ allows exactly what the page uses (its own style and script by hash, Google Font
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -58,10 +59,8 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
             bucket.reset()
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        try:
+        with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
-        except OSError:
-            pass
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:

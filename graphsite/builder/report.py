@@ -53,7 +53,7 @@ def _strip_number(children: list[Token]) -> list[Token]:
 def _split(tokens: list[Token]) -> tuple[list[Token], list[tuple[int, int]]]:
     """Return the intro tokens and the (start, end) token range of every `##` section."""
     starts = [i for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2" and t.level == 0]
-    bounds = list(zip(starts, [*starts[1:], len(tokens)]))
+    bounds = list(zip(starts, [*starts[1:], len(tokens)], strict=False))
     intro = tokens[: starts[0]] if starts else tokens
     return intro, bounds
 

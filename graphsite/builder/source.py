@@ -156,7 +156,7 @@ class _Fields:
     def items(self, item: _Value, field: str, expected: str) -> list[_Value]:
         if not isinstance(item.value, list):
             raise self.fail(item, field, expected)
-        return [_Value(node, value, _line(node)) for node, value in zip(item.node.value, item.value)]
+        return [_Value(node, value, _line(node)) for node, value in zip(item.node.value, item.value, strict=False)]
 
     def texts(self, item: _Value, field: str) -> tuple[str, ...]:
         if item.value is None:

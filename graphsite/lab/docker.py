@@ -20,7 +20,8 @@ def docker(*args: str, check: bool = True, timeout: float = 120) -> subprocess.C
     try:
         done = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
-        raise LabError("the docker CLI is not installed", hint="run `scripts/lab up`, which installs docker.io") from None
+        raise LabError("the docker CLI is not installed",
+                       hint="run `scripts/lab up`, which installs docker.io") from None
     except subprocess.TimeoutExpired:
         raise LabError(f"`docker {' '.join(args[:3])}` did not answer in {timeout:.0f} s") from None
     if check and done.returncode != 0:

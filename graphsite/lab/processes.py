@@ -5,6 +5,7 @@ kernel gave to another process since is never signalled."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -60,10 +61,8 @@ def _zombie(pid: int) -> bool:
 
 
 def _reap(pid: int) -> None:
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def cloudflare_markers(lab: LabInstance) -> tuple[str, str]:

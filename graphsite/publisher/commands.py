@@ -107,7 +107,7 @@ def render_list(entries, now) -> list[str]:
         rows.append((e.fqdn, age(e.created, now) or "-", e.expires or "-", e.sha256[:12] or "-",
                      e.replicas or "-", e.orphan or ("expired" if e.expired(now) else "ok")))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
 
 
 def gc_verb(config: Config, *, dry_run: bool):

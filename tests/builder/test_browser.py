@@ -25,7 +25,8 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 RULES_TARGET = "32-the-seven-operating-rules"
 COLLECT_CSP = """window.__csp = [];
-document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"""
+document.addEventListener('securitypolicyviolation',
+    e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"""
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -125,8 +126,9 @@ def test_js_on_fragment_opens_its_accordion_and_expand_collapse_all(browser, sit
 def test_theme_and_responsive_cards(browser, site):
     context, page, _ = _open(browser, f"{site}/system/")
     try:
-        style = lambda selector, prop: page.locator(selector).first.evaluate(
-            f"el => getComputedStyle(el).{prop}")
+        def style(selector, prop):
+            return page.locator(selector).first.evaluate(
+                    f"el => getComputedStyle(el).{prop}")
         assert style("body", "backgroundColor") == "rgb(10, 14, 23)"
         assert style("section.sec", "borderBottom") == "1px solid rgb(31, 41, 55)"
         assert style("pre", "backgroundColor") == "rgb(15, 23, 42)"

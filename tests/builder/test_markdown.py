@@ -56,7 +56,7 @@ def test_footnotes_render_as_notes():
     assert len(notes) == 2
     refs = soup.find(id="report").find_all("sup", class_="footnote-ref")
     assert len(refs) == 2
-    for ref, note in zip(refs, notes):
+    for ref, note in zip(refs, notes, strict=False):
         assert ref.a["href"] == f"#{note['id']}"
         assert soup.find(id=ref.a["id"]) is ref.a
         assert note.find("a", class_="footnote-backref")["href"] == f"#{ref.a['id']}"

@@ -48,7 +48,7 @@ def _sections(body: str) -> list[tuple[str, str, str, str]]:
     lines, raw = _outside_code(body), body.split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
     result = []
-    for start, end in zip(starts, [*starts[1:], len(lines)]):
+    for start, end in zip(starts, [*starts[1:], len(lines)], strict=False):
         title = lines[start][3:].strip()
         match = re.match(r"(\d+(?:\.\d+)*)\.?\s+(.*)", title)
         number, text = (match.group(1), match.group(2)) if match else ("", title)
@@ -106,7 +106,7 @@ def test_one_card_per_floor_and_the_counter_frame(default_soup):
     cards = default_soup.find(id="cards").find_all("article", recursive=False)
     floors = FRONT["floors"]
     assert len(cards) == len(floors) + 1
-    for card, floor in zip(cards, floors):
+    for card, floor in zip(cards, floors, strict=False):
         assert _text(card.find(class_="card-label")) == floor["label"]
         assert _text(card.find(class_="card-year")) == str(floor["year"])
         assert _text(card.find(class_="card-title")) == floor["title"]
@@ -136,7 +136,7 @@ def test_ladder_svg_is_drawn_from_the_cards(default_soup):
 def test_every_section_with_its_own_number(default_soup):
     rendered = default_soup.find(id="report").find_all("section", recursive=False)
     assert len(rendered) == len(BODY_SECTIONS)
-    for section, (number, title, _, _) in zip(rendered, BODY_SECTIONS):
+    for section, (number, title, _, _) in zip(rendered, BODY_SECTIONS, strict=False):
         heading = section.find("h2")
         index = _text(heading.find(class_="idx"))
         assert index == (f"§{number}" if number else "§")
@@ -145,7 +145,7 @@ def test_every_section_with_its_own_number(default_soup):
 
 def test_source_line_names_citations_in_order_of_first_use(default_soup):
     rendered = default_soup.find(id="report").find_all("section", recursive=False)
-    for section, (_, title, markdown, _) in zip(rendered, BODY_SECTIONS):
+    for section, (_, title, markdown, _) in zip(rendered, BODY_SECTIONS, strict=False):
         expected = list(dict.fromkeys(n for n, _ in _citations(markdown)))
         source = section.find(class_="source")
         if not expected:
@@ -164,9 +164,10 @@ def test_summary_is_the_first_paragraph_and_the_rest_is_folded(default_soup):
     plain = MarkdownIt("commonmark").enable("table")
     plain.validateLink = lambda url: True
     # Citations print as [1][2] where the Markdown reads [[1](u), [2](v)]; compare the words, not that punctuation.
-    squash = lambda text: re.sub(r"[\s\[\],]|\(\S+?://\S+?\)", "", text)
+    def squash(text):
+        return re.sub(r"[\s\[\],]|\(\S+?://\S+?\)", "", text)
     rendered = default_soup.find(id="report").find_all("section", recursive=False)
-    for section, (_, title, _, markdown) in zip(rendered, BODY_SECTIONS):
+    for section, (_, title, _, markdown) in zip(rendered, BODY_SECTIONS, strict=False):
         blocks = BeautifulSoup(plain.render(markdown.strip()), "html.parser").find_all(recursive=False)
         while blocks and blocks[-1].name == "hr":
             blocks.pop()  # a closing rule separates sections; the page draws a border instead
@@ -216,7 +217,7 @@ def test_inline_citations_are_superscript_links(default_soup):
     expected = [c for _, _, markdown, _ in BODY_SECTIONS for c in _citations(markdown)]
     cites = default_soup.find(id="report").find_all("sup", class_="cite")
     assert len(cites) == len(expected)
-    for sup, (number, url) in zip(cites, expected):
+    for sup, (number, url) in zip(cites, expected, strict=False):
         assert sup.a.get_text() == f"[{number}]"
         if url.startswith(("http://", "https://")):
             assert sup.a["href"] == url
@@ -233,7 +234,7 @@ def test_reference_footer(default_soup):
     for section in default_soup.find(id="report").find_all("section", recursive=False):
         for sup in section.find_all("sup", class_="cite"):
             cited.setdefault(sup.a.get_text().strip("[]"), set()).add(section.find("h2")["id"])
-    for item, (number, url) in zip(items, entries):
+    for item, (number, url) in zip(items, entries, strict=False):
         assert item["id"] == f"ref-{number}" and item["value"] == number
         link = item.find("a")
         if url.startswith("http"):

@@ -78,7 +78,7 @@ def test_ladder_rises_floor_by_floor():
     cards = tuple(Card(f"FLOOR {i}", str(2022 + i), f"F{i}", "d") for i in range(1, 5))
     drawn = ladder(cards)
     assert [s.title for s in drawn.steps] == ["F1", "F2", "F3", "F4"]
-    assert all(a.height < b.height and a.x < b.x for a, b in zip(drawn.steps, drawn.steps[1:]))
+    assert all(a.height < b.height and a.x < b.x for a, b in zip(drawn.steps, drawn.steps[1:], strict=False))
     assert all(s.y + s.height == drawn.height for s in drawn.steps), "every floor stands on the ground"
     assert drawn.steps[-1].x + drawn.steps[-1].width <= drawn.width
     assert ladder(()) is None

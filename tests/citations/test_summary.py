@@ -7,7 +7,14 @@ from email.utils import formatdate
 
 import pytest
 
-from graphsite.citations.results import LinkReport, LinkResult, anchors, has_fragment, retry_after, state_for_status
+from graphsite.citations.results import (
+    LinkReport,
+    LinkResult,
+    anchors,
+    has_fragment,
+    retry_after,
+    state_for_status,
+)
 from graphsite.citations.summary import Progress, render_summary
 
 

@@ -26,7 +26,7 @@ def _page_top(seed_lines: list[str]) -> dict:
     cards = []
     blocks = _paragraphs(seed_lines[8:35])
     assert len(blocks) == 12, f"expected 4 cards of 3 paragraphs in seed lines 9-35, got {len(blocks)} paragraphs"
-    for head, title, definition in zip(blocks[0::3], blocks[1::3], blocks[2::3]):
+    for head, title, definition in zip(blocks[0::3], blocks[1::3], blocks[2::3], strict=False):
         label, year = head
         cards.append({"label": label, "year": year, "title": title[0], "definition": definition[0]})
     frame = re.fullmatch(r'counter-frame: "(.+)" — (.+), (.+) · (.+)', seed_lines[36])
@@ -40,7 +40,7 @@ def _page_top(seed_lines: list[str]) -> dict:
         "headline": headline,
         "lede": lede,
         "floors": cards,
-        "counter_frame": dict(zip(("quote", "who", "where", "date"), frame.groups())),
+        "counter_frame": dict(zip(("quote", "who", "where", "date"), frame.groups(), strict=False)),
     }
 
 

@@ -1,4 +1,5 @@
-"""Nothing invented, nothing lost: the report body is the seed's line 38 with only whitespace and longer fences added."""
+"""Nothing invented, nothing lost: the report body is the seed's line 38 with only whitespace and longer fences
+added."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ def normalise(text: str) -> str:
 
 
 def _first_difference(a: str, b: str) -> int | None:
-    for index, (x, y) in enumerate(zip(a, b)):
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return index
     return None if len(a) == len(b) else min(len(a), len(b))

@@ -81,8 +81,9 @@ def test_a_colliding_name_is_drawn_again(publab):
     write_route(route_path, route_document(config, taken[1], f"{taken[1]}.{config.site.domain}"))
     clients = publab.clients()
     try:
-        clients.swarm.api.create_service({"ContainerSpec": {"Image": config.deploy.image, "Command": ["caddy", "version"]}},
-                                         name=taken[2], labels={"graphsite.subdomain": taken[2]})
+        clients.swarm.api.create_service(
+            {"ContainerSpec": {"Image": config.deploy.image, "Command": ["caddy", "version"]}},
+            name=taken[2], labels={"graphsite.subdomain": taken[2]})
         tokens = iter(["aaaaa1", "aaaaa2", "aaaaa3", "bbbbb4"])
         chosen = choose_subdomain(config, DeployRequest(source=Path(".")), clients, token=lambda n: next(tokens))
         assert chosen == f"{publab.prefix}-bbbbb4"
