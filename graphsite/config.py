@@ -52,6 +52,9 @@ class DeployConfig:
     redirect_middleware: str = _doc("Middleware that redirects http to https.", "redirect-to-https@file")
     converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
     lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
+    docker_timeout: float = _doc("Seconds one Docker API request may take before it fails.", 30.0)
+    gc_grace: float = _doc("Seconds a partial deployment (a run that died halfway) is left before gc removes it.",
+                           900.0)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,8 @@ class DnsConfig:
     ca_bundle: str = _doc("CA bundle for the Cloudflare API (empty: system trust).", "")
     retries: int = _doc("Retries of a throttled (429) or failed (5xx) API call, with backoff.", 4)
     timeout: float = _doc("Seconds per Cloudflare API request.", 15.0)
+    teardown_deadline: float = _doc("Seconds teardown keeps trying Cloudflare (all retries) before it stops and "
+                                    "says what is left.", 60.0)
 
 
 @dataclass(frozen=True)

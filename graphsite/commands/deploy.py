@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
-from graphsite import output
 from graphsite.config import load_config
 from graphsite.paths import default_source
 
@@ -27,12 +27,17 @@ from graphsite.paths import default_source
 def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, force, keep_on_failure,
                    skip_verify, wait, as_json, config_path) -> None:
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
-    from graphsite.publisher.commands import deploy_verb
+    from graphsite.commands import present
+    from graphsite.publisher.clients import connected, site
+    from graphsite.publisher.deploy import DeployRequest, deploy
+    from graphsite.publisher.plan import parse_ttl
 
     if bool(random_subdomain) == bool(subdomain):
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
-    config = load_config(config_path)
-    result = deploy_verb(config, source or default_source(), subdomain=subdomain, ttl=ttl, content=content,
-                         dry_run=dry_run, force=force, keep_on_failure=keep_on_failure, verify=not skip_verify,
-                         wait=wait)
-    output.emit_json(result.as_json()) if as_json else output.result(result.plan.url)
+    request = DeployRequest(source=source or default_source(), subdomain=subdomain,
+                            ttl=parse_ttl(ttl) if ttl else None, content=content, dry_run=dry_run, force=force,
+                            keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait)
+    start, config = time.perf_counter(), site(load_config(config_path))
+    with connected(config) as clients:
+        result = deploy(config, request, clients)
+    present.deploy(result, time.perf_counter() - start, as_json)

@@ -1,4 +1,4 @@
-"""`graphsite gc`: tear down every expired deployment."""
+"""`graphsite gc`: tear down every expired deployment, and what runs that died halfway left behind."""
 
 from __future__ import annotations
 
@@ -6,24 +6,23 @@ from pathlib import Path
 
 import click
 
-from graphsite import output
 from graphsite.config import load_config
 
 
 @click.command("gc")
 @click.option("--dry-run", is_flag=True, help="Name what would be torn down; touch nothing.")
+@click.option("--prefix", default="", metavar="TEXT", help="Only names that start with TEXT.")
+@click.option("--wait", type=float, default=0.0, metavar="SECONDS",
+              help="Wait for a run that holds a name's lock (default: skip that name this time).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def gc_command(dry_run: bool, as_json: bool, config_path: Path | None) -> None:
-    """Tear down every deployment whose --ttl has passed."""
-    from graphsite.publisher.commands import gc_verb
+def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_path: Path | None) -> None:
+    """Tear down every deployment whose --ttl has passed, and every partial one older than deploy.gc_grace."""
+    from graphsite.commands import present
+    from graphsite.publisher.clients import connected, site
+    from graphsite.publisher.gc import collect
 
-    collected = gc_verb(load_config(config_path), dry_run=dry_run)
-    if as_json:
-        output.emit_json({"dry_run": dry_run, "expired": [
-            {"subdomain": e.subdomain, "expires": e.expires, "resources": [r.__dict__ for r in rs]}
-            for e, rs in collected]})
-    else:
-        for entry, _ in collected:
-            output.result(f"{'would tear down' if dry_run else 'tore down'} {entry.subdomain} "
-                          f"(expired {entry.expires})")
+    config = site(load_config(config_path))
+    with connected(config, partial=True) as clients:
+        report = collect(config, clients, dry_run=dry_run, prefix=prefix, wait=wait)
+    present.gc(report, as_json)

@@ -1,12 +1,12 @@
-"""`graphsite list`: deployments as the systems record them, with orphans."""
+"""`graphsite list`: every resource graphsite made, grouped by deployment, as the systems record them."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
-from graphsite import output
 from graphsite.config import load_config
 
 
@@ -14,12 +14,13 @@ from graphsite.config import load_config
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def list_command(as_json: bool, config_path: Path | None) -> None:
-    """List every deployment: fqdn, age, expiry, sha, replicas, orphans."""
-    from graphsite.publisher.commands import list_verb, render_list
+    """List every deployment, complete or partial: fqdn, age, expiry, sha, replicas, access, state. Exits 1
+    when a system could not be read (the others are still listed)."""
+    from graphsite.commands import present
+    from graphsite.publisher.clients import connected, site
+    from graphsite.publisher.inventory import survey
 
-    entries, now = list_verb(load_config(config_path))
-    if as_json:
-        output.emit_json({"deployments": [e.as_json(now) for e in entries]})
-    else:
-        for line in render_list(entries, now):
-            output.result(line)
+    config = site(load_config(config_path))
+    with connected(config, partial=True) as clients:
+        inventory = survey(config, clients)
+    present.listing(inventory, datetime.now(UTC), as_json)

@@ -1,4 +1,4 @@
-"""`graphsite teardown NAME`: remove every trace of a deployment and prove it."""
+"""`graphsite teardown NAME`: take the page offline, remove every trace of the deployment, and prove it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from graphsite import output
 from graphsite.config import load_config
 
 
@@ -16,12 +15,13 @@ from graphsite.config import load_config
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def teardown_command(name: str, wait: float, as_json: bool, config_path: Path | None) -> None:
-    """Remove NAME's record, route, service, configs and bind directory; print removed/absent for each."""
-    from graphsite.publisher.commands import teardown_verb
+    """Remove NAME's route, service, configs, directory and record (in that order: the page goes offline first);
+    print removed/absent/kept/failed for each, then the proof."""
+    from graphsite.commands import present
+    from graphsite.publisher.clients import connected, site
+    from graphsite.publisher.teardown import teardown
 
-    removals = teardown_verb(load_config(config_path), name, wait=wait)
-    if as_json:
-        output.emit_json({"name": name, "resources": [r.__dict__ for r in removals]})
-    else:
-        for removal in removals:
-            output.result(removal.line())
+    config = site(load_config(config_path))
+    with connected(config, partial=True) as clients:
+        report = teardown(config, name, clients, wait=wait)
+    present.teardown(report, as_json)

@@ -1,23 +1,62 @@
-"""The adapters a verb needs, made once per command: Swarm (docker) and Dns (cloudflare)."""
+"""The adapters a verb needs, opened and closed in one place: Swarm (docker) and Dns (cloudflare)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 from graphsite.config import Config
-from graphsite.publisher.cloudflare import Dns
-from graphsite.publisher.swarm import Swarm
+from graphsite.errors import ConfigError, GraphsiteError
+from graphsite.labels import check_domain
 
 
 @dataclass
 class Clients:
-    swarm: Swarm
-    dns: Dns
+    """The adapters. With `partial=True`, an adapter that cannot be opened is left out and named in
+    `unavailable` (list, teardown and gc still work on the other systems)."""
+
+    swarm: Any = None  # graphsite.publisher.swarm.Swarm
+    dns: Any = None  # graphsite.publisher.cloudflare.Dns
+    unavailable: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def connect(cls, config: Config) -> Clients:
-        return cls(swarm=Swarm(), dns=Dns(config))
+    def connect(cls, config: Config, *, partial: bool = False) -> Clients:
+        from graphsite.publisher.cloudflare import Dns
+        from graphsite.publisher.inventory import DNS, SWARM
+        from graphsite.publisher.swarm import Swarm
+
+        clients = cls()
+        try:
+            clients.dns = Dns(config)  # no request yet: a bad token or setting is refused here
+            clients.swarm = Swarm(timeout=config.deploy.docker_timeout)
+        except ConfigError:
+            clients.close()
+            raise
+        except GraphsiteError as exc:
+            if not partial:
+                clients.close()
+                raise
+            clients.unavailable[SWARM if clients.dns is not None else DNS] = exc.message.splitlines()[0]
+        return clients
 
     def close(self) -> None:
-        self.dns.close()
-        self.swarm.close()
+        for adapter in (self.dns, self.swarm):
+            if adapter is not None:
+                adapter.close()
+
+
+def site(config: Config) -> Config:
+    """Return `config` with site.domain as Cloudflare and Swarm hold names: lower case, no trailing dot."""
+    return config.replace("site", domain=check_domain(config.site.domain))
+
+
+@contextmanager
+def connected(config: Config, *, partial: bool = False) -> Iterator[Clients]:
+    """Open the adapters for one command and close them whatever happens."""
+    clients = Clients.connect(config, partial=partial)
+    try:
+        yield clients
+    finally:
+        clients.close()

@@ -3,19 +3,56 @@ translated here, once, and the API token never reaches a message."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import cloudflare
 import httpx
 
 from graphsite.config import Config
 from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.plan import DnsRecord
 from graphsite.publisher.probe import tls_context
 
-COMMENT_PREFIX = "graphsite:"
 IDENTICAL = 81058  # Cloudflare's "An identical record already exists."
 _TYPES = ("A", "AAAA", "CNAME")
+# What a Cloudflare API token can be: visible ASCII without spaces (Cloudflare's are 40 URL-safe characters).
+# Anything else (a newline pasted with it, a control character) is refused before a request carries it.
+_TOKEN = re.compile(r"^[\x21-\x7e]{20,400}$")
+_T = TypeVar("_T")
+
+
+def check_token(token: str) -> str:
+    """Return `token` when it can be an API token; raise ConfigError (which never shows it) otherwise."""
+    if not _TOKEN.match(token):
+        why = ("it holds whitespace or a control character" if any(c.isspace() or ord(c) < 32 or ord(c) == 127
+                                                                    for c in token)
+               else "it holds characters an API token cannot" if not token.isascii()
+               else f"it is {len(token)} characters long")
+        raise ConfigError(f"the Cloudflare API token cannot be a token: {why} (not shown)",
+                          hint="copy the token again from Cloudflare's dashboard into CLOUDFLARE_API_TOKEN or "
+                               "dns.token_file, without spaces or line breaks inside it")
+    return token
+
+
+class _Redact(logging.Filter):
+    """Keeps the token out of every log record the SDK or httpx may write (CLOUDFLARE_LOG=debug, -v)."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self._secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if self._secret in text:
+            record.msg, record.args = text.replace(self._secret, "***"), None
+        return True
 
 
 @dataclass(frozen=True)
@@ -25,9 +62,13 @@ class Record(DnsRecord):
     id: str
 
     @property
+    def stamp(self) -> Stamp | None:
+        """The record's stamp when graphsite made it (its comment says so), else None."""
+        return Stamp.from_record_comment(self.comment, self.name)
+
+    @property
     def ours(self) -> bool:
-        """True when graphsite made the record (its comment says so)."""
-        return self.comment.startswith(COMMENT_PREFIX)
+        return self.stamp is not None
 
 
 class DnsError(DeployError):
@@ -43,32 +84,63 @@ class Dns:
         if not token:
             raise ConfigError("no Cloudflare API token",
                               hint="set CLOUDFLARE_API_TOKEN or dns.token_file in graphsite.toml")
-        self._token = token
+        self._token = check_token(token)
         self._domain, self._base_url = config.site.domain, config.dns.api_base_url
+        self._timeout, self._retries = config.dns.timeout, config.dns.retries
+        self._deadline: float | None = None
+        for name in ("cloudflare", "httpx", "httpcore"):
+            logging.getLogger(name).addFilter(_Redact(token))
         ca_bundle = config.dns.ca_bundle
         verify = tls_context(ca_bundle, setting="dns.ca_bundle") if ca_bundle else True  # True: httpx's default
+        # graphsite retries itself (below), so that one deadline bounds a step whatever Cloudflare does.
         self._client = cloudflare.Cloudflare(
-            api_token=token, base_url=config.dns.api_base_url, max_retries=config.dns.retries,
+            api_token=token, base_url=config.dns.api_base_url, max_retries=0,
             timeout=config.dns.timeout, http_client=httpx.Client(verify=verify, timeout=config.dns.timeout))
         self._zone_id = config.dns.zone_id
 
     def _fail(self, action: str, exc: Exception) -> DnsError:
         if isinstance(exc, cloudflare.APIStatusError):
             detail = f"HTTP {exc.status_code}: {_messages(exc)}"
+        elif isinstance(exc, cloudflare.APITimeoutError):
+            detail = f"no answer from {self._base_url} within {self._timeout:g} s"
         elif isinstance(exc, cloudflare.APIConnectionError):
-            detail = f"cannot reach {self._base_url} ({type(exc).__name__})"
+            detail = f"cannot reach {self._base_url} ({type(exc.__cause__ or exc).__name__})"
         else:
             detail = type(exc).__name__
         message = f"Cloudflare: {action}: {detail}".replace(self._token, "***")
         return DnsError(message, hint=_hint(exc))
 
+    def limit(self, seconds: float | None) -> None:
+        """Bound every later call (its attempts and waits together) to end within `seconds` from now; None:
+        each call has `dns.retries` retries of `dns.timeout` seconds."""
+        self._deadline = None if seconds is None else time.monotonic() + seconds
+
+    def _call(self, action: str, request: Callable[[cloudflare.Cloudflare], _T]) -> _T:
+        """Run `request`, retrying throttling (honouring Retry-After), 5xx, timeouts and refused connections
+        with backoff, at most `dns.retries` times and never past the deadline; raise DnsError naming `action`."""
+        attempt = 0
+        while True:
+            timeout = self._timeout
+            if self._deadline is not None:
+                timeout = min(timeout, self._deadline - time.monotonic())
+                if timeout <= 0.05:
+                    raise DnsError(f"Cloudflare: {action}: gave up: the step's time ran out",
+                                   hint="Cloudflare is slow or unreachable; run the command again later")
+            try:
+                return request(self._client.with_options(timeout=timeout))
+            except cloudflare.APIError as exc:
+                wait = _retry_after(exc, attempt)
+                if wait is None or attempt >= self._retries:
+                    raise self._fail(action, exc) from None
+                if self._deadline is not None and time.monotonic() + wait >= self._deadline:
+                    raise self._fail(action, exc) from None
+                attempt += 1
+                time.sleep(wait)
+
     @property
     def zone_id(self) -> str:
         if not self._zone_id:
-            try:
-                zones = list(self._client.zones.list(name=self._domain))
-            except cloudflare.APIError as exc:
-                raise self._fail(f"look up zone {self._domain}", exc) from None
+            zones = self._call(f"look up zone {self._domain}", lambda c: list(c.zones.list(name=self._domain)))
             if not zones:
                 raise ConfigError(f"dns.zone_id: no Cloudflare zone named {self._domain} for this token",
                                   hint="set dns.zone_id or check site.domain")
@@ -77,48 +149,62 @@ class Dns:
 
     def records(self, name: str) -> list[Record]:
         """Return the A, AAAA and CNAME records named exactly `name`."""
-        try:
-            found = self._client.dns.records.list(zone_id=self.zone_id, name={"exact": name}, per_page=100)
-            return [r for r in map(_record, found) if r.type in _TYPES and r.name == name]
-        except cloudflare.APIError as exc:
-            raise self._fail(f"list records named {name}", exc) from None
+        zone = self.zone_id
+        found = self._call(f"list records named {name}", lambda c: list(
+            c.dns.records.list(zone_id=zone, name={"exact": name}, per_page=100)))
+        return [r for r in map(_record, found) if r.type in _TYPES and r.name == name]
 
     def graphsite_records(self) -> list[Record]:
         """Return every A record of the zone that graphsite made."""
-        try:
-            found = self._client.dns.records.list(zone_id=self.zone_id, type="A", per_page=100)
-            return [r for r in map(_record, found) if r.ours]
-        except cloudflare.APIError as exc:
-            raise self._fail("list records", exc) from None
+        zone = self.zone_id
+        found = self._call("list records", lambda c: list(c.dns.records.list(zone_id=zone, type="A", per_page=100)))
+        return [r for r in map(_record, found) if r.ours]
 
     def create(self, record: DnsRecord) -> Record:
-        """Create the A record; when Cloudflare says an identical one exists (a retried create whose first
-        attempt did succeed), return that one rather than fail and leave it behind."""
+        """Create the A record. When Cloudflare says an identical one exists (a create whose answer was lost
+        did succeed), return that one rather than fail and leave it behind."""
+        zone = self.zone_id
         try:
-            made = self._client.dns.records.create(
-                zone_id=self.zone_id, name=record.name, type="A", content=record.content, ttl=record.ttl,
-                proxied=record.proxied, comment=record.comment)
-        except cloudflare.BadRequestError as exc:
+            made = self._call(f"create A {record.name}", lambda c: c.dns.records.create(
+                zone_id=zone, name=record.name, type="A", content=record.content, ttl=record.ttl,
+                proxied=record.proxied, comment=record.comment))
+        except DnsError as exc:
+            if f"{IDENTICAL}" not in exc.message:
+                raise
             same = [r for r in self.records(record.name) if r.type == "A" and r.content == record.content]
-            if IDENTICAL in _codes(exc) and same:
-                return same[0]
-            raise self._fail(f"create A {record.name}", exc) from None
-        except cloudflare.APIError as exc:
-            raise self._fail(f"create A {record.name}", exc) from None
+            if not same:
+                raise
+            return same[0]
         return _record(made)
 
     def delete(self, record_id: str) -> bool:
         """Delete the record; return False when it was already gone."""
+        zone = self.zone_id
         try:
-            self._client.dns.records.delete(record_id, zone_id=self.zone_id)
-        except cloudflare.NotFoundError:
-            return False
-        except cloudflare.APIError as exc:
-            raise self._fail(f"delete record {record_id}", exc) from None
+            self._call(f"delete record {record_id}", lambda c: c.dns.records.delete(record_id, zone_id=zone))
+        except DnsError as exc:
+            if "HTTP 404" in exc.message:
+                return False
+            raise
         return True
 
     def close(self) -> None:
-        self._client.close()
+        with contextlib.suppress(OSError, httpx.HTTPError):
+            self._client.close()
+
+
+def _retry_after(exc: cloudflare.APIError, attempt: int) -> float | None:
+    """Return how long to wait before retrying after `exc`, or None when retrying cannot help."""
+    backoff = min(0.5 * 2 ** attempt, 8.0)
+    if isinstance(exc, cloudflare.APIStatusError):
+        if exc.status_code == 429:
+            header = exc.response.headers.get("retry-after", "")
+            try:
+                return min(max(float(header), 0.0), 60.0)
+            except ValueError:
+                return backoff
+        return backoff if exc.status_code >= 500 else None
+    return backoff if isinstance(exc, cloudflare.APIConnectionError) else None
 
 
 def _hint(exc: Exception) -> str:

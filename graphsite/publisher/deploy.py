@@ -1,23 +1,35 @@
-"""`graphsite deploy`: name, build, plan, then ensure each resource in order; undo this run's work on failure."""
+"""`graphsite deploy`: name, build, plan, then ensure each resource in order; on any failure or signal, undo
+what this run started, once, and prove it.
+
+Each step registers its compensation *before* its effect: an effect whose answer was lost (a timeout, a 5xx, a
+signal) is looked up by name when the undo runs, and removed only if graphsite made it for this run.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from graphsite import output
+from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Deployment, route_path
+from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import draw_name, fqdn
-from graphsite.publisher.plan import DeployPlan, bind_dir, carry_over, make_plan
-from graphsite.publisher.records import apply_record, decide_record
-from graphsite.publisher.verify import CheckResult, Target, run_checks
+from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
+from graphsite.publisher.plan import DeployPlan, make_plan
+from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
+from graphsite.publisher.swarm import Service
+from graphsite.publisher.verify import CheckResult, run_checks
+from graphsite.signals import Interrupted, interruptible, last_chance
 
 
 @dataclass(frozen=True)
@@ -34,49 +46,58 @@ class DeployRequest:
 
 
 @dataclass(frozen=True)
-class Action:
-    """One resource and what the run did (or, with --dry-run, would do) to it."""
-
-    resource: str
-    name: str
-    outcome: str
-
-
-@dataclass(frozen=True)
 class DeployResult:
     plan: DeployPlan
-    actions: tuple[Action, ...]
-    dns: str
+    outcomes: tuple[Outcome, ...]
+    dns: str  # the DNS step in one line: CREATED id=… / EXISTS id=… / REPLACED …
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
 
     def as_json(self) -> dict:
         plan = self.plan
+        deployment = plan.deployment
         return {"subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
-                "title": plan.title, "content": plan.content_mode, "created": plan.created,
-                "expires": plan.expires or None, "dry_run": self.dry_run, "dns": self.dns,
+                "title": deployment.title, "content": plan.content_mode, "created": deployment.created,
+                "expires": deployment.expires or None, "dry_run": self.dry_run, "dns": self.dns,
                 "service": plan.service.describe(), "route": str(plan.route_path),
-                "resources": [a.__dict__ for a in self.actions], "checks": [c.as_json() for c in self.checks]}
+                "resources": [o.as_json() for o in self.outcomes], "checks": [c.as_json() for c in self.checks]}
+
+
+class Stopped(GraphsiteError):
+    """A signal stopped the run; its exit status is 128 + the signal's number."""
+
+    def __init__(self, message: str, *, exit_code: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = exit_code
 
 
 @dataclass
 class Undo:
-    """What this run created, to be removed in reverse order when a later step fails."""
+    """What this run started, to be undone in reverse order when a later step fails. Each action returns True
+    when it undid something, False when there was nothing to undo."""
 
-    steps: list[tuple[str, Callable[[], object]]] = field(default_factory=list)
+    steps: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)
 
-    def push(self, description: str, action: Callable[[], object]) -> None:
-        self.steps.append((description, action))
+    def push(self, resource: str, done: str, action: Callable[[], bool]) -> None:
+        """Register the undo of `resource` (e.g. "service NAME"); `done` says what the action does, in the past
+        tense (e.g. "removed service NAME")."""
+        self.steps.append((resource, done, action))
+
+    def pending(self) -> list[str]:
+        return [resource for resource, _, _ in reversed(self.steps)]
 
     def run(self) -> list[str]:
+        """Run every step, whatever one of them raises; return one true line per step."""
         lines = []
-        for description, action in reversed(self.steps):
+        while self.steps:
+            resource, done, action = self.steps.pop()
             try:
-                action()
-                lines.append(f"undone: {description}")
-            except (GraphsiteError, OSError) as exc:
-                reason = (getattr(exc, "message", None) or str(exc)).splitlines()[0]  # without the hint
-                lines.append(f"NOT undone: {description}: {reason}")
+                did = action()
+            except Exception as exc:  # every step runs: one failure must not keep the others behind
+                reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
+                lines.append(f"NOT undone: {resource}: {reason}")
+                continue
+            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
         return lines
 
 
@@ -87,46 +108,87 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
 
     def taken(name: str) -> bool:
         return (clients.swarm.service(name) is not None
-                or (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists()
+                or route_path(config.deploy.dynamic_dir, name).exists()
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
     return draw_name(config.site.prefix, taken, **draw)
 
 
 def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployResult:
-    """Deploy the page of `request.source`; return what was done, the DNS line and the checks."""
-    with output.step("name"):
-        subdomain = choose_subdomain(config, request, clients)
-    output.info(f"  subdomain {subdomain}")
-    if request.dry_run:
-        return _run(config, request, clients, subdomain)
-    with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-        return _run(config, request, clients, subdomain)
-
-
-def _run(config, request, clients, subdomain) -> DeployResult:
-    plan, document, decision = _prepare(config, request, clients, subdomain)
-    if request.dry_run:
-        actions = survey(plan, document, decision.action, clients)
-        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
-    undo = Undo()
+    """Deploy the page of `request.source`; return what was done, the DNS line and the checks. SIGINT, SIGTERM
+    and SIGHUP undo the run like any failure, then raise Stopped."""
     try:
-        actions, dns_line = _apply(plan, document, decision, clients, undo, config)
+        with interruptible():
+            with output.step("name"):
+                subdomain = choose_subdomain(config, request, clients)
+            output.info(f"  subdomain {subdomain}")
+            if request.dry_run:
+                return _dry_run(config, request, clients, subdomain)
+            with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
+                return _run(config, request, clients, subdomain)
+    except Interrupted as stop:
+        raise Stopped(f"deploy stopped by {stop.name}; what it had made was undone (see above)",
+                      exit_code=stop.exit_code) from None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    plan: DeployPlan
+    decision: RecordDecision
+    current: Service | None  # the service of a previous version, if any
+
+
+def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain)
+    plan, undo = prepared.plan, Undo()
+    try:
+        outcomes, dns_line = _apply(prepared, clients, undo, config)
         checks = _verify(config, plan, clients) if request.verify else ()
-    except (Exception, KeyboardInterrupt):  # whatever failed, even a bug: undo this run's work
+    except (Exception, KeyboardInterrupt):  # whatever failed, even a bug or a signal: undo this run's work
         if request.keep_on_failure:
-            kept = ", ".join(d for d, _ in undo.steps) or "nothing"
-            output.info(f"  kept for inspection (--keep-on-failure): {kept}")
+            output.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
+            output.info(f"  remove it with: graphsite teardown {subdomain}")
         else:
-            for line in undo.run():
-                output.info(f"  {line}")
+            _undo(config, clients, prepared, undo)
         raise
     with output.step("remove old content"):
         _remove_old_content(config, plan, clients)
-    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks)
 
 
-def _prepare(config, request, clients, subdomain):
+def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> None:
+    """Run the undo once; a second signal leaves at once, saying what is left and how to remove it."""
+    name = prepared.plan.subdomain
+
+    def left() -> str:
+        pending = "; ".join(undo.pending()) or "nothing"
+        return f"not undone: {pending}. Remove it with: graphsite teardown {name}"
+
+    with last_chance(left):
+        for line in undo.run():
+            output.info(f"  {line}")
+        if prepared.current is None:  # a new deployment: prove that nothing of it is left, as teardown does
+            try:
+                held, unreadable = holding(config, clients, name)
+            except GraphsiteError as exc:
+                output.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
+                return
+            found = [f"{kind} {what}" for kind, what in held.resources()]
+            found += [f"{system} not checked: {why}" for system, why in unreadable.items()]
+            if found:
+                output.info(f"  proof: left: {', '.join(found)}; remove it with: graphsite teardown {name}")
+            else:
+                output.info(f"  proof: nothing of {name} is left")
+
+
+def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain)
+    outcomes = tuple(o.planned() for o in survey(prepared, clients))
+    dns = {"create": "would create", "replace": "would replace"}.get(prepared.decision.action, UNCHANGED)
+    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True)
+
+
+def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
     from graphsite.builder.build import build_page
 
@@ -141,24 +203,25 @@ def _prepare(config, request, clients, subdomain):
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.swarm.service(subdomain)
         _refuse_foreign(plan, current)
-        if current is not None:
-            plan = carry_over(plan, current.labels)
+        previous = Deployment.from_labels(current.labels) if current is not None else None
+        if previous is not None:
+            plan = plan.renewing(previous)
         route.check_dynamic_dir(plan.route_path.parent)
         if not clients.swarm.network_exists(plan.service.network):
             raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
                               hint="create it (docker network create -d overlay --attachable NAME) or fix the name")
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
-        document = route.route_document(config, subdomain, plan.fqdn)
-        route.check_route(document, plan.route_path)
+        route.check_route(plan.route, plan.route_path)
     missing = route.missing_middleware(config)
     if missing:
         output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
-    return plan, document, decision
+    return _Prepared(plan, decision, current)
 
 
-def _refuse_foreign(plan: DeployPlan, current) -> None:
-    """Refuse to take over a service or a route file graphsite did not make."""
-    if current is not None and current.labels.get("graphsite.subdomain") != plan.subdomain:
+def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
+    """Refuse to take over a service, a route file or a directory graphsite did not make for this name."""
+    previous = Deployment.from_labels(current.labels) if current is not None else None
+    if current is not None and (previous is None or previous.name != plan.subdomain):
         raise DeployError(f"a Swarm service named {plan.subdomain} exists and graphsite did not make it",
                           hint="choose another subdomain; graphsite never changes services it did not make")
     if plan.route_path.exists() and not route.is_ours(plan.route_path):
@@ -171,19 +234,19 @@ def _refuse_foreign(plan: DeployPlan, current) -> None:
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients) -> tuple[CheckResult, ...]:
     with output.step("verify"):
-        checks = tuple(run_checks(config, Target.from_plan(plan), clients))
-    failed = [c for c in checks if c.status == "FAIL"]
-    if failed:
-        raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),
-                          hint="rerun with --keep-on-failure to inspect, then `graphsite verify NAME`")
+        checks = tuple(run_checks(config, plan.deployment, clients))
+        failed = [c for c in checks if c.status == "FAIL"]
+        if failed:
+            raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),
+                              hint="rerun with --keep-on-failure to inspect, then `graphsite verify NAME`")
     return checks
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:
     """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
-    old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
-    directory = bind_dir(config, plan.subdomain)
+    directory = Path(config.deploy.bind_root) / plan.subdomain
     try:
+        old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
         for name in old:
             clients.swarm.remove_config(name)
         if plan.bind_dir is None and directory.exists():
@@ -192,59 +255,113 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
-def survey(plan: DeployPlan, document: dict, dns_action: str, clients: Clients) -> tuple[Action, ...]:
-    """Return each resource of the plan and whether a deploy would create, update or keep it."""
-    swarm, actions = clients.swarm, []
+def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
+    """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
+    plan, swarm, outcomes = prepared.plan, clients.swarm, []
     existing = set(swarm.configs(plan.subdomain))
-    for config in plan.service.configs:
-        actions.append(Action("config", config.name, "present" if config.name in existing else "create"))
+    for item in plan.service.configs:
+        outcomes.append(Outcome("config", item.name, UNCHANGED if item.name in existing else CREATED))
     if plan.bind_dir:
-        actions.append(Action("directory", str(plan.bind_dir), "present" if plan.bind_dir.exists() else "create"))
-    service = swarm.service(plan.subdomain)
-    actions.append(Action("service", plan.subdomain, "create" if service is None else
-                          "present" if service.labels.get("graphsite.sha256") == plan.sha256 else "update"))
-    text = route.dump(document)
-    current = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
-    actions.append(Action("route", str(plan.route_path),
-                          "create" if current is None else "present" if current == text else "update"))
-    actions.append(Action("record", f"A {plan.fqdn}", {"exists": "present"}.get(dns_action, dns_action)))
-    return tuple(actions)
+        outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
+    current = prepared.current
+    outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
+                            UNCHANGED if swarm.unchanged(plan.service) else UPDATED))
+    text = route.dump(plan.route, plan.stamp)
+    now = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
+    outcomes.append(Outcome("route", str(plan.route_path),
+                            CREATED if now is None else UNCHANGED if now == text else UPDATED))
+    outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
+    return outcomes
 
 
-def _apply(plan, document, decision, clients: Clients, undo: Undo, config: Config):
-    swarm, actions = clients.swarm, []
+_RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "replace": REPLACED}
+
+
+def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
+    plan, swarm, outcomes = prepared.plan, clients.swarm, []
     with output.step("content"):
+        existing = set(swarm.configs(plan.subdomain))
         for item in plan.service.configs:
-            created = swarm.ensure_config(plan.subdomain, item)
-            actions.append(Action("config", item.name, "created" if created else "present"))
-            if created:
-                undo.push(f"removed config {item.name}", lambda n=item.name: swarm.remove_config(n))
+            if item.name not in existing:  # registered first: a create whose answer is lost is still undone
+                undo.push(f"config {item.name}", f"removed config {item.name}", partial(swarm.remove_config, item.name))
+            created = swarm.ensure_config(plan.stamp, item)
+            outcomes.append(Outcome("config", item.name, CREATED if created else UNCHANGED))
         if plan.bind_dir:
-            created = bind.ensure_bind_dir(plan.bind_dir, plan.page, plan.sha256)
-            actions.append(Action("directory", str(plan.bind_dir), "created" if created else "updated"))
-            if created:
-                undo.push(f"removed directory {plan.bind_dir}", lambda: bind.remove_bind_dir(plan.bind_dir))
+            outcomes.append(_ensure_directory(plan, undo))
     with output.step("service"):
-        outcome = swarm.ensure_service(plan.service)
-        actions.append(Action("service", plan.subdomain, outcome))
-        if outcome == "created":
-            undo.push(f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
-        elif outcome == "updated":  # a redeploy: the previous version serves again, and its configs stay in use
-            undo.push(f"restored the previous version of service {plan.subdomain}",
+        if prepared.current is None:
+            undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
+        else:  # a redeploy: the previous version serves again, and its configs stay in use
+            undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))
+        outcome = swarm.ensure_service(plan.service)
+        outcomes.append(Outcome("service", plan.subdomain, outcome))
     with output.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):
-        existed = plan.route_path.exists()
-        written = route.write_route(plan.route_path, document)
-        actions.append(Action("route", str(plan.route_path),
-                              "updated" if written and existed else "created" if written else "present"))
-        if not existed:
-            undo.push(f"removed route {plan.route_path}", lambda: plan.route_path.unlink(missing_ok=True))
+        outcomes.append(_ensure_route(plan, undo))
     with output.step("dns"):
-        line, record = apply_record(clients.dns, plan.record, decision)
-        actions.append(Action("record", f"A {plan.fqdn}", line.split()[0].lower()))
-        if decision.action == "create":
-            undo.push(f"deleted record {record.id}", lambda: clients.dns.delete(record.id))
+        line, outcome = _ensure_record(prepared, clients, undo)
+        outcomes.append(outcome)
     output.info(f"  {line}")
-    return actions, line
+    return outcomes, line
+
+
+def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
+    directory = plan.bind_dir
+    assert directory is not None
+    index = directory / "index.html"
+    if not directory.exists():
+        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
+    elif index.is_file():  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
+        old = index.read_bytes()
+
+        def put_back() -> bool:
+            write_atomic(index, old)
+            return True
+
+        undo.push(f"page in {directory}", f"put back the previous page in {directory}", put_back)
+    created = bind.ensure_bind_dir(directory, plan.page, plan.stamp, plan.sha256)
+    return Outcome("directory", str(directory), CREATED if created else UPDATED)
+
+
+def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
+    path = plan.route_path
+    old = path.read_text(encoding="utf-8") if path.is_file() else None
+
+    def remove() -> bool:
+        removed = route.remove_file(path)
+        for temporary in route.temporaries(path.parent).get(plan.subdomain, []):
+            removed = route.remove_file(temporary) or removed
+        return removed
+
+    def put_back() -> bool:
+        assert old is not None
+        if path.is_file() and path.read_text(encoding="utf-8") == old:
+            return False
+        write_atomic(path, old)
+        return True
+
+    undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
+              remove if old is None else put_back)
+    written = route.write_route(path, plan.route, plan.stamp)
+    return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
+
+
+def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[str, Outcome]:
+    plan, decision, dns = prepared.plan, prepared.decision, clients.dns
+    wanted = plan.record
+
+    def remove_mine() -> bool:
+        """Delete the records this run made: named like the plan's, with its comment (graphsite's stamp)."""
+        mine = [r for r in dns.records(wanted.name) if r.type == "A" and r.comment == wanted.comment]
+        return sum(dns.delete(r.id) for r in mine) > 0
+
+    if decision.action == "create":
+        undo.push(f"record A {wanted.name}", f"deleted record A {wanted.name}", remove_mine)
+    elif decision.action == "replace" and decision.existing is not None:
+        previous = decision.existing
+        undo.push(f"record A {wanted.name}", f"pointed A {wanted.name} back at {previous.content}",
+                  lambda: restore_record(dns, previous, remove_mine))
+    line, _ = apply_record(dns, wanted, decision)
+    return line, Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[decision.action])

@@ -1,7 +1,13 @@
-"""Per-subdomain deploy locks: an fcntl lock on a file in deploy.lock_dir, released when the process ends."""
+"""Per-subdomain locks: an fcntl lock on `deploy.lock_dir/NAME.lock`, held while a run changes NAME.
+
+The lock file is removed when the run ends, so the directory does not grow with every name ever used. A
+process that opened the file before it was removed may then hold a lock on a file that no longer has that name;
+so after taking the lock, a run checks that the name still leads to the file it locked, and tries again if not.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -12,31 +18,52 @@ from pathlib import Path
 from graphsite.errors import DeployError
 
 
-@contextmanager
-def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -> Iterator[Path]:
-    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise DeployError when another run holds it."""
-    directory = Path(lock_dir)
-    path = directory / f"{subdomain}.lock"
+class LockBusy(DeployError):
+    """Another run holds the name's lock."""
+
+
+def _open(directory: Path, path: Path) -> int:
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
         raise DeployError(f"deploy.lock_dir: cannot create a lock in {directory}: {exc.strerror}",
                           hint="set deploy.lock_dir to a writable directory") from None
-    deadline = time.monotonic() + wait
+
+
+def _still_named(fd: int, path: Path) -> bool:
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
-                    raise DeployError(f"{subdomain} is being deployed or torn down by {holder} ({path})",
-                                      hint="wait for it to finish, or pass --wait SECONDS") from None
-                time.sleep(0.1)
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -> Iterator[Path]:
+    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it."""
+    directory = Path(lock_dir)
+    path = directory / f"{subdomain}.lock"
+    deadline = time.monotonic() + wait
+    while True:
+        fd = _open(directory, path)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise LockBusy(f"{subdomain} is being deployed or torn down by {holder} ({path})",
+                               hint="wait for it to finish, or pass --wait SECONDS") from None
+            time.sleep(0.1)
+            continue
+        if _still_named(fd, path):
+            break
+        os.close(fd)  # the holder removed the file after we opened it: take the lock of the current one
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
         yield path
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still holding it: whoever opens the name next makes a new file
         os.close(fd)  # closing the descriptor releases the lock

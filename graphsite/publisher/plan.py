@@ -6,19 +6,18 @@ import hashlib
 import ipaddress
 import re
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from graphsite.config import Config
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
-from graphsite.publisher import caddy
+from graphsite.publisher import caddy, route
+from graphsite.publisher.deployment import Deployment, Stamp, bind_dir, iso
 from graphsite.publisher.names import fqdn as make_fqdn
 
-LABEL = "graphsite"  # every label graphsite sets starts with "graphsite."
 MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
 CONTENT_MODES = ("config", "bind")
-BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 _TTL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -29,10 +28,6 @@ def parse_ttl(text: str) -> timedelta:
     if not match or int(match.group(1)) == 0:
         raise ConfigError(f"--ttl: {text!r} is not a duration", hint="write a number and a unit: 30m, 12h, 7d, 2w")
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -94,28 +89,47 @@ class DnsRecord:
 
 @dataclass(frozen=True)
 class DeployPlan:
-    subdomain: str
-    fqdn: str
-    url: str
-    sha256: str
-    title: str
-    content_mode: str
+    """Every resource of one deployment, decided before anything is touched."""
+
+    deployment: Deployment
     service: ServiceSpec
     route_path: Path
+    route: dict  # the Traefik dynamic configuration, as data
     record: DnsRecord
     bind_dir: Path | None
     page: bytes = field(repr=False)
-    created: str = ""
-    expires: str = ""
 
+    @property
+    def subdomain(self) -> str:
+        return self.deployment.name
 
-def carry_over(plan: DeployPlan, labels: dict) -> DeployPlan:
-    """Return `plan` keeping the existing deployment's creation time, and its expiry unless a new one is set."""
-    created = labels.get(f"{LABEL}.created") or plan.created
-    expires = plan.expires or labels.get(f"{LABEL}.expires", "")
-    carried = {f"{LABEL}.created": created, f"{LABEL}.expires": expires}
-    service = replace(plan.service, labels=tuple((k, carried.get(k, v)) for k, v in plan.service.labels))
-    return replace(plan, service=service, created=created, expires=expires)
+    @property
+    def fqdn(self) -> str:
+        return self.deployment.fqdn
+
+    @property
+    def url(self) -> str:
+        return self.deployment.url
+
+    @property
+    def sha256(self) -> str:
+        return self.deployment.sha256
+
+    @property
+    def content_mode(self) -> str:
+        return self.deployment.content
+
+    @property
+    def stamp(self) -> Stamp:
+        return self.deployment.stamp
+
+    def renewing(self, previous: Deployment) -> DeployPlan:
+        """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its
+        expiry unless this deploy sets one."""
+        deployment = self.deployment.renewed(previous)
+        service = replace(self.service, labels=tuple(deployment.labels().items()))
+        record = replace(self.record, comment=deployment.stamp.record_comment())
+        return replace(self, deployment=deployment, service=service, record=record)
 
 
 def config_name(subdomain: str, kind: str, sha256: str) -> str:
@@ -125,17 +139,6 @@ def config_name(subdomain: str, kind: str, sha256: str) -> str:
         raise ConfigError(f"--subdomain: {subdomain!r} is too long for Swarm config names (64 characters)",
                           hint=f"use a subdomain of at most {longest} characters")
     return name
-
-
-def bind_dir(config: Config, subdomain: str) -> Path:
-    return Path(config.deploy.bind_root) / subdomain
-
-
-def labels(subdomain: str, fqdn: str, sha256: str, created: str, expires: str, content: str, title: str):
-    """Return the service labels: the systems' own record of what graphsite made."""
-    return ((f"{LABEL}.subdomain", subdomain), (f"{LABEL}.fqdn", fqdn), (f"{LABEL}.sha256", sha256),
-            (f"{LABEL}.created", created), (f"{LABEL}.expires", expires), (f"{LABEL}.content", content),
-            (f"{LABEL}.title", title))
 
 
 def check_settings(config: Config, content: str) -> None:
@@ -167,29 +170,32 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     if content == "config" and len(page) > MAX_CONFIG_BYTES:
         raise DeployError(f"the page is {len(page) // 1024} KB, more than a Swarm config holds "
                           f"({MAX_CONFIG_BYTES // 1024} KB)", hint="deploy it with --content bind")
-    name = make_fqdn(subdomain, config.site.domain)
     created, expires = iso(now), iso(now + ttl) if ttl else ""
+    deployment = Deployment(name=subdomain, fqdn=make_fqdn(subdomain, config.site.domain), sha256=sha256,
+                            title=title, created=created, expires=expires, content=content,
+                            replicas=deploy.replicas)
     # The Caddyfile is a config in both modes: it is small and the same on every node.
     caddy_text = caddy.caddyfile(deploy.port).encode()
     caddy_sha = hashlib.sha256(caddy_text).hexdigest()
-    configs = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha), caddy.CADDYFILE_PATH, caddy_sha,
-                          caddy_text),)
-    source, constraints, directory = "", (), None
+    configs: tuple[ConfigFile, ...] = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha),
+                                                  caddy.CADDYFILE_PATH, caddy_sha, caddy_text),)
+    source, directory = "", None
+    constraints: tuple[str, ...] = ()
     if content == "config":
         configs = (ConfigFile(config_name(subdomain, "page", sha256), f"{caddy.SITE_ROOT}/index.html", sha256,
                               page),) + configs
     else:
-        directory = bind_dir(config, subdomain)
+        directory = bind_dir(deploy.bind_root, subdomain)
         source = str(directory)
         constraints = (f"node.id=={node_id}",) if node_id else ()
     service = ServiceSpec(
         name=subdomain, image=deploy.image, command=caddy.COMMAND, env=caddy.ENV,
-        labels=labels(subdomain, name, sha256, created, expires, content, title),
-        network=deploy.network, replicas=deploy.replicas, endpoint_mode=deploy.endpoint_mode, port=deploy.port,
-        configs=configs, bind_source=source, constraints=constraints)
-    record = DnsRecord(name=name, type="A", content=config.dns.record_content, ttl=config.dns.ttl,
-                       proxied=config.dns.proxied, comment=f"graphsite: {subdomain} (made by graphsite deploy)")
-    return DeployPlan(subdomain=subdomain, fqdn=name, url=f"https://{name}/", sha256=sha256, title=title,
-                      content_mode=content, service=service,
-                      route_path=Path(deploy.dynamic_dir) / f"{subdomain}.yml", record=record,
-                      bind_dir=directory, page=page, created=created, expires=expires)
+        labels=tuple(deployment.labels().items()), network=deploy.network, replicas=deploy.replicas,
+        endpoint_mode=deploy.endpoint_mode, port=deploy.port, configs=configs, bind_source=source,
+        constraints=constraints)
+    record = DnsRecord(name=deployment.fqdn, type="A", content=config.dns.record_content, ttl=config.dns.ttl,
+                       proxied=config.dns.proxied, comment=deployment.stamp.record_comment())
+    return DeployPlan(deployment=deployment, service=service,
+                      route_path=deployment.route_path(deploy.dynamic_dir),
+                      route=route.route_document(config, subdomain, deployment.fqdn), record=record,
+                      bind_dir=directory, page=page)

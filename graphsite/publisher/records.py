@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphsite.errors import DeployError
@@ -44,11 +45,23 @@ def describe(record: Record) -> str:
 
 def apply_record(dns: Dns, wanted: DnsRecord, decision: RecordDecision) -> tuple[str, Record]:
     """Carry out `decision`; return the line to print (CREATED / EXISTS / REPLACED …) and the record."""
-    if decision.action == "exists":
-        return f"EXISTS id={decision.existing.id}", decision.existing
-    if decision.action == "replace":
-        dns.delete(decision.existing.id)
+    existing = decision.existing
+    if decision.action == "exists" and existing is not None:
+        return f"EXISTS id={existing.id}", existing
+    if decision.action == "replace" and existing is not None:
+        dns.delete(existing.id)
         made = dns.create(wanted)
-        return f"REPLACED {decision.existing.content} with {describe(made)}", made
+        return f"REPLACED {existing.content} with {describe(made)}", made
     made = dns.create(wanted)
     return f"CREATED {describe(made)}", made
+
+
+def restore_record(dns: Dns, previous: Record, remove_mine: Callable[[], bool]) -> bool:
+    """Undo a --force repoint: remove the record this run made, then make the previous one again (same name,
+    content, ttl, proxied and comment; Cloudflare gives it a new id)."""
+    remove_mine()
+    if any(r.type == "A" and r.content == previous.content for r in dns.records(previous.name)):
+        return False
+    dns.create(DnsRecord(name=previous.name, type="A", content=previous.content, ttl=previous.ttl,
+                         proxied=previous.proxied, comment=previous.comment))
+    return True

@@ -6,19 +6,23 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
+import re
 from pathlib import Path
 
 import yaml
 
+from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.paths import schema_path
+from graphsite.publisher.deployment import Stamp
 
 SCHEMA = "traefik-v3-file-provider.json"
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
-# a temporary file ending otherwise is ignored.
-_TMP_SUFFIX = ".graphsite-tmp"
+# a temporary file ending otherwise is ignored. graphsite.atomic names it `.NAME.yml.<random>.tmp`; the first
+# version named it `.NAME.<random>.graphsite-tmp`. Both still carry the deployment's name.
+_TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.(?:yml\.[^/]*" + re.escape(TEMPORARY_SUFFIX)
+                        + r"|[^/]*\.graphsite-tmp)$")
 
 
 def route_document(config: Config, subdomain: str, fqdn: str) -> dict:
@@ -52,8 +56,10 @@ def route_document(config: Config, subdomain: str, fqdn: str) -> dict:
     }
 
 
-def dump(document: dict) -> str:
-    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+def dump(document: dict, stamp: Stamp | None = None) -> str:
+    """Return the route file's text: the stamp as a leading YAML comment, then the document."""
+    head = stamp.route_comment() if stamp else ""
+    return head + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
 @functools.cache
@@ -89,34 +95,32 @@ def check_dynamic_dir(directory: Path) -> None:
                           hint="run graphsite as a user who may write there (on Dokploy: root)")
 
 
-def write_route(path: Path, document: dict) -> bool:
+def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
     """Write the route atomically with mode 0644 after checking it; return False when it was already there."""
     check_route(document, path)
-    text = dump(document)
+    text = dump(document, stamp)
     try:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
-        _replace(path, text)
+        write_atomic(path, text, mode=0o644)
     except OSError as exc:
         raise DeployError(f"{path}: cannot write the route: {exc.strerror or exc}",
                           hint="check deploy.dynamic_dir and its permissions") from None
     return True
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write `text` to a temporary name Traefik ignores, then rename it over `path` (mode 0644)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=_TMP_SUFFIX, dir=path.parent)
+def remove_file(path: Path) -> bool:
+    """Remove a route file (or a temporary one); return False when it was absent; raise DeployError naming the
+    file when the directory refuses."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise DeployError(f"{path}: cannot remove the route: {exc.strerror or exc}",
+                          hint="check deploy.dynamic_dir and its permissions, then run the command again") from None
+    return True
 
 
 def read_route(path: Path) -> dict | None:
@@ -128,19 +132,54 @@ def read_route(path: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def is_ours(path: Path) -> bool:
-    """True when the file at `path` is a route graphsite wrote: only its own routers and service, by name."""
-    http = (read_route(path) or {}).get("http") or {}
-    name = path.stem
+def _our_shape(data: dict | None, name: str) -> bool:
+    http = (data or {}).get("http") or {}
     return (set(http) <= {"routers", "services"}
             and set(http.get("routers") or {}) == {f"{name}-websecure", f"{name}-web"}
             and set(http.get("services") or {}) == {f"{name}-service"})
+
+
+def route_stamp(path: Path) -> Stamp | None:
+    """Return the stamp of the route file at `path` when graphsite wrote it (only its own routers and service,
+    by name), else None. A route of the first version, without the leading comment, has the file's name."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    if not isinstance(data, dict) or not _our_shape(data, path.stem):
+        return None
+    stamp = Stamp.from_route_text(text)
+    return stamp if stamp is not None and stamp.name == path.stem else Stamp(path.stem)
+
+
+def is_ours(path: Path) -> bool:
+    """True when the file at `path` is a route graphsite wrote."""
+    return route_stamp(path) is not None
 
 
 def route_files(dynamic_dir: Path) -> dict[str, Path]:
     """Return {subdomain: path} of the route files in the dynamic directory that graphsite wrote."""
     paths = sorted(dynamic_dir.glob("*.yml")) if dynamic_dir.is_dir() else []
     return {path.stem: path for path in paths if is_ours(path)}
+
+
+def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
+    """Return {subdomain: [paths]} of the temporary route files a killed write left behind: named after the
+    deployment, and empty or stamped by graphsite."""
+    found: dict[str, list[Path]] = {}
+    for path in sorted(dynamic_dir.glob(".*")) if dynamic_dir.is_dir() else ():
+        match = _TEMPORARY.match(path.name)
+        if not match or not path.is_file():
+            continue
+        try:
+            head = path.read_bytes()[:200].decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        stamp = Stamp.from_route_text(head)
+        if not head or (stamp is not None and stamp.name == match["name"]):
+            found.setdefault(match["name"], []).append(path)
+    return found
 
 
 def defined_middlewares(dynamic_dir: Path) -> set[str]:

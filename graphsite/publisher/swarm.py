@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
 import docker.errors
+import requests
 from docker import types
 
 from graphsite.errors import DeployError
 from graphsite.publisher.caddy import SITE_ROOT
-from graphsite.publisher.plan import LABEL, ConfigFile, ServiceSpec
+from graphsite.publisher.deployment import NAME, SHA256, Stamp
+from graphsite.publisher.plan import ConfigFile, ServiceSpec
 
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
 _FAILED = {"failed", "rejected", "orphaned"}
@@ -48,24 +51,66 @@ class Service:
     image: str = ""
 
 
-def _translate(action: str, exc: Exception) -> DeployError:
-    explanation = getattr(exc, "explanation", None) or str(exc)
-    return DeployError(f"Docker: {action}: {explanation}",
-                       hint="check that the Docker daemon runs and this node is a Swarm manager (docker info)")
+# Everything the Docker SDK and its transport can raise: the SDK's own errors, and requests/urllib3's (a daemon
+# that stalls past the client timeout raises requests' ReadTimeout, one that went away a ConnectionError).
+_WORLD = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+
+
+class SwarmError(DeployError):
+    """The Docker daemon refused or failed a request."""
+
+
+def _translate(action: str, exc: BaseException) -> SwarmError:
+    if isinstance(exc, requests.exceptions.Timeout):
+        detail = "the Docker daemon did not answer in time (stalled or overloaded)"
+    elif isinstance(exc, requests.exceptions.ConnectionError):
+        detail = "cannot reach the Docker daemon"
+    else:
+        detail = str(getattr(exc, "explanation", None) or exc or type(exc).__name__).splitlines()[0]
+    hint = "check that the Docker daemon runs and this node is a Swarm manager (docker info)"
+    if "not a swarm manager" in detail.lower() or "node is not" in detail.lower():
+        hint = "run graphsite on a Swarm manager node (docker node ls shows which)"
+    return SwarmError(f"Docker: {action}: {detail}", hint=hint)
+
+
+class _Api:
+    """The SDK's low-level client with every call translated at this boundary: NotFound passes (callers ask
+    "is it there?"), anything else the SDK or its transport raises becomes one SwarmError."""
+
+    def __init__(self, api) -> None:
+        self._api = api
+
+    def __getattr__(self, attribute: str):
+        call = getattr(self._api, attribute)
+        if not callable(call):
+            return call
+
+        def translated(*args, **kwargs):
+            try:
+                return call(*args, **kwargs)
+            except docker.errors.NotFound:
+                raise
+            except _WORLD as exc:
+                raise _translate(attribute.replace("_", " "), exc) from exc
+
+        return translated
 
 
 class Swarm:
     """Idempotent operations on the Swarm of the local Docker daemon."""
 
-    def __init__(self, client=None) -> None:
+    def __init__(self, client=None, *, timeout: float = 30.0) -> None:
         try:
-            self.api = (client or docker.from_env(timeout=30)).api
+            self.api = _Api((client or docker.from_env(timeout=int(max(1, timeout)))).api)
             self.api.ping()
-        except docker.errors.DockerException as exc:
+        except SwarmError as exc:
+            raise _translate("cannot reach the daemon", exc.__cause__ or exc) from None
+        except _WORLD as exc:
             raise _translate("cannot reach the daemon", exc) from None
 
     def close(self) -> None:
-        self.api.close()
+        with contextlib.suppress(DeployError):
+            self.api.close()
 
     def node_id(self) -> str:
         info = self.api.info().get("Swarm") or {}
@@ -85,13 +130,18 @@ class Swarm:
             raw = self.api.inspect_service(name)
         except docker.errors.NotFound:
             return None
-        except docker.errors.APIError as exc:
-            raise _translate(f"inspect service {name}", exc) from None
+        except SwarmError as exc:
+            raise _translate(f"inspect service {name}", exc.__cause__ or exc) from None
         return _service(raw) if raw["Spec"]["Name"] == name else None
 
     def services(self) -> list[Service]:
         """Return every service graphsite made (those labelled graphsite.subdomain)."""
-        return [_service(raw) for raw in self.api.services(filters={"label": f"{LABEL}.subdomain"})]
+        return [_service(raw) for raw in self.api.services(filters={"label": NAME})]
+
+    def unchanged(self, spec: ServiceSpec) -> bool:
+        """True when the service already runs exactly `spec`."""
+        current = self.service(spec.name)
+        return current is not None and _same(current, spec)
 
     def ensure_service(self, spec: ServiceSpec) -> str:
         """Create the service or roll it to `spec`; return created, updated or unchanged."""
@@ -108,8 +158,9 @@ class Swarm:
                 return "created"
             self.api.update_service(current.id, current.version, **kwargs)
             return "updated"
-        except docker.errors.APIError as exc:
-            raise _translate(f"{'create' if current is None else 'update'} service {spec.name}", exc) from None
+        except SwarmError as exc:
+            action = f"{'create' if current is None else 'update'} service {spec.name}"
+            raise _translate(action, exc.__cause__ or exc) from None
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         """Put the service back on the spec it had before `spec` was applied (the undo of a redeploy); return
@@ -119,6 +170,8 @@ class Swarm:
             raw = self.api.inspect_service(name)
         except docker.errors.NotFound:
             return False
+        except SwarmError as exc:
+            raise _translate(f"inspect service {name}", exc.__cause__ or exc) from None
         previous = raw.get("PreviousSpec")
         if raw["Spec"]["Name"] != name or not previous or not _same(_service(raw), spec):
             return False
@@ -127,8 +180,8 @@ class Swarm:
                                     task_template=previous["TaskTemplate"], labels=previous.get("Labels") or {},
                                     mode=previous.get("Mode"), update_config=previous.get("UpdateConfig"),
                                     endpoint_spec=previous.get("EndpointSpec"))
-        except docker.errors.APIError as exc:
-            raise _translate(f"restore the previous version of service {name}", exc) from None
+        except SwarmError as exc:
+            raise _translate(f"restore the previous version of service {name}", exc.__cause__ or exc) from None
         return True
 
     def _task_template(self, spec: ServiceSpec) -> types.TaskTemplate:
@@ -154,8 +207,8 @@ class Swarm:
         """Return the tasks of service `name`, newest first."""
         try:
             raw = self.api.tasks(filters={"service": name})
-        except docker.errors.APIError as exc:
-            raise _translate(f"list the tasks of {name}", exc) from None
+        except SwarmError as exc:
+            raise _translate(f"list the tasks of {name}", exc.__cause__ or exc) from None
         raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
         return [_task(t) for t in raw]
 
@@ -198,21 +251,31 @@ class Swarm:
 
     def configs(self, subdomain: str | None = None) -> list[str]:
         """Return the names of the configs graphsite made (for one subdomain, or all)."""
-        label = f"{LABEL}.subdomain" + (f"={subdomain}" if subdomain else "")
-        return sorted(c["Spec"]["Name"] for c in self.api.configs(filters={"label": label}))
+        return sorted(self.config_stamps(subdomain))
 
-    def ensure_config(self, subdomain: str, config: ConfigFile) -> bool:
-        """Create the config unless it exists; return True when it was created."""
+    def config_stamps(self, subdomain: str | None = None) -> dict[str, Stamp]:
+        """Return {config name: its stamp} of the configs graphsite made (for one subdomain, or all)."""
+        label = NAME + (f"={subdomain}" if subdomain else "")
+        found = {}
+        for raw in self.api.configs(filters={"label": label}):
+            stamp = Stamp.from_labels((raw.get("Spec") or {}).get("Labels"))
+            if stamp is not None:
+                found[raw["Spec"]["Name"]] = stamp
+        return found
+
+    def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool:
+        """Create the config, labelled with the deployment's stamp, unless it exists; return True when it was
+        created."""
         if any(c["Spec"]["Name"] == config.name for c in self.api.configs(filters={"name": config.name})):
             return False
         try:
-            self.api.create_config(config.name, config.data, labels={f"{LABEL}.subdomain": subdomain,
-                                                                     f"{LABEL}.sha256": config.sha256})
-        except docker.errors.APIError as exc:
-            if "exceeds maximum size" in str(exc) or "must be valid as a" in str(exc):
-                raise DeployError(f"Docker refused config {config.name}: {exc.explanation}",
-                                  hint="deploy with --content bind") from None
-            raise _translate(f"create config {config.name}", exc) from None
+            self.api.create_config(config.name, config.data, labels={**stamp.labels(), SHA256: config.sha256})
+        except SwarmError as exc:
+            cause = str(exc.__cause__ or "")
+            if "exceeds maximum size" in cause or "must be valid as a" in cause:
+                raise SwarmError(f"Docker refused config {config.name}: {exc.message.split(': ', 2)[-1]}",
+                                 hint="deploy with --content bind") from None
+            raise
         return True
 
     def remove_config(self, name: str) -> bool:
@@ -225,8 +288,8 @@ class Swarm:
             remove(name)
         except docker.errors.NotFound:
             return False
-        except docker.errors.APIError as exc:
-            raise _translate(f"remove {kind} {name}", exc) from None
+        except SwarmError as exc:
+            raise _translate(f"remove {kind} {name}", exc.__cause__ or exc) from None
         return True
 
 

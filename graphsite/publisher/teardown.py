@@ -1,98 +1,161 @@
-"""`graphsite teardown`: remove what graphsite made for a name, then prove each resource is gone."""
+"""`graphsite teardown`: take the page offline first, then remove everything graphsite made for a name, then
+prove it: each resource looked up again, and the page asked for through the edge.
+
+Order: the route file (the edge stops routing), the service, its configs and directory, then the DNS record
+last, because it is the one step that needs a third party and may be unreachable: that step is bounded by
+`dns.teardown_deadline`, and a teardown that could not finish says what is left and exits non-zero. Running it
+again finishes the job (every removal is idempotent).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from functools import partial
 
 from graphsite import output
 from graphsite.config import Config
-from graphsite.errors import TeardownError
-from graphsite.labels import check_label
-from graphsite.publisher import bind, route
+from graphsite.errors import GraphsiteError
+from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import bind_dir, route_path, subdomain_of
+from graphsite.publisher.inventory import DNS, SWARM, Holding, holding
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.names import fqdn
-from graphsite.publisher.plan import bind_dir
+from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
+
+PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
 
 
 @dataclass(frozen=True)
-class Removal:
-    resource: str
+class TeardownReport:
     name: str
-    outcome: str  # removed, absent, kept (a record graphsite did not make)
+    fqdn: str
+    outcomes: tuple[Outcome, ...]
+    left: tuple[str, ...]  # what the proof still found (or could not look at)
+    page: str  # the evidence that the page is no longer served
+    page_offline: bool
 
-    def line(self) -> str:
-        return f"{self.outcome:8} {self.resource} {self.name}"
+    @property
+    def clean(self) -> bool:
+        return not self.left and self.page_offline and not any(o.failed for o in self.outcomes)
+
+    @property
+    def nothing_was_there(self) -> bool:
+        return all(o.outcome == ABSENT for o in self.outcomes)
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "fqdn": self.fqdn, "clean": self.clean,
+                "resources": [o.as_json() for o in self.outcomes], "left": list(self.left),
+                "page": {"offline": self.page_offline, "evidence": self.page}}
 
 
-def subdomain_of(config: Config, name: str) -> str:
-    """Return the subdomain of NAME, which may be the subdomain or the full fqdn."""
-    suffix = "." + config.site.domain.lower()
-    return check_label(name.strip().lower().removesuffix(suffix), what="NAME")
-
-
-def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> list[Removal]:
-    """Remove the record, route, service, configs and bind directory of NAME; return one line per resource."""
-    subdomain = subdomain_of(config, name)
+def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> TeardownReport:
+    """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened."""
+    subdomain = subdomain_of(name, config.site.domain)
     with subdomain_lock(config.deploy.lock_dir, subdomain, wait=wait):
-        removals = _remove(config, subdomain, clients)
-        _prove_gone(config, subdomain, clients)
-    return removals
+        return teardown_locked(config, subdomain, clients)
 
 
-def _remove(config: Config, subdomain: str, clients: Clients) -> list[Removal]:
-    swarm, dns, removals = clients.swarm, clients.dns, []
-    service = swarm.service(subdomain)
-    name = (service.labels.get("graphsite.fqdn") if service else "") or fqdn(subdomain, config.site.domain)
-    with output.step("dns"):
-        records = [r for r in dns.records(name) if r.type == "A"]
-        for record in records:
-            outcome = ("removed" if dns.delete(record.id) else "absent") if record.ours else "kept"
-            removals.append(Removal("record", f"A {name} id={record.id}", outcome))
-        if not records:
-            removals.append(Removal("record", f"A {name}", "absent"))
+def teardown_locked(config: Config, subdomain: str, clients: Clients) -> TeardownReport:
+    """Teardown for a caller that holds the name's lock already (gc)."""
+    held, unreadable = holding(config, clients, subdomain)
+    outcomes: list[Outcome] = []
     with output.step("route"):
-        path = Path(config.deploy.dynamic_dir) / f"{subdomain}.yml"
-        outcome = "absent" if not path.exists() else "removed" if route.is_ours(path) else "kept"
-        if outcome == "removed":
-            path.unlink(missing_ok=True)
-        removals.append(Removal("route", str(path), outcome))
+        _route(config, held, outcomes)
     with output.step("service"):
-        if service is not None and service.labels.get("graphsite.subdomain") != subdomain:
-            removals.append(Removal("service", subdomain, "kept"))
-        else:
-            removals.append(Removal("service", subdomain, "removed" if swarm.remove_service(subdomain) else "absent"))
+        _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
     with output.step("configs"):
-        configs = swarm.configs(subdomain)
-        for config_name in configs:
-            removals.append(Removal("config", config_name,
-                                    "removed" if swarm.remove_config(config_name) else "absent"))
-        if not configs:
-            removals.append(Removal("config", f"{subdomain}-*", "absent"))
+        for name in held.configs:
+            _attempt(outcomes, "config", name, partial(clients.swarm.remove_config, name))
+        if not held.configs:
+            outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
+                                    unreadable.get(SWARM, "")))
     with output.step("directory"):
-        directory = bind_dir(config, subdomain)
-        if directory.exists() and not bind.made_by_graphsite(directory):
-            removals.append(Removal("directory", str(directory), "kept"))
-        else:
-            removals.append(Removal("directory", str(directory),
-                                    "removed" if bind.remove_bind_dir(directory) else "absent"))
-    return removals
+        _directory(config, held, outcomes)
+    with output.step("dns"):
+        _dns(config, held, clients, outcomes, unreadable)
+    with output.step("prove"):
+        after, still_unreadable = holding(config, clients, subdomain)
+        left = [f"{kind} {name}" for kind, name in after.resources()]
+        left += [f"{system}: not checked ({why})" for system, why in still_unreadable.items()]
+        offline, evidence = page_offline(config, held)
+    return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, offline)
 
 
-def _prove_gone(config: Config, subdomain: str, clients: Clients) -> None:
-    left = []
-    name = fqdn(subdomain, config.site.domain)
-    left += [f"record A {name} id={r.id}" for r in clients.dns.records(name) if r.ours]
-    path = Path(config.deploy.dynamic_dir) / f"{subdomain}.yml"
-    if path.exists() and route.is_ours(path):
-        left.append(f"route {path.name}")
-    service = clients.swarm.service(subdomain)
-    if service is not None and service.labels.get("graphsite.subdomain") == subdomain:
-        left.append(f"service {subdomain}")
-    left += [f"config {c}" for c in clients.swarm.configs(subdomain)]
-    directory = bind_dir(config, subdomain)
-    if directory.exists() and bind.made_by_graphsite(directory):
-        left.append(f"directory {directory}")
-    if left:
-        raise TeardownError(f"teardown of {subdomain} left: {', '.join(left)}", hint="run graphsite teardown again")
+def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable[[], object],
+             unreadable: bool = False) -> None:
+    """Run one removal; record removed/absent/kept, or failed with the reason (the other steps still run)."""
+    try:
+        result = remove()
+    except GraphsiteError as exc:
+        outcomes.append(Outcome(resource, name, FAILED, exc.message.splitlines()[0]))
+        return
+    if isinstance(result, str):
+        outcomes.append(Outcome(resource, name, result))
+    else:
+        outcomes.append(Outcome(resource, name, REMOVED if result else (FAILED if unreadable else ABSENT)))
+
+
+def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+    path = route_path(config.deploy.dynamic_dir, held.name)
+    if held.route is None and path.exists():
+        outcomes.append(Outcome("route", str(path), KEPT, "not a route graphsite wrote"))
+    else:
+        _attempt(outcomes, "route", str(path), lambda: route.remove_file(path))
+    for temporary in held.temporaries:
+        _attempt(outcomes, "temporary route", str(temporary), partial(route.remove_file, temporary))
+
+
+def _service(clients: Clients, held: Holding) -> object:
+    if held.deployment is None:
+        current = clients.swarm.service(held.name)
+        return KEPT if current is not None else False  # a service graphsite did not make stays
+    return clients.swarm.remove_service(held.name)
+
+
+def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+    directory = bind_dir(config.deploy.bind_root, held.name)
+    if held.directory is None and directory.exists():
+        outcomes.append(Outcome("directory", str(directory), KEPT, "graphsite did not make it"))
+    else:
+        _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
+
+
+def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome], unreadable: dict) -> None:
+    if DNS in unreadable:
+        outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, unreadable[DNS]))
+        return
+    clients.dns.limit(config.dns.teardown_deadline)
+    try:
+        for record in held.records:
+            _attempt(outcomes, "record", f"A {record.name} id={record.id}", partial(clients.dns.delete, record.id))
+        foreign = [r for r in clients.dns.records(held.fqdn) if r.type == "A" and not r.ours]
+        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, "graphsite did not make it") for r in foreign]
+        if not held.records and not foreign:
+            outcomes.append(Outcome("record", f"A {held.fqdn}", ABSENT))
+    except GraphsiteError as exc:
+        outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, exc.message.splitlines()[0]))
+    finally:
+        clients.dns.limit(None)
+
+
+def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tuple[bool, str]:
+    """Return whether the edge no longer serves the page, with the evidence; the edge gets `wait` seconds to
+    drop the route. Without an edge address to ask, say so (that is not a proof)."""
+    address = config.verify.origin_address or config.verify.resolve_https
+    if not address:
+        return True, "not asked: verify.origin_address and verify.resolve_https are empty"
+    sha256 = held.deployment.sha256 if held.deployment else ""
+    deadline = time.monotonic() + wait
+    while True:
+        result = probe.fetch("https", held.fqdn, address, ca_bundle=config.verify.ca_bundle, timeout=3.0)
+        served = not result.error and result.status == 200 and (
+            not sha256 or hashlib.sha256(result.body).hexdigest() == sha256)
+        if not served:
+            why = result.error or f"HTTP {result.status}"
+            return True, f"{result.url}: {why}: the page is no longer served"
+        if time.monotonic() > deadline:
+            return False, f"{result.url}: HTTP 200: the edge still serves the page after {wait:.0f} s"
+        time.sleep(0.3)

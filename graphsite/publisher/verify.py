@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
-from pathlib import Path
 
 from graphsite.config import Config
+from graphsite.errors import VerifyError
 from graphsite.publisher import probe, route
+from graphsite.publisher.deployment import Deployment, route_path, subdomain_of
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
@@ -29,27 +30,6 @@ class CheckResult:
     def as_json(self) -> dict:
         return {"name": self.name, "status": self.status, "evidence": self.evidence,
                 "seconds": round(self.seconds, 3)}
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a deployment should look like from outside."""
-
-    subdomain: str
-    fqdn: str
-    sha256: str
-    title: str
-    replicas: int
-
-    @classmethod
-    def from_plan(cls, plan) -> Target:
-        return cls(plan.subdomain, plan.fqdn, plan.sha256, plan.title, plan.service.replicas)
-
-    @classmethod
-    def from_service(cls, service) -> Target:
-        labels = service.labels
-        return cls(service.name, labels.get("graphsite.fqdn", ""), labels.get("graphsite.sha256", ""),
-                   labels.get("graphsite.title", ""), service.replicas)
 
 
 class _Title(HTMLParser):
@@ -85,13 +65,13 @@ def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> 
         delay = min(delay * 2, 2.0)
 
 
-def _service(target: Target, clients) -> tuple[str, str]:
-    service = clients.swarm.service(target.subdomain)
+def _service(target: Deployment, clients) -> tuple[str, str]:
+    service = clients.swarm.service(target.name)
     if service is None:
-        return FAIL, f"no service {target.subdomain}"
+        return FAIL, f"no service {target.name}"
     ids = []
     for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
-        running = [t for t in clients.swarm.tasks(target.subdomain) if t.state == "running" and t.desired == "running"]
+        running = [t for t in clients.swarm.tasks(target.name) if t.state == "running" and t.desired == "running"]
         if len(running) < service.replicas:
             return FAIL, f"{len(running)}/{service.replicas} replicas running"
         ids.append(sorted(t.id for t in running))
@@ -102,7 +82,7 @@ def _service(target: Target, clients) -> tuple[str, str]:
     return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
 
 
-def _page(target: Target, result: probe.Probe, where: str) -> tuple[str, str]:
+def _page(target: Deployment, result: probe.Probe, where: str) -> tuple[str, str]:
     if result.error:
         return FAIL, f"{where}: {result.error}"
     if result.status != 200:
@@ -113,7 +93,7 @@ def _page(target: Target, result: probe.Probe, where: str) -> tuple[str, str]:
     return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches"
 
 
-def _public(target: Target, config: Config) -> tuple[str, str]:
+def _public(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     status, evidence = _page(target, result, result.url)
     if status == PASS and target.title:
@@ -146,7 +126,7 @@ def tls_findings(cert: dict, fqdn: str, now: datetime) -> list[str]:
     return problems
 
 
-def _tls(target: Target, config: Config) -> tuple[str, str]:
+def _tls(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     trust = config.verify.ca_bundle or "system trust"
     if result.cert is None:
@@ -160,7 +140,7 @@ def _tls(target: Target, config: Config) -> tuple[str, str]:
                   f"chain verified ({trust})")
 
 
-def _redirect(target: Target, config: Config) -> tuple[str, str]:
+def _redirect(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("http", target.fqdn, config.verify.resolve_http)
     if result.error:
         return FAIL, f"{result.url}: {result.error}"
@@ -170,7 +150,7 @@ def _redirect(target: Target, config: Config) -> tuple[str, str]:
     return FAIL, f"{result.url}: HTTP {result.status} → {result.location or 'no Location'} (want 301/308 → {wanted})"
 
 
-def _dns(target: Target, config: Config, clients) -> tuple[str, str]:
+def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
     wanted = config.dns.record_content
     records = [r for r in clients.dns.records(target.fqdn) if r.type == "A"]
     if not any(r.content == wanted for r in records):
@@ -183,27 +163,38 @@ def _dns(target: Target, config: Config, clients) -> tuple[str, str]:
     if record.proxied:
         return PASS, f"A id={record.id} → {wanted} (proxied: the name resolves to Cloudflare)"
     try:
-        addresses = sorted({info[4][0] for info in socket.getaddrinfo(target.fqdn, 443, type=socket.SOCK_STREAM)})
+        addresses = sorted({str(info[4][0]) for info in socket.getaddrinfo(target.fqdn, 443, type=socket.SOCK_STREAM)})
     except socket.gaierror as exc:
         return FAIL, f"A id={record.id} → {wanted}, but {target.fqdn} does not resolve yet: {exc.strerror}"
     state = PASS if wanted in addresses else FAIL
     return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
 
 
-def _route(target: Target, config: Config) -> tuple[str, str]:
-    path = Path(config.deploy.dynamic_dir) / f"{target.subdomain}.yml"
+def _route(target: Deployment, config: Config) -> tuple[str, str]:
+    path = route_path(config.deploy.dynamic_dir, target.name)
     document = route.read_route(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
     errors = route.schema_errors(document)
     if errors:
         return FAIL, f"{path}: {errors[0]}"
-    if document != route.route_document(config, target.subdomain, target.fqdn):
+    if document != route.route_document(config, target.name, target.fqdn):
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
     return PASS, f"{path}: schema-valid, routes {target.fqdn}"
 
 
-def run_checks(config: Config, target: Target, clients) -> list[CheckResult]:
+def verify(config: Config, name: str, clients) -> list[CheckResult]:
+    """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it."""
+    subdomain = subdomain_of(name, config.site.domain)
+    service = clients.swarm.service(subdomain)
+    deployment = Deployment.from_labels(service.labels, service.replicas) if service is not None else None
+    if deployment is None or deployment.name != subdomain or not deployment.sha256:
+        raise VerifyError(f"no deployment named {subdomain}: no graphsite service",
+                          hint="see `graphsite list` for what is deployed")
+    return run_checks(config, deployment, clients)
+
+
+def run_checks(config: Config, target: Deployment, clients) -> list[CheckResult]:
     """Return the seven checks of `target`, in order."""
     probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
     deadline = time.monotonic() + config.verify.deadline

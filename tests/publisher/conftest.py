@@ -130,7 +130,7 @@ class PubLab:
     def cleanup(self, *, stale_sessions: bool = False) -> None:
         """Tear down everything named with this session's prefix, in every system; with `stale_sessions`,
         also what an earlier session that was killed before its cleanup left (created over 20 minutes ago)."""
-        from graphsite.publisher.inventory import deployments
+        from graphsite.publisher.inventory import survey
         from graphsite.publisher.teardown import teardown
 
         config, clients = self.config, self.clients()
@@ -144,12 +144,14 @@ class PubLab:
 
         failures = []
         try:
-            for entry in deployments(config, clients):
-                if mine(entry.subdomain, entry.created):
+            for name, held in survey(config, clients).holdings.items():
+                if mine(name, held.created):
                     try:  # one name that will not go must not keep the others (and the records below) behind
-                        teardown(config, entry.subdomain, clients)
+                        report = teardown(config, name, clients)
+                        if not report.clean:
+                            failures.append(f"{name}: left {report.left}, {report.page}")
                     except GraphsiteError as exc:
-                        failures.append(f"{entry.subdomain}: {exc.message}")
+                        failures.append(f"{name}: {exc.message}")
             for record in self.cloudflare.records():  # also what a test made by hand (a CNAME, a foreign A)
                 if mine(record["name"], record.get("created_on") or ""):
                     clients.dns.delete(record["id"])

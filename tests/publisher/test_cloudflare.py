@@ -28,7 +28,7 @@ def test_an_unreachable_api_names_the_url_and_never_the_token(production, monkey
             dns.records("gs-x.hhdevs.space")
     finally:
         dns.close()
-    assert f"cannot reach {base} (APIConnectionError)" in info.value.message
+    assert f"cannot reach {base} (ConnectError)" in info.value.message
     assert "dns.api_base_url" in info.value.message and SECRET not in info.value.message
 
 

@@ -113,7 +113,7 @@ def test_keep_on_failure_keeps_it_and_a_rerun_resumes(publab):
     good = publab.run("deploy", "--subdomain", name, "--no-verify", "--json")
     assert good.exit_code == 0, good.stderr
     outcomes = {r["resource"]: r["outcome"] for r in json.loads(good.stdout)["resources"]}
-    assert outcomes["service"] == "updated" and outcomes["config"] == "present"
+    assert outcomes["service"] == "updated" and outcomes["config"] == "unchanged"
     assert publab.run("teardown", name).exit_code == 0
     assert _left(publab, name) == []
 
@@ -129,7 +129,7 @@ def test_throttling_is_retried_honouring_retry_after(publab):
     teardown = publab.run("teardown", name)
     assert teardown.exit_code == 0, teardown.stderr
     assert _injected(publab, name) == [429, 429, 500]
-    assert teardown.stdout.startswith("removed  record")
+    assert "removed   record" in teardown.stdout
 
 
 def test_server_errors_past_the_retries_roll_back_cleanly(publab):
@@ -216,7 +216,7 @@ def test_a_domain_written_in_capitals_still_finds_its_own_record(publab):
     assert json.loads(first.stdout)["fqdn"] == f"{name}.{publab.config.site.domain}"
     again = publab.run("deploy", "--subdomain", name, "--dry-run", "--json", env=env)
     assert again.exit_code == 0, again.stderr
-    assert {r["resource"]: r["outcome"] for r in json.loads(again.stdout)["resources"]}["record"] == "present"
+    assert {r["resource"]: r["outcome"] for r in json.loads(again.stdout)["resources"]}["record"] == "unchanged"
     assert publab.run("teardown", name, env=env).exit_code == 0
     assert _left(publab, name) == []
 
@@ -252,7 +252,7 @@ def test_services_and_routes_graphsite_did_not_make_are_never_touched(publab):
         route_path.write_text(dump(foreign_route))
         kept = publab.run("teardown", name)
         assert kept.exit_code == 0, kept.stderr
-        assert f"kept     service {name}" in kept.stdout and f"kept     route {route_path}" in kept.stdout
+        assert f"kept      service {name}" in kept.stdout and f"kept      route {route_path}" in kept.stdout
         assert clients.swarm.service(name) is not None and route_path.exists()
         assert clients.swarm.configs(name) == []
     finally:

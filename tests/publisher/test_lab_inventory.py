@@ -19,6 +19,7 @@ def _entries(publab) -> dict:
 
 
 def test_list_shows_deployments_and_orphans(publab):
+    from graphsite.publisher.deployment import Stamp
     from graphsite.publisher.route import route_document, write_route
 
     config = publab.config
@@ -26,17 +27,19 @@ def test_list_shows_deployments_and_orphans(publab):
     assert publab.run("deploy", "--subdomain", whole, "--no-verify", "--ttl", "1h").exit_code == 0
     lone_route, lone_record = publab.name(), publab.name()
     write_route(Path(config.deploy.dynamic_dir) / f"{lone_route}.yml",
-                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"))
+                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"), Stamp(lone_route))
     publab.api("POST", "dns_records", type="A", name=f"{lone_record}.{config.site.domain}", content="127.0.0.1",
                ttl=60, comment="graphsite: left behind")
     entries = _entries(publab)
     assert entries[whole]["orphan"] is None and entries[whole]["replicas"] == "1/1"
     assert entries[whole]["expires"] and entries[whole]["expired"] is False
-    assert entries[lone_route]["orphan"] == "orphan: no service, record"
-    assert entries[lone_record]["orphan"] == "orphan: no service, route"
+    assert entries[whole]["state"] == "deployed" and entries[whole]["missing"] == []
+    assert entries[lone_route]["orphan"] == "orphan: no service, record, configs"
+    assert entries[lone_route]["state"] == "partial"
+    assert entries[lone_record]["orphan"] == "orphan: no service, route, configs"
     table = publab.run("list").stdout.splitlines()
-    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "STATE"]
-    assert any(line.startswith(f"{lone_route}.") and "orphan" in line for line in table)
+    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE"]
+    assert any(line.startswith(f"{lone_route}.") and "partial: no service, record" in line for line in table)
     (Path(config.deploy.dynamic_dir) / f"{whole}.yml").unlink()  # and the reverse: a service without its route
     assert _entries(publab)[whole]["orphan"] == "orphan: no route"
     for name in (whole, lone_route, lone_record):  # teardown handles half-deployed names too
@@ -50,12 +53,12 @@ def test_gc_removes_only_expired_deployments(publab):
         result = publab.run("deploy", "--subdomain", name, "--no-verify", *ttl)
         assert result.exit_code == 0, result.stderr
     time.sleep(1.5)
-    dry = publab.run("gc", "--dry-run", "--json")
+    dry = publab.run("gc", "--dry-run", "--json", "--prefix", publab.prefix)
     assert dry.exit_code == 0, dry.stderr
-    expired = [e["subdomain"] for e in json.loads(dry.stdout)["expired"]]
-    assert [e for e in expired if e.startswith(publab.prefix)] == [short]  # a shared lab may hold others'
+    collected = json.loads(dry.stdout)["collected"]
+    assert [(c["subdomain"], c["outcome"]) for c in collected] == [(short, "would tear down")]
     assert set(_entries(publab)) == {short, long, forever}  # the dry run touched nothing
-    done = publab.run("gc")
+    done = publab.run("gc", "--prefix", publab.prefix)
     assert done.exit_code == 0, done.stderr
     assert f"tore down {short} (expired " in done.stdout
     assert set(_entries(publab)) == {long, forever}

@@ -65,7 +65,7 @@ def test_a_second_run_resumes_created_then_exists(publab, deployed):
     assert (again["created"], again["expires"]) == (data["created"], data["expires"])  # kept, not renewed
     assert again["dns"] == f"EXISTS id={data['dns'].split('id=')[1].split()[0]}"
     outcomes = {r["resource"]: r["outcome"] for r in again["resources"]}
-    assert outcomes == {"config": "present", "service": "unchanged", "route": "present", "record": "exists"}
+    assert outcomes == {"config": "unchanged", "service": "unchanged", "route": "unchanged", "record": "unchanged"}
     clients = publab.clients()
     try:
         records = clients.dns.records(data["fqdn"])
@@ -109,11 +109,12 @@ def test_verify_command_reports_seven_passes(publab, deployed):
 
 def test_verify_fails_on_a_stale_page(publab, deployed, tmp_path):
     """The public check compares the served body with the deployed sha256: a different page fails."""
-    from graphsite.publisher.verify import FAIL, Target, run_checks
+    from graphsite.publisher.deployment import Deployment
+    from graphsite.publisher.verify import FAIL, run_checks
 
     data, _ = deployed
     config = publab.config.replace("verify", deadline=0.5)
-    target = Target(data["subdomain"], data["fqdn"], "0" * 64, data["title"], 1)
+    target = Deployment(name=data["subdomain"], fqdn=data["fqdn"], sha256="0" * 64, title=data["title"])
     clients = publab.clients()
     try:
         checks = {c.name: c for c in run_checks(config, target, clients)}
@@ -136,7 +137,7 @@ def test_deploy_verify_teardown_leaves_nothing_then_says_so(publab):
     _nothing_left(publab, name)
     second = publab.run("teardown", name)
     assert second.exit_code == 0, second.stderr
-    assert {line.split()[0] for line in second.stdout.splitlines()} == {"absent"}
+    assert {line.split()[0] for line in second.stdout.splitlines()} == {"absent", "page"}
     assert "nothing left" in second.stderr
 
 
@@ -154,7 +155,7 @@ def test_bind_mode_end_to_end(publab):
     assert back["service"]["bind"] is None
     assert publab.run("deploy", "--subdomain", name, "--content", "bind", "--no-verify").exit_code == 0
     result = publab.run("teardown", name)
-    assert result.exit_code == 0 and f"removed  directory {directory}" in result.stdout
+    assert result.exit_code == 0 and f"removed   directory {directory}" in result.stdout
     _nothing_left(publab, name)
 
 
@@ -163,7 +164,7 @@ def test_dry_run_touches_nothing(publab):
     result = publab.run("deploy", "--subdomain", name, "--dry-run", "--json")
     data = _json(result)
     assert data["dry_run"] is True and data["checks"] == []
-    assert {r["outcome"] for r in data["resources"]} == {"create"}
+    assert {r["outcome"] for r in data["resources"]} == {"would create"}
     assert "would create" in result.stderr
     assert "warning" not in result.stderr  # the lab defines redirect-to-https like a Dokploy host
     _nothing_left(publab, name)

@@ -56,13 +56,13 @@ def test_a_prefix_that_cannot_make_a_label_is_refused():
 
 @pytest.mark.parametrize("name", ["gs-x", "GS-X", "gs-x.hhdevs.space", "GS-X.HHdevs.Space", " gs-x "])
 def test_teardown_and_verify_take_the_subdomain_or_the_fqdn_in_any_case(production, name):
-    from graphsite.publisher.teardown import subdomain_of
+    from graphsite.publisher.deployment import subdomain_of
 
-    assert subdomain_of(production, name) == "gs-x"
+    assert subdomain_of(name, production.site.domain) == "gs-x"
 
 
 def test_a_name_of_another_domain_is_refused(production):
-    from graphsite.publisher.teardown import subdomain_of
+    from graphsite.publisher.deployment import subdomain_of
 
     with pytest.raises(ConfigError, match="NAME: 'gs-x.example.com' is not a valid DNS label"):
-        subdomain_of(production, "gs-x.example.com")
+        subdomain_of("gs-x.example.com", production.site.domain)

@@ -64,17 +64,20 @@ def test_bad_ttl_is_a_clear_error(text):
         parse_ttl(text)
 
 
-def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan, production, sample):
+def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan):
     from dataclasses import replace
 
-    from graphsite.publisher.plan import carry_over
+    from graphsite.publisher.deployment import Deployment
 
-    existing = {"graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": "2026-06-30T00:00:00Z"}
-    kept = carry_over(replace(fixed_plan, expires=""), existing)
+    previous = Deployment(name="graph-eng-0a1b2c", fqdn="x", created="2026-06-01T00:00:00Z",
+                          expires="2026-06-30T00:00:00Z")
+    unset = replace(fixed_plan, deployment=replace(fixed_plan.deployment, expires=""))
+    kept = unset.renewing(previous)
     labels = dict(kept.service.labels)
-    assert labels["graphsite.created"] == kept.created == "2026-06-01T00:00:00Z"
-    assert labels["graphsite.expires"] == kept.expires == "2026-06-30T00:00:00Z"
-    renewed = dict(carry_over(fixed_plan, existing).service.labels)
+    assert labels["graphsite.created"] == kept.deployment.created == "2026-06-01T00:00:00Z"
+    assert labels["graphsite.expires"] == kept.deployment.expires == "2026-06-30T00:00:00Z"
+    assert "created 2026-06-01T00:00:00Z" in kept.record.comment  # every resource carries the same stamp
+    renewed = dict(fixed_plan.renewing(previous).service.labels)
     assert renewed["graphsite.expires"] == "2026-07-08T12:00:00Z"
 
 

@@ -1,0 +1,130 @@
+"""How the publisher's outcomes are shown: progress and human lines on stderr, results on stdout, or one JSON
+object with --json. Every line is made from a typed outcome; nothing printed here is ever read back."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from graphsite import output
+from graphsite.errors import GraphsiteError
+
+if TYPE_CHECKING:
+    from graphsite.publisher.deploy import DeployResult
+    from graphsite.publisher.gc import GcReport
+    from graphsite.publisher.inventory import Holding, Inventory
+    from graphsite.publisher.teardown import TeardownReport
+    from graphsite.publisher.verify import CheckResult
+
+
+class Incomplete(GraphsiteError):
+    """The command ran, but what it reports is not all good (exit 1 after the report)."""
+
+
+def checks(results: list[CheckResult] | tuple[CheckResult, ...]) -> None:
+    for check in results:
+        output.info(f"  {check.status} {check.name:8} {check.evidence} ({check.seconds:.2f} s)")
+
+
+def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
+    plan = result.plan
+    if result.dry_run:
+        output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
+    for outcome in result.outcomes:
+        output.info(f"  {outcome.line()}")
+    if not result.dry_run:
+        checks(result.checks)
+        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s")
+    output.emit_json(result.as_json()) if as_json else output.result(plan.url)
+
+
+def verify(name: str, results: list[CheckResult], as_json: bool) -> None:
+    checks(results)
+    failed = [c.name for c in results if c.status == "FAIL"]
+    if as_json:
+        output.emit_json({"name": name, "ok": not failed, "checks": [c.as_json() for c in results]})
+    if failed:
+        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}")
+
+
+def teardown(report: TeardownReport, as_json: bool) -> None:
+    if as_json:
+        output.emit_json(report.as_json())
+    else:
+        for outcome in report.outcomes:
+            output.result(outcome.line())
+        output.result(f"page     {report.page}")
+    if report.nothing_was_there and report.clean:
+        output.info(f"nothing left of {report.name}: every resource was already absent")
+    if not report.clean:
+        left = ", ".join(report.left) or ("the page is still served" if not report.page_offline else "")
+        failed = [o for o in report.outcomes if o.failed]
+        what = "; ".join(f"{o.resource} {o.name}: {o.detail}" for o in failed)
+        raise Incomplete(f"teardown of {report.name} is not finished" + (f": {what}" if what else "")
+                         + (f"; left: {left}" if left else ""),
+                         hint=f"run `graphsite teardown {report.name}` again: it removes what is left")
+    output.info(f"Tore down {report.name}: nothing is left and the page is no longer served")
+
+
+def _row(held: Holding, now: datetime) -> tuple[str, ...]:
+    from graphsite.publisher.inventory import age
+
+    deployment = held.deployment
+    state = held.state(now)
+    if state == "partial":
+        state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: a temporary route"
+    return (held.fqdn, age(held.created, now) or "-", held.expires or "-",
+            (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
+            (deployment.access if deployment else "") or "-", state)
+
+
+def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
+    holdings = list(inventory.holdings.values())
+    if as_json:
+        output.emit_json({"deployments": [_held_json(h, now) for h in holdings],
+                          "unreadable": inventory.unreadable})
+    else:
+        rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE")]
+        rows += [_row(h, now) for h in holdings]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            output.result("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        for held in holdings:
+            if held.state(now) == "partial":
+                output.info(f"{held.name}: " + ", ".join(f"{kind} {name}" for kind, name in held.resources()))
+    if inventory.unreadable:
+        raise Incomplete("could not read " + "; ".join(f"{system}: {why}" for system, why in
+                                                       inventory.unreadable.items()),
+                         hint="what is listed comes from the other systems; run `graphsite list` again later")
+
+
+def _held_json(held: Holding, now: datetime) -> dict:
+    from graphsite.publisher.inventory import age
+
+    deployment = held.deployment
+    missing = held.missing()
+    return {"subdomain": held.name, "fqdn": held.fqdn, "state": held.state(now), "missing": missing,
+            "service": deployment is not None, "route": held.route is not None, "record": bool(held.records),
+            "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now),
+            "sha256": (deployment.sha256 if deployment else "") or None, "replicas": held.running or None,
+            "access": deployment.access if deployment else None,
+            "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
+            "expired": held.state(now) == "expired",
+            "resources": [{"kind": kind, "name": name} for kind, name in held.resources()]}
+
+
+def gc(report: GcReport, as_json: bool) -> None:
+    if as_json:
+        output.emit_json({"dry_run": report.dry_run, "collected": [c.as_json() for c in report.collected],
+                          "unreadable": report.unreadable})
+    else:
+        for item in report.collected:
+            output.result(item.line())
+        if not report.collected:
+            output.info("nothing has expired and nothing was left halfway")
+    if not report.ok:
+        failed = [c.name for c in report.collected if c.failed]
+        parts = [f"{len(failed)} name(s) failed: {', '.join(failed)}"] if failed else []
+        parts += [f"could not read {system}: {why}" for system, why in report.unreadable.items()]
+        raise Incomplete("gc is not finished: " + "; ".join(parts),
+                         hint="run `graphsite gc` again; `graphsite teardown NAME` removes one name")

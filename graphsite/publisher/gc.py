@@ -1,0 +1,102 @@
+"""`graphsite gc`: tear down what has expired, and what a run that died halfway left behind.
+
+The decision is made twice: once from the survey, to know whom to visit, and again under the name's lock from a
+fresh look, because a redeploy may have renewed the name in between (it holds the lock while it does): a name
+that is no longer expired is left alone. gc carries on past a name that fails and reports every one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from graphsite.config import Config
+from graphsite.errors import GraphsiteError
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.inventory import Holding, holding, survey
+from graphsite.publisher.lock import LockBusy, subdomain_lock
+from graphsite.publisher.teardown import TeardownReport, teardown_locked
+
+TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
+
+
+def reason(held: Holding, now: datetime, grace: float) -> str:
+    """Return why gc removes `held` (expired, or partial and older than the grace period), or '' to keep it."""
+    state = held.state(now)
+    if state == "expired":
+        return f"expired {held.expires}"
+    if state == "partial":
+        from graphsite.publisher.deployment import Stamp
+
+        if Stamp(held.name, held.created).older_than(now, grace):
+            missing = ", ".join(held.missing()) or "a temporary route file"
+            return f"partial for over {grace / 60:g} min (no {missing})"
+    return ""
+
+
+@dataclass(frozen=True)
+class Collected:
+    name: str
+    outcome: str  # tore down, would tear down, kept, skipped, failed
+    reason: str
+    report: TeardownReport | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome == FAILED or (self.report is not None and not self.report.clean)
+
+    def line(self) -> str:
+        return f"{self.outcome} {self.name} ({self.reason})"
+
+    def as_json(self) -> dict:
+        return {"subdomain": self.name, "outcome": self.outcome, "reason": self.reason,
+                "teardown": self.report.as_json() if self.report else None}
+
+
+@dataclass(frozen=True)
+class GcReport:
+    collected: tuple[Collected, ...]
+    unreadable: dict[str, str]
+    dry_run: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.unreadable and not any(c.failed for c in self.collected)
+
+
+def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: str = "",
+            now: datetime | None = None, wait: float = 0.0) -> GcReport:
+    """Tear down every expired deployment and every partial one older than `deploy.gc_grace` whose name starts
+    with `prefix`; return one outcome per name visited."""
+    grace = config.deploy.gc_grace
+    inventory = survey(config, clients)
+    collected = []
+    for name, held in inventory.holdings.items():
+        if not name.startswith(prefix):
+            continue
+        why = reason(held, now or datetime.now(UTC), grace)
+        if not why:
+            continue
+        if dry_run:
+            collected.append(Collected(name, WOULD_TEAR_DOWN, why))
+            continue
+        collected.append(_collect_one(config, clients, name, wait, now))
+    return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
+
+
+def _collect_one(config: Config, clients: Clients, name: str, wait: float, now: datetime | None) -> Collected:
+    try:
+        with subdomain_lock(config.deploy.lock_dir, name, wait=wait):
+            fresh, _ = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
+            why = reason(fresh, now or datetime.now(UTC), config.deploy.gc_grace)
+            if not why:
+                return Collected(name, RENEWED, f"no longer expired: {fresh.state(now or datetime.now(UTC))}"
+                                                f"{', expires ' + fresh.expires if fresh.expires else ''}")
+            report = teardown_locked(config, name, clients)
+    except LockBusy:
+        return Collected(name, BUSY, "another run holds its lock; the next gc looks again")
+    except GraphsiteError as exc:
+        return Collected(name, FAILED, exc.message.splitlines()[0])
+    if not report.clean:
+        return Collected(name, FAILED, "left: " + ", ".join(report.left or ["the page still served"]), report)
+    return Collected(name, TORE_DOWN, why, report)
