@@ -8,6 +8,14 @@ import os
 import pytest
 
 
+def pytest_collection_modifyitems(items):
+    """A test that uses the running lab (directly or through another fixture) is marked `lab`, so that
+    `-m "not lab"` runs exactly the tests that need no lab."""
+    for item in items:
+        if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
+            item.add_marker(pytest.mark.lab)
+
+
 @pytest.fixture(scope="session")
 def lab():
     """Return a `graphsite.lab.client.Lab`: config path, Config, the fake Cloudflare's control client, ports, CA."""

@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "default-report.json"
 
 
@@ -65,6 +67,7 @@ def test_default_report_structure_matches_golden(default_soup):
     if os.environ.get("GRAPHSITE_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(actual, encoding="utf-8")
+        pytest.skip(f"rewrote {GOLDEN.name}: review the diff; a rewrite proves nothing")
     assert GOLDEN.exists(), f"no golden file: run with GRAPHSITE_UPDATE_GOLDEN=1 to create {GOLDEN}"
     assert actual == GOLDEN.read_text(encoding="utf-8"), \
         "the page's structure changed: review, then regenerate with GRAPHSITE_UPDATE_GOLDEN=1"

@@ -8,11 +8,13 @@ import subprocess
 import venv
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.pypi
 def test_fresh_non_editable_install_builds_the_embedded_report(tmp_path):
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
@@ -21,11 +23,13 @@ def test_fresh_non_editable_install_builds_the_embedded_report(tmp_path):
                    check=True, capture_output=True, text=True, cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    probe = ("import graphsite.paths as p, json; "
-             "print(json.dumps([p.__file__, str(p.theme_dir()), str(p.default_source())]))")
+    probe = ("import graphsite.paths as p, json, importlib.util as u; "
+             "print(json.dumps([p.__file__, str(p.theme_dir()), str(p.default_source()), "
+             "u.find_spec('graphsite.lab') is None]))")
     where = subprocess.run([str(python), "-c", probe],
                            check=True, capture_output=True, text=True, cwd=elsewhere)
-    module, theme, source = json.loads(where.stdout)
+    module, theme, source, no_lab = json.loads(where.stdout)
+    assert no_lab, "the lab is for checkouts: the production wheel must not carry graphsite/lab"
     site_packages = str(env_dir)
     assert module.startswith(site_packages), "graphsite must come from the fresh venv, not the checkout"
     assert theme.startswith(site_packages) and "/_data/theme" in theme

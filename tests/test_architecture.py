@@ -1,0 +1,111 @@
+"""The import rules of docs/ARCHITECTURE.md, read from the code itself (every import, including the lazy ones
+inside functions): no cycle between parts, the shared modules depend on no part, the lab is reached by no
+production code, and each third-party client is imported only by its adapter."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "graphsite"
+# The shared modules at the root of the package: every part may use them; they use no part.
+SHARED = {"config", "errors", "output", "paths", "labels", "atomic", "signals", "urls", "codes", "__init__",
+          "__main__", "cli", "_version"}
+# Each external client, and the only modules allowed to import it (the lab is tooling with its own clients).
+ADAPTERS = {
+    "docker": {"publisher/swarm.py"},
+    "requests": {"publisher/swarm.py"},  # the Docker SDK's transport: its errors are translated there
+    "cloudflare": {"publisher/cloudflare.py"},
+    "httpx": {"publisher/cloudflare.py", "publisher/probe.py", "citations/live.py", "citations/http.py",
+              "citations/fetch.py"},
+}
+
+
+def _modules() -> dict[str, Path]:
+    return {str(p.relative_to(PACKAGE)): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _part(relative: str) -> str:
+    """Return the part a module belongs to: its subpackage, or the shared root module's name."""
+    head = relative.split("/")[0]
+    return head.removesuffix(".py")
+
+
+def _part_of_import(name: str) -> str | None:
+    if not name.startswith("graphsite."):
+        return None
+    head = name.split(".")[1]
+    return head if (PACKAGE / head).is_dir() or (PACKAGE / f"{head}.py").is_file() else None
+
+
+def _edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for relative, path in _modules().items():
+        source = _part(relative)
+        for name in _imports(path):
+            target = _part_of_import(name)
+            if target and target != source:
+                edges.setdefault(source, set()).add(target)
+    return edges
+
+
+def test_no_cycle_between_parts():
+    edges = _edges()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, stack = set(), [start]
+        while stack:
+            node = stack.pop()
+            for nxt in edges.get(node, ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False
+
+    cycles = sorted(f"{a} <-> {b}" for a in edges for b in edges[a] if a < b and reaches(b, a))
+    cycles += sorted(f"{b} <-> {a}" for a in edges for b in edges[a] if b < a and reaches(b, a)
+                     and f"{b} <-> {a}" not in cycles)
+    assert not cycles, f"parts that import each other (directly or around a loop): {cycles}"
+
+
+def test_shared_modules_use_no_part():
+    parts = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    wrong = {f"{source} -> {target}" for source, targets in _edges().items() if source in SHARED - {"cli"}
+             for target in targets if target in parts}
+    assert not wrong, f"shared modules must not reach up into a part: {sorted(wrong)}"
+
+
+def test_production_code_never_imports_the_lab():
+    wrong = sorted(source for source, targets in _edges().items() if "lab" in targets and source != "lab")
+    assert not wrong, f"the lab is tooling outside the production package; imported by: {wrong}"
+
+
+@pytest.mark.parametrize("client", sorted(ADAPTERS))
+def test_each_client_is_imported_only_by_its_adapter(client):
+    users = {relative for relative, path in _modules().items() if not relative.startswith("lab/")
+             and any(name == client or name.startswith(client + ".") for name in _imports(path))}
+    assert users <= ADAPTERS[client], f"{client} imported outside its adapter: {sorted(users - ADAPTERS[client])}"
+    assert users, f"no module imports {client}: update ADAPTERS"
+
+
+def test_the_rules_can_fail(tmp_path):
+    """The checks read real import statements, lazy ones included."""
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from graphsite.lab import stack\n    import httpx\n")
+    assert {"graphsite.lab", "graphsite.lab.stack", "httpx"} <= _imports(module)
