@@ -19,6 +19,7 @@ COMMANDS = {
     "teardown": "graphsite.commands.teardown:teardown_command",
     "list": "graphsite.commands.listing:list_command",
     "gc": "graphsite.commands.gc:gc_command",
+    "doctor": "graphsite.commands.doctor:doctor_command",
 }
 
 HELP = {
@@ -29,6 +30,7 @@ HELP = {
     "teardown": "Remove everything a deployment made and prove nothing is left.",
     "list": "List deployments as the systems themselves record them.",
     "gc": "Tear down every expired deployment.",
+    "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
 }
 
 

@@ -52,6 +52,8 @@ class DeployConfig:
     redirect_middleware: str = _doc("Middleware that redirects http to https.", "redirect-to-https@file")
     converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
     lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
+    traefik_static: str = _doc("Traefik's static configuration, read by `graphsite doctor` (empty: not checked).",
+                               "/etc/dokploy/traefik/traefik.yml")
 
 
 @dataclass(frozen=True)
