@@ -20,6 +20,7 @@ COMMANDS = {
     "list": "graphsite.commands.listing:list_command",
     "gc": "graphsite.commands.gc:gc_command",
     "doctor": "graphsite.commands.doctor:doctor_command",
+    "serve": "graphsite.commands.serve:serve_command",
 }
 
 HELP = {
@@ -31,6 +32,7 @@ HELP = {
     "list": "List deployments as the systems themselves record them.",
     "gc": "Tear down every expired deployment.",
     "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
+    "serve": "Preview a report on 127.0.0.1, rebuilt and reloaded on every change.",
 }
 
 
