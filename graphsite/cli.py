@@ -21,6 +21,7 @@ COMMANDS = {
     "gc": "graphsite.commands.gc:gc_command",
     "doctor": "graphsite.commands.doctor:doctor_command",
     "serve": "graphsite.commands.serve:serve_command",
+    "new": "graphsite.commands.new:new_command",
 }
 
 HELP = {
@@ -33,6 +34,7 @@ HELP = {
     "gc": "Tear down every expired deployment.",
     "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
     "serve": "Preview a report on 127.0.0.1, rebuilt and reloaded on every change.",
+    "new": "Write a starter report that builds cleanly with --strict.",
 }
 
 
