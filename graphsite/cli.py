@@ -22,6 +22,7 @@ COMMANDS = {
     "doctor": "graphsite.commands.doctor:doctor_command",
     "serve": "graphsite.commands.serve:serve_command",
     "new": "graphsite.commands.new:new_command",
+    "config": "graphsite.commands.config:config_group",
 }
 
 HELP = {
@@ -35,6 +36,7 @@ HELP = {
     "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
     "serve": "Preview a report on 127.0.0.1, rebuilt and reloaded on every change.",
     "new": "Write a starter report that builds cleanly with --strict.",
+    "config": "Show the effective configuration and each value's source; the JSON Schema of graphsite.toml.",
 }
 
 
