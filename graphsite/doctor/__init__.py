@@ -6,10 +6,15 @@ none of them, and its judgement is tested apart from the adapters' gathering."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from graphsite.config import Config
 from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
 from graphsite.doctor.facts import Facts, gather
 from graphsite.errors import DeployError
+
+if TYPE_CHECKING:
+    from graphsite.publisher.swarm import Swarm
 
 __all__ = ["FAIL", "PASS", "SKIP", "WARN", "Check", "Facts", "diagnose", "preflight", "preflight_error"]
 
@@ -19,10 +24,11 @@ def diagnose(config: Config) -> tuple[Check, ...]:
     return evaluate(config, gather(config))
 
 
-def preflight(config: Config) -> tuple[Check, ...]:
+def preflight(config: Config, swarm: Swarm | None = None) -> tuple[Check, ...]:
     """Return the cheap subset for deploy's plan step: the daemon, Swarm role, network, IPVS/endpoint mode, the
-    dynamic directory, its files and the redirect middleware. No registry or Cloudflare call; well under a second."""
-    return evaluate(config, gather(config, cheap=True))
+    dynamic directory, its files and the redirect middleware. No registry or Cloudflare call (about 0.15 s on the
+    lab). `swarm`: the deploy's connected adapter, reused and left open; without it one is made and closed."""
+    return evaluate(config, gather(config, cheap=True, swarm=swarm))
 
 
 def preflight_error(checks: tuple[Check, ...]) -> DeployError | None:

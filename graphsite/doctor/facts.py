@@ -100,12 +100,14 @@ class Facts:
 # --- Docker ---------------------------------------------------------------------------------------------------
 
 
-def docker_facts(config: Config, *, image: bool = True) -> dict[str, Any]:
-    """Return the daemon, network (and image) facts; Unknown for each when the daemon does not answer."""
+def docker_facts(config: Config, *, image: bool = True, client: Any = None) -> dict[str, Any]:
+    """Return the daemon, network (and image) facts; Unknown for each when the daemon does not answer. `client`:
+    a connected Swarm adapter to use (and leave open), else one is made and closed here."""
     from graphsite.publisher import swarm
 
+    own = client is None
     try:
-        client = swarm.Swarm()
+        client = client or swarm.Swarm()
     except GraphsiteError as exc:
         return {"daemon": Unknown(_docker_reason(exc))}
     try:
@@ -115,7 +117,8 @@ def docker_facts(config: Config, *, image: bool = True) -> dict[str, Any]:
             facts["image"] = _read(lambda: swarm.image_facts(client, config.deploy.image))
         return facts
     finally:
-        client.close()
+        if own:
+            client.close()
 
 
 def _docker_reason(exc: GraphsiteError) -> str:
@@ -291,9 +294,10 @@ def _certificates(path: str, default: str) -> int | Unknown:
     return len(context.get_ca_certs())
 
 
-def gather(config: Config, *, cheap: bool = False) -> Facts:
-    """Return the facts of every check (`cheap`: only local ones and the daemon, no registry or Cloudflare call)."""
-    values: dict[str, Any] = docker_facts(config, image=not cheap)
+def gather(config: Config, *, cheap: bool = False, swarm: Any = None) -> Facts:
+    """Return the facts of every check (`cheap`: only local ones and the daemon, no registry or Cloudflare call);
+    `swarm`: a connected Swarm adapter to reuse."""
+    values: dict[str, Any] = docker_facts(config, image=not cheap, client=swarm)
     values.update(ipvs=ipvs_facts(), dynamic_dir=dynamic_dir_facts(Path(config.deploy.dynamic_dir)))
     if not cheap:
         values.update(static=static_facts(config.deploy.traefik_static), token=token_facts(config),

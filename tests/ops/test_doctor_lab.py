@@ -52,6 +52,14 @@ def test_the_preflight_subset_passes_on_the_lab_and_names_a_missing_network(lab)
     missing = f"{PREFIX}-missing"
     error = preflight_error(preflight(lab.config.replace("deploy", network=missing)))
     assert error is not None and f"no network named {missing}" in error.message
+    from graphsite.publisher.swarm import Swarm
+
+    swarm = Swarm()
+    try:  # the deploy's own adapter, reused and left open
+        assert preflight_error(preflight(lab.config, swarm)) is None
+        assert swarm.network_exists(lab.config.deploy.network)
+    finally:
+        swarm.close()
 
 
 @pytest.fixture
