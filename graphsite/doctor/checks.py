@@ -26,6 +26,10 @@ class Check:
         return {"name": self.name, "status": self.status, "evidence": self.evidence, "fix": self.fix}
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _skip(name: str, why: str) -> Check:
     return Check(name, SKIP, f"not checked: {why}")
 
@@ -124,7 +128,7 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
                       "/etc/dokploy/traefik/dynamic)"),
                 _skip("traefik.files", f"{path} is not a directory"),
                 _skip("traefik.middleware", f"{path} is not a directory")]
-    checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({len(directory.files)} files)")
+    checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({_count(len(directory.files), 'file')})")
               if directory.writable else
               Check("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
                     "run graphsite as a user who may write there (on Dokploy: root)")]
@@ -135,7 +139,7 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
                             "every change of the file provider): " + "; ".join(lines),
                             "fix or remove " + ", ".join(str(f.path) for f in broken)))
     else:
-        checks.append(Check("traefik.files", PASS, f"{len(directory.files)} file(s) parse and fit Traefik's v3 schema"))
+        checks.append(Check("traefik.files", PASS, f"{_count(len(directory.files), 'file')}: each parses and fits Traefik's v3 schema"))
     checks.append(_middleware(config, directory))
     return checks
 
@@ -288,14 +292,15 @@ def record_content_check(config: Config, facts: Facts) -> list[Check]:
 def ca_checks(config: Config, facts: Facts) -> list[Check]:
     checks = []
     for bundle in facts.ca_bundles:
-        what = bundle.path or "the default"
+        configured = (config.dns if bundle.setting.startswith("dns") else config.verify).ca_bundle
+        what = bundle.path if configured else f"empty: the default {bundle.path}"
         if isinstance(bundle.certificates, Unknown):
             checks.append(Check(f"tls.{bundle.setting.split('.')[0]}_ca", FAIL,
                                 f"{bundle.setting}: {bundle.certificates.why}",
                                 "point it at a PEM file of CA certificates, or leave it empty for the default"))
         else:
             checks.append(Check(f"tls.{bundle.setting.split('.')[0]}_ca", PASS,
-                                f"{bundle.setting}: {what} loads ({bundle.certificates} certificates)"))
+                                f"{bundle.setting}: {what} loads ({_count(bundle.certificates, 'certificate')})"))
     return checks
 
 

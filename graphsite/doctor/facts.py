@@ -74,7 +74,7 @@ class Ipvs:
 @dataclass(frozen=True)
 class CaBundle:
     setting: str
-    path: str  # "" for the system trust
+    path: str  # the file loaded: the setting's, else the default (certifi's bundle, the system's CA file)
     certificates: int | Unknown
 
 
@@ -273,19 +273,21 @@ def host_addresses(fib_trie: Path = Path("/proc/net/fib_trie")) -> tuple[str, ..
 def ca_bundle_facts(config: Config) -> tuple[CaBundle, ...]:
     """Return the CA bundle each TLS client loads and how many certificates it holds. Empty settings mean the
     defaults: certifi's bundle for the Cloudflare API (httpx's default), the system store for verify."""
-    return (CaBundle("dns.ca_bundle", config.dns.ca_bundle, _certificates(config.dns.ca_bundle, "certifi")),
-            CaBundle("verify.ca_bundle", config.verify.ca_bundle, _certificates(config.verify.ca_bundle, "system")))
+    bundles = []
+    for setting, path, default in (("dns.ca_bundle", config.dns.ca_bundle, "certifi"),
+                                   ("verify.ca_bundle", config.verify.ca_bundle, "system")):
+        if not path and default == "certifi":
+            import certifi
+
+            path = certifi.where()
+        elif not path:
+            path = ssl.get_default_verify_paths().cafile or ""
+        bundles.append(CaBundle(setting, path, _certificates(path) if path else
+                                Unknown("the system trust store has no CA file (ssl.get_default_verify_paths)")))
+    return tuple(bundles)
 
 
-def _certificates(path: str, default: str) -> int | Unknown:
-    if not path and default == "certifi":
-        import certifi
-
-        path = certifi.where()
-    elif not path:
-        path = ssl.get_default_verify_paths().cafile or ""
-        if not path:
-            return Unknown("the system trust store has no CA file (ssl.get_default_verify_paths)")
+def _certificates(path: str) -> int | Unknown:
     try:
         context = ssl.create_default_context(cafile=path)
     except OSError as exc:  # ssl.SSLError included: a file without a certificate
