@@ -128,7 +128,8 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
                       "/etc/dokploy/traefik/dynamic)"),
                 _skip("traefik.files", f"{path} is not a directory"),
                 _skip("traefik.middleware", f"{path} is not a directory")]
-    checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({_count(len(directory.files), 'file')})")
+    files = _count(len(directory.files), "file")
+    checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
               if directory.writable else
               Check("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
                     "run graphsite as a user who may write there (on Dokploy: root)")]
@@ -139,7 +140,7 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
                             "every change of the file provider): " + "; ".join(lines),
                             "fix or remove " + ", ".join(str(f.path) for f in broken)))
     else:
-        checks.append(Check("traefik.files", PASS, f"{_count(len(directory.files), 'file')}: each parses and fits Traefik's v3 schema"))
+        checks.append(Check("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
     checks.append(_middleware(config, directory))
     return checks
 
