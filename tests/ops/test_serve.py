@@ -122,6 +122,19 @@ def test_a_broken_page_at_load_shows_the_overlay(served, browser):
     page.close()
 
 
+def test_a_configuration_change_rebuilds_and_its_error_shows(served, browser):
+    config = served.source.parent / "graphsite.toml"  # the serve process runs there, GRAPHSITE_CONFIG unset
+    page = browser.new_page()
+    page.goto(served.url)
+    config.write_text("[links\n")
+    overlay = page.wait_for_selector("#graphsite-serve-error", timeout=10_000)
+    assert overlay is not None and f"{config}: invalid TOML" in overlay.inner_text()
+    config.write_text("[links]\ntimeout = 5.0\n")
+    page.wait_for_selector("#graphsite-serve-error", state="detached", timeout=10_000)
+    assert "The first version." in page.inner_text("main")
+    page.close()
+
+
 def _get(url: str, path: str) -> tuple[int, bytes]:
     host, port = url.removeprefix("http://").rstrip("/").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
