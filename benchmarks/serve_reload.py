@@ -54,10 +54,11 @@ def graphsite_server(work: Path) -> tuple[subprocess.Popen, str, Path]:
     source.write_text(REPORT.read_text(encoding="utf-8"), encoding="utf-8")
     process = subprocess.Popen([str(BIN / "graphsite"), "serve", str(source), "--port", "0", "--fonts", "system"],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=work)
+    assert process.stdout is not None
     ready, _, _ = select.select([process.stdout], [], [], 30)
     if not ready:
         raise SystemExit("graphsite serve printed no URL")
-    url = process.stdout.readline().decode().strip()  # type: ignore[union-attr]
+    url = process.stdout.readline().decode().strip()
     return process, url, source
 
 
