@@ -113,6 +113,14 @@ def ipvs_check(config: Config, facts: Facts) -> list[Check]:
                   "accepts no connection, Traefik answers 502)", fix)]
 
 
+def dirs_checks(config: Config, facts: Facts) -> list[Check]:
+    """The directories deploy writes besides the route: its locks, and the pages in bind mode."""
+    return [Check(d.setting, FAIL, f"{d.setting}: cannot create files in {d.path}: {d.problem}",
+                  f"set {d.setting} to a directory this user may write") if d.problem else
+            Check(d.setting, PASS, f"{d.path} is writable{'' if d.path.exists() else ' (made on first deploy)'}")
+            for d in facts.writable_dirs]
+
+
 # --- Traefik --------------------------------------------------------------------------------------------------
 
 
@@ -307,5 +315,6 @@ def ca_checks(config: Config, facts: Facts) -> list[Check]:
 
 def evaluate(config: Config, facts: Facts) -> tuple[Check, ...]:
     """Return every check the facts allow, in the order of a deploy: Docker, Traefik, Cloudflare, DNS, TLS."""
-    return tuple(check for judge in (docker_checks, ipvs_check, traefik_checks, static_checks, cloudflare_checks,
-                                     record_content_check, ca_checks) for check in judge(config, facts))
+    return tuple(check for judge in (docker_checks, ipvs_check, dirs_checks, traefik_checks, static_checks,
+                                     cloudflare_checks, record_content_check, ca_checks)
+                 for check in judge(config, facts))

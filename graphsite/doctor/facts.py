@@ -10,12 +10,16 @@ import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from graphsite.config import TOKEN_ENV, Config
 from graphsite.errors import GraphsiteError
+
+if TYPE_CHECKING:
+    from graphsite.publisher.cloudflare import Zone
+    from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
 
 TRAEFIK_SUFFIXES = (".yml", ".yaml", ".toml")  # what Traefik's file provider reads; anything else is ignored
 
@@ -43,6 +47,15 @@ class DynamicDir:
     is_dir: bool
     writable: bool
     files: tuple[RouteFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class WritableDir:
+    """A directory deploy creates files in (making it when missing): whether it can, and the reason if not."""
+
+    setting: str
+    path: Path
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,15 +95,16 @@ class CaBundle:
 class Facts:
     """Everything the checks judge. Docker and Cloudflare facts are None when they were not gathered."""
 
-    daemon: Any = None  # swarm.DaemonFacts | Unknown
-    network: Any = None  # swarm.NetworkFacts | Unknown
-    image: Any = None  # swarm.ImageFacts | Unknown
+    daemon: DaemonFacts | Unknown | None = None
+    network: NetworkFacts | Unknown | None = None
+    image: ImageFacts | Unknown | None = None
     ipvs: Ipvs | None = None
     dynamic_dir: DynamicDir | None = None
+    writable_dirs: tuple[WritableDir, ...] = ()
     static: StaticConfig | Unknown | None = None
     token: Token | Unknown | None = None
     token_status: str | Unknown | None = None
-    zone: Any = None  # cloudflare.Zone | Unknown (None: not found)
+    zone: Zone | Unknown | None = None  # None: not found
     zone_looked_up: bool = False
     records: int | Unknown | None = None
     addresses: tuple[str, ...] | Unknown | None = None
@@ -194,6 +208,18 @@ def dynamic_dir_facts(directory: Path) -> DynamicDir:
                   if path.suffix in TRAEFIK_SUFFIXES and path.is_file())
     return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
                       files=files)
+
+
+def writable_dir(setting: str, path: Path) -> WritableDir:
+    """Return whether this user can create files in `path`, making it (and its parents) first when missing."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return WritableDir(setting, path, f"{existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return WritableDir(setting, path, f"{existing} is not writable by this user")
+    return WritableDir(setting, path)
 
 
 def static_facts(path_text: str) -> StaticConfig | Unknown:
@@ -300,7 +326,11 @@ def gather(config: Config, *, cheap: bool = False, swarm: Any = None) -> Facts:
     """Return the facts of every check (`cheap`: only local ones and the daemon, no registry or Cloudflare call);
     `swarm`: a connected Swarm adapter to reuse."""
     values: dict[str, Any] = docker_facts(config, image=not cheap, client=swarm)
-    values.update(ipvs=ipvs_facts(), dynamic_dir=dynamic_dir_facts(Path(config.deploy.dynamic_dir)))
+    deploy = config.deploy
+    dirs = [("deploy.lock_dir", deploy.lock_dir)] + ([("deploy.bind_root", deploy.bind_root)]
+                                                     if deploy.content == "bind" else [])
+    values.update(ipvs=ipvs_facts(), dynamic_dir=dynamic_dir_facts(Path(deploy.dynamic_dir)),
+                  writable_dirs=tuple(writable_dir(setting, Path(path)) for setting, path in dirs))
     if not cheap:
         values.update(static=static_facts(config.deploy.traefik_static), token=token_facts(config),
                       addresses=host_addresses(), ca_bundles=ca_bundle_facts(config))

@@ -217,3 +217,15 @@ def test_preflight_error_lists_every_failure_and_fix():
     assert error is not None and "docker.network: deploy.network: no network named x" in error.message
     assert "fix: docker network create" in error.message and "docker.swarm" not in error.message
     assert preflight_error(failing[1:]) is None
+
+
+def test_the_directories_deploy_writes(tmp_path):
+    from graphsite.doctor.facts import writable_dir
+
+    (tmp_path / "file").write_text("")
+    assert writable_dir("deploy.lock_dir", tmp_path / "new" / "locks").problem == ""
+    blocked = writable_dir("deploy.lock_dir", tmp_path / "file" / "locks")
+    assert blocked.problem == f"{tmp_path / 'file'} is not a directory"
+    checks = by_name(evaluate(Config(), good(tmp_path, writable_dirs=(blocked,))))
+    lock = checks["deploy.lock_dir"]
+    assert lock.status == FAIL and f"deploy.lock_dir: cannot create files in {tmp_path / 'file' / 'locks'}" in lock.evidence

@@ -96,6 +96,15 @@ def test_a_dynamic_dir_that_is_a_file(lab, tmp_path):
     assert "is not a directory" in checks["traefik.dynamic_dir"]["evidence"]
 
 
+def test_a_lock_dir_and_a_bind_root_that_cannot_be_made(lab, tmp_path):
+    (tmp_path / "file").write_text("")
+    env = {"GRAPHSITE_DEPLOY_LOCK_DIR": str(tmp_path / "file" / "locks"), "GRAPHSITE_DEPLOY_CONTENT": "bind",
+           "GRAPHSITE_DEPLOY_BIND_ROOT": str(tmp_path / "file" / "srv")}
+    code, checks, text = doctor(lab, env)
+    assert code == 1 and set(failed(checks)) == {"deploy.lock_dir", "deploy.bind_root"}, text
+    assert f"{tmp_path / 'file'} is not a directory" in checks["deploy.bind_root"]["evidence"]
+
+
 def test_a_wrong_token(lab):
     wrong = secrets.token_urlsafe(30)
     code, checks, text = doctor(lab, {"CLOUDFLARE_API_TOKEN": wrong})
