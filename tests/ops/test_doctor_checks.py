@@ -228,4 +228,5 @@ def test_the_directories_deploy_writes(tmp_path):
     assert blocked.problem == f"{tmp_path / 'file'} is not a directory"
     checks = by_name(evaluate(Config(), good(tmp_path, writable_dirs=(blocked,))))
     lock = checks["deploy.lock_dir"]
-    assert lock.status == FAIL and f"deploy.lock_dir: cannot create files in {tmp_path / 'file' / 'locks'}" in lock.evidence
+    assert lock.status == FAIL
+    assert f"deploy.lock_dir: cannot create files in {tmp_path / 'file' / 'locks'}" in lock.evidence
