@@ -1,5 +1,6 @@
 """`graphsite doctor`: every precondition of a deploy, checked read-only. `facts.py` gathers what the systems
-say through the publisher's adapters; `checks.py` judges it with pure functions; this module joins the two.
+say through the publisher's adapters and `host.py` what this host's files and kernel say, as the values of
+`model.py`; `checks.py` judges them with pure functions; this module joins the two.
 
 A package of its own rather than a module of the publisher: it reads all three systems and this host, changes
 none of them, and its judgement is tested apart from the adapters' gathering."""
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from graphsite.config import Config
 from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
-from graphsite.doctor.facts import Facts, gather
+from graphsite.doctor.facts import gather
+from graphsite.doctor.model import Facts
 from graphsite.errors import DeployError
 
 if TYPE_CHECKING:

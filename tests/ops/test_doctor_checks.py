@@ -11,18 +11,8 @@ import pytest
 from graphsite.config import Config
 from graphsite.doctor import checks as judge
 from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
-from graphsite.doctor.facts import (
-    DynamicDir,
-    Facts,
-    Ipvs,
-    RouteFile,
-    Token,
-    Unknown,
-    dynamic_dir_facts,
-    host_addresses,
-    ipvs_facts,
-    static_facts,
-)
+from graphsite.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
+from graphsite.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
 from graphsite.publisher.cloudflare import Zone
 from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
 
@@ -220,7 +210,7 @@ def test_preflight_error_lists_every_failure_and_fix():
 
 
 def test_the_directories_deploy_writes(tmp_path):
-    from graphsite.doctor.facts import writable_dir
+    from graphsite.doctor.host import writable_dir
 
     (tmp_path / "file").write_text("")
     assert writable_dir("deploy.lock_dir", tmp_path / "new" / "locks").problem == ""
