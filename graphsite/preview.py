@@ -98,12 +98,14 @@ class Preview:
     def __init__(self, build: Callable[[], str], watched: Callable[[], list[Path]]) -> None:
         self._build, self._watched = build, watched
         self.state = State()
+        self._seen: dict[Path, bytes | None] = {}
         self.changed = threading.Condition()
         self.stopping = threading.Event()
 
     def rebuild(self) -> None:
         """Build once; on success serve the new page, on failure keep the last good one and record the error."""
         started = time.perf_counter()
+        self._seen = self._stamp()  # before reading: an edit made while building triggers the next build
         try:
             html, error = self._build(), None
         except GraphsiteError as exc:
@@ -128,23 +130,21 @@ class Preview:
             self.changed.wait_for(lambda: self.state.version != version or self.stopping.is_set(), timeout)
             return self.state.snapshot()
 
-    def _stamp(self) -> dict[Path, tuple[int, int] | None]:
-        stamps: dict[Path, tuple[int, int] | None] = {}
+    def _stamp(self) -> dict[Path, bytes | None]:
+        """Return a digest of each watched file's content (None: missing). Content, not mtime: two same-size
+        writes within one mtime tick still differ."""
+        stamps: dict[Path, bytes | None] = {}
         for path in self._watched():
             try:
-                info = path.stat()
-                stamps[path] = (info.st_mtime_ns, info.st_size)
+                stamps[path] = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
             except OSError:
                 stamps[path] = None
         return stamps
 
     def watch(self, interval: float = POLL) -> None:
-        """Rebuild whenever a watched file changes, appears or disappears, until `stop()`."""
-        seen = self._stamp()
+        """Rebuild whenever a watched file changed, appeared or disappeared since the last build, until `stop()`."""
         while not self.stopping.wait(interval):
-            now = self._stamp()
-            if now != seen:
-                seen = now
+            if self._stamp() != self._seen:
                 self.rebuild()
 
     def stop(self) -> None:

@@ -55,3 +55,31 @@ def test_a_failed_build_keeps_the_last_good_page():
     assert preview.wait(2) == {"page": 2, "version": 3, "error": None}
     assert b"two" in preview.state.html
     assert preview.wait(3, timeout=0.05)["version"] == 3  # nothing new: returns at the timeout
+
+
+def test_an_edit_during_a_build_is_not_lost(tmp_path):
+    """The edit lands after the build read the file but before the watcher's first look: it must still build."""
+    import threading
+
+    source = tmp_path / "r.md"
+    source.write_text("one")
+    edited = threading.Event()
+
+    def build() -> str:
+        text = source.read_text()
+        if not edited.is_set():
+            source.write_text("two")  # same size, same mtime tick, while this build is under way
+            edited.set()
+        return f"<html><body>{text}</body></html>"
+
+    preview = Preview(build, lambda: [source])
+    preview.rebuild()
+    assert b"one" in preview.state.html
+    watcher = threading.Thread(target=preview.watch, kwargs={"interval": 0.01}, daemon=True)
+    watcher.start()
+    try:
+        state = preview.wait(1, timeout=5)
+    finally:
+        preview.stop()
+        watcher.join(timeout=5)
+    assert state["page"] == 2 and b"two" in preview.state.html

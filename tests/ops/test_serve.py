@@ -110,15 +110,15 @@ def test_edits_reach_the_open_page_and_errors_show_over_the_last_good_one(served
 
 def test_a_broken_page_at_load_shows_the_overlay(served, browser):
     served.source.write_text("---\nbadge: [\n---\n# x\n")
-    page = browser.new_page()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # the watcher looks every 0.2 s
-        page.goto(served.url)
-        if page.query_selector("#graphsite-serve-error"):
-            break
-        time.sleep(0.2)
+    while b'"error": null' in _get(served.url, "/__graphsite/events?version=-1")[1]:  # the watcher looks every 0.2 s
+        assert time.monotonic() < deadline, "the broken edit was never built"
+        time.sleep(0.1)
+    page = browser.new_page()
+    page.goto(served.url)  # a fresh load, after the failed build: the overlay comes with it
+    overlay = page.wait_for_selector("#graphsite-serve-error", timeout=10_000)
+    assert overlay is not None and str(served.source) in overlay.inner_text()
     assert "The first version." in page.inner_text("main")
-    assert page.query_selector("#graphsite-serve-error") is not None
     page.close()
 
 
