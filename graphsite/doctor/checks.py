@@ -4,6 +4,7 @@ FAIL or SKIP with the evidence and, when it is not PASS, the fix. No I/O here; `
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,8 +145,8 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
     broken = [f for f in directory.files if f.errors]
     if broken:
         lines = [f"{f.path}: {error}" for f in broken for error in f.errors[:3]]
-        checks.append(Check("traefik.files", FAIL, f"{len(broken)} file(s) Traefik cannot load (one bad file blocks "
-                            "every change of the file provider): " + "; ".join(lines),
+        checks.append(Check("traefik.files", FAIL, f"{_count(len(broken), 'file')} Traefik cannot load (one bad file "
+                            "blocks every change of the file provider): " + "; ".join(lines),
                             "fix or remove " + ", ".join(str(f.path) for f in broken)))
     else:
         checks.append(Check("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
@@ -260,7 +261,8 @@ def _zone(config: Config, facts: Facts) -> Check:
         return Check("cloudflare.zone", FAIL, f"site.domain: this token sees no zone named {domain}",
                      "check site.domain, or the token's zone resources")
     if zone is None:
-        return Check("cloudflare.zone", FAIL, f"dns.zone_id: no zone {zone_id} for this token",
+        shape = "" if re.fullmatch(r"[0-9a-f]{32}", zone_id) else " (a zone id is 32 hex digits)"
+        return Check("cloudflare.zone", FAIL, f"dns.zone_id: no zone {zone_id} for this token{shape}",
                      "copy the zone id from the zone's Overview page, or leave dns.zone_id empty to look it up")
     if zone.name != domain:
         return Check("cloudflare.zone", FAIL, f"dns.zone_id {zone.id} is the zone {zone.name}, not site.domain "

@@ -63,7 +63,7 @@ def test_a_healthy_production_stack_passes(tmp_path):
     ({"token_status": Unknown("Cloudflare: verify the API token: HTTP 401: 1000 Invalid API Token")},
      "cloudflare.verify", "Invalid API Token"),
     ({"token_status": "disabled"}, "cloudflare.verify", "disabled"),
-    ({"zone": None}, "cloudflare.zone", "no zone"),
+    ({"zone": None, "zone_looked_up": True}, "cloudflare.zone", "this token sees no zone named hhdevs.space"),
     ({"zone": Zone("z" * 32, "other.example", "active")}, "cloudflare.zone", "is the zone other.example, not"),
     ({"records": Unknown("HTTP 403: 10000 Authentication error")}, "cloudflare.records", "403"),
     ({"addresses": ("10.0.0.5",), "ca_bundles": ()}, "dns.record_content", "cannot be told"),
@@ -220,3 +220,13 @@ def test_the_directories_deploy_writes(tmp_path):
     lock = checks["deploy.lock_dir"]
     assert lock.status == FAIL
     assert f"deploy.lock_dir: cannot create files in {tmp_path / 'file' / 'locks'}" in lock.evidence
+
+
+def test_a_zone_id_that_is_not_one(tmp_path):
+    config = Config().replace("dns", zone_id="0123")
+    check = by_name(evaluate(config, good(tmp_path, zone=None)))["cloudflare.zone"]
+    assert check.status == FAIL
+    assert check.evidence == "dns.zone_id: no zone 0123 for this token (a zone id is 32 hex digits)"
+    config = Config().replace("dns", zone_id="0" * 32)
+    check = by_name(evaluate(config, good(tmp_path, zone=None)))["cloudflare.zone"]
+    assert check.evidence == f"dns.zone_id: no zone {'0' * 32} for this token"
