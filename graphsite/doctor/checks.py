@@ -73,7 +73,8 @@ def _network(config: Config, network) -> Check:
     if isinstance(network, Unknown):
         return Check("docker.network", FAIL, f"{setting} {name}: {network.why}", "check the Docker daemon")
     if not network.found:
-        return Check("docker.network", FAIL, f"{setting}: no network named {name}", f"{create}, or fix {setting}")
+        return Check("docker.network", FAIL, f"{setting}: Docker network {name} does not exist",
+                     f"{create}, or fix {setting}")
     shape = f"driver {network.driver}, scope {network.scope}, attachable {str(network.attachable).lower()}"
     if network.driver != "overlay" or network.scope != "swarm":
         return Check("docker.network", FAIL, f"{setting}: {name} is not a Swarm overlay ({shape})",

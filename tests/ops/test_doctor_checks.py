@@ -50,7 +50,8 @@ def test_a_healthy_production_stack_passes(tmp_path):
     ({"daemon": DaemonFacts("17.05", "1.29", "active", True, "n")}, "docker.daemon", "1.30"),
     ({"daemon": DaemonFacts("27", "1.47", "inactive", False, "")}, "docker.swarm", "in no swarm"),
     ({"daemon": DaemonFacts("27", "1.47", "active", False, "worker-node-id")}, "docker.swarm", "worker"),
-    ({"network": NetworkFacts("dokploy-network", found=False)}, "docker.network", "no network named dokploy-network"),
+    ({"network": NetworkFacts("dokploy-network", found=False)}, "docker.network",
+     "Docker network dokploy-network does not exist"),
     ({"network": NetworkFacts("dokploy-network", True, "bridge", "local", False)}, "docker.network", "not a Swarm"),
     ({"network": NetworkFacts("dokploy-network", True, "overlay", "swarm", False)}, "docker.network",
      "dokploy-network is not attachable"),
@@ -201,10 +202,11 @@ def test_ipvs_facts_read_the_module_list(tmp_path):
 def test_preflight_error_lists_every_failure_and_fix():
     from graphsite.doctor import preflight_error
 
-    failing = (judge.Check("docker.network", FAIL, "deploy.network: no network named x", "docker network create"),
+    failing = (judge.Check("docker.network", FAIL, "deploy.network: Docker network x does not exist",
+                           "docker network create"),
                judge.Check("docker.swarm", PASS, "manager"))
     error = preflight_error(failing)
-    assert error is not None and "docker.network: deploy.network: no network named x" in error.message
+    assert error is not None and "docker.network: deploy.network: Docker network x does not exist" in error.message
     assert "fix: docker network create" in error.message and "docker.swarm" not in error.message
     assert preflight_error(failing[1:]) is None
 

@@ -51,7 +51,7 @@ def test_the_preflight_subset_passes_on_the_lab_and_names_a_missing_network(lab)
     assert preflight_error(checks) is None, checks
     missing = f"{PREFIX}-missing"
     error = preflight_error(preflight(lab.config.replace("deploy", network=missing)))
-    assert error is not None and f"no network named {missing}" in error.message
+    assert error is not None and f"deploy.network: Docker network {missing} does not exist" in error.message
     from graphsite.publisher.swarm import Swarm
 
     swarm = Swarm()
@@ -150,7 +150,7 @@ def test_a_missing_network(lab):
     missing = f"{PREFIX}-missing"
     code, checks, text = doctor(lab, {"GRAPHSITE_DEPLOY_NETWORK": missing})
     assert code == 1 and set(failed(checks)) == {"docker.network"}, text
-    assert f"deploy.network: no network named {missing}" in checks["docker.network"]["evidence"]
+    assert f"deploy.network: Docker network {missing} does not exist" in checks["docker.network"]["evidence"]
 
 
 @pytest.fixture
