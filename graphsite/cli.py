@@ -19,6 +19,10 @@ COMMANDS = {
     "teardown": "graphsite.commands.teardown:teardown_command",
     "list": "graphsite.commands.listing:list_command",
     "gc": "graphsite.commands.gc:gc_command",
+    "doctor": "graphsite.commands.doctor:doctor_command",
+    "serve": "graphsite.commands.serve:serve_command",
+    "new": "graphsite.commands.new:new_command",
+    "config": "graphsite.commands.config:config_group",
 }
 
 HELP = {
@@ -29,6 +33,10 @@ HELP = {
     "teardown": "Remove everything a deployment made and prove nothing is left.",
     "list": "List deployments as the systems themselves record them.",
     "gc": "Tear down every expired deployment.",
+    "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
+    "serve": "Preview a report on 127.0.0.1, rebuilt and reloaded on every change.",
+    "new": "Write a starter report that builds cleanly with --strict.",
+    "config": "Show the effective configuration and each value's source; the JSON Schema of graphsite.toml.",
 }
 
 

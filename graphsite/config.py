@@ -55,6 +55,8 @@ class DeployConfig:
     docker_timeout: float = _doc("Seconds one Docker API request may take before it fails.", 30.0)
     gc_grace: float = _doc("Seconds a partial deployment (a run that died halfway) is left before gc removes it.",
                            900.0)
+    traefik_static: str = _doc("Traefik's static configuration, read by `graphsite doctor` (empty: not checked).",
+                               "/etc/dokploy/traefik/traefik.yml")
 
 
 @dataclass(frozen=True)

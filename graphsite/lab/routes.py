@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 _RECORDS_PATH = re.compile(r"^/client/v4/zones/(?P<zone>[^/]+)/dns_records(?:/(?P<record>[^/]+))?$")
 _ZONES_PATH = re.compile(r"^/client/v4/zones(?:/(?P<zone>[^/]+))?$")
+_VERIFY_PATH = "/client/v4/user/tokens/verify"
 AUTH_MISSING = (9106, "Missing X-Auth-Key, X-Auth-Email or Authorization headers")
 AUTH_FAILED = (10000, "Authentication error")
+INVALID_TOKEN = (1000, "Invalid API Token")
 CONTRACT = (1004, "Request does not fit Cloudflare's API contract: {detail}")
 NO_ROUTE = (7000, "No route for that URI")
 LAB_BUG = (1000, "The lab's own answer broke the contract: {detail}")
@@ -43,6 +45,8 @@ def answer(app: FakeCloudflare, method: str, path: str, query: list[tuple[str, s
         zones = _ZONES_PATH.match(path)
         if zones and method == "GET":
             return _zones(app, headers, dict(query), zones["zone"])
+        if path == _VERIFY_PATH and method == "GET":
+            return _verify_token(app, headers)
         app.log(f"no route: {method} {path}")
         return 404, records.error(NO_ROUTE)
     content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "application/json")
@@ -97,6 +101,16 @@ def _zones(app: FakeCloudflare, headers: dict[str, str], query: dict[str, str],
     assert set(envelope) >= {"success", "errors", "messages", "result", "result_info"}
     assert isinstance(envelope["result"], list) and envelope["success"] is True
     return 200, envelope
+
+
+def _verify_token(app: FakeCloudflare, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """GET /user/tokens/verify: Cloudflare answers 401 with code 1000 for a token it does not know."""
+    if _authorised(headers, app.token):
+        return 401, records.error(INVALID_TOKEN)
+    import hashlib
+
+    token_id = hashlib.sha256(app.token.encode()).hexdigest()[:32]  # an id, never the token
+    return 200, records.ok({"id": token_id, "status": "active"})
 
 
 def control(app: FakeCloudflare, method: str, path: str, body: bytes) -> tuple[int, Any]:

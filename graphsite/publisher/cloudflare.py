@@ -238,3 +238,58 @@ def _codes(exc: cloudflare.APIStatusError) -> set:
 def _messages(exc: cloudflare.APIStatusError) -> str:
     text = "; ".join(f"{e.get('code', '')} {e.get('message', '')}".strip() for e in _errors(exc))
     return text or exc.message
+
+
+# --- read-only facts for `graphsite doctor` (nothing below changes the zone) --------------------------------
+
+
+@dataclass(frozen=True)
+class Zone:
+    """A zone as Cloudflare describes it."""
+
+    id: str
+    name: str
+    status: str
+
+
+def token_status(dns: Dns) -> str:
+    """Return the token's status from GET /user/tokens/verify (`active` when it may be used)."""
+    try:
+        verified = dns._client.user.tokens.verify()
+    except cloudflare.APIError as exc:
+        raise dns._fail("verify the API token", exc) from None
+    return str(getattr(verified, "status", "") or "unknown")
+
+
+def zone_by_id(dns: Dns, zone_id: str) -> Zone | None:
+    """Return the zone with id `zone_id`, or None when Cloudflare has none this token may see."""
+    try:
+        raw = dns._client.zones.get(zone_id=zone_id)
+    except (cloudflare.NotFoundError, cloudflare.BadRequestError):
+        return None
+    except cloudflare.APIError as exc:
+        raise dns._fail(f"read zone {zone_id}", exc) from None
+    if raw is None:
+        return None
+    return Zone(id=raw.id, name=str(raw.name).lower().rstrip("."), status=str(getattr(raw, "status", "") or ""))
+
+
+def zone_by_name(dns: Dns, name: str) -> Zone | None:
+    """Return the zone called `name` that the token may see, or None."""
+    try:
+        found = list(dns._client.zones.list(name=name))
+    except cloudflare.APIError as exc:
+        raise dns._fail(f"look up zone {name}", exc) from None
+    if not found:
+        return None
+    raw = found[0]
+    return Zone(id=raw.id, name=str(raw.name).lower().rstrip("."), status=str(getattr(raw, "status", "") or ""))
+
+
+def count_records(dns: Dns, zone_id: str) -> int:
+    """Return how many records the first page of the zone's listing holds (proves DNS read permission)."""
+    try:
+        page = dns._client.dns.records.list(zone_id=zone_id, per_page=5)
+    except cloudflare.APIError as exc:
+        raise dns._fail(f"list the records of zone {zone_id}", exc) from None
+    return len(page.result)

@@ -330,3 +330,80 @@ def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:
     lines = [f"task {', '.join(ids)}: {why_task}" for why_task, ids in seen.items()]
     return DeployError(f"service {name} did not converge ({why})" + "".join(f"\n  {s}" for s in lines),
                        hint="check the image and `docker service ps --no-trunc " + name + "`")
+
+
+# --- read-only facts for `graphsite doctor` (nothing below changes the daemon) ------------------------------
+
+
+@dataclass(frozen=True)
+class DaemonFacts:
+    """The daemon and this node as Docker reports them."""
+
+    version: str
+    api_version: str
+    swarm_state: str  # inactive, pending, active, error, locked
+    manager: bool
+    node_id: str
+
+
+@dataclass(frozen=True)
+class NetworkFacts:
+    """A network by exact name: found, and its driver, scope and attachable flag when it is."""
+
+    name: str
+    found: bool
+    driver: str = ""
+    scope: str = ""
+    attachable: bool = False
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """Whether the image is on this node, else whether its registry answers for it (a manifest lookup)."""
+
+    image: str
+    present: bool
+    pullable: bool = False
+    detail: str = ""
+
+
+def daemon_facts(swarm: Swarm) -> DaemonFacts:
+    """Return the daemon's version, API version and this node's Swarm role."""
+    try:
+        version, info = swarm.api.version(), swarm.api.info()
+    except docker.errors.DockerException as exc:
+        raise _translate("read the daemon's version and info", exc) from None
+    state = info.get("Swarm") or {}
+    return DaemonFacts(version=version.get("Version", ""), api_version=version.get("ApiVersion", ""),
+                       swarm_state=state.get("LocalNodeState", ""), manager=bool(state.get("ControlAvailable")),
+                       node_id=state.get("NodeID", ""))
+
+
+def network_facts(swarm: Swarm, name: str) -> NetworkFacts:
+    """Return the network called exactly `name` (Docker's name filter also matches prefixes)."""
+    try:
+        found = [n for n in swarm.api.networks(names=[name]) if n["Name"] == name]
+    except docker.errors.DockerException as exc:
+        raise _translate(f"list networks named {name}", exc) from None
+    if not found:
+        return NetworkFacts(name=name, found=False)
+    raw = found[0]
+    return NetworkFacts(name=name, found=True, driver=raw.get("Driver", ""), scope=raw.get("Scope", ""),
+                        attachable=bool(raw.get("Attachable")))
+
+
+def image_facts(swarm: Swarm, image: str) -> ImageFacts:
+    """Return whether `image` is on this node, else whether its registry describes it (nothing is pulled)."""
+    try:
+        swarm.api.inspect_image(image)
+        return ImageFacts(image=image, present=True)
+    except docker.errors.ImageNotFound:
+        pass
+    except docker.errors.DockerException as exc:
+        raise _translate(f"inspect image {image}", exc) from None
+    try:
+        swarm.api.inspect_distribution(image)
+    except docker.errors.DockerException as exc:
+        detail = getattr(exc, "explanation", None) or str(exc)
+        return ImageFacts(image=image, present=False, pullable=False, detail=str(detail)[:300])
+    return ImageFacts(image=image, present=False, pullable=True)

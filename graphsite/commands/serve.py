@@ -1,0 +1,54 @@
+"""`graphsite serve [SOURCE] [--port N]`: build the page, serve it on 127.0.0.1, rebuild and reload on change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from graphsite.errors import GraphsiteError
+
+
+@click.command("serve")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--fonts", type=click.Choice(["google", "system"]), default="google", show_default=True,
+              help="system: no external request at all (private networks).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+def serve_command(source: Path | None, port: int, fonts: str, config_path: Path | None) -> None:
+    """Serve SOURCE on http://127.0.0.1:PORT/, rebuilt when it, the theme or the configuration changes."""
+    from graphsite import output, preview
+    from graphsite.builder.build import build_page
+    from graphsite.config import find_config_file, load_config
+    from graphsite.paths import default_source, theme_dir
+
+    source = source or default_source()
+    if not source.is_file():
+        raise GraphsiteError(f"{source}: no such file", hint="name a Markdown report, or create one: graphsite new")
+
+    def build() -> str:
+        return build_page(source, fonts=fonts, config=load_config(config_path)).html
+
+    def watched() -> list[Path]:
+        config_file = find_config_file(config_path)
+        return [source, *sorted(p for p in theme_dir().rglob("*") if p.is_file()), *([config_file] if config_file
+                                                                                      else [])]
+
+    server_preview = preview.Preview(build, watched)
+    server_preview.rebuild()
+    try:
+        server = preview.start(server_preview, source.resolve().parent, port)
+    except OSError as exc:
+        raise GraphsiteError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}",
+                             hint="choose another --port (0: any free one)") from None
+    output.info(f"Serving {source} on http://127.0.0.1:{server.server_port}/ (rebuilt on change; Ctrl-C stops)")
+    output.result(f"http://127.0.0.1:{server.server_port}/")
+    try:
+        server_preview.watch()
+    except KeyboardInterrupt:
+        output.info("Stopped.")
+    finally:
+        server_preview.stop()
+        server.shutdown()
+        server.server_close()

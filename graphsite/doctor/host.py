@@ -1,0 +1,154 @@
+"""The doctor's facts read from this host alone: the kernel (IPVS, addresses), the Traefik files and directories,
+the CA bundles. Read-only, and nothing here decides PASS or FAIL."""
+
+from __future__ import annotations
+
+import os
+import platform
+import ssl
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from graphsite.config import Config
+from graphsite.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
+
+TRAEFIK_SUFFIXES = (".yml", ".yaml", ".toml")  # what Traefik's file provider reads; anything else is ignored
+
+
+def ipvs_facts(proc: Path = Path("/proc"), modules: Path = Path("/lib/modules")) -> Ipvs:
+    """Return whether the kernel's IPVS is loaded, and whether it is available as a module or built in."""
+    loaded = (proc / "net" / "ip_vs").exists() or Path("/sys/module/ip_vs").exists()
+    release = modules / platform.release()
+    if not release.is_dir():
+        return Ipvs(loaded=loaded, module=None)
+    try:
+        listed = "\n".join((release / name).read_text(encoding="utf-8", errors="replace")
+                           for name in ("modules.dep", "modules.builtin") if (release / name).is_file())
+    except OSError:
+        return Ipvs(loaded=loaded, module=None)
+    return Ipvs(loaded=loaded, module="/ip_vs.ko" in listed)
+
+
+# --- Traefik --------------------------------------------------------------------------------------------------
+
+
+def _parse(path: Path) -> tuple[Any, str]:
+    """Return the parsed document and '' or None and the parse error with its line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"cannot read: {getattr(exc, 'strerror', None) or exc}"
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(text), ""
+        return yaml.safe_load(text), ""
+    except tomllib.TOMLDecodeError as exc:
+        return None, f"invalid TOML: {exc}"
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, f"{where}invalid YAML: {problem}"
+
+
+def route_file(path: Path) -> RouteFile:
+    """Return one dynamic-configuration file as Traefik would judge it: parse, then the v3 schema."""
+    from graphsite.publisher.route import schema_errors
+
+    document, error = _parse(path)
+    if error:
+        return RouteFile(path, (error,))
+    if document is None:
+        return RouteFile(path)  # an empty file configures nothing; Traefik accepts it
+    errors = tuple(schema_errors(document))
+    http = document.get("http") if isinstance(document, dict) else None
+    middlewares = tuple(sorted((http or {}).get("middlewares") or {})) if isinstance(http, dict) else ()
+    return RouteFile(path, errors, middlewares)
+
+
+def dynamic_dir_facts(directory: Path) -> DynamicDir:
+    """Return the directory's state and every file Traefik's file provider reads there (subdirectories too)."""
+    if not directory.exists():
+        return DynamicDir(directory, exists=False, is_dir=False, writable=False)
+    if not directory.is_dir():
+        return DynamicDir(directory, exists=True, is_dir=False, writable=False)
+    files = tuple(route_file(path) for path in sorted(directory.rglob("*"))
+                  if path.suffix in TRAEFIK_SUFFIXES and path.is_file())
+    return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
+                      files=files)
+
+
+def writable_dir(setting: str, path: Path) -> WritableDir:
+    """Return whether this user can create files in `path`, making it (and its parents) first when missing."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return WritableDir(setting, path, f"{existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return WritableDir(setting, path, f"{existing} is not writable by this user")
+    return WritableDir(setting, path)
+
+
+def static_facts(path_text: str) -> StaticConfig | Unknown:
+    """Return Traefik's static configuration, or Unknown saying why it cannot be read (or is not configured)."""
+    if not path_text:
+        return Unknown("deploy.traefik_static is empty")
+    path = Path(path_text)
+    if not path.is_file():
+        return Unknown(f"deploy.traefik_static: {path} is not readable here "
+                       f"({'missing' if not path.exists() else 'not a file'})")
+    document, error = _parse(path)
+    if error or not isinstance(document, dict):
+        return StaticConfig(path, error=error or "expected a mapping at the top")
+    resolvers = {}
+    for name, spec in (document.get("certificatesResolvers") or {}).items():
+        acme = (spec or {}).get("acme") or {}
+        challenges = [kind for kind in ("dnsChallenge", "httpChallenge", "tlsChallenge") if kind in acme]
+        resolvers[str(name)] = challenges[0] if challenges else "none"
+    file_provider = (document.get("providers") or {}).get("file") or {}
+    return StaticConfig(path, resolvers, tuple(sorted(document.get("entryPoints") or {})),
+                        str(file_provider.get("directory") or ""))
+
+
+# --- this host ------------------------------------------------------------------------------------------------
+
+
+def host_addresses(fib_trie: Path = Path("/proc/net/fib_trie")) -> tuple[str, ...] | Unknown:
+    """Return this host's IPv4 addresses (the kernel's local routes), or Unknown when they cannot be read."""
+    try:
+        lines = fib_trie.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        return Unknown(f"cannot read {fib_trie}: {exc.strerror}")
+    found = {previous.split()[-1] for previous, line in zip(lines, lines[1:], strict=False)
+             if line.strip() == "/32 host LOCAL" and previous.strip().startswith("|--")}
+    return tuple(sorted(found))
+
+
+def ca_bundle_facts(config: Config) -> tuple[CaBundle, ...]:
+    """Return the CA bundle each TLS client loads and how many certificates it holds. Empty settings mean the
+    defaults: certifi's bundle for the Cloudflare API (httpx's default), the system store for verify."""
+    bundles = []
+    for setting, path, default in (("dns.ca_bundle", config.dns.ca_bundle, "certifi"),
+                                   ("verify.ca_bundle", config.verify.ca_bundle, "system")):
+        if not path and default == "certifi":
+            import certifi
+
+            path = certifi.where()
+        elif not path:
+            path = ssl.get_default_verify_paths().cafile or ""
+        bundles.append(CaBundle(setting, path, _certificates(path) if path else
+                                Unknown("the system trust store has no CA file (ssl.get_default_verify_paths)")))
+    return tuple(bundles)
+
+
+def _certificates(path: str) -> int | Unknown:
+    try:
+        context = ssl.create_default_context(cafile=path)
+    except OSError as exc:  # ssl.SSLError included: a file without a certificate
+        reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        return Unknown(f"cannot load {path}: {reason}")
+    return len(context.get_ca_certs())

@@ -1,0 +1,234 @@
+"""The doctor's judgement as pure functions: facts made by hand, every way a precondition can break, and the
+facts gatherers that read only files (route directories, Traefik's static configuration, the kernel's routes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphsite.config import Config
+from graphsite.doctor import checks as judge
+from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
+from graphsite.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
+from graphsite.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
+from graphsite.publisher.cloudflare import Zone
+from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
+
+MANAGER = DaemonFacts(version="27.3.1", api_version="1.47", swarm_state="active", manager=True, node_id="n" * 25)
+NETWORK = NetworkFacts(name="dokploy-network", found=True, driver="overlay", scope="swarm", attachable=True)
+MIDDLEWARES = "http:\n  middlewares:\n    redirect-to-https:\n      redirectScheme: {scheme: https, permanent: true}\n"
+
+
+def by_name(checks) -> dict:
+    return {c.name: c for c in checks}
+
+
+def good(tmp_path: Path, **changes) -> Facts:
+    directory = tmp_path / "dynamic"
+    directory.mkdir(exist_ok=True)
+    (directory / "middlewares.yml").write_text(MIDDLEWARES)
+    values: dict[str, Any] = dict(
+        daemon=MANAGER, network=NETWORK, image=ImageFacts("caddy:2-alpine", present=True),
+        ipvs=Ipvs(loaded=True, module=True), dynamic_dir=dynamic_dir_facts(directory),
+        static=Unknown("deploy.traefik_static is empty"), token=Token(source="CLOUDFLARE_API_TOKEN", length=40),
+        token_status="active", zone=Zone("z" * 32, "hhdevs.space", "active"), records=3,
+        addresses=("10.0.0.5", "129.146.163.180", "127.0.0.1"), ca_bundles=())
+    values.update(changes)
+    return Facts(**values)
+
+
+def test_a_healthy_production_stack_passes(tmp_path):
+    checks = evaluate(Config(), good(tmp_path))
+    assert {c.status for c in checks} == {PASS, SKIP}, [c for c in checks if c.status not in (PASS, SKIP)]
+    assert [c.name for c in checks if c.status == SKIP] == ["traefik.static"]
+
+
+@pytest.mark.parametrize(("change", "name", "words"), [
+    ({"daemon": Unknown("Docker: cannot reach the daemon")}, "docker.daemon", "cannot reach"),
+    ({"daemon": DaemonFacts("17.05", "1.29", "active", True, "n")}, "docker.daemon", "1.30"),
+    ({"daemon": DaemonFacts("27", "1.47", "inactive", False, "")}, "docker.swarm", "in no swarm"),
+    ({"daemon": DaemonFacts("27", "1.47", "active", False, "worker-node-id")}, "docker.swarm", "worker"),
+    ({"network": NetworkFacts("dokploy-network", found=False)}, "docker.network",
+     "Docker network dokploy-network does not exist"),
+    ({"network": NetworkFacts("dokploy-network", True, "bridge", "local", False)}, "docker.network", "not a Swarm"),
+    ({"network": NetworkFacts("dokploy-network", True, "overlay", "swarm", False)}, "docker.network",
+     "dokploy-network is not attachable"),
+    ({"image": ImageFacts("caddy:2-alpine", False, False, "manifest unknown")}, "docker.image", "not pullable"),
+    ({"ipvs": Ipvs(loaded=False, module=False)}, "docker.ipvs", "no IPVS"),
+    ({"token": Token(source="")}, "cloudflare.token", "no Cloudflare API token"),
+    ({"token": Unknown("dns.token_file: cannot read /x: No such file")}, "cloudflare.token", "/x"),
+    ({"token": Token(source="CLOUDFLARE_API_TOKEN", length=41, charset_ok=False)}, "cloudflare.token",
+     "characters no Cloudflare token has"),
+    ({"token_status": Unknown("Cloudflare: verify the API token: HTTP 401: 1000 Invalid API Token")},
+     "cloudflare.verify", "Invalid API Token"),
+    ({"token_status": "disabled"}, "cloudflare.verify", "disabled"),
+    ({"zone": None, "zone_looked_up": True}, "cloudflare.zone", "this token sees no zone named hhdevs.space"),
+    ({"zone": Zone("z" * 32, "other.example", "active")}, "cloudflare.zone", "is the zone other.example, not"),
+    ({"records": Unknown("HTTP 403: 10000 Authentication error")}, "cloudflare.records", "403"),
+    ({"addresses": ("10.0.0.5",), "ca_bundles": ()}, "dns.record_content", "cannot be told"),
+])
+def test_each_broken_precondition_is_named(tmp_path, change, name, words):
+    checks = by_name(evaluate(Config(), good(tmp_path, **change)))
+    check = checks[name]
+    assert check.status in (FAIL, WARN), check
+    assert words in check.evidence, check
+    assert check.fix, check
+    assert all(c.status in (PASS, SKIP) for n, c in checks.items() if n != name), checks
+
+
+def test_a_daemon_that_does_not_answer_skips_what_depends_on_it(tmp_path):
+    checks = by_name(evaluate(Config(), good(tmp_path, daemon=Unknown("no daemon"))))
+    assert checks["docker.daemon"].status == FAIL
+    assert checks["docker.swarm"].status == checks["docker.network"].status == SKIP
+    assert "docker.image" not in checks
+
+
+def test_ipvs_is_not_needed_with_dnsrr_and_unknown_is_a_warning(tmp_path):
+    none = Ipvs(loaded=False, module=False)
+    assert by_name(evaluate(Config().replace("deploy", endpoint_mode="dnsrr"), good(tmp_path, ipvs=none))
+                   )["docker.ipvs"].status == PASS
+    assert by_name(evaluate(Config(), good(tmp_path, ipvs=Ipvs(False, None))))["docker.ipvs"].status == WARN
+    assert by_name(evaluate(Config(), good(tmp_path, ipvs=Ipvs(False, True))))["docker.ipvs"].status == PASS
+
+
+@pytest.mark.parametrize(("content", "status"), [
+    ("129.146.163.180", PASS), ("10.0.0.5", FAIL), ("2001:db8::1", FAIL), ("not-an-ip", FAIL), ("8.8.8.8", WARN),
+])
+def test_record_content(tmp_path, content, status):
+    config = Config().replace("dns", record_content=content)
+    assert by_name(evaluate(config, good(tmp_path)))["dns.record_content"].status == status
+
+
+def test_a_loopback_record_passes_only_as_a_rehearsal(tmp_path):
+    config = Config().replace("dns", record_content="127.0.0.1")
+    assert by_name(evaluate(config, good(tmp_path)))["dns.record_content"].status == FAIL
+    rehearsal = config.replace("verify", resolve_https="127.0.0.1:8443")
+    assert by_name(evaluate(rehearsal, good(tmp_path)))["dns.record_content"].status == PASS
+
+
+def test_an_unparsable_route_file_names_the_file_and_line(tmp_path):
+    directory = tmp_path / "dynamic"
+    directory.mkdir()
+    (directory / "middlewares.yml").write_text(MIDDLEWARES)
+    (directory / "nested").mkdir()
+    (directory / "nested" / "broken.yaml").write_text("http:\n  routers:\n    a: [unclosed\n")
+    (directory / "schema.toml").write_text('[http.routers.a]\nrule = 3\n')
+    (directory / "notes.txt").write_text("{{ not read by Traefik")
+    facts = good(tmp_path, dynamic_dir=dynamic_dir_facts(directory))
+    check = by_name(evaluate(Config(), facts))["traefik.files"]
+    assert check.status == FAIL
+    assert f"{directory / 'nested' / 'broken.yaml'}: line " in check.evidence
+    assert f"{directory / 'schema.toml'}: http.routers.a" in check.evidence
+    assert "notes.txt" not in check.evidence
+
+
+def test_a_missing_middleware_and_directory(tmp_path):
+    empty = DynamicDir(tmp_path, exists=True, is_dir=True, writable=True, files=(RouteFile(tmp_path / "a.yml"),))
+    check = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=empty)))["traefik.middleware"]
+    assert check.status == FAIL and "redirect-to-https@file" in check.evidence and "redirectScheme" in check.fix
+    missing = dynamic_dir_facts(tmp_path / "nowhere")
+    checks = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=missing)))
+    assert checks["traefik.dynamic_dir"].status == FAIL and "does not exist" in checks["traefik.dynamic_dir"].evidence
+    assert checks["traefik.files"].status == SKIP
+    unwritable = DynamicDir(tmp_path, exists=True, is_dir=True, writable=False)
+    assert by_name(evaluate(Config(), good(tmp_path, dynamic_dir=unwritable)))["traefik.dynamic_dir"].status == FAIL
+    docker = Config().replace("deploy", redirect_middleware="redirect@docker")
+    assert by_name(evaluate(docker, good(tmp_path, dynamic_dir=empty)))["traefik.middleware"].status == SKIP
+
+
+STATIC = """
+entryPoints:
+  web: {address: ":80"}
+  websecure: {address: ":443"}
+providers:
+  file: {directory: /etc/dokploy/traefik/dynamic, watch: true}
+certificatesResolvers:
+  letsencrypt:
+    acme: {email: a@b.c, storage: /etc/dokploy/traefik/dynamic/acme.json, httpChallenge: {entryPoint: web}}
+  cloudflare:
+    acme: {email: a@b.c, dnsChallenge: {provider: cloudflare}}
+"""
+
+
+def test_the_static_configuration(tmp_path):
+    path = tmp_path / "traefik.yml"
+    path.write_text(STATIC)
+    static = static_facts(str(path))
+    assert not isinstance(static, Unknown)
+    assert static.resolvers == {"letsencrypt": "httpChallenge", "cloudflare": "dnsChallenge"}
+
+    def checks(**deploy):
+        return by_name(evaluate(Config().replace("deploy", **deploy), good(tmp_path, static=static)))
+
+    assert checks()["traefik.resolver"].status == PASS
+    assert checks()["traefik.entrypoints"].status == PASS
+    assert "traefik.provider" not in checks()
+    wildcard = checks(tls="wildcard")["traefik.resolver"]
+    assert wildcard.status == FAIL and "httpChallenge" in wildcard.evidence
+    assert checks(tls="wildcard", cert_resolver="cloudflare")["traefik.resolver"].status == PASS
+    unknown = checks(cert_resolver="le")["traefik.resolver"]
+    assert unknown.status == FAIL and "no resolver le (defined: cloudflare, letsencrypt)" in unknown.evidence
+    assert checks(https_entrypoint="https")["traefik.entrypoints"].status == FAIL
+    assert checks(dynamic_dir="/srv/dynamic")["traefik.provider"].status == WARN
+    path.write_text("entryPoints: [unclosed\n")
+    broken = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
+    assert broken.status == FAIL and f"{path}: line 2: invalid YAML" in broken.evidence
+    assert isinstance(static_facts(str(tmp_path / "missing.yml")), Unknown)
+
+
+def test_host_addresses_from_the_kernels_local_routes(tmp_path):
+    trie = tmp_path / "fib_trie"
+    trie.write_text("Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 10.0.0.5\n        /32 host LOCAL\n"
+                    "     |-- 10.0.0.255\n        /32 link BROADCAST\n     |-- 127.0.0.1\n        /32 host LOCAL\n")
+    assert host_addresses(trie) == ("10.0.0.5", "127.0.0.1")
+    assert isinstance(host_addresses(tmp_path / "none"), Unknown)
+    assert "127.0.0.1" in host_addresses()  # this machine's own
+
+
+def test_ipvs_facts_read_the_module_list(tmp_path):
+    import platform
+
+    release = tmp_path / "modules" / platform.release()
+    release.mkdir(parents=True)
+    (release / "modules.dep").write_text("kernel/net/netfilter/ipvs/ip_vs.ko.xz: kernel/lib/libcrc32c.ko\n")
+    assert ipvs_facts(tmp_path / "proc", tmp_path / "modules").module is True
+    (release / "modules.dep").write_text("kernel/net/foo.ko:\n")
+    assert ipvs_facts(tmp_path / "proc", tmp_path / "modules").module is False
+    assert ipvs_facts(tmp_path / "proc", tmp_path / "none").module is None
+
+
+def test_preflight_error_lists_every_failure_and_fix():
+    from graphsite.doctor import preflight_error
+
+    failing = (judge.Check("docker.network", FAIL, "deploy.network: Docker network x does not exist",
+                           "docker network create"),
+               judge.Check("docker.swarm", PASS, "manager"))
+    error = preflight_error(failing)
+    assert error is not None and "docker.network: deploy.network: Docker network x does not exist" in error.message
+    assert "fix: docker network create" in error.message and "docker.swarm" not in error.message
+    assert preflight_error(failing[1:]) is None
+
+
+def test_the_directories_deploy_writes(tmp_path):
+    from graphsite.doctor.host import writable_dir
+
+    (tmp_path / "file").write_text("")
+    assert writable_dir("deploy.lock_dir", tmp_path / "new" / "locks").problem == ""
+    blocked = writable_dir("deploy.lock_dir", tmp_path / "file" / "locks")
+    assert blocked.problem == f"{tmp_path / 'file'} is not a directory"
+    checks = by_name(evaluate(Config(), good(tmp_path, writable_dirs=(blocked,))))
+    lock = checks["deploy.lock_dir"]
+    assert lock.status == FAIL
+    assert f"deploy.lock_dir: cannot create files in {tmp_path / 'file' / 'locks'}" in lock.evidence
+
+
+def test_a_zone_id_that_is_not_one(tmp_path):
+    config = Config().replace("dns", zone_id="0123")
+    check = by_name(evaluate(config, good(tmp_path, zone=None)))["cloudflare.zone"]
+    assert check.status == FAIL
+    assert check.evidence == "dns.zone_id: no zone 0123 for this token (a zone id is 32 hex digits)"
+    config = Config().replace("dns", zone_id="0" * 32)
+    check = by_name(evaluate(config, good(tmp_path, zone=None)))["cloudflare.zone"]
+    assert check.evidence == f"dns.zone_id: no zone {'0' * 32} for this token"
