@@ -16,6 +16,7 @@ from pathlib import Path
 from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
+from graphsite.doctor import preflight, preflight_error
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route
@@ -206,15 +207,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
-        route.check_dynamic_dir(plan.route_path.parent)
-        if not clients.swarm.network_exists(plan.service.network):
-            raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
-                              hint="create it (docker network create -d overlay --attachable NAME) or fix the name")
+        # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
+        # cannot load blocks every change, this route's included), the middlewares the route uses
+        failed = preflight_error(preflight(config, clients.swarm))
+        if failed is not None:
+            raise failed
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
         route.check_route(plan.route, plan.route_path)
-    missing = route.missing_middleware(config)
-    if missing:
-        output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
     return _Prepared(plan, decision, current)
 
 

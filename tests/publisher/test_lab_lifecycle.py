@@ -170,5 +170,6 @@ def test_dry_run_touches_nothing(publab):
     _nothing_left(publab, name)
     other = publab.run("deploy", "--subdomain", name, "--dry-run",
                        env={"GRAPHSITE_DEPLOY_REDIRECT_MIDDLEWARE": "to-https@file"})
-    assert other.exit_code == 0, other.stderr
-    assert "warning: the route uses middleware to-https@file, which no file in" in other.stderr
+    # Traefik disables a router whose middleware does not exist: the plan refuses it, naming it and the fix
+    assert other.exit_code == 1 and "Traceback" not in other.stderr
+    assert "deploy.redirect_middleware: to-https@file is defined in no file of" in other.stderr
