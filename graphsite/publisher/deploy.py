@@ -16,7 +16,7 @@ from pathlib import Path
 from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
-from graphsite.doctor import preflight, preflight_error
+from graphsite.publisher.doctor import preflight, preflight_error
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route

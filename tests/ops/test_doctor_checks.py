@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from graphsite.config import Config
-from graphsite.doctor import checks as judge
-from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
-from graphsite.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
-from graphsite.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
+from graphsite.publisher.doctor import checks as judge
+from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
+from graphsite.publisher.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
+from graphsite.publisher.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
 from graphsite.publisher.cloudflare import Zone
 from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
 
@@ -200,7 +200,7 @@ def test_ipvs_facts_read_the_module_list(tmp_path):
 
 
 def test_preflight_error_lists_every_failure_and_fix():
-    from graphsite.doctor import preflight_error
+    from graphsite.publisher.doctor import preflight_error
 
     failing = (judge.Check("docker.network", FAIL, "deploy.network: Docker network x does not exist",
                            "docker network create"),
@@ -212,7 +212,7 @@ def test_preflight_error_lists_every_failure_and_fix():
 
 
 def test_the_directories_deploy_writes(tmp_path):
-    from graphsite.doctor.host import writable_dir
+    from graphsite.publisher.doctor.host import writable_dir
 
     (tmp_path / "file").write_text("")
     assert writable_dir("deploy.lock_dir", tmp_path / "new" / "locks").problem == ""

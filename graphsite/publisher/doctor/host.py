@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from graphsite.config import Config
-from graphsite.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
+from graphsite.publisher.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
 
 TRAEFIK_SUFFIXES = (".yml", ".yaml", ".toml")  # what Traefik's file provider reads; anything else is ignored
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.config import TOKEN_ENV, Config
-from graphsite.doctor import host
-from graphsite.doctor.model import Facts, Token, Unknown
+from graphsite.publisher.doctor import host
+from graphsite.publisher.doctor.model import Facts, Token, Unknown
 from graphsite.errors import GraphsiteError
 
 # --- Docker ---------------------------------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphsite.config import Config
-from graphsite.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
-from graphsite.doctor.facts import gather
-from graphsite.doctor.model import Facts
+from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
+from graphsite.publisher.doctor.facts import gather
+from graphsite.publisher.doctor.model import Facts
 from graphsite.errors import DeployError
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.doctor.model import Facts, Token, Unknown
+from graphsite.publisher.doctor.model import Facts, Token, Unknown
 
 PASS, WARN, FAIL, SKIP = "PASS", "WARN", "FAIL", "SKIP"
 MIN_API = (1, 30)  # Swarm configs need Docker API 1.30
