@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 $(BIN)/graphsite: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,lab]'
+	$(BIN)/pip install --quiet -e '.[test,lab,lint]'
 	@touch $@
 
 install: $(BIN)/graphsite

@@ -16,12 +16,12 @@ from pathlib import Path
 from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
-from graphsite.publisher.doctor import preflight, preflight_error
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, route_path
+from graphsite.publisher.doctor import preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import draw_name, fqdn
@@ -289,7 +289,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
             outcomes.append(_ensure_directory(plan, undo))
     with output.step("service"):
         if prepared.current is None:
-            undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
+            undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
+                      partial(swarm.remove_service, plan.subdomain))
         else:  # a redeploy: the previous version serves again, and its configs stay in use
             undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))

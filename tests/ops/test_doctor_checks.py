@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from graphsite.config import Config
+from graphsite.publisher.cloudflare import Zone
 from graphsite.publisher.doctor import checks as judge
 from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
 from graphsite.publisher.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
 from graphsite.publisher.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
-from graphsite.publisher.cloudflare import Zone
 from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
 
 MANAGER = DaemonFacts(version="27.3.1", api_version="1.47", swarm_state="active", manager=True, node_id="n" * 25)

@@ -90,7 +90,8 @@ def test_a_teardown_deadline_bounds_every_retry(production, silent_server, monke
     assert time.monotonic() - start < 3.0  # not 10 retries of 5 s
 
 
-@pytest.mark.parametrize("token", ["abc\ndef" + "x" * 30, " " * 3 + "y" * 30 + "\tz", "z" * 30 + "\x07" + "z", "é" * 30])
+@pytest.mark.parametrize("token", ["abc\ndef" + "x" * 30, " " * 3 + "y" * 30 + "\tz", "z" * 30 + "\x07" + "z",
+                                   "é" * 30])
 def test_a_token_that_cannot_be_a_token_is_refused_before_any_request(production, silent_server, monkeypatch, token):
     from graphsite.publisher.cloudflare import Dns
 
@@ -171,7 +172,9 @@ mount -t tmpfs tmpfs /var/lib/docker
 if [ -d /var/lib/containerd ]; then mount -t tmpfs tmpfs /var/lib/containerd; fi
 dockerd --bridge=none --iptables=false --ip6tables=false -H unix:///run/worker.sock \
   --pidfile /run/worker.pid >/run/worker.log 2>&1 &
-for _ in $(seq 100); do [ -S /run/worker.sock ] && docker -H unix:///run/worker.sock version >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do
+  docker -H unix:///run/worker.sock version >/dev/null 2>&1 && break; sleep 0.1
+done
 export DOCKER_HOST=unix:///run/worker.sock
 "$GRAPHSITE" list --json >/run/list.out 2>/run/list.err; echo "@@list $?"
 "$GRAPHSITE" deploy --subdomain "$NAME" --no-verify >/run/deploy.out 2>/run/deploy.err; echo "@@deploy $?"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphsite.config import Config
+from graphsite.errors import DeployError
 from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
 from graphsite.publisher.doctor.facts import gather
 from graphsite.publisher.doctor.model import Facts
-from graphsite.errors import DeployError
 
 if TYPE_CHECKING:
     from graphsite.publisher.swarm import Swarm

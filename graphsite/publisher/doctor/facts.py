@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.config import TOKEN_ENV, Config
+from graphsite.errors import GraphsiteError
 from graphsite.publisher.doctor import host
 from graphsite.publisher.doctor.model import Facts, Token, Unknown
-from graphsite.errors import GraphsiteError
 
 # --- Docker ---------------------------------------------------------------------------------------------------
 
