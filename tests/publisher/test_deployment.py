@@ -1,0 +1,140 @@
+"""The Deployment record: every way a deployment is written into a system reads back the same, the first
+version's records are still recognised, and a half-made deployment's state is derived from what exists."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphsite.publisher import route
+from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, owned_by
+
+NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
+STAMP = Stamp("graph-eng-0a1b2c", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
+
+
+def test_every_system_s_record_reads_back_the_same_stamp(tmp_path):
+    assert Stamp.from_labels(STAMP.labels()) == STAMP
+    assert Stamp.from_marker(STAMP.marker("a" * 64), "ignored") == STAMP
+    assert Stamp.from_route_text(STAMP.route_comment() + "http: {}\n") == STAMP
+    assert Stamp.from_record_comment(STAMP.record_comment()) == STAMP
+
+
+def test_a_deployment_round_trips_through_its_service_labels():
+    deployment = Deployment(name="s1", fqdn="s1.example.com", sha256="b" * 64, title="T", created=STAMP.created,
+                            expires=STAMP.expires, content="bind", replicas=3, access="private")
+    assert Deployment.from_labels(deployment.labels(), replicas=3) == deployment
+    assert Deployment.from_labels({"other": "label"}) is None
+
+
+def test_records_of_the_first_version_are_still_ours():
+    assert Stamp.from_record_comment("graphsite: gs-1 (made by graphsite deploy)", "gs-1.example.com") == Stamp("gs-1")
+    assert Stamp.from_marker("made by graphsite deploy; page sha256 abc\n", "gs-1") == Stamp("gs-1")
+    assert Stamp.from_record_comment("made by hand", "gs-1.example.com") is None
+
+
+def test_a_record_comment_fits_cloudflare_s_limit_for_the_longest_name():
+    stamp = Stamp("s" * 41, STAMP.created, STAMP.expires)
+    comment = stamp.record_comment()
+    assert len(comment) <= COMMENT_LIMIT and stamp.name in comment and stamp.created in comment
+    assert Stamp.from_record_comment(comment).created == stamp.created
+
+
+def test_expiry_and_grace_are_derived_from_the_stamp():
+    assert STAMP.expired(NOW + timedelta(days=8)) and not STAMP.expired(NOW)
+    assert not Stamp("x").expired(NOW)  # no expiry: never expires
+    assert STAMP.older_than(NOW + timedelta(minutes=16), 900) and not STAMP.older_than(NOW, 900)
+    assert Stamp("x").older_than(NOW, 900)  # says nothing of its age: old enough to be collected
+    assert owned_by(STAMP, "graph-eng-0a1b2c") and not owned_by(STAMP, "other") and not owned_by(None, "x")
+
+
+def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_path):
+    from graphsite.atomic import temporary_prefix
+
+    stamped = tmp_path / f"{temporary_prefix(tmp_path / 'gs-1.yml')}abcd1234.tmp"
+    stamped.write_text(STAMP.route_comment().replace(STAMP.name, "gs-1") + "http: {}\n")
+    empty = tmp_path / ".gs-2.yml.zz99.tmp"  # killed between creating and writing it
+    empty.write_text("")
+    first_version = tmp_path / ".gs-3.k2j4.graphsite-tmp"
+    first_version.write_text("")
+    foreign = tmp_path / ".gs-4.yml.q1.tmp"
+    foreign.write_text("# someone else's\n")
+    (tmp_path / "gs-5.yml").write_text("http: {}\n")  # not a temporary file
+    assert route.temporaries(tmp_path) == {"gs-1": [stamped], "gs-2": [empty], "gs-3": [first_version]}
+
+
+def test_a_route_file_says_whose_it_is(tmp_path, production):
+    path = tmp_path / "gs-1.yml"
+    document = route.route_document(production, "gs-1", "gs-1.hhdevs.space")
+    stamp = Stamp("gs-1", STAMP.created, STAMP.expires)
+    assert route.write_route(path, document, stamp) is True
+    assert path.read_text().startswith("# graphsite: name=gs-1 created=")
+    assert route.route_stamp(path) == stamp
+    assert route.write_route(path, document, stamp) is False  # unchanged: not rewritten
+    other = tmp_path / "gs-2.yml"
+    other.write_text(path.read_text())  # the same routers under another file name: not the route of gs-2
+    assert route.route_stamp(other) is None
+    assert oct(path.stat().st_mode & 0o777) == "0o644" and not list(tmp_path.glob(".*"))
+
+
+def test_a_lock_file_lives_only_while_its_run_does(tmp_path):
+    from graphsite.publisher.lock import subdomain_lock
+
+    with subdomain_lock(tmp_path, "s1") as path:
+        assert path.read_text() == f"pid {os.getpid()}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_that_opened_the_lock_file_before_it_was_removed_takes_the_new_one(tmp_path):
+    """The holder removes the file as it finishes; a run that opened the old file meanwhile must not hold a lock
+    on a nameless file while a third run locks the new one: both checks go through the name."""
+    import threading
+
+    from graphsite.publisher.lock import subdomain_lock
+
+    inside: list[str] = []
+    release = threading.Event()
+
+    def holder() -> None:
+        with subdomain_lock(tmp_path, "s1"):
+            inside.append("first")
+            release.wait(5)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    while not inside:
+        pass
+    threading.Timer(0.2, release.set).start()
+    with subdomain_lock(tmp_path, "s1", wait=5) as path:
+        assert Path(path).exists() and os.stat(path).st_ino  # the lock held is the file the name leads to
+        inside.append("second")
+    thread.join()
+    assert inside == ["first", "second"] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("present,missing", [
+    ({"deployment", "configs", "route", "records"}, []),
+    ({"deployment", "configs"}, ["route", "record"]),
+    ({"route"}, ["service", "record", "configs"]),
+    ({"records"}, ["service", "route", "configs"]),
+])
+def test_what_a_partial_deployment_lacks_is_derived(present, missing):
+    from graphsite.publisher.inventory import Holding
+
+    fields = {"deployment": Deployment("s1", "s1.x", created=STAMP.created), "configs": ("s1-page-x",),
+              "route": Path("/d/s1.yml"), "records": (object(),)}
+    held = Holding(name="s1", fqdn="s1.x", stamps=(Stamp("s1", STAMP.created),),
+                   **{k: v for k, v in fields.items() if k in present})
+    assert held.missing() == missing
+    assert held.state(NOW) == ("partial" if missing else "deployed")
+
+
+def test_what_could_not_be_read_is_not_called_missing():
+    from graphsite.publisher.inventory import DNS, Holding
+
+    held = Holding(name="s1", fqdn="s1.x", deployment=Deployment("s1", "s1.x"), configs=("c",),
+                   route=Path("/d/s1.yml"), unknown=(DNS,))
+    assert held.missing() == [] and held.state(NOW) == "deployed"
