@@ -11,6 +11,9 @@ from graphsite.config import Config
 from graphsite.errors import ConfigError, GraphsiteError
 from graphsite.labels import check_domain
 
+# The systems a deployment lives in, as messages and `list` name them.
+SWARM, ROUTES, DIRECTORIES, DNS = "Docker Swarm", "route directory", "bind directories", "Cloudflare"
+
 
 @dataclass
 class Clients:
@@ -24,7 +27,6 @@ class Clients:
     @classmethod
     def connect(cls, config: Config, *, partial: bool = False) -> Clients:
         from graphsite.publisher.cloudflare import Dns
-        from graphsite.publisher.inventory import DNS, SWARM
         from graphsite.publisher.swarm import Swarm
 
         clients = cls()

@@ -14,7 +14,7 @@ from pathlib import Path
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher import bind, route
-from graphsite.publisher.clients import Clients
+from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Deployment, Stamp, parse_stamp
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
@@ -22,7 +22,7 @@ from graphsite.publisher.deployment import route_path as route_path_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.swarm import Service
 
-SWARM, ROUTES, DIRECTORIES, DNS = "Docker Swarm", "route directory", "bind directories", "Cloudflare"
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Holding", "Inventory", "age", "holding", "survey"]
 
 
 @dataclass(frozen=True)
