@@ -19,8 +19,9 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
               show_default=True, help="Directory that receives index.html.")
 @click.option("--subdomain", help="Show `live <subdomain>` and name it in the teardown command.")
-@click.option("--fonts", type=click.Choice(["google", "system"]), default="google", show_default=True,
-              help="system: no external request at all (private networks).")
+@click.option("--fonts", type=click.Choice(["embedded", "google", "system"]), default="embedded", show_default=True,
+              help="embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
+                   "system: the reader's own fonts.")
 @click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding.")
 @click.option("--check-links", is_flag=True,
               help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
