@@ -54,7 +54,6 @@
       }
     }
     function show() {
-      if (window.CSS && CSS.highlights) CSS.highlights.set("found", new Highlight(...hits));
       status.textContent = last.length < 2 ? "" : hits.length ? (at + 1) + " of " + hits.length
         : "no match";
     }

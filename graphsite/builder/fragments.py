@@ -23,6 +23,7 @@ from graphsite.citations.urls import problem
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)
 _HREF = re.compile(r'\shref="([^"]*)"')
+_REL = re.compile(r'\srel="[^"]*"')
 _PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)(.*?)<a class="permalink" href="#([^"]+)" aria-label="Permalink"'
                         r'(?: rel="noopener noreferrer")?>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
@@ -89,7 +90,10 @@ def _cite(match: re.Match[str], table: dict[int, Citable]) -> str:
 def _link(match: re.Match[str]) -> str:
     attributes, text = match.group(1), match.group(2)
     href_match = _HREF.search(attributes)
-    if href_match is not None:
+    if href_match is None:
+        if 'class="neutralised"' not in attributes:  # an anchor the author named (`<a name=…>`): keep it,
+            return f"<a{_REL.sub('', attributes)}>{text}</a>"  # without the rel that needs an href
+    else:
         href = html.unescape(href_match.group(1))
         scheme = url_scheme(href)
         if scheme in {"mailto"} or not scheme or public_url(href):
@@ -100,7 +104,7 @@ def _link(match: re.Match[str]) -> str:
 def _permalink(match: re.Match[str]) -> str:
     heading = " ".join(html.unescape(_TAG.sub("", match.group(4))).split())
     return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(5)}" '
-            f'aria-label="Link to this heading: {html.escape(heading)}"')
+            f'aria-label="Link to this heading: {html.escape(heading)}">')
 
 
 def _scrollers(fragment: str, place: str) -> str:

@@ -96,7 +96,7 @@ def _digest(text: str) -> str:
 
 def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "") -> str:
     """Return the page's CSP: nothing by default, then exactly its own style, script, fonts and images."""
-    style = [_digest(css)] + ([_digest(font_css)] if font_css else [])
+    style = ([_digest(font_css)] if font_css else []) + [_digest(css)]  # in the page's order
     style += ["https://fonts.googleapis.com"] if fonts == "google" else []
     parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {_digest(js)}"]
     if fonts == "google":
@@ -211,8 +211,8 @@ def description(report: Report) -> str:
 
 def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, ...]:
     return tuple(dataclasses.replace(section,
-                                     summary_html=page_fragment(section.summary_html, table, f" in §{section.index}"),
-                                     detail_html=page_fragment(section.detail_html, table, f" in §{section.index}"))
+                                     summary_html=page_fragment(section.summary_html, table, f" in {section.index}"),
+                                     detail_html=page_fragment(section.detail_html, table, f" in {section.index}"))
                  for section in report.sections)
 
 
