@@ -49,6 +49,18 @@ def public_url(url: str) -> str:
     return "" if problem(url) else url
 
 
+_LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
+
+
+def reference_title(reference: Reference) -> str:
+    """Return the title a reader sees: without the author's local paths when the reference is not public
+    (`~/.hermes/skills/x/SKILL.md` becomes `x/SKILL.md`), never empty."""
+    title = reference.title if reference.title != reference.url else ""
+    if not public_url(reference.url):
+        title = _LOCAL_PATH.sub(lambda match: match.group(1), title)
+    return " ".join(title.split()) or f"Reference {reference.number}"
+
+
 def _short(text: str, limit: int = TITLE_LIMIT) -> str:
     text = " ".join(text.replace("**", "").replace("`", "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip(" ,.;:") + "…"
@@ -61,7 +73,7 @@ def citables(references: Iterable[Reference]) -> dict[int, Citable]:
         if reference.number in found:
             continue
         url = public_url(reference.url)
-        title = _short(reference.title) or f"entry {reference.number}"
+        title = _short(reference_title(reference))
         if url:
             found[reference.number] = Citable(reference.number, url, f"Reference {reference.number}: {title}"
                                               " (opens the source)", True)

@@ -21,7 +21,7 @@ import jinja2.bccache
 from markupsafe import Markup
 
 from graphsite.builder.fonts import font_face_css, page_characters
-from graphsite.builder.fragments import Citable, citables, page_fragment, public_url
+from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title
 from graphsite.builder.ladder import ladder, vertical_ladder
 from graphsite.builder.markdown import text_html
 from graphsite.builder.model import Report, Section
@@ -143,9 +143,7 @@ def _reference_groups(report: Report) -> list[tuple[str, list[Entry]]]:
             groups.append((reference.group, []))
         element_id = "" if reference.number in seen else f"ref-{reference.number}"
         seen.add(reference.number)
-        title = reference.title if public_url(reference.url) or reference.title != reference.url else ""
-        groups[-1][1].append(Entry(reference.number, title or f"Reference {reference.number}",
-                                   public_url(reference.url), element_id,
+        groups[-1][1].append(Entry(reference.number, reference_title(reference), public_url(reference.url), element_id,
                                    tuple(cited_in.get(reference.number, ()))))
     return groups
 
