@@ -126,7 +126,7 @@ def _scrollers(fragment: str, place: str) -> str:
     parts: list[str] = []
     last = 0
     for match in _SCROLLERS.finditer(fragment):
-        opening, closing = match.group(1), match.group(2)
+        opening = match.group(1)
         parts.append(fragment[last:match.start()])
         last = match.end()
         if opening:

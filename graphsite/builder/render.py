@@ -174,7 +174,8 @@ def _source_links(report: Report, table: dict[int, Citable]) -> dict[int, tuple[
     return links
 
 
-_STOPWORDS = frozenset("a an the in at of to on for and or not just every before you your as is be".split())
+_STOPWORDS = frozenset({"a", "an", "the", "in", "at", "of", "to", "on", "for", "and", "or", "not", "just", "every",
+                        "before", "you", "your", "as", "is", "be"})
 
 
 def _words(text: str) -> set[str]:

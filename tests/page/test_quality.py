@@ -169,7 +169,7 @@ def test_citations_obey_the_reference_list(page):
         if not href.startswith(("#", "mailto:")):
             assert href.startswith("https://") or href.startswith("http://"), href
             assert problem(href) is None, f"a link to {href}"
-    for _, not_public, text in data["refs"].values():
+    for _, _not_public, text in data["refs"].values():
         assert "file:" not in text and "/home/" not in text
     assert sum(not_public for _, not_public, _ in data["refs"].values()) >= 5
 
