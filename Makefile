@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python benchmarks/build_vs_pandoc.py
 	$(BIN)/python benchmarks/links_vs_peers.py
+	$(BIN)/python benchmarks/page_vs_mkdocs.py
 	scripts/lab up
 	$(BIN)/python benchmarks/deploy_lab.py
 
