@@ -183,8 +183,8 @@ def main() -> None:
         for name in targets:
             if name.startswith("graphsite"):
                 r = results[(name, preset)]
-                print(f"  {name} / material: LCP {r['lcp'] / peer['lcp']:.2f}x, bytes {r['bytes'] / peer['bytes']:.2f}x,"
-                      f" requests {r['requests']}/{peer['requests']}")
+                print(f"  {name} / material: LCP {r['lcp'] / peer['lcp']:.2f}x, "
+                      f"bytes {r['bytes'] / peer['bytes']:.2f}x, requests {r['requests']}/{peer['requests']}")
     print(f"\nLighthouse reports and screenshots (desktop, phone, print): {OUT}")
 
 
