@@ -70,7 +70,11 @@ def subset_woff2(path: Path, characters: str) -> bytes:
     cached = _cache_dir() / f"{key}.woff2"
     with contextlib.suppress(OSError):
         return cached.read_bytes()
-    data = _subset(source, characters)
+    try:
+        data = _subset(source, characters)
+    except Exception as exc:  # fontTools raises many types on a damaged file (TTLibError, struct.error, …)
+        raise BuildError(f"{path}: not a usable font ({type(exc).__name__}: {exc})",
+                         hint="reinstall graphsite, or build with --fonts system") from None
     with contextlib.suppress(OSError):
         cached.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(cached, data)

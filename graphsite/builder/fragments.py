@@ -24,8 +24,8 @@ _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)
 _HREF = re.compile(r'\shref="([^"]*)"')
 _REL = re.compile(r'\srel="[^"]*"')
-_PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)(.*?)<a class="permalink" href="#([^"]+)" aria-label="Permalink"'
-                        r'(?: rel="noopener noreferrer")?>', re.DOTALL)
+_PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)((?:(?!</h[1-6]>).)*?)<a class="permalink" href="#\3" '
+                        r'aria-label="Permalink"(?: rel="noopener noreferrer")?>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _SCROLLERS = re.compile(r"<(pre|table)\b|</(pre|table)>")
 TITLE_LIMIT = 90  # characters of a reference title in a citation's accessible name
@@ -115,7 +115,7 @@ def _link(match: re.Match[str]) -> str:
 
 def _permalink(match: re.Match[str]) -> str:
     heading = " ".join(html.unescape(_TAG.sub("", match.group(4))).split())
-    return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(5)}" '
+    return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(3)}" '
             f'aria-label="Link to this heading: {html.escape(heading)}">')
 
 
