@@ -89,6 +89,10 @@ def test_js_off_every_word_is_reachable_and_print_opens_every_accordion(browser,
         page.emulate_media(media="print")
         for index in range(count):
             assert bodies.nth(index).is_visible(), f"detail {index} hidden in print"
+        for part in (".card", ".rules"):  # kept whole across pages, and the rules box no longer a full page tall
+            assert page.locator(part).first.evaluate("el => getComputedStyle(el).breakInside") == "avoid", part
+        assert page.locator("#rules").bounding_box()["height"] < 400
+        assert page.locator(".ref-url").first.is_visible(), "reference URLs print in full"
         page.emulate_media(media="screen")
         page.locator("details.detail > summary").first.click()  # native, no JS
         assert bodies.first.is_visible()
