@@ -37,6 +37,7 @@ bench: install
 	$(BIN)/python benchmarks/build_vs_pandoc.py
 	$(BIN)/python benchmarks/links_vs_peers.py
 	$(BIN)/python benchmarks/serve_reload.py
+	$(BIN)/python benchmarks/page_vs_mkdocs.py
 	scripts/lab up
 	$(BIN)/python benchmarks/deploy_lab.py
 

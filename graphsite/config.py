@@ -33,6 +33,7 @@ def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclass
 class SiteConfig:
     domain: str = _doc("Zone the pages live under: <subdomain>.<domain>.", "hhdevs.space")
     prefix: str = _doc("Prefix of random subdomains: <prefix>-<6 hex>.", "graph-eng")
+    indexable: bool = _doc("Let search engines index the page (robots meta tag; previews stay noindex).", False)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,46 @@
       var mode = event.target.getAttribute && event.target.getAttribute("data-details");
       if (mode) setAll(mode === "open");
     });
+    search(bar.querySelector("input"), bar.querySelector(".found"));
+  }
+  // Find in the report: every match in the page's text, closed accordions included; Enter goes to the next
+  // one, opens its accordion and selects it.
+  function search(input, status) {
+    if (!input) return;
+    var hits = [], at = -1, last = "";
+    function find(query) {
+      hits = []; at = -1;
+      if (query.length < 2) return;
+      var walker = doc.createTreeWalker(doc.querySelector("main"), NodeFilter.SHOW_TEXT), node;
+      while ((node = walker.nextNode())) {
+        var text = node.data.toLowerCase(), from = 0, index;
+        while ((index = text.indexOf(query, from)) >= 0) {
+          var range = doc.createRange();
+          range.setStart(node, index); range.setEnd(node, index + query.length);
+          hits.push(range); from = index + query.length;
+        }
+      }
+    }
+    function show() {
+      status.textContent = last.length < 2 ? "" : hits.length ? (at + 1) + " of " + hits.length
+        : "no match";
+    }
+    function next() {
+      if (!hits.length) return show();
+      at = (at + 1) % hits.length;
+      var range = hits[at], element = range.startContainer.parentElement;
+      openAround(element);
+      element.scrollIntoView({ block: "center" });
+      var selection = getSelection();
+      selection.removeAllRanges(); selection.addRange(range);
+      show();
+    }
+    input.addEventListener("input", function () {
+      last = input.value.trim().toLowerCase(); find(last); show();
+    });
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter") { event.preventDefault(); next(); }
+    });
   }
   reveal();
 })();

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsite.builder.model import Finding, Report
-from graphsite.builder.render import FONTS, load_theme, render_page
+from graphsite.builder.render import DEFAULT_FONTS, FONTS, load_theme, render_page
 from graphsite.builder.report import read_report
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import BuildError, CitationError
@@ -69,7 +69,7 @@ def _warnings(report: Report) -> tuple[Finding, ...]:
     return report.warnings
 
 
-def build_page(source: Path, *, subdomain: str | None = None, fonts: str = "google",
+def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                config: Config | None = None) -> BuiltPage:
     """Return the page built from `source`; raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:
@@ -79,7 +79,9 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = "goog
     report = read_report(Path(source))
     report = dataclasses.replace(report, findings=_findings(report, config), warnings=_warnings(report))
     theme = load_theme()
-    html = render_page(report, subdomain=subdomain, fonts=fonts, theme=theme)
+    html = render_page(report, subdomain=subdomain, fonts=fonts, theme=theme,
+                       domain=config.site.domain if config is not None else "",
+                       indexable=config.site.indexable if config is not None else False)
     return BuiltPage(html=html, sha256=hashlib.sha256(html.encode("utf-8")).hexdigest(), title=report.title,
                      report=report, js_bytes=len(theme.js.encode("utf-8")))
 
@@ -106,7 +108,7 @@ def unaccepted(page: BuiltPage) -> list[Finding]:
     return [finding for finding in page.report.findings if not finding.accepted]
 
 
-def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = "google",
+def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
           strict: bool = False, config: Config | None = None) -> BuildOutcome:
     """Build `source` into `out_dir/index.html`; with `strict`, any unaccepted finding fails the build."""
     start = time.perf_counter()

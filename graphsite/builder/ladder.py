@@ -46,3 +46,21 @@ def ladder(cards: tuple[Card, ...]) -> Ladder | None:
         steps.append(Step(x=index * (width + GAP), y=height - tall, width=width, height=tall,
                           label=card.label, title=card.title, year=card.year, newest=index == count - 1))
     return Ladder(WIDTH, height, tuple(steps))
+
+
+NARROW_WIDTH = 320  # the phone variant: one floor a row, drawn at about the size it is shown (type stays ~12 px)
+ROW = 46
+INDENT = 18
+
+
+def vertical_ladder(cards: tuple[Card, ...]) -> Ladder | None:
+    """Return the phone ladder: the newest floor on top, each floor below it set one step further left."""
+    if not cards:
+        return None
+    count = len(cards)
+    steps = []
+    for row, index in enumerate(reversed(range(count))):
+        x = INDENT * index
+        steps.append(Step(x=x, y=row * (ROW + GAP), width=NARROW_WIDTH - x, height=ROW, label=cards[index].label,
+                          title=cards[index].title, year=cards[index].year, newest=index == count - 1))
+    return Ladder(NARROW_WIDTH, count * ROW + (count - 1) * GAP, tuple(steps))

@@ -1,11 +1,14 @@
 """Report → one self-contained HTML page: the theme's Jinja2 template, its CSS and JS inlined, a CSP that
-allows exactly what the page uses (its own style and script by hash, Google Fonts unless `system`)."""
+allows exactly what the page uses (its own style and script by hash, its embedded fonts, Google Fonts only
+with `--fonts google`)."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import hashlib
+import html
 import os
 import re
 from dataclasses import dataclass
@@ -17,16 +20,22 @@ import jinja2
 import jinja2.bccache
 from markupsafe import Markup
 
-from graphsite.builder.ladder import ladder
+from graphsite.builder.fonts import font_face_css, page_characters
+from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title
+from graphsite.builder.ladder import ladder, vertical_ladder
 from graphsite.builder.markdown import text_html
-from graphsite.builder.model import Report
-from graphsite.builder.sanitize import is_safe_url, url_scheme
+from graphsite.builder.model import Report, Section
+from graphsite.builder.sanitize import url_scheme
 from graphsite.paths import theme_dir
 
-FONTS = ("google", "system")
-GOOGLE_FONTS_CSS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;600;700"
-                    "&family=JetBrains+Mono:wght@400;600&family=Source+Serif+4:opsz,wght@8..60,600;8..60,700"
+# embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
+FONTS = ("embedded", "google", "system")
+DEFAULT_FONTS = "embedded"
+GOOGLE_FONTS_CSS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;600"
+                    "&family=IBM+Plex+Mono:wght@400&family=Source+Serif+4:opsz,wght@8..60,600"
                     "&display=swap")
+DESCRIPTION_LIMIT = 160  # characters: what search engines and link previews show
+_TAG = re.compile(r"<[^>]+>")
 _IMG_SRC = re.compile(r'<img\b[^>]*?\ssrc="([^"]*)"')
 
 
@@ -35,6 +44,7 @@ class Theme:
     environment: jinja2.Environment
     css: str
     js: str
+    directory: Path
 
 
 @lru_cache(maxsize=4)
@@ -46,7 +56,7 @@ def load_theme(directory: Path | None = None) -> Theme:
                                      undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
     css = (directory / "page.css").read_text(encoding="utf-8").strip()
     js = (directory / "page.js").read_text(encoding="utf-8").strip()
-    return Theme(environment, css, js)
+    return Theme(environment, css, js, directory)
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -84,15 +94,21 @@ def _digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str]) -> str:
+def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "") -> str:
     """Return the page's CSP: nothing by default, then exactly its own style, script, fonts and images."""
-    style = [_digest(css)] + (["https://fonts.googleapis.com"] if fonts == "google" else [])
+    style = ([_digest(font_css)] if font_css else []) + [_digest(css)]  # in the page's order
+    style += ["https://fonts.googleapis.com"] if fonts == "google" else []
     parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {_digest(js)}"]
     if fonts == "google":
         parts.append("font-src https://fonts.gstatic.com")
+    elif font_css:
+        parts.append("font-src data:")
     if image_sources:
         parts.append(f"img-src {' '.join(image_sources)}")
-    parts += ["base-uri 'none'", "form-action 'none'"]
+    # connect-src 'self': only the page's own hashed script could connect, and it does not; Lighthouse, though,
+    # fetches /robots.txt from inside the page and reports "unable to download" under 'none'
+    # (GoogleChrome/lighthouse#4386), which is not the page's fault and costs its SEO score.
+    parts += ["connect-src 'self'", "base-uri 'none'", "form-action 'none'"]
     return "; ".join(parts)
 
 
@@ -111,12 +127,12 @@ def image_sources(fragments: list[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Entry:
-    """One reference as the footer shows it: an `<a>` to its URL (none when unsafe), its backlinks."""
+    """One reference as the footer shows it: a link to its public URL, printed in full, or its title marked
+    "not public" (a placeholder, `file:` or private address is never shown), and its backlinks."""
 
     number: int
     title: str
-    url: str
-    href: str
+    href: str  # the public URL, or "" when the reference has none
     element_id: str  # `ref-N` for the first entry of each number, "" for a duplicate
     cited_in: tuple[tuple[str, str], ...]
 
@@ -130,8 +146,7 @@ def _reference_groups(report: Report) -> list[tuple[str, list[Entry]]]:
             groups.append((reference.group, []))
         element_id = "" if reference.number in seen else f"ref-{reference.number}"
         seen.add(reference.number)
-        href = reference.url if reference.url and is_safe_url(reference.url) else ""
-        groups[-1][1].append(Entry(reference.number, reference.title, reference.url, href, element_id,
+        groups[-1][1].append(Entry(reference.number, reference_title(reference), public_url(reference.url), element_id,
                                    tuple(cited_in.get(reference.number, ()))))
     return groups
 
@@ -148,31 +163,92 @@ def _cited_in(report: Report) -> dict[int, list[tuple[str, str]]]:
     return {number: list(found) for number, found in places.items()}
 
 
-def _source_links(report: Report) -> dict[int, str]:
-    """Return where each citation number's `[N]` in a Source: line points: its reference entry, else its URL."""
-    numbers = {reference.number for reference in report.references}
-    links: dict[int, str] = {}
+def _source_links(report: Report, table: dict[int, Citable]) -> dict[int, tuple[str, str]]:
+    """Return where each citation number's `[N]` in a Source: line points (its reference entry, else its
+    public URL) and the link's accessible name."""
+    links: dict[int, tuple[str, str]] = {}
     for citation in report.citations:
-        if citation.number in numbers:
-            links.setdefault(citation.number, f"#ref-{citation.number}")
-        elif is_safe_url(citation.url):
-            links.setdefault(citation.number, citation.url)
+        entry = table.get(citation.number)
+        if entry is not None:
+            name = entry.label.split(" (")[0]
+            links.setdefault(citation.number, (f"#ref-{citation.number}", f"{name} (in the reference list)"))
+        elif public_url(citation.url):
+            links.setdefault(citation.number, (citation.url, f"Citation {citation.number} (opens the source)"))
     return links
 
 
-def render_page(report: Report, *, subdomain: str | None = None, fonts: str = "google",
-                theme: Theme | None = None) -> str:
-    """Return the page's HTML: pure, byte-identical for identical input."""
+_STOPWORDS = frozenset({"a", "an", "the", "in", "at", "of", "to", "on", "for", "and", "or", "not", "just", "every",
+                        "before", "you", "your", "as", "is", "be"})
+
+
+def _words(text: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9]+", text.lower()) if word not in _STOPWORDS}
+
+
+def rule_targets(report: Report) -> list[str]:
+    """Return, per operating rule, the id of the sub-section about it (every word of the rule in its title,
+    fewest other words), else the §3.2 heading's id, else ""."""
+    fallback = report.anchor("3.2")
+    headings = [(target, _words(text)) for section in report.sections for target, text in section.outline]
+    targets = []
+    for rule in report.front.rules:
+        wanted = _words(rule)
+        found = sorted((len(words - wanted), target) for target, words in headings if wanted and wanted <= words)
+        targets.append(found[0][1] if found else fallback)
+    return targets
+
+
+def description(report: Report) -> str:
+    """Return the page's meta description: the lede, else the first paragraph, in at most 160 characters."""
+    text = text_html(report.front.lede) if report.front.lede else ""
+    for fragment in (text, report.intro_html, *(section.summary_html for section in report.sections)):
+        text = " ".join(html.unescape(_TAG.sub(" ", fragment)).split())
+        if text:
+            break
+    if len(text) <= DESCRIPTION_LIMIT:
+        return text
+    cut = text[: DESCRIPTION_LIMIT - 1].rsplit(" ", 1)[0].rstrip(" ,;:—–-")
+    return cut + "…"
+
+
+def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, ...]:
+    return tuple(dataclasses.replace(section,
+                                     summary_html=page_fragment(section.summary_html, table, f" in {section.index}"),
+                                     detail_html=page_fragment(section.detail_html, table, f" in {section.index}"))
+                 for section in report.sections)
+
+
+def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
+                theme: Theme | None = None, domain: str = "", indexable: bool = False) -> str:
+    """Return the page's HTML: pure, byte-identical for identical input. `domain` with `subdomain` gives the
+    canonical URL; `indexable` lets search engines index the page (previews say `noindex`)."""
     theme = theme or load_theme()
+    table = citables(report.references)
+    place = {"intro": " in the introduction", "notes": " in the notes", "refs": " in the references"}
+    report = dataclasses.replace(
+        report, sections=_page_sections(report, table),
+        intro_html=page_fragment(report.intro_html, table, place["intro"]),
+        notes_html=page_fragment(report.notes_html, table, place["notes"]),
+        references_intro_html=page_fragment(report.references_intro_html, table, place["refs"]),
+        references_after_html=page_fragment(report.references_after_html, table, place["refs"]))
     fragments = [report.intro_html, report.notes_html, report.references_intro_html,
                  report.references_after_html, *(s.summary_html for s in report.sections),
                  *(s.detail_html for s in report.sections)]
+    canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
     context: dict[str, Any] = {
         "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
-        "google_fonts_css": GOOGLE_FONTS_CSS, "css": theme.css, "js": theme.js,
-        "csp": content_security_policy(theme.css, theme.js, fonts, image_sources(fragments)),
-        "front_html": front_html, "ladder": ladder(report.front.floors), "rules_target": report.anchor("3.2"),
-        "reference_groups": _reference_groups(report), "source_links": _source_links(report),
+        "google_fonts_css": GOOGLE_FONTS_CSS, "css": theme.css, "js": theme.js, "font_css": "",
+        "front_html": front_html, "ladder": ladder(report.front.floors),
+        "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
+        "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
+        "description": description(report), "canonical": canonical, "indexable": indexable,
     }
-    return theme.environment.get_template("page.html.j2").render(context)
+    template = theme.environment.get_template("page.html.j2")
+    if fonts == "embedded":
+        context["csp"] = ""
+        characters = page_characters(template.render(context))
+        context["font_css"] = font_face_css(theme.directory / "fonts", characters)
+    context["csp"] = content_security_policy(theme.css, theme.js, fonts, image_sources(fragments),
+                                             context["font_css"])
+    return template.render(context)
 

@@ -19,14 +19,16 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
               show_default=True, help="Directory that receives index.html.")
 @click.option("--subdomain", help="Show `live <subdomain>` and name it in the teardown command.")
-@click.option("--fonts", type=click.Choice(["google", "system"]), default="google", show_default=True,
-              help="system: no external request at all (private networks).")
+@click.option("--fonts", type=click.Choice(["embedded", "google", "system"]), default="embedded", show_default=True,
+              help="embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
+                   "system: the reader's own fonts.")
+@click.option("--pdf", is_flag=True, help="Also print the page to OUT/report.pdf with headless Chromium.")
 @click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding.")
 @click.option("--check-links", is_flag=True,
               help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, strict: bool,
+def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
     from graphsite.builder.build import build
@@ -42,6 +44,12 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
 
         links = run_link_check(outcome.page.report.links, config)
     report_outcome(outcome, as_json, links=links)
+    if pdf:  # after the page's own summary: the page is written whether or not printing works
+        from graphsite import output
+        from graphsite.builder.pdf import write_pdf
+
+        pdf_path = write_pdf(outcome.path, outcome.path.parent / "report.pdf")
+        output.info(f"Printed {pdf_path} ({pdf_path.stat().st_size / 1024:.0f} KB)")
     if links is not None:
         from graphsite.citations.summary import show_links
 

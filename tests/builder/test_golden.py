@@ -53,7 +53,7 @@ def structure(soup) -> dict:
         "toc": [a["href"] for a in soup.find(id="toc").find_all("a")],
         "sections": sections,
         "notes": len(soup.select("#notes li")),
-        "references": [[li.get("id", ""), (li.a.get("href") or "(neutralised)"),
+        "references": [[li.get("id", ""), (li.select_one(":scope > a") or {}).get("href") or "(not public)",
                         [a["href"] for a in li.select(".cited-in a")]]
                        for li in soup.find(id="references").find_all("li")],
         "teardown": [_text(code) for code in soup.find(id="teardown").find_all("code")],

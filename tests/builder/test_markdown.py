@@ -109,7 +109,7 @@ def test_citation_rendering_and_cross_references():
     soup = _soup(CITATIONS)
     first = soup.find(id="report").find("section")
     assert [(s.a.get_text(), s.a["href"]) for s in first.find_all("sup", class_="cite")] == [
-        ("[1]", "https://one.example/"), ("[3]", "https://three.example/"), ("[11]", "https://eleven.example/")]
+        ("[1]", "https://one.example/"), ("[3]", "https://three.example/"), ("[11]", "#ref-11")]
     assert "[[" not in first.get_text() and "]]" not in first.get_text()
     assert first.find("a", href="https://two.example/").get_text() == "2", "a bare [2](url) stays a link"
     second = soup.find(id="report").find_all("section")[1]

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from graphsite.builder.build import build_page
+from graphsite.citations.urls import problem
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "content" / "graph-engineering.md"
@@ -90,14 +91,26 @@ def test_no_live_badge_without_subdomain():
     assert "graphsite teardown <subdomain>" in _text(soup.find(id="teardown"))
 
 
-def test_rules_link_to_section_3_2(default_soup):
+def test_each_rule_links_to_its_own_sub_section(default_soup):
     rules = default_soup.find(id="rules")
     items = rules.find("ol").find_all("li", recursive=False)
     assert [_text(li) for li in items] == FRONT["rules"]
-    targets = {li.a["href"] for li in items}
-    assert len(targets) == 1
-    heading = default_soup.find(id=targets.pop()[1:])
-    assert heading.name in {"h2", "h3"} and _text(heading).startswith("3.2 ")
+    targets = [li.a["href"][1:] for li in items]
+    assert len(set(targets)) == len(items), "seven rules, seven sub-sections"
+    for rule, target in zip(FRONT["rules"], targets, strict=True):
+        heading = default_soup.find(id=target)
+        title = _text(heading).lower()
+        assert heading.name == "h3" and title.startswith("7."), (rule, title)
+        assert all(word in title for word in re.findall(r"[a-z]+", rule.lower()) if len(word) > 3), (rule, title)
+
+
+def test_rules_fall_back_to_section_3_2_without_sub_sections(write_md):
+    from bs4 import BeautifulSoup
+
+    source = write_md("---\nrules:\n  - Boring nodes\n  - Budget in state\n---\n# T\n\n## 3. Rules\n\n"
+                      "### 3.2 The rules\n\nText.\n\n### 3.3 Budget in state\n\nMore.\n")
+    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    assert [li.a["href"] for li in soup.find(id="rules").find_all("li")] == ["#32-the-rules", "#33-budget-in-state"]
 
 
 # 2. Cards and ladder -------------------------------------------------------------------------------------
@@ -213,16 +226,27 @@ def test_cross_references_link_to_the_numbered_heading(default_soup):
 
 # 4. Citations and references ---------------------------------------------------------------------------------
 
-def test_inline_citations_are_superscript_links(default_soup):
+def _public(url: str) -> bool:
+    return url.startswith(("http://", "https://")) and problem(url) is None
+
+
+def _reference_urls() -> dict[str, str]:
+    return dict(re.findall(r"^(\d+)\. .*?(\S+://\S+)\s*$", REFERENCE_SECTION[2], re.MULTILINE))
+
+
+def test_inline_citations_follow_the_reference_list(default_soup):
     expected = [c for _, _, markdown, _ in BODY_SECTIONS for c in _citations(markdown)]
+    references = _reference_urls()
     cites = default_soup.find(id="report").find_all("sup", class_="cite")
     assert len(cites) == len(expected)
-    for sup, (number, url) in zip(cites, expected, strict=False):
+    for sup, (number, _inline_url) in zip(cites, expected, strict=True):
         assert sup.a.get_text() == f"[{number}]"
-        if url.startswith(("http://", "https://")):
-            assert sup.a["href"] == url
+        url = references[str(number)]
+        if _public(url):
+            assert sup.a["href"] == url and "cite-out" in sup.a["class"], "the reference's URL, not the inline one"
         else:
-            assert not sup.a.has_attr("href"), "a citation to file: or another scheme is neutralised"
+            assert sup.a["href"] == f"#ref-{number}", "a reference without a public URL: its entry"
+        assert sup.a["aria-label"].startswith(f"Reference {number}: ")
 
 
 def test_reference_footer(default_soup):
@@ -236,13 +260,22 @@ def test_reference_footer(default_soup):
             cited.setdefault(sup.a.get_text().strip("[]"), set()).add(section.find("h2")["id"])
     for item, (number, url) in zip(items, entries, strict=False):
         assert item["id"] == f"ref-{number}" and item["value"] == number
-        link = item.find("a")
-        if url.startswith("http"):
-            assert link["href"] == url
+        link = item.select_one(":scope > a")
+        if _public(url):
+            assert link["href"] == url and _text(item.find(class_="ref-url")) == url, "printed in full"
         else:
-            assert not link.has_attr("href") and url in _text(item)
+            assert link is None and item.find(class_="not-public") is not None
+            assert url not in str(item) and "file:" not in str(item), "no private path on a public page"
         backlinks = {a["href"][1:] for a in item.select(".cited-in a")}
         assert backlinks == cited.get(number, set()), number
+
+
+def test_no_link_to_a_placeholder_or_private_url(default_soup):
+    for link in default_soup.find_all("a", href=True):
+        href = link["href"]
+        if not href.startswith(("#", "mailto:")):
+            assert _public(href), href
+    assert default_soup.select("span.neutralised"), "the placeholder links of the report are text"
 
 
 # 5. Footer ---------------------------------------------------------------------------------------------------
@@ -268,24 +301,69 @@ def _hash(text: str) -> str:
 
 
 def test_theme_colours_are_in_the_inline_stylesheet(default_soup):
-    css = default_soup.find("style").string
+    css = default_soup.find_all("style")[-1].string
     for colour in ("#0a0e17", "#1f2937", "#0f172a", "#7dd3fc"):
         assert colour in css
     assert "@media print" in css and "details-content" in css
 
 
-def test_google_fonts_by_default_and_none_with_system_fonts(default_soup):
-    links = [link["href"] for link in default_soup.find_all("link", rel="stylesheet")]
-    assert len(links) == 1 and links[0].startswith("https://fonts.googleapis.com/css2?")
-    for family in ("Inter", "JetBrains+Mono", "Source+Serif+4"):
-        assert f"family={family}" in links[0]
-    assert _csp(default_soup)["font-src"] == ["https://fonts.gstatic.com"]
+def test_embedded_fonts_by_default_google_and_system_on_request(default_soup):
+    assert not default_soup.find_all("link", rel="stylesheet"), "no request for a font by default"
+    fonts = default_soup.find("style").string
+    assert {"gs-sans", "gs-serif", "gs-mono"} <= set(re.findall(r"font-family:([-a-z]+)", fonts))
+    assert fonts.count("url(data:font/woff2;base64,") == fonts.count("@font-face") == 4
+    assert _csp(default_soup)["font-src"] == ["data:"]
+    assert _hash(fonts) in _csp(default_soup)["style-src"]
     from bs4 import BeautifulSoup
 
+    google = BeautifulSoup(build_page(REPORT, fonts="google").html, "html.parser")
+    links = [link["href"] for link in google.find_all("link", rel="stylesheet")]
+    assert len(links) == 1 and links[0].startswith("https://fonts.googleapis.com/css2?")
+    for family in ("Inter", "IBM+Plex+Mono", "Source+Serif+4"):
+        assert f"family={family}" in links[0]
+    assert _csp(google)["font-src"] == ["https://fonts.gstatic.com"]
     system = BeautifulSoup(build_page(REPORT, fonts="system").html, "html.parser")
-    assert not system.find_all("link")
+    assert not system.find_all("link", rel="stylesheet") and len(system.find_all("style")) == 1
     assert "font-src" not in _csp(system)
     assert "https://fonts.googleapis.com" not in _csp(system)["style-src"]
+
+
+def test_embedded_fonts_hold_only_the_page_s_characters(default_soup):
+    import io
+
+    from fontTools.ttLib import TTFont
+
+    text = set(default_soup.find("main").get_text())
+    face = re.search(r"base64,([A-Za-z0-9+/=]+)", default_soup.find("style").string).group(1)
+    font = TTFont(io.BytesIO(base64.b64decode(face)))
+    covered = {chr(code) for code in font.getBestCmap()}
+    assert {c for c in text if c.isascii() and c.isprintable()} <= covered
+    assert "Ж" not in covered and len(covered) < 250, "a subset, not the whole Latin file"
+
+
+def test_meta_description_social_cards_and_robots(default_soup):
+    def meta(**attrs):
+        return default_soup.find("meta", attrs=attrs)["content"]
+    description = meta(name="description")
+    assert description.startswith("After prompt engineering (2023)") and len(description) <= 160
+    assert meta(property="og:description") == meta(name="twitter:description") == description
+    assert meta(property="og:title") == meta(name="twitter:title") == FRONT["headline"]
+    assert meta(name="robots") == "noindex, nofollow", "previews are not indexed by default"
+
+
+def test_canonical_url_and_indexing_setting(tmp_path):
+    from bs4 import BeautifulSoup
+
+    from graphsite.config import load_config
+
+    config_file = tmp_path / "graphsite.toml"
+    config_file.write_text('[site]\ndomain = "pages.example"\nindexable = true\n', encoding="utf-8")
+    soup = BeautifulSoup(build_page(REPORT, subdomain=SUBDOMAIN, config=load_config(config_file)).html,
+                         "html.parser")
+    url = f"https://{SUBDOMAIN}.pages.example/"
+    assert soup.find("link", rel="canonical")["href"] == url
+    assert soup.find("meta", property="og:url")["content"] == url
+    assert soup.find("meta", attrs={"name": "robots"})["content"] == "index, follow"
 
 
 def test_one_small_inline_script_and_a_strict_csp(default_soup, default_page):
@@ -296,7 +374,7 @@ def test_one_small_inline_script_and_a_strict_csp(default_soup, default_page):
     csp = _csp(default_soup)
     assert csp["default-src"] == ["'none'"]
     assert csp["script-src"] == [_hash(js)]
-    assert _hash(default_soup.find("style").string) in csp["style-src"]
+    assert [_hash(style.string) for style in default_soup.find_all("style")] == csp["style-src"]
     assert not any("unsafe" in value for values in csp.values() for value in values)
     assert csp["base-uri"] == ["'none'"] and csp["form-action"] == ["'none'"]
 
@@ -310,7 +388,7 @@ def test_at_least_thirty_unique_outbound_urls(default_soup, default_page):
     hrefs = {a["href"] for a in default_soup.find("main").find_all("a", href=True)
              if a["href"].startswith(("http://", "https://"))}
     assert len(hrefs) >= 30
-    assert set(default_page.report.links) == hrefs
+    assert {url for url in default_page.report.links if _public(url)} == hrefs
 
 
 def test_a_section_without_a_first_paragraph_shows_its_outline(default_soup):

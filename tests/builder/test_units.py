@@ -69,7 +69,7 @@ def test_headings_and_raw_html_named_like_the_pages_own_parts_keep_ids_unique(wr
     soup = BeautifulSoup(build_page(source).html, "html.parser")
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert len(ids) == len(set(ids))
-    assert soup.find(id="toolbar").name == "p" and soup.find(id="toolbar").find_parent(id="toc")
+    assert soup.find(id="toolbar").name == "div" and soup.find(id="toolbar").find_parent(id="toc")
     assert soup.find(id="toc-title").parent.name == "nav" and soup.find(id="ref-1").name == "li"
     assert [a.get("name") for a in soup.find(id="report").find_all("a", attrs={"name": True})] == ["mine"]
 

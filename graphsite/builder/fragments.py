@@ -1,0 +1,158 @@
+"""What the page does to the section HTML the Markdown side made, before it goes into the template.
+
+The reference list is the authority for `[N]`: an inline citation links to its reference's public URL, or to
+the entry `#ref-N` when the reference has none. A link whose URL a reader cannot follow (a placeholder, `file:`,
+a private address, a scheme the sanitiser refused) becomes plain text. Code blocks and tables that may scroll
+sideways become named, focusable regions; permalinks are named for their heading.
+
+The input is the sanitiser's output (nh3 serialises every tag the same way), so these rewrites can match it
+with patterns instead of parsing it again.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from graphsite.builder.model import Reference
+from graphsite.builder.sanitize import is_safe_url, url_scheme
+from graphsite.citations.urls import problem
+
+_CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
+_LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)
+_HREF = re.compile(r'\shref="([^"]*)"')
+_REL = re.compile(r'\srel="[^"]*"')
+_PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)((?:(?!</h[1-6]>).)*?)<a class="permalink" href="#\3" '
+                        r'aria-label="Permalink"(?: rel="noopener noreferrer")?>', re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+_SCROLLERS = re.compile(r"<(pre|table)\b|</(pre|table)>")
+TITLE_LIMIT = 90  # characters of a reference title in a citation's accessible name
+
+
+@dataclass(frozen=True)
+class Citable:
+    """Where a citation number leads on the page: a public URL, or its entry `#ref-N`, and its name."""
+
+    number: int
+    href: str
+    label: str
+    outbound: bool
+
+
+def public_url(url: str) -> str:
+    """Return `url` when a reader of a public page can follow it (absolute http(s), public host, no
+    placeholder), else ""."""
+    if not url or url_scheme(url) not in {"http", "https"} or not is_safe_url(url):
+        return ""
+    return "" if problem(url) else url
+
+
+_LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
+
+
+def reference_title(reference: Reference) -> str:
+    """Return the title a reader sees: without the author's local paths when the reference is not public
+    (`~/.hermes/skills/x/SKILL.md` becomes `x/SKILL.md`), never empty."""
+    title = reference.title if reference.title != reference.url else ""
+    if not public_url(reference.url):
+        title = _LOCAL_PATH.sub(lambda match: match.group(1), title)
+    return " ".join(title.split()) or f"Reference {reference.number}"
+
+
+def _short(text: str, limit: int = TITLE_LIMIT) -> str:
+    text = " ".join(text.replace("**", "").replace("`", "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip(" ,.;:") + "…"
+
+
+def citables(references: Iterable[Reference]) -> dict[int, Citable]:
+    """Return, per reference number (its first entry wins), where its citations link and how they are named."""
+    found: dict[int, Citable] = {}
+    for reference in references:
+        if reference.number in found:
+            continue
+        url = public_url(reference.url)
+        title = _short(reference_title(reference))
+        if url:
+            found[reference.number] = Citable(reference.number, url, f"Reference {reference.number}: {title}"
+                                              " (opens the source)", True)
+        else:
+            found[reference.number] = Citable(reference.number, f"#ref-{reference.number}",
+                                              f"Reference {reference.number}: {title} (not public; "
+                                              "goes to the reference list)", False)
+    return found
+
+
+def _cite(match: re.Match[str], table: dict[int, Citable]) -> str:
+    number = int(match.group(2))
+    entry = table.get(number)
+    if entry is None:  # no reference entry: the inline URL is all there is (the build reports it)
+        href_match = _HREF.search(match.group(1))
+        url = public_url(html.unescape(href_match.group(1))) if href_match else ""
+        if not url:
+            return f'<sup class="cite"><span class="cite-none">[{number}]</span></sup>'
+        entry = Citable(number, url, f"Citation {number} (not in the reference list; opens the source)", True)
+    kind = "cite-out" if entry.outbound else "cite-in"
+    rel = ' rel="noopener noreferrer"' if entry.outbound else ""
+    return (f'<sup class="cite"><a class="{kind}" href="{html.escape(entry.href)}" '
+            f'aria-label="{html.escape(entry.label)}"{rel}>[{number}]</a></sup>')
+
+
+def _link(match: re.Match[str]) -> str:
+    attributes, text = match.group(1), match.group(2)
+    href_match = _HREF.search(attributes)
+    if href_match is None:
+        if 'class="neutralised"' not in attributes:  # an anchor the author named (`<a name=…>`): keep it,
+            return f"<a{_REL.sub('', attributes)}>{text}</a>"  # without the rel that needs an href
+    else:
+        href = html.unescape(href_match.group(1))
+        scheme = url_scheme(href)
+        if scheme in {"mailto"} or not scheme or public_url(href):
+            return match.group(0)
+    return f'<span class="neutralised" title="not a public link">{text}</span>'
+
+
+def _permalink(match: re.Match[str]) -> str:
+    heading = " ".join(html.unescape(_TAG.sub("", match.group(4))).split())
+    return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(3)}" '
+            f'aria-label="Link to this heading: {html.escape(heading)}">')
+
+
+def _scrollers(fragment: str, place: str) -> str:
+    """Wrap each top-level `<pre>` and `<table>` in a focusable, named region (they may scroll sideways)."""
+    counts = {"pre": 0, "table": 0}
+    depth = 0
+    parts: list[str] = []
+    last = 0
+    for match in _SCROLLERS.finditer(fragment):
+        opening = match.group(1)
+        parts.append(fragment[last:match.start()])
+        last = match.end()
+        if opening:
+            if depth == 0:
+                counts[opening] += 1
+                kind = "Code block" if opening == "pre" else "Table"
+                label = html.escape(f"{kind} {counts[opening]}{place}")
+                parts.append(f'<div class="scroll" tabindex="0" role="region" aria-label="{label}">')
+            depth += 1
+            parts.append(match.group(0))
+        else:
+            depth = max(depth - 1, 0)
+            parts.append(match.group(0))
+            if depth == 0:
+                parts.append("</div>")
+    parts.append(fragment[last:])
+    return "".join(parts)
+
+
+def page_fragment(fragment: str, table: dict[int, Citable], place: str = "") -> str:
+    """Return a section's HTML as the page shows it: honest citations and links, named permalinks and
+    scroll regions. `place` ends the regions' names (" in §4")."""
+    if not fragment:
+        return fragment
+    fragment = _CITE.sub(lambda match: _cite(match, table), fragment)
+    fragment = _LINK.sub(lambda match: match.group(0) if 'class="cite-' in match.group(1) else _link(match),
+                         fragment)
+    fragment = _PERMALINK.sub(_permalink, fragment)
+    return _scrollers(fragment, place)
