@@ -1,6 +1,7 @@
-"""The lab's own proof, independent of the publisher: a Swarm service with graphsite's service spec (page image,
-tmpfs /data and /config, Swarm configs, dnsrr on dokploy-network) is served through the edge over TLS that
-verifies against .lab/ca.pem; http redirects permanently; the certificate lives long enough."""
+"""The lab's own proof, independent of the publisher's deploy: a Swarm service with graphsite's service spec
+(page image, tmpfs /data and /config, Swarm configs, dnsrr on dokploy-network) and a route file in the dynamic
+directory is served through the edge over TLS that verifies against .lab/ca.pem; http redirects permanently;
+the certificate lives long enough; a host no route names gets Traefik's 404."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import secrets
 import ssl
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from graphsite.lab.docker import docker
 from graphsite.lab.probe import fetch
+from graphsite.lab.traefik.translate import NOT_FOUND
+from graphsite.publisher.route import dump, route_document
 
 pytestmark = pytest.mark.lab
 
@@ -71,7 +75,10 @@ def page_service(lab, tmp_path_factory):
            "--mount", "type=tmpfs,target=/data", "--mount", "type=tmpfs,target=/config",
            "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
            lab.config.deploy.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile")
+    route = Path(lab.config.deploy.dynamic_dir) / f"{name}.yml"
+    route.write_text(dump(route_document(lab.config, name, f"{name}.{lab.domain}")))
     yield name, html
+    route.unlink(missing_ok=True)
     _cleanup()
 
 
@@ -99,9 +106,12 @@ def test_http_redirects_permanently_to_https(lab, page_service):
     assert answer.headers["location"] == f"https://{fqdn}/index.html?x=1"
 
 
-def test_a_host_without_a_service_gets_502_not_another_page(lab):
-    answer = fetch(f"{PREFIX}absent.{lab.domain}", lab.https_port, ca=lab.ca_path)
-    assert answer.status == 502
+def test_a_host_without_a_route_gets_traefiks_404_and_no_trusted_certificate(lab):
+    fqdn = f"{PREFIX}absent.{lab.domain}"
+    for answer in (fetch(fqdn, lab.https_port, ca=None, insecure=True), fetch(fqdn, lab.http_port, ca=None)):
+        assert (answer.status, answer.body.decode()) == (404, NOT_FOUND)
+    with pytest.raises(ssl.SSLError):  # Traefik's default certificate: no client trusts it
+        fetch(fqdn, lab.https_port, ca=lab.ca_path)
 
 
 def test_a_host_outside_the_lab_domain_gets_no_certificate(lab):
