@@ -50,6 +50,11 @@ class DeployConfig:
     https_entrypoint: str = _doc("Traefik entry point for https.", "websecure")
     http_entrypoint: str = _doc("Traefik entry point for http.", "web")
     redirect_middleware: str = _doc("Middleware that redirects http to https.", "redirect-to-https@file")
+    middlewares: tuple[str, ...] = _doc("Middlewares of the operator's (e.g. security-headers@file) attached to "
+                                        "the page's websecure router, in order.", factory=tuple)
+    undefined_middleware: str = _doc("When a deploy.middlewares entry is not defined in the dynamic directory: "
+                                     "refuse (stop before deploying) or warn.", "refuse")
+    indexing: bool = _doc("Let search engines index the page; off sends X-Robots-Tag: noindex, nofollow.", False)
     converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
     lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
 

@@ -22,10 +22,15 @@ from graphsite.paths import default_source
 @click.option("--keep-on-failure", is_flag=True, help="Keep what a failed run made, for inspection.")
 @click.option("--no-verify", "skip_verify", is_flag=True, help="Skip the checks after deploying.")
 @click.option("--wait", type=float, default=0.0, metavar="SECONDS", help="Wait for another run on the name.")
+@click.option("--private", is_flag=True, help="Readable only with a password (basicAuth at the edge); printed once.")
+@click.option("--auth-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Private, for the users of this htpasswd file (bcrypt: htpasswd -nB USER).")
+@click.option("--new-password", is_flag=True, help="Make new credentials (a redeploy keeps the old ones).")
+@click.option("--public", is_flag=True, help="Make a private deployment public again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, force, keep_on_failure,
-                   skip_verify, wait, as_json, config_path) -> None:
+                   skip_verify, wait, private, auth_file, new_password, public, as_json, config_path) -> None:
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.publisher.commands import deploy_verb
 
@@ -34,5 +39,11 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
     config = load_config(config_path)
     result = deploy_verb(config, source or default_source(), subdomain=subdomain, ttl=ttl, content=content,
                          dry_run=dry_run, force=force, keep_on_failure=keep_on_failure, verify=not skip_verify,
-                         wait=wait)
+                         wait=wait, private=private, public=public, auth_file=auth_file, new_password=new_password)
+    access = result.access
+    if access.credentials and not dry_run and not as_json:  # once, for the person; never in a log or file
+        click.echo(f"Private: user {access.user}, password {access.password} (shown only now: keep it; "
+                   "`graphsite deploy --new-password` makes new ones)", err=True)
+    elif access.kept:
+        output.info("Private: the credentials of the previous deploy are kept (--new-password makes new ones)")
     output.emit_json(result.as_json()) if as_json else output.result(result.plan.url)

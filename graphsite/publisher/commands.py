@@ -23,11 +23,14 @@ def _site(config: Config) -> Config:
 
 
 def deploy_verb(config: Config, source: Path, *, subdomain: str | None, ttl: str | None, content: str | None,
-                dry_run: bool, force: bool, keep_on_failure: bool, verify: bool, wait: float) -> DeployResult:
+                dry_run: bool, force: bool, keep_on_failure: bool, verify: bool, wait: float,
+                private: bool = False, public: bool = False, auth_file: Path | None = None,
+                new_password: bool = False) -> DeployResult:
     """Deploy and report on stderr; return the result."""
     request = DeployRequest(source=source, subdomain=subdomain, ttl=parse_ttl(ttl) if ttl else None,
                             content=content, dry_run=dry_run, force=force, keep_on_failure=keep_on_failure,
-                            verify=verify, wait=wait)
+                            verify=verify, wait=wait, private=private, public=public, auth_file=auth_file,
+                            new_password=new_password)
     start, config = time.perf_counter(), _site(config)
     clients = Clients.connect(config)
     try:
@@ -102,10 +105,11 @@ def render_list(entries, now) -> list[str]:
     """Return the table `graphsite list` prints."""
     from graphsite.publisher.inventory import age
 
-    rows = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "STATE")]
+    rows = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE")]
     for e in entries:
         rows.append((e.fqdn, age(e.created, now) or "-", e.expires or "-", e.sha256[:12] or "-",
-                     e.replicas or "-", e.orphan or ("expired" if e.expired(now) else "ok")))
+                     e.replicas or "-", "private" if e.private else "public",
+                     e.orphan or ("expired" if e.expired(now) else "ok")))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
 

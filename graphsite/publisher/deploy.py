@@ -11,7 +11,8 @@ from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, dynamic, probe, route
+from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import draw_name, fqdn
@@ -31,6 +32,10 @@ class DeployRequest:
     keep_on_failure: bool = False
     verify: bool = True
     wait: float = 0.0
+    private: bool = False
+    public: bool = False
+    auth_file: Path | None = None
+    new_password: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,10 +54,13 @@ class DeployResult:
     dns: str
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
+    access: Access = Access()
 
     def as_json(self) -> dict:
         plan = self.plan
-        return {"subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
+        made = {"access": self.access.as_json()} if self.access.credentials and not self.dry_run else {}
+        return {**made, "private": self.access.private, "subdomain": plan.subdomain, "fqdn": plan.fqdn,
+                "url": plan.url, "sha256": plan.sha256,
                 "title": plan.title, "content": plan.content_mode, "created": plan.created,
                 "expires": plan.expires or None, "dry_run": self.dry_run, "dns": self.dns,
                 "service": plan.service.describe(), "route": str(plan.route_path),
@@ -105,14 +113,14 @@ def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployRe
 
 
 def _run(config, request, clients, subdomain) -> DeployResult:
-    plan, document, decision = _prepare(config, request, clients, subdomain)
+    plan, document, decision, access = _prepare(config, request, clients, subdomain)
     if request.dry_run:
         actions = survey(plan, document, decision.action, clients)
-        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True)
+        return DeployResult(plan, actions, dns=f"would {decision.action}", dry_run=True, access=access)
     undo = Undo()
     try:
         actions, dns_line = _apply(plan, document, decision, clients, undo, config)
-        checks = _verify(config, plan, clients) if request.verify else ()
+        checks = _verify(config, plan, clients, access.credentials) if request.verify else ()
     except (Exception, KeyboardInterrupt):  # whatever failed, even a bug: undo this run's work
         if request.keep_on_failure:
             kept = ", ".join(d for d, _ in undo.steps) or "nothing"
@@ -123,7 +131,7 @@ def _run(config, request, clients, subdomain) -> DeployResult:
         raise
     with output.step("remove old content"):
         _remove_old_content(config, plan, clients)
-    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks)
+    return DeployResult(plan, tuple(actions), dns=dns_line, checks=checks, access=access)
 
 
 def _prepare(config, request, clients, subdomain):
@@ -144,16 +152,18 @@ def _prepare(config, request, clients, subdomain):
         if current is not None:
             plan = carry_over(plan, current.labels)
         route.check_dynamic_dir(plan.route_path.parent)
+        for warning in dynamic.check_directory(config):
+            output.warn(warning)
+        access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
+                               auth_file=request.auth_file, new_password=request.new_password)
+        plan = mark(plan, access)
         if not clients.swarm.network_exists(plan.service.network):
             raise DeployError(f"deploy.network: Docker network {plan.service.network} does not exist",
                               hint="create it (docker network create -d overlay --attachable NAME) or fix the name")
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
-        document = route.route_document(config, subdomain, plan.fqdn)
+        document = route.route_document(config, subdomain, plan.fqdn, users=access.users)
         route.check_route(document, plan.route_path)
-    missing = route.missing_middleware(config)
-    if missing:
-        output.warn(f"the route uses middleware {missing}, which no file in {config.deploy.dynamic_dir} defines")
-    return plan, document, decision
+    return plan, document, decision, access
 
 
 def _refuse_foreign(plan: DeployPlan, current) -> None:
@@ -169,9 +179,10 @@ def _refuse_foreign(plan: DeployPlan, current) -> None:
                           hint="choose another subdomain or another deploy.bind_root")
 
 
-def _verify(config: Config, plan: DeployPlan, clients: Clients) -> tuple[CheckResult, ...]:
+def _verify(config: Config, plan: DeployPlan, clients: Clients,
+            credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with output.step("verify"):
-        checks = tuple(run_checks(config, Target.from_plan(plan), clients))
+        checks = tuple(run_checks(config, Target.from_plan(plan, credentials), clients))
     failed = [c for c in checks if c.status == "FAIL"]
     if failed:
         raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from graphsite.config import Config
 from graphsite.publisher import route
+from graphsite.publisher.access import PRIVATE_LABEL
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.teardown import Removal, teardown
 
@@ -24,6 +25,7 @@ class Entry:
     expires: str = ""
     sha256: str = ""
     replicas: str = ""
+    private: bool = False
 
     @property
     def orphan(self) -> str:
@@ -39,7 +41,7 @@ class Entry:
         return {"subdomain": self.subdomain, "fqdn": self.fqdn, "service": self.service, "route": self.route,
                 "record": self.record, "created": self.created or None, "expires": self.expires or None,
                 "age": age(self.created, now), "sha256": self.sha256 or None, "replicas": self.replicas or None,
-                "orphan": self.orphan or None, "expired": self.expired(now)}
+                "orphan": self.orphan or None, "expired": self.expired(now), "private": self.private}
 
 
 def _parse(stamp: str) -> datetime:
@@ -75,7 +77,7 @@ def deployments(config: Config, clients: Clients) -> list[Entry]:
             subdomain=name, fqdn=labels.get("graphsite.fqdn") or f"{name}{suffix}", service=service is not None,
             route=name in routes, record=name in records, created=labels.get("graphsite.created", ""),
             expires=labels.get("graphsite.expires", ""), sha256=labels.get("graphsite.sha256", ""),
-            replicas=running))
+            replicas=running, private=labels.get(PRIVATE_LABEL) == "true"))
     return entries
 
 

@@ -170,7 +170,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     name = make_fqdn(subdomain, config.site.domain)
     created, expires = iso(now), iso(now + ttl) if ttl else ""
     # The Caddyfile is a config in both modes: it is small and the same on every node.
-    caddy_text = caddy.caddyfile(deploy.port).encode()
+    caddy_text = caddy.caddyfile(deploy.port, csp=caddy.page_csp(html), indexing=deploy.indexing).encode()
     caddy_sha = hashlib.sha256(caddy_text).hexdigest()
     configs = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha), caddy.CADDYFILE_PATH, caddy_sha,
                           caddy_text),)

@@ -8,13 +8,14 @@ import socket
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.publisher import probe, route
+from graphsite.publisher import caddy, dynamic, probe, route
+from graphsite.publisher.access import PRIVATE_LABEL
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
@@ -40,16 +41,19 @@ class Target:
     sha256: str
     title: str
     replicas: int
+    private: bool = False
+    credentials: tuple[str, str] | None = field(default=None, repr=False)  # only when this run made them
 
     @classmethod
-    def from_plan(cls, plan) -> Target:
-        return cls(plan.subdomain, plan.fqdn, plan.sha256, plan.title, plan.service.replicas)
+    def from_plan(cls, plan, credentials: tuple[str, str] | None = None) -> Target:
+        private = dict(plan.service.labels).get(PRIVATE_LABEL) == "true"
+        return cls(plan.subdomain, plan.fqdn, plan.sha256, plan.title, plan.service.replicas, private, credentials)
 
     @classmethod
     def from_service(cls, service) -> Target:
         labels = service.labels
         return cls(service.name, labels.get("graphsite.fqdn", ""), labels.get("graphsite.sha256", ""),
-                   labels.get("graphsite.title", ""), service.replicas)
+                   labels.get("graphsite.title", ""), service.replicas, labels.get(PRIVATE_LABEL) == "true")
 
 
 class _Title(HTMLParser):
@@ -102,7 +106,7 @@ def _service(target: Target, clients) -> tuple[str, str]:
     return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
 
 
-def _page(target: Target, result: probe.Probe, where: str) -> tuple[str, str]:
+def _page(target: Target, result: probe.Probe, where: str, indexing: bool = False) -> tuple[str, str]:
     if result.error:
         return FAIL, f"{where}: {result.error}"
     if result.status != 200:
@@ -110,12 +114,43 @@ def _page(target: Target, result: probe.Probe, where: str) -> tuple[str, str]:
     digest = hashlib.sha256(result.body).hexdigest()
     if digest != target.sha256:
         return FAIL, f"{where}: HTTP 200 but sha256 {digest[:12]}… is not the deployed {target.sha256[:12]}…"
-    return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches"
+    missing = caddy.header_findings(result.headers, result.body, indexing)
+    if missing:
+        return FAIL, f"{where}: HTTP 200, sha256 matches, but security headers: {'; '.join(missing)}"
+    return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches, security headers sent"
+
+
+def _guarded(target: Target, config: Config, address: str, where: str) -> tuple[str, probe.Probe | None, str]:
+    """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
+    Return (FAIL, None, why) when it does not, else ('', the answer to check, a note); the answer is None
+    when the page is private and this run has no password (the content cannot be checked)."""
+    fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle)
+    if not target.private:
+        return "", fetch, ""
+    if fetch.error or fetch.status != 401:
+        state = fetch.error or f"HTTP {fetch.status}"
+        return FAIL, None, f"{where}: {state} without credentials: a private page must answer 401"
+    if target.credentials is None:
+        return "", None, f"{where}: HTTP 401 without credentials (private; no password here to check the content)"
+    answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=target.credentials)
+    return "", answer, "HTTP 401 without credentials, "
+
+
+def _origin(target: Target, config: Config) -> tuple[str, str]:
+    origin = config.verify.origin_address
+    failed, answer, note = _guarded(target, config, origin, f"edge {origin}")
+    if answer is None:
+        return failed or PASS, note
+    status, evidence = _page(target, answer, f"edge {origin}", config.deploy.indexing)
+    return status, note + evidence
 
 
 def _public(target: Target, config: Config) -> tuple[str, str]:
-    result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
-    status, evidence = _page(target, result, result.url)
+    failed, result, note = _guarded(target, config, config.verify.resolve_https, target.fqdn)
+    if result is None:
+        return failed or PASS, note
+    status, evidence = _page(target, result, result.url, config.deploy.indexing)
+    evidence = note + evidence
     if status == PASS and target.title:
         title = page_title(result.body)
         if title != target.title:
@@ -198,9 +233,15 @@ def _route(target: Target, config: Config) -> tuple[str, str]:
     errors = route.schema_errors(document)
     if errors:
         return FAIL, f"{path}: {errors[0]}"
-    if document != route.route_document(config, target.subdomain, target.fqdn):
+    users = route.route_users(document, target.subdomain)
+    if target.private and not users:
+        return FAIL, f"{path}: no basicAuth middleware, but the deployment is private (label {PRIVATE_LABEL})"
+    if document != route.route_document(config, target.subdomain, target.fqdn, users=users):
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
-    return PASS, f"{path}: schema-valid, routes {target.fqdn}"
+    blocked = dynamic.blocking_files(path.parent)
+    if blocked:
+        return FAIL, f"Traefik applies no change while a file is broken: {blocked[0]}"
+    return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
 def run_checks(config: Config, target: Target, clients) -> list[CheckResult]:
@@ -210,8 +251,7 @@ def run_checks(config: Config, target: Target, clients) -> list[CheckResult]:
     origin = config.verify.origin_address
     checks = [
         ("service", lambda: _service(target, clients)),
-        ("origin", lambda: _page(target, probe.fetch("https", target.fqdn, origin,
-                                                     ca_bundle=config.verify.ca_bundle), f"edge {origin}")),
+        ("origin", lambda: _origin(target, config)),
         ("public", lambda: _public(target, config)),
         ("tls", lambda: _tls(target, config)),
         ("redirect", lambda: _redirect(target, config)),

@@ -35,7 +35,7 @@ def test_list_shows_deployments_and_orphans(publab):
     assert entries[lone_route]["orphan"] == "orphan: no service, record"
     assert entries[lone_record]["orphan"] == "orphan: no service, route"
     table = publab.run("list").stdout.splitlines()
-    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "STATE"]
+    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE"]
     assert any(line.startswith(f"{lone_route}.") and "orphan" in line for line in table)
     (Path(config.deploy.dynamic_dir) / f"{whole}.yml").unlink()  # and the reverse: a service without its route
     assert _entries(publab)[whole]["orphan"] == "orphan: no route"
