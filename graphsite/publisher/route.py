@@ -6,19 +6,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import yaml
 
+from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.paths import schema_path
 
 SCHEMA = "traefik-v3-file-provider.json"
-# Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
-# a temporary file ending otherwise is ignored.
-_TMP_SUFFIX = ".graphsite-tmp"
 
 
 def auth_middleware(subdomain: str) -> str:
@@ -117,26 +114,11 @@ def write_route(path: Path, document: dict) -> bool:
         if path.is_file() and path.read_text(encoding="utf-8") == text:
             return False
         path.parent.mkdir(parents=True, exist_ok=True)
-        _replace(path, text)
+        write_atomic(path, text, mode=0o644)  # a temporary name ending .tmp: Traefik ignores it
     except OSError as exc:
         raise DeployError(f"{path}: cannot write the route: {exc.strerror or exc}",
                           hint="check deploy.dynamic_dir and its permissions") from None
     return True
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write `text` to a temporary name Traefik ignores, then rename it over `path` (mode 0644)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=_TMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_route(path: Path) -> dict | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.publisher.caddy import caddyfile, page_csp, security_headers
+from graphsite.publisher.caddy import caddyfile, header_findings, page_csp, security_headers
 
 CADDY = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
 
@@ -58,3 +58,15 @@ def test_the_csp_comes_from_the_pages_own_meta_tag():
     html = '<html><head><meta charset=utf-8><meta http-equiv="content-security-policy" content="default-src \'none\'">'
     assert page_csp(html) == "default-src 'none'"
     assert page_csp("<html><head><title>x</title>") == ""
+
+
+def test_verify_names_each_missing_or_wrong_security_header():
+    body = b'<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
+    sent = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-robots-tag": "noindex, nofollow",
+            "content-security-policy": "default-src 'none'"}
+    assert header_findings(sent, body, indexing=False) == []
+    assert header_findings({**sent, "content-security-policy": "default-src *"}, body, indexing=False) == [
+        "Content-Security-Policy: 'default-src *', want \"default-src 'none'\""]
+    assert header_findings(sent, body, indexing=True) == ["X-Robots-Tag: 'noindex, nofollow', want 'all'"]
+    del sent["referrer-policy"]
+    assert header_findings(sent, body, indexing=False) == ["Referrer-Policy: None, want 'no-referrer'"]

@@ -137,6 +137,11 @@ def test_an_unparsable_file_keeps_the_previous_configuration_and_blocks_deploys(
     assert blocked.exit_code == 1
     assert f"{broken_file}: line 3, column 1" in blocked.stderr
     assert publab.run("verify", name, env=FAST_VERIFY).exit_code == 1
+    from graphsite.lab.health import status
+    from graphsite.lab.instance import LabInstance
+
+    routes = next(part for part in status(LabInstance.from_env()) if part.name.startswith("routes"))
+    assert not routes.ok and f"REJECTED {broken_file.name}: cannot be parsed: line 3" in routes.detail
     broken_file.unlink()
     assert _until(lambda: _answer(publab, fqdn)[0] == 404)  # the directory applies again: its route is gone
     try:
@@ -171,6 +176,10 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         assert password not in spec.stdout + logs.stdout + logs.stderr
         listed = json.loads(publab.run("list", "--json").stdout)["deployments"]
         assert next(d for d in listed if d["subdomain"] == name)["private"] is True
+        later = publab.run("verify", name, "--json")  # no password here: 401 is the proof, content unchecked
+        assert later.exit_code == 0, later.stdout
+        public = next(c for c in json.loads(later.stdout)["checks"] if c["name"] == "public")
+        assert "HTTP 401 without credentials (private" in public["evidence"]
 
         again = _deploy(publab, name)  # a redeploy keeps the credentials
         assert "access" not in again and again["private"] is True
