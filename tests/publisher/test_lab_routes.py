@@ -19,7 +19,7 @@ from graphsite.lab.traefik.translate import NOT_FOUND
 
 pytestmark = pytest.mark.lab
 
-FAST_VERIFY = {"GRAPHSITE_VERIFY_DEADLINE": "3"}  # a check that must fail need not retry for a minute
+FAST_VERIFY = {"GRAPHSITE_VERIFY_DEADLINE": "2"}  # a check that must fail need not retry for a minute
 
 
 def _answer(publab, fqdn: str, *, auth=None, port=None):
@@ -98,19 +98,32 @@ def _drop_redirect(document, name):
     del document["http"]["routers"][f"{name}-web"]["middlewares"]
 
 
+@pytest.fixture(scope="module")
+def shared_deployment(publab):
+    """One deployment for the wrong-route tests; each puts its route back."""
+    name = publab.name()
+    result = _deploy(publab, name)
+    yield name, result
+    publab.run("teardown", name)
+
+
 @pytest.mark.parametrize("breaking, failed", [
     (_break_service_url, {"origin", "public"}),  # the edge answers 502
     (_break_host, {"origin", "public", "tls", "redirect"}),  # 404 with the default certificate
     (_drop_redirect, {"redirect"}),  # http serves the page instead of redirecting
 ])
-def test_a_wrong_route_fails_verify_at_the_edge(publab, deployed, breaking, failed):
-    name, result = deployed
+def test_a_wrong_route_fails_verify_at_the_edge(publab, shared_deployment, breaking, failed):
+    name, result = shared_deployment
     route = Path(result["route"])
-    document = yaml.safe_load(route.read_text())
+    good = route.read_text()
+    document = yaml.safe_load(good)
     breaking(document, name)
     route.write_text(yaml.safe_dump(document))
-    time.sleep(1.0)  # the watcher loads it within 0.25 s + the edge's reload
-    done = publab.run("verify", name, "--json", env=FAST_VERIFY)
+    try:
+        time.sleep(1.0)  # the watcher loads it within 0.25 s + the edge's reload
+        done = publab.run("verify", name, "--json", env=FAST_VERIFY)
+    finally:
+        route.write_text(good)
     assert done.exit_code == 1, done.stdout
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {n for n, c in checks.items() if c["status"] == "FAIL"} == failed | {"route"}, checks
