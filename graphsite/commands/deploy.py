@@ -44,6 +44,9 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
     if access.credentials and not dry_run and not as_json:  # once, for the person; never in a log or file
         click.echo(f"Private: user {access.user}, password {access.password} (shown only now: keep it; "
                    "`graphsite deploy --new-password` makes new ones)", err=True)
+    elif dry_run and access.private:
+        output.info("Private: " + ("the previous credentials would be kept" if access.kept
+                                   else "new credentials would be made and printed once"))
     elif access.kept:
         output.info("Private: the credentials of the previous deploy are kept (--new-password makes new ones)")
     output.emit_json(result.as_json()) if as_json else output.result(result.plan.url)

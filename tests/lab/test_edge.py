@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from graphsite.lab.docker import docker
 from graphsite.lab.probe import fetch
@@ -117,3 +118,28 @@ def test_a_host_without_a_route_gets_traefiks_404_and_no_trusted_certificate(lab
 def test_a_host_outside_the_lab_domain_gets_no_certificate(lab):
     with pytest.raises(ssl.SSLError):
         fetch("example.com", lab.https_port, ca=lab.ca_path)
+
+
+def test_an_ip_allow_list_in_a_route_file_keeps_other_clients_out(lab, page_service):
+    """A route of the operator's own (another host for the same service, behind ipAllowList): 403 from an
+    address outside the list, the page once the list admits the client, as Traefik's ipAllowList does."""
+    name, html = page_service
+    fqdn, route = f"{name}-guarded.{lab.domain}", Path(lab.config.deploy.dynamic_dir) / f"{name}-guarded.yml"
+
+    def write(source_range: str) -> None:
+        route.write_text(yaml.safe_dump({"http": {
+            "routers": {f"{name}-guarded": {"rule": f"Host(`{fqdn}`)", "entryPoints": ["websecure"],
+                                            "service": f"{name}-guarded", "middlewares": [f"{name}-allow@file"],
+                                            "tls": {"certResolver": "letsencrypt"}}},
+            "middlewares": {f"{name}-allow": {"ipAllowList": {"sourceRange": [source_range]}}},
+            "services": {f"{name}-guarded": {"loadBalancer": {"servers": [{"url": f"http://{name}:20128"}]}}}}}))
+
+    try:
+        write("192.0.2.0/24")  # TEST-NET-1: never the client here
+        refused = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 403 and got)
+        assert refused.body == b"Forbidden"
+        write("0.0.0.0/0")
+        served = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 200 and got)
+        assert served.body == html
+    finally:
+        route.unlink(missing_ok=True)

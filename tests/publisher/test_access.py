@@ -90,8 +90,9 @@ def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
 
 
 def test_check_directory_refuses_a_blocked_directory_and_undefined_middlewares(production, tmp_path):
-    (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n    redirect-to-https: "
-                                             "{redirectScheme: {scheme: https}}\n    sec: {headers: {frameDeny: true}}\n")
+    (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n"
+                                             "    redirect-to-https: {redirectScheme: {scheme: https}}\n"
+                                             "    sec: {headers: {frameDeny: true}}\n")
     config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec@file", "nope"))
     with pytest.raises(DeployError, match="deploy.middlewares: nope@file defined in no file"):
         check_directory(config)
