@@ -257,3 +257,42 @@ def test_one_bad_file_rejects_the_whole_directory_naming_the_file_and_key(tmp_pa
     assert dynamic is None
     assert [(p.file, p.key) for p in problems] == [("bad.yml", key)]
     assert message in problems[0].message
+
+
+def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
+    """`caddy validate` provisions the whole configuration: what the unit tests above check as data is also
+    what the real Caddy accepts (handlers, matchers, issuers, connection policies)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    caddy = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
+    dynamic = Dynamic(
+        routers={"site": {"rule": "Host(`a.example.com`) || Host(`b.example.com`)", "entryPoints": ["websecure"],
+                          "service": "site", "middlewares": ["auth", "sec@file", "allow", "redirect"],
+                          "tls": {"certResolver": "letsencrypt", "domains": [{"main": "example.com",
+                                                                               "sans": ["*.example.com"]}]}},
+                 "site-web": {"rule": "Host(`a.example.com`)", "entryPoints": ["web"], "service": "site",
+                              "middlewares": ["redirect@file"]}},
+        middlewares={"auth": {"basicAuth": {"users": [f"u:{HASH}"], "realm": "lab", "removeHeader": True}},
+                     "sec": {"headers": {"customRequestHeaders": {"X-A": "1", "X-B": ""},
+                                         "customResponseHeaders": {"X-C": "2", "Server": ""}, "frameDeny": True,
+                                         "contentTypeNosniff": True, "referrerPolicy": "no-referrer",
+                                         "contentSecurityPolicy": "default-src 'none'", "permissionsPolicy": "x=()",
+                                         "stsSeconds": 60, "stsIncludeSubdomains": True, "stsPreload": True}},
+                     "allow": {"ipAllowList": {"sourceRange": ["127.0.0.1/32", "10.0.0.0/8"]}},
+                     "redirect": {"redirectScheme": {"scheme": "https", "permanent": True, "port": "8443"}}},
+        services={"site": {"loadBalancer": {"servers": [{"url": "http://site:20128"}, {"url": "http://other"}],
+                                            "passHostHeader": False}}})
+    translation = caddy_config(dynamic)
+    assert not translation.router_errors
+    path = tmp_path / "caddy.json"
+    config = translation.config
+    config["admin"] = {"disabled": True}
+    path.write_text(json.dumps(config))
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    done = subprocess.run([caddy, "validate", "--config", str(path)], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
