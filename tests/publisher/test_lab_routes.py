@@ -188,7 +188,11 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         spec = subprocess.run(["docker", "service", "inspect", name], capture_output=True, text=True, check=True)
         logs = subprocess.run(["docker", "service", "logs", "--raw", name], capture_output=True, text=True,
                               check=False)
-        assert password not in spec.stdout + logs.stdout + logs.stderr
+        from graphsite.lab.instance import LabInstance
+
+        edge = subprocess.run(["docker", "logs", LabInstance.from_env().edge_name], capture_output=True, text=True,
+                              check=False)
+        assert password not in spec.stdout + logs.stdout + logs.stderr + edge.stdout + edge.stderr
         listed = json.loads(publab.run("list", "--json").stdout)["deployments"]
         assert next(d for d in listed if d["subdomain"] == name)["private"] is True
         later = publab.run("verify", name, "--json")  # no password here: 401 is the proof, content unchecked
