@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graphsite import output
+from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
@@ -247,11 +248,15 @@ def _apply(plan, document, decision, clients: Clients, undo: Undo, config: Confi
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):
         existed = plan.route_path.exists()
+        previous = plan.route_path.read_text(encoding="utf-8") if existed else ""
         written = route.write_route(plan.route_path, document)
         actions.append(Action("route", str(plan.route_path),
                               "updated" if written and existed else "created" if written else "present"))
         if not existed:
             undo.push(f"removed route {plan.route_path}", lambda: plan.route_path.unlink(missing_ok=True))
+        elif written:  # e.g. new credentials of a private report: the old ones must keep working
+            undo.push(f"restored the previous route {plan.route_path}",
+                      lambda: write_atomic(plan.route_path, previous, mode=0o644))
     with output.step("dns"):
         line, record = apply_record(clients.dns, plan.record, decision)
         actions.append(Action("record", f"A {plan.fqdn}", line.split()[0].lower()))

@@ -259,3 +259,20 @@ def test_the_operators_middlewares_are_on_the_router_and_their_headers_reach_the
         assert missing.exit_code == 1 and "deploy.middlewares: nope@file defined in no file" in missing.stderr
     finally:
         publab.run("teardown", name)
+
+
+def test_a_failed_redeploy_with_new_credentials_puts_the_old_route_back(publab):
+    name = publab.name()
+    try:
+        first = _deploy(publab, name, "--private", "--no-verify")
+        route = Path(first["route"])
+        before = route.read_text()
+        credentials = (first["access"]["user"], first["access"]["password"])
+        failing = {**FAST_VERIFY, "GRAPHSITE_VERIFY_ORIGIN_ADDRESS": "127.0.0.1:1"}  # the origin check fails
+        failed = publab.run("deploy", "--subdomain", name, "--new-password", "--json", env=failing)
+        assert failed.exit_code == 1
+        assert f"undone: restored the previous route {route}" in failed.stderr
+        assert route.read_text() == before
+        assert _until(lambda: _answer(publab, first["fqdn"], auth=credentials)[0] == 200)
+    finally:
+        publab.run("teardown", name)
