@@ -6,6 +6,7 @@ the certificate lives long enough; a host no route names gets Traefik's 404."""
 from __future__ import annotations
 
 import hashlib
+import http.client
 import secrets
 import ssl
 import time
@@ -51,7 +52,7 @@ def _until(check, seconds: float = 60):
             answer = check()
             if answer:
                 return answer
-        except (OSError, ssl.SSLError) as exc:
+        except (OSError, ssl.SSLError, http.client.HTTPException) as exc:  # an edge restarting behind docker-proxy
             last = exc
         time.sleep(0.5)
     raise AssertionError(f"no answer within {seconds} s (last error: {last!r})")
@@ -143,3 +144,15 @@ def test_an_ip_allow_list_in_a_route_file_keeps_other_clients_out(lab, page_serv
         assert served.body == html
     finally:
         route.unlink(missing_ok=True)
+
+
+def test_a_restarted_edge_gets_the_route_files_configuration_back(lab, page_service):
+    """The edge starts from its first configuration (no route); the watcher sees it lost the loaded one and
+    loads the last good configuration again."""
+    name, html = page_service
+    fqdn = f"{name}.{lab.domain}"
+    assert _until(lambda: fetch(fqdn, lab.https_port, ca=lab.ca_path).status == 200)
+    docker("restart", lab.instance.edge_name)
+    served = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 200 and got, seconds=30)
+    assert served.body == html
+    assert "the edge lost its configuration" in lab.instance.path("traefik.log").read_text()
