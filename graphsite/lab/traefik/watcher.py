@@ -89,7 +89,11 @@ class Watcher:
         if dynamic is None:
             self._reject(problems)
             return True
-        translation = caddy_config(dynamic, self.settings)
+        try:
+            translation = caddy_config(dynamic, self.settings)
+        except Exception as exc:  # noqa: BLE001 -- a lab bug must show in status, not end the watcher
+            self._reject([Problem("(lab bug)", "", f"translation failed: {exc.__class__.__name__}: {exc}")])
+            return True
         refused = self.edge.load(translation.config)
         if refused.startswith("the edge's admin API does not answer"):
             self.status["edge"] = refused
