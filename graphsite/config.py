@@ -33,7 +33,8 @@ def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclass
 class SiteConfig:
     domain: str = _doc("Zone the pages live under: <subdomain>.<domain>.", "hhdevs.space")
     prefix: str = _doc("Prefix of random subdomains: <prefix>-<6 hex>.", "graph-eng")
-    indexable: bool = _doc("Let search engines index the page (robots meta tag; previews stay noindex).", False)
+    indexable: bool = _doc("Let search engines index the page: the robots meta tag and the X-Robots-Tag header "
+                           "its server sends (off: noindex, nofollow).", False)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ class DeployConfig:
     https_entrypoint: str = _doc("Traefik entry point for https.", "websecure")
     http_entrypoint: str = _doc("Traefik entry point for http.", "web")
     redirect_middleware: str = _doc("Middleware that redirects http to https.", "redirect-to-https@file")
+    middlewares: tuple[str, ...] = _doc("Middlewares of the operator's (e.g. security-headers@file) attached to "
+                                        "the page's websecure router, in order.", factory=tuple)
+    undefined_middleware: str = _doc("When a deploy.middlewares entry is not defined in the dynamic directory: "
+                                     "refuse (stop before deploying) or warn.", "refuse")
     converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
     lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
     docker_timeout: float = _doc("Seconds one Docker API request may take before it fails.", 30.0)

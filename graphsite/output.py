@@ -41,6 +41,11 @@ def warn(message: str) -> None:
         print(_color("warning: ", "33") + message, file=sys.stderr, flush=True)
 
 
+def secret(message: str) -> None:
+    """A secret the user asked to see once (a private report's password): stderr, whatever -q says."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def result(text: str) -> None:
     """A result line on stdout (the URL, a path)."""
     print(text, flush=True)

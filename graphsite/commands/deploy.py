@@ -22,10 +22,15 @@ from graphsite.paths import default_source
 @click.option("--keep-on-failure", is_flag=True, help="Keep what a failed run made, for inspection.")
 @click.option("--no-verify", "skip_verify", is_flag=True, help="Skip the checks after deploying.")
 @click.option("--wait", type=float, default=0.0, metavar="SECONDS", help="Wait for another run on the name.")
+@click.option("--private", is_flag=True, help="Readable only with a password (basicAuth at the edge); printed once.")
+@click.option("--auth-file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Private, for the users of this htpasswd file (bcrypt: htpasswd -nB USER).")
+@click.option("--new-password", is_flag=True, help="Make new credentials (a redeploy keeps the old ones).")
+@click.option("--public", is_flag=True, help="Make a private deployment public again.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, force, keep_on_failure,
-                   skip_verify, wait, as_json, config_path) -> None:
+                   skip_verify, wait, private, auth_file, new_password, public, as_json, config_path) -> None:
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
@@ -36,7 +41,8 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
     request = DeployRequest(source=source or default_source(), subdomain=subdomain,
                             ttl=parse_ttl(ttl) if ttl else None, content=content, dry_run=dry_run, force=force,
-                            keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait)
+                            keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait, private=private,
+                            public=public, auth_file=auth_file, new_password=new_password)
     start, config = time.perf_counter(), site(load_config(config_path))
     with connected(config) as clients:
         result = deploy(config, request, clients)

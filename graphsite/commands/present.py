@@ -35,7 +35,21 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
     if not result.dry_run:
         checks(result.checks)
         output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s")
+    _access(result, as_json)
     output.emit_json(result.as_json()) if as_json else output.result(plan.url)
+
+
+def _access(result: DeployResult, as_json: bool) -> None:
+    """Say who may read the page; a password this run made is shown once (stderr, or --json), never logged."""
+    access = result.access
+    if access.credentials and not result.dry_run and not as_json:
+        output.secret(f"Private: user {access.user}, password {access.password} (shown only now: keep it; "
+                      "`graphsite deploy --new-password` makes new ones)")
+    elif result.dry_run and access.private:
+        output.info("Private: " + ("the previous credentials would be kept" if access.kept
+                                   else "new credentials would be made and printed once"))
+    elif access.kept:
+        output.info("Private: the credentials of the previous deploy are kept (--new-password makes new ones)")
 
 
 def verify(name: str, results: list[CheckResult], as_json: bool) -> None:
@@ -108,6 +122,7 @@ def _held_json(held: Holding, now: datetime) -> dict:
             "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now),
             "sha256": (deployment.sha256 if deployment else "") or None, "replicas": held.running or None,
             "access": deployment.access if deployment else None,
+            "private": bool(deployment and deployment.access == "private"),
             "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
             "expired": held.state(now) == "expired",
             "resources": [{"kind": kind, "name": name} for kind, name in held.resources()]}

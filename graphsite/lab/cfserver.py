@@ -12,73 +12,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from graphsite.lab import processes, records, routes
-from graphsite.lab.contract import Contract
+from graphsite.lab import records, routes
+from graphsite.lab.cfstate import FakeCloudflare
 
 API = "/client/v4"
-_REDACTED = "[REDACTED-TOKEN]"
 _RATE_LIMITED = (971, "Please wait and consider throttling your request speed")
 _INJECTED_500 = (1000, "Internal server error (injected by the lab)")
-
-
-class FakeCloudflare:
-    """The server's state: the zone, injected faults and latency, the request log. Thread-safe."""
-
-    def __init__(self, lab_dir: Path, zone: str, zone_id: str) -> None:
-        self.lab_dir = lab_dir
-        self.state_path = lab_dir / "cloudflare-state.json"
-        self.log_path = lab_dir / "cloudflare.log"
-        self.token = (lab_dir / "cf-token").read_text(encoding="utf-8").strip()
-        self.code = processes.cloudflare_code()  # what this server was started from (`up` compares)
-        self.contract = Contract.load()
-        self.lock = threading.Lock()
-        self.zone = records.Zone(zone, zone_id, self._load())
-        self.faults = {"fail_next": 0, "status": 500, "retry_after": 1, "match": "", "after": False}
-        self.latency_ms = 0
-        self.requests: list[dict[str, Any]] = []
-
-    def _load(self) -> tuple[dict[str, Any], ...]:
-        try:
-            return tuple(json.loads(self.state_path.read_text(encoding="utf-8"))["records"])
-        except FileNotFoundError:
-            return ()
-
-    def save(self) -> None:
-        temporary = self.state_path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"zone": self.zone.name, "zone_id": self.zone.zone_id,
-                                         "records": list(self.zone.records)}, indent=1), encoding="utf-8")
-        os.replace(temporary, self.state_path)
-
-    def log(self, line: str) -> None:
-        with self.lock, self.log_path.open("a", encoding="utf-8") as handle:
-            handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {self.redact(line)}\n")
-
-    def redact(self, text: str) -> str:
-        return text.replace(self.token, _REDACTED) if self.token else text
-
-    def take_fault(self, request: str) -> dict[str, Any] | None:
-        """Return the fault to answer `request` (method, path, query and body as text) with, or None.
-        With a `match`, only requests holding it fail: tests on a shared lab fault their own calls only."""
-        with self.lock:
-            if self.faults["fail_next"] <= 0 or self.faults["match"] not in request:
-                return None
-            self.faults["fail_next"] -= 1
-            return dict(self.faults)
-
-    def reset(self) -> None:
-        with self.lock:
-            self.zone = records.Zone(self.zone.name, self.zone.zone_id, ())
-            self.faults.update(fail_next=0, match="", after=False)
-            self.latency_ms = 0
-            self.requests.clear()
-        self.save()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -163,7 +108,8 @@ def serve(lab_dir: Path, port: int, zone: str, zone_id: str) -> ThreadingHTTPSer
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m graphsite.lab.cfserver", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m graphsite.lab.cfserver",
+                                     description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lab-dir", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--zone", required=True)

@@ -1,52 +1,32 @@
-"""The edge that stands in for Traefik and its wildcard certificate: a Caddy container on the overlay network,
-as pure renderers (its Caddyfile, its `docker run` arguments)."""
+"""The edge that stands in for Traefik: a Caddy container on the overlay network, configured through its
+admin socket by the routes watcher (`graphsite.lab.traefik`), as pure renderers (its first configuration,
+its `docker run` arguments)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 
-from graphsite.lab.instance import PAGE_PORT, LabInstance
+from graphsite.lab.instance import LabInstance
+from graphsite.lab.traefik.files import Dynamic
+from graphsite.lab.traefik.translate import EdgeSettings, caddy_config
 
 # Ports inside the edge container: unprivileged, so the edge runs as the lab directory's owner.
 INSIDE_HTTPS, INSIDE_HTTP = 8443, 8080
 CA_ROOT = "caddy/pki/authorities/local/root.crt"  # under the edge's data directory
+ADMIN_SOCKET = "edge/config/admin.sock"  # under the lab directory; /config/admin.sock inside the container
+SETTINGS = EdgeSettings(https_port=INSIDE_HTTPS, http_port=INSIDE_HTTP, admin_listen="unix//config/admin.sock")
 
 
-def edge_caddyfile(domain: str) -> str:
-    """Return the edge's Caddyfile: `*.<domain>` over TLS from Caddy's internal CA, proxied to
-    `<first label>:20128`; http redirected permanently to https, as Dokploy's redirect-to-https does."""
-    first_label = len(domain.split("."))  # {labels.0} is the last label: the first is one past the domain's
-    return f"""{{
-	https_port {INSIDE_HTTPS}
-	http_port {INSIDE_HTTP}
-	auto_https disable_redirects
-	skip_install_trust
-	admin off
-	pki {{
-		ca local {{
-			intermediate_lifetime 180d
-		}}
-	}}
-}}
-
-*.{domain} {{
-	tls {{
-		issuer internal {{
-			lifetime 90d
-		}}
-	}}
-	reverse_proxy {{labels.{first_label}}}:{PAGE_PORT}
-}}
-
-http://*.{domain} {{
-	redir https://{{host}}{{uri}} permanent
-}}
-"""
+def edge_config() -> str:
+    """Return the edge's first configuration: no route yet (every host gets Traefik's 404), the lab CA and
+    the default certificate's CA made at start, the admin API on a socket in its config directory."""
+    return json.dumps(caddy_config(Dynamic(), SETTINGS).config, indent=1, sort_keys=True) + "\n"
 
 
-def edge_fingerprint(lab: LabInstance, caddyfile: str) -> str:
+def edge_fingerprint(lab: LabInstance, config: str) -> str:
     """Return a short hash of everything the edge container is made from (a change means re-create)."""
-    made_of = "\n".join([caddyfile, lab.image, lab.network, str(lab.https_port), str(lab.http_port)])
+    made_of = "\n".join([config, lab.image, lab.network, str(lab.https_port), str(lab.http_port)])
     return hashlib.sha256(made_of.encode()).hexdigest()[:16]
 
 
@@ -60,9 +40,9 @@ def edge_run_args(lab: LabInstance, uid: int, gid: int, fingerprint: str) -> lis
         "--publish", f"127.0.0.1:{lab.http_port}:{INSIDE_HTTP}",
         "--mount", f"type=bind,source={edge / 'data'},target=/data",
         "--mount", f"type=bind,source={edge / 'config'},target=/config",
-        "--mount", f"type=bind,source={edge / 'Caddyfile'},target=/etc/caddy/Caddyfile,readonly",
+        "--mount", f"type=bind,source={edge / 'caddy.json'},target=/etc/caddy/caddy.json,readonly",
         "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
         "--label", "graphsite.lab=edge", "--label", f"graphsite.lab.dir={lab.root}",
         "--label", f"graphsite.lab.fingerprint={fingerprint}",
-        lab.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile",
+        lab.image, "caddy", "run", "--config", "/etc/caddy/caddy.json",
     ]

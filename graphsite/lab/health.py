@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphsite.errors import GraphsiteError
@@ -17,7 +18,7 @@ class Part:
     detail: str
 
 
-def _check(name: str, test) -> Part:
+def _check(name: str, test: Callable[[], tuple[bool, str]]) -> Part:
     try:
         ok, detail = test()
     except (GraphsiteError, OSError, ssl.SSLError, ValueError) as exc:
@@ -42,9 +43,9 @@ def _edge(lab: LabInstance) -> tuple[bool, str]:
         return False, f"no container {lab.edge_name}"
     if found["state"] != "running":
         return False, f"{lab.edge_name} is {found['state']}"
-    answer = probe.fetch(f"status-probe.{lab.domain}", lab.https_port, ca=lab.path("ca.pem"))
-    # No service is called status-probe: the edge itself answers 502 over verified TLS.
-    return True, f"{lab.edge_name} answers https on 127.0.0.1:{lab.https_port} (HTTP {answer.status})"
+    answer = probe.fetch(f"status-probe.{lab.domain}", lab.https_port, ca=None, insecure=True)
+    # No router matches status-probe: the edge itself answers Traefik's 404 (with its default certificate).
+    return answer.status == 404, f"{lab.edge_name} answers https on 127.0.0.1:{lab.https_port} (HTTP {answer.status})"
 
 
 def _ca(lab: LabInstance) -> tuple[bool, str]:
@@ -59,8 +60,30 @@ def _cloudflare(lab: LabInstance) -> tuple[bool, str]:
     health = processes.cloudflare_health(lab)
     if not health:
         return False, f"nothing answers on {lab.cf_base}"
-    stale = "" if health.get("code") == processes.cloudflare_code() else "; stale code: `scripts/lab up` restarts it"
+    stale = "" if health.get("code") == processes.lab_code() else "; stale code: `scripts/lab up` restarts it"
     return True, f"{lab.cf_base}/client/v4 (pid {health.get('pid')}, zone {health.get('zone_id')}{stale})"
+
+
+def _routes(lab: LabInstance) -> tuple[bool, str]:
+    """The Traefik stand-in: running, and the dynamic directory loaded (or the file and key that block it)."""
+    status = processes.routes_health(lab)
+    if status is None:
+        return False, f"no routes watcher writes {lab.path('edge-routes.json')} (scripts/lab up starts it)"
+    stale = "" if status.get("code") == processes.lab_code() else "; stale code: `scripts/lab up` restarts it"
+    rejected = status.get("rejected") or []
+    if rejected:
+        first = rejected[0]
+        where = f"{first['file']}: {first['key']}: " if first.get("key") else f"{first['file']}: "
+        more = f" (and {len(rejected) - 1} more)" if len(rejected) > 1 else ""
+        return False, (f"REJECTED {where}{first['message']}{more}; the edge keeps the previous configuration "
+                       f"(pid {status.get('pid')}{stale})")
+    applied = status.get("applied") or {}
+    if not applied:
+        return False, f"nothing loaded into the edge yet: {status.get('edge')}"
+    errors = applied.get("router_errors") or []
+    noted = f"; {len(errors)} router errors, first: {errors[0]}" if errors else ""
+    return True, (f"{len(applied.get('served') or [])} router entries from {len(applied.get('files') or [])} files "
+                  f"(pid {status.get('pid')}{stale}{noted})")
 
 
 def _config(lab: LabInstance) -> tuple[bool, str]:
@@ -82,6 +105,7 @@ def status(lab: LabInstance) -> list[Part]:
             _check(f"network {lab.network}", lambda: (docker.network_id(lab.network) is not None, lab.network)),
             _check(f"image {lab.image}", lambda: (docker.image_id(lab.image) is not None, lab.image)),
             _check("edge", lambda: _edge(lab)),
+            _check("routes (Traefik stand-in)", lambda: _routes(lab)),
         ]
     parts += [_check("CA", lambda: _ca(lab)), _check("fake Cloudflare", lambda: _cloudflare(lab)),
               _check("config", lambda: _config(lab))]

@@ -3,6 +3,7 @@ the fqdn verified against the lab CA, HTTP with the fqdn as Host. Used by `statu
 
 from __future__ import annotations
 
+import base64
 import http.client
 import socket
 import ssl
@@ -19,18 +20,26 @@ class Fetched:
     certificate: dict[str, Any] = field(default_factory=dict)
 
 
-def fetch(fqdn: str, port: int, *, ca: Path | None, path: str = "/", timeout: float = 10) -> Fetched:
-    """GET `path` of `fqdn` through 127.0.0.1:`port`: https when `ca` is given (verified), else plain http."""
+def fetch(fqdn: str, port: int, *, ca: Path | None, path: str = "/", timeout: float = 10, insecure: bool = False,
+          auth: tuple[str, str] | None = None) -> Fetched:
+    """GET `path` of `fqdn` through 127.0.0.1:`port`: https when `ca` is given (verified) or `insecure` is set
+    (TLS without verification: to see what the edge answers a host it has no certificate for), else plain
+    http; `auth` sends Basic credentials."""
     raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     certificate: dict[str, Any] = {}
-    if ca is not None:
-        context = ssl.create_default_context(cafile=str(ca))
+    if ca is not None or insecure:
+        context = ssl.create_default_context(cafile=str(ca) if ca else None)
+        if insecure:
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
         raw = context.wrap_socket(raw, server_hostname=fqdn)
         certificate = raw.getpeercert() or {}
     connection = http.client.HTTPConnection(fqdn, port, timeout=timeout)
     connection.sock = raw
     try:
-        connection.request("GET", path, headers={"Host": fqdn, "User-Agent": "graphsite-lab"})
+        headers = {"Host": fqdn, "User-Agent": "graphsite-lab"}
+        if auth:
+            headers["Authorization"] = "Basic " + base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+        connection.request("GET", path, headers=headers)
         response = connection.getresponse()
         return Fetched(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read(),
                        certificate)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -69,21 +70,26 @@ def cloudflare_markers(lab: LabInstance) -> tuple[str, str]:
     return "graphsite.lab.cfserver", f"--lab-dir {lab.root}"
 
 
-_SERVER_FILES = ("cfserver.py", "routes.py", "records.py", "contract.py")
+def routes_markers(lab: LabInstance) -> tuple[str, str]:
+    return "graphsite.lab.traefik.watcher", f"--lab-dir {lab.root}"
 
 
-def cloudflare_code() -> str:
-    """Return a short hash of the fake Cloudflare's code and contract, as the checkout holds them now."""
-    from graphsite.lab.contract import SCHEMA_NAME
-    from graphsite.paths import schema_path
+def lab_code(package: Path | None = None) -> str:
+    """Return a short hash of the code the lab's processes run, as the checkout holds it now: every Python
+    file of the graphsite package and every schema. A whole-package hash, not a list of modules, so that no
+    module a server imports can change without `up` noticing (a stale server only costs a restart)."""
+    package = package or Path(__file__).resolve().parents[1]
+    files = sorted([*package.rglob("*.py"), *(package / "schemas").glob("*")])
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
-    files = [Path(__file__).with_name(name) for name in _SERVER_FILES] + [schema_path(SCHEMA_NAME)]
-    return hashlib.sha256(b"".join(path.read_bytes() for path in files)).hexdigest()[:16]
 
-
-def cloudflare_action(ours: bool, health: dict | None, code: str) -> str:
-    """Return what `up` does about the fake Cloudflare: keep it running, start it, or restart a stale one
-    (ours, answering, but started from other code: a checkout that changed since keeps the old server)."""
+def process_action(ours: bool, health: dict | None, code: str) -> str:
+    """Return what `up` does about a lab process (the fake Cloudflare, the routes watcher): keep it running,
+    start it, or restart a stale one (ours, answering, but started from other code: a checkout that changed
+    since keeps the old server)."""
     if not ours or health is None:
         return "start"
     return "running" if health.get("code") == code else "restart"
@@ -117,3 +123,35 @@ def start_cloudflare(lab: LabInstance, wait: float = 15) -> int:
             return process.pid
         time.sleep(0.1)
     raise LabError(f"the fake Cloudflare did not answer on port {lab.cf_port} within {wait:.0f} s")
+
+
+def routes_health(lab: LabInstance, stale_after: float = 15) -> dict | None:
+    """Return the routes watcher's status (edge-routes.json) while its process writes it, else None."""
+    from graphsite.lab.traefik.watcher import STATUS_FILE
+
+    try:
+        status = json.loads(lab.path(STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    alive = is_ours(status.get("pid"), *routes_markers(lab))
+    return status if alive and time.time() - float(status.get("heartbeat") or 0) < stale_after else None
+
+
+def start_routes(lab: LabInstance, wait: float = 30) -> int:
+    """Start the routes watcher in the background (log in traefik.log); return its pid once it has loaded
+    the directory into the edge (or rejected it)."""
+    log = lab.path("traefik.log").open("ab")
+    argv = [sys.executable, "-m", "graphsite.lab.traefik.watcher", "--lab-dir", str(lab.root)]
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                               start_new_session=True, cwd=lab.root)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LabError(f"the routes watcher exited with status {process.returncode}",
+                           hint=f"read {lab.path('traefik.log')}")
+        health = routes_health(lab)
+        if health and health.get("pid") == process.pid and (health.get("applied") or health.get("rejected")):
+            return process.pid
+        time.sleep(0.1)
+    raise LabError(f"the routes watcher loaded nothing into the edge within {wait:.0f} s",
+                   hint=f"read {lab.path('traefik.log')}")

@@ -7,9 +7,10 @@ and the records afterwards. The server (`cfserver.py`) only persists and transpo
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 # Cloudflare's own codes and wording (seen in real answers).
@@ -154,19 +155,31 @@ def _text_match(value: str | None, operator: str, wanted: str) -> bool:
             "startswith": value.startswith(wanted), "endswith": value.endswith(wanted)}[operator]
 
 
-def _tests(query: dict[str, str], zone: Zone) -> list:
-    tests = []
+def _field_test(field: str, operator: str, wanted: str, record: dict[str, Any]) -> bool:
+    return _text_match(record.get(field), operator, wanted)
+
+
+def _comment_test(present: bool, record: dict[str, Any]) -> bool:
+    return bool(record.get("comment")) == present
+
+
+def _proxied_test(wanted: str, record: dict[str, Any]) -> bool:
+    return record["proxied"] == (wanted.lower() == "true")
+
+
+def _tests(query: dict[str, str], zone: Zone) -> list[Callable[[dict[str, Any]], bool]]:
+    tests: list[Callable[[dict[str, Any]], bool]] = []
     for key, wanted in query.items():
         head, _, operator = key.partition(".")
         if head in _FILTERED_FIELDS and operator in ("", *_TEXT_OPERATORS):
             operator = operator or "exact"
             if head == "name" and operator == "exact":
                 wanted = full_name(wanted, zone.name)
-            tests.append(lambda r, h=head, o=operator, w=wanted: _text_match(r.get(h), o, w))
+            tests.append(partial(_field_test, head, operator, wanted))
         elif key in ("comment.present", "comment.absent"):
-            tests.append(lambda r, k=key: bool(r.get("comment")) == (k == "comment.present"))
+            tests.append(partial(_comment_test, key == "comment.present"))
         elif key == "proxied":
-            tests.append(lambda r, w=wanted: r["proxied"] == (w.lower() == "true"))
+            tests.append(partial(_proxied_test, wanted))
     return tests
 
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphsite.lab import records
-
-if TYPE_CHECKING:
-    from graphsite.lab.cfserver import FakeCloudflare
+from graphsite.lab.cfstate import FakeCloudflare
 
 _RECORDS_PATH = re.compile(r"^/client/v4/zones/(?P<zone>[^/]+)/dns_records(?:/(?P<record>[^/]+))?$")
 _ZONES_PATH = re.compile(r"^/client/v4/zones(?:/(?P<zone>[^/]+))?$")

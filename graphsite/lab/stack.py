@@ -10,11 +10,13 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsite.atomic import write_atomic
 from graphsite.lab import LabError, docker, processes
-from graphsite.lab.edge import CA_ROOT, edge_caddyfile, edge_fingerprint, edge_run_args
+from graphsite.lab.edge import CA_ROOT, edge_config, edge_fingerprint, edge_run_args
 from graphsite.lab.instance import LabInstance, render_config, render_middlewares
 
 UNCHANGED = ("present", "running")
@@ -38,9 +40,7 @@ def load_state(lab: LabInstance) -> dict:
 
 
 def _save_state(lab: LabInstance, state: dict) -> None:
-    temporary = lab.path("state.json.tmp")
-    temporary.write_text(json.dumps(state, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, lab.path("state.json"))
+    write_atomic(lab.path("state.json"), json.dumps(state, indent=2, sort_keys=True) + "\n")
 
 
 def _write(path: Path, text: str, mode: int = 0o644) -> str:
@@ -48,10 +48,7 @@ def _write(path: Path, text: str, mode: int = 0o644) -> str:
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return "present"
     action = "updated" if path.exists() else "created"
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.chmod(mode)
-    os.replace(temporary, path)
+    write_atomic(path, text, mode=mode)
     return action
 
 
@@ -60,9 +57,7 @@ def _ensure_token(lab: LabInstance) -> str:
     if path.is_file() and path.read_text(encoding="utf-8").strip():
         path.chmod(0o600)
         return "present"
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(secrets.token_urlsafe(30) + "\n")
+    write_atomic(path, secrets.token_urlsafe(30) + "\n", mode=0o600)
     return "created"
 
 
@@ -86,9 +81,9 @@ def _ensure_edge(lab: LabInstance, state: dict) -> list[tuple[str, str]]:
     edge = lab.path("edge")
     for sub in ("data", "config"):
         (edge / sub).mkdir(parents=True, exist_ok=True)
-    caddyfile = edge_caddyfile(lab.domain)
-    _write(edge / "Caddyfile", caddyfile)
-    fingerprint = edge_fingerprint(lab, caddyfile)
+    config = edge_config()
+    _write(edge / "caddy.json", config)
+    fingerprint = edge_fingerprint(lab, config)
     action, ident = docker.ensure_edge(lab, edge_run_args(lab, os.getuid(), os.getgid(), fingerprint), fingerprint)
     state["edge_id"] = ident
     return [("edge", action), ("CA", _export_ca(lab))]
@@ -106,17 +101,29 @@ def _export_ca(lab: LabInstance, wait: float = 30) -> str:
     return _write(lab.path("ca.pem"), root.read_text(encoding="utf-8"))
 
 
-def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
-    pid, markers = state.get("cloudflare_pid"), processes.cloudflare_markers(lab)
+def _ensure_process(state: dict, key: str, markers: tuple[str, str], health: Callable[[], dict | None],
+                    start: Callable[[], int]) -> str:
+    """Keep a lab process of this lab running from the checkout's code: start it, or restart a stale one
+    (the fake Cloudflare's records are in cloudflare-state.json, the routes are the directory: both survive)."""
+    pid = state.get(key)
     ours = processes.is_ours(pid, *markers)
-    action = processes.cloudflare_action(ours, processes.cloudflare_health(lab) if ours else None,
-                                         processes.cloudflare_code())
+    action = processes.process_action(ours, health() if ours else None, processes.lab_code())
     if action == "running":
         return action
-    if action == "restart":  # its records are in cloudflare-state.json: the new server loads them
+    if action == "restart" and pid:
         processes.stop(pid, *markers)
-    state["cloudflare_pid"] = processes.start_cloudflare(lab)
+    state[key] = start()
     return "restarted (its code changed)" if action == "restart" else "started"
+
+
+def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
+    return _ensure_process(state, "cloudflare_pid", processes.cloudflare_markers(lab),
+                           lambda: processes.cloudflare_health(lab), lambda: processes.start_cloudflare(lab))
+
+
+def _ensure_routes(lab: LabInstance, state: dict) -> str:
+    return _ensure_process(state, "routes_pid", processes.routes_markers(lab),
+                           lambda: processes.routes_health(lab), lambda: processes.start_routes(lab))
 
 
 def up(lab: LabInstance) -> UpReport:
@@ -138,9 +145,10 @@ def up(lab: LabInstance) -> UpReport:
         steps.append((f"network {lab.network}", network))
         steps.append((f"image {lab.image}", _ensure_image(lab, state)))
         steps.extend(_ensure_edge(lab, state))
-        steps.append(("fake Cloudflare", _ensure_cloudflare(lab, state)))
         steps.append(("redirect-to-https middleware",
                       _write(lab.path("traefik/dynamic/middlewares.yml"), render_middlewares())))
+        steps.append(("routes (Traefik stand-in)", _ensure_routes(lab, state)))
+        steps.append(("fake Cloudflare", _ensure_cloudflare(lab, state)))
         steps.append(("config", _write(lab.path("graphsite.toml"), render_config(lab))))
     finally:
         _save_state(lab, state)
@@ -151,6 +159,9 @@ def up(lab: LabInstance) -> UpReport:
 def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
     """Remove what `up` of this lab made (by recorded id/pid); return what happened to each."""
     state, results = load_state(lab), []
+    if state.get("routes_pid"):
+        results.append(("routes (Traefik stand-in)", processes.stop(state.pop("routes_pid"),
+                                                                    *processes.routes_markers(lab))))
     if state.get("cloudflare_pid"):
         results.append(("fake Cloudflare", processes.stop(state.pop("cloudflare_pid"),
                                                           *processes.cloudflare_markers(lab))))
@@ -167,7 +178,7 @@ def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
         results.append(("swarm", "left"))
     if state.get("dockerd_pid"):
         marker = state.pop("dockerd_path", "dockerd")
-        results.append(("docker daemon", processes.stop(state.pop("dockerd_pid"), marker, wait=30)))
+        results.append(("docker daemon", processes.stop(int(state.pop("dockerd_pid")), marker, wait=30)))
     if lab.root.is_dir():
         _save_state(lab, state)
     return results

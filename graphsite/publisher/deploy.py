@@ -18,7 +18,8 @@ from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, dynamic, probe, route
+from graphsite.publisher.access import Access, decide_access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, route_path
 from graphsite.publisher.doctor import preflight, preflight_error
@@ -44,6 +45,10 @@ class DeployRequest:
     keep_on_failure: bool = False
     verify: bool = True
     wait: float = 0.0
+    private: bool = False
+    public: bool = False
+    auth_file: Path | None = None
+    new_password: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,11 +58,13 @@ class DeployResult:
     dns: str  # the DNS step in one line: CREATED id=… / EXISTS id=… / REPLACED …
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
+    access: Access = Access()
 
     def as_json(self) -> dict:
         plan = self.plan
         deployment = plan.deployment
-        return {"subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
+        made = {"access": self.access.as_json()} if self.access.credentials and not self.dry_run else {}
+        return {**made, "private": self.access.private, "subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
                 "title": deployment.title, "content": plan.content_mode, "created": deployment.created,
                 "expires": deployment.expires or None, "dry_run": self.dry_run, "dns": self.dns,
                 "service": plan.service.describe(), "route": str(plan.route_path),
@@ -137,6 +144,7 @@ class _Prepared:
     plan: DeployPlan
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
+    access: Access
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
@@ -144,7 +152,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
     plan, undo = prepared.plan, Undo()
     try:
         outcomes, dns_line = _apply(prepared, clients, undo, config)
-        checks = _verify(config, plan, clients) if request.verify else ()
+        checks = _verify(config, plan, clients, prepared.access.credentials) if request.verify else ()
     except (Exception, KeyboardInterrupt):  # whatever failed, even a bug or a signal: undo this run's work
         if request.keep_on_failure:
             output.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
@@ -154,7 +162,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     with output.step("remove old content"):
         _remove_old_content(config, plan, clients)
-    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks)
+    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
 
 
 def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> None:
@@ -186,7 +194,7 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
     prepared = _prepare(config, request, clients, subdomain)
     outcomes = tuple(o.planned() for o in survey(prepared, clients))
     dns = {"create": "would create", "replace": "would replace"}.get(prepared.decision.action, UNCHANGED)
-    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True)
+    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
 
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
@@ -212,9 +220,15 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         failed = preflight_error(preflight(config, clients.swarm))
         if failed is not None:
             raise failed
+        for warning in dynamic.check_directory(config):  # blocking files, and deploy.middlewares defined nowhere
+            output.warn(warning)
+        access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
+                               auth_file=request.auth_file, new_password=request.new_password)
+        plan = plan.with_access("private" if access.private else "public",
+                                route.route_document(config, subdomain, plan.fqdn, users=access.users))
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current)
+    return _Prepared(plan, decision, current, access)
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
@@ -231,9 +245,10 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
                           hint="choose another subdomain or another deploy.bind_root")
 
 
-def _verify(config: Config, plan: DeployPlan, clients: Clients) -> tuple[CheckResult, ...]:
+def _verify(config: Config, plan: DeployPlan, clients: Clients,
+            credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with output.step("verify"):
-        checks = tuple(run_checks(config, plan.deployment, clients))
+        checks = tuple(run_checks(config, plan.deployment, clients, credentials))
         failed = [c for c in checks if c.status == "FAIL"]
         if failed:
             raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),

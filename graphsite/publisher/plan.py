@@ -123,6 +123,12 @@ class DeployPlan:
     def stamp(self) -> Stamp:
         return self.deployment.stamp
 
+    def with_access(self, access: str, route: dict) -> DeployPlan:
+        """Return the plan of a deployment readable by `access` (public or private) through `route`."""
+        deployment = replace(self.deployment, access=access)
+        service = replace(self.service, labels=tuple(deployment.labels().items()))
+        return replace(self, deployment=deployment, service=service, route=route)
+
     def renewing(self, previous: Deployment) -> DeployPlan:
         """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its
         expiry unless this deploy sets one."""
@@ -175,7 +181,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
                             title=title, created=created, expires=expires, content=content,
                             replicas=deploy.replicas)
     # The Caddyfile is a config in both modes: it is small and the same on every node.
-    caddy_text = caddy.caddyfile(deploy.port).encode()
+    caddy_text = caddy.caddyfile(deploy.port, csp=caddy.page_csp(html), indexing=config.site.indexable).encode()
     caddy_sha = hashlib.sha256(caddy_text).hexdigest()
     configs: tuple[ConfigFile, ...] = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha),
                                                   caddy.CADDYFILE_PATH, caddy_sha, caddy_text),)

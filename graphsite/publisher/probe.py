@@ -19,6 +19,7 @@ class Probe:
     body: bytes = field(default=b"", repr=False)
     cert: dict | None = None  # ssl.SSLSocket.getpeercert(): only present when the chain verified
     error: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def tls_context(ca_bundle: str = "", *, setting: str = "verify.ca_bundle") -> ssl.SSLContext:
@@ -33,13 +34,15 @@ def tls_context(ca_bundle: str = "", *, setting: str = "verify.ca_bundle") -> ss
             from None
 
 
-def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0) -> Probe:
-    """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given."""
+def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
+          auth: tuple[str, str] | None = None) -> Probe:
+    """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given;
+    `auth` sends Basic credentials."""
     url, shown = f"{scheme}://{address or fqdn}/", f"{scheme}://{fqdn}/" + (f" via {address}" if address else "")
     extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
     try:
         with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client, \
-                client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions) as response:
+                client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions, auth=auth) as response:
             cert = None
             if scheme == "https":
                 stream = response.extensions.get("network_stream")
@@ -47,6 +50,6 @@ def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", tim
                 cert = ssl_object.getpeercert() if ssl_object else None
             body = response.read()
             return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
-                         body=body, cert=cert)
+                         body=body, cert=cert, headers=dict(response.headers))
     except httpx.HTTPError as exc:
         return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

@@ -25,20 +25,30 @@ _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.(?:yml\.[^/]*" + re.escape(TE
                         + r"|[^/]*\.graphsite-tmp)$")
 
 
-def route_document(config: Config, subdomain: str, fqdn: str) -> dict:
-    """Return the dynamic configuration routing https://<fqdn>/ to http://<subdomain>:<port>."""
+def auth_middleware(subdomain: str) -> str:
+    """Return the name of the basicAuth middleware a private deployment's route file defines."""
+    return f"{subdomain}-auth"
+
+
+def route_document(config: Config, subdomain: str, fqdn: str, *, users: tuple[str, ...] = ()) -> dict:
+    """Return the dynamic configuration routing https://<fqdn>/ to http://<subdomain>:<port>; with `users`
+    (htpasswd lines, bcrypt) the websecure router asks for them first (a private report), then runs the
+    operator's deploy.middlewares."""
     deploy = config.deploy
     rule = f"Host(`{fqdn}`)"
     tls: dict = {"certResolver": deploy.cert_resolver}
     if deploy.tls == "wildcard":
         tls["domains"] = [{"main": config.site.domain, "sans": [f"*.{config.site.domain}"]}]
     service = f"{subdomain}-service"
-    return {
+    websecure: dict = {"rule": rule, "entryPoints": [deploy.https_entrypoint], "service": service, "tls": tls}
+    middlewares = [f"{auth_middleware(subdomain)}@file"] if users else []
+    middlewares += list(deploy.middlewares)
+    if middlewares:
+        websecure["middlewares"] = middlewares
+    document: dict = {
         "http": {
             "routers": {
-                f"{subdomain}-websecure": {
-                    "rule": rule, "entryPoints": [deploy.https_entrypoint], "service": service, "tls": tls,
-                },
+                f"{subdomain}-websecure": websecure,
                 f"{subdomain}-web": {
                     "rule": rule, "entryPoints": [deploy.http_entrypoint], "service": service,
                     "middlewares": [deploy.redirect_middleware],
@@ -54,6 +64,16 @@ def route_document(config: Config, subdomain: str, fqdn: str) -> dict:
             },
         },
     }
+    if users:
+        document["http"]["middlewares"] = {auth_middleware(subdomain): {"basicAuth": {"users": list(users)}}}
+    return document
+
+
+def route_users(document: dict | None, subdomain: str) -> tuple[str, ...]:
+    """Return the htpasswd lines of a route's basicAuth middleware (empty: the deployment is public)."""
+    middlewares = ((document or {}).get("http") or {}).get("middlewares") or {}
+    basic = (middlewares.get(auth_middleware(subdomain)) or {}).get("basicAuth") or {}
+    return tuple(str(line) for line in basic.get("users") or ())
 
 
 def dump(document: dict, stamp: Stamp | None = None) -> str:
@@ -134,9 +154,10 @@ def read_route(path: Path) -> dict | None:
 
 def _our_shape(data: dict | None, name: str) -> bool:
     http = (data or {}).get("http") or {}
-    return (set(http) <= {"routers", "services"}
+    return (set(http) <= {"routers", "services", "middlewares"}
             and set(http.get("routers") or {}) == {f"{name}-websecure", f"{name}-web"}
-            and set(http.get("services") or {}) == {f"{name}-service"})
+            and set(http.get("services") or {}) == {f"{name}-service"}
+            and set(http.get("middlewares") or {}) <= {auth_middleware(name)})
 
 
 def route_stamp(path: Path) -> Stamp | None:
@@ -183,19 +204,34 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
 
 
 def defined_middlewares(dynamic_dir: Path) -> set[str]:
-    """Return the names of the http middlewares the dynamic directory defines (as `name@file`)."""
+    """Return the names of the http middlewares the dynamic directory defines (as `name@file`), reading the
+    files Traefik reads (yml, yaml and toml, subdirectories included)."""
+    from graphsite.publisher.dynamic import parse_file, provider_files
+
     names: set[str] = set()
-    for path in sorted(dynamic_dir.rglob("*")) if dynamic_dir.is_dir() else ():  # Traefik reads subdirectories
-        if path.suffix in (".yml", ".yaml") and path.is_file():
-            middlewares = ((read_route(path) or {}).get("http") or {}).get("middlewares") or {}
-            names.update(f"{name}@file" for name in middlewares)
+    for path in provider_files(dynamic_dir):
+        data = parse_file(path).data or {}
+        middlewares = (data.get("http") or {}).get("middlewares") or {}
+        names.update(f"{name}@file" for name in middlewares if isinstance(middlewares, dict))
     return names
 
 
+def _undefined(names: list[str], dynamic_dir: Path) -> list[str]:
+    defined = defined_middlewares(dynamic_dir)
+    found = []
+    for name in names:
+        name = name if "@" in name else f"{name}@file"  # no provider: the route's own (file) provider
+        if name.endswith("@file") and name not in defined:  # another provider's: not visible from here
+            found.append(name)
+    return found
+
+
 def missing_middleware(config: Config) -> str | None:
-    """Return the route's middleware when it is a file-provider one the dynamic directory does not define."""
-    name = config.deploy.redirect_middleware
-    name = name if "@" in name else f"{name}@file"  # no provider: the route's own (file) provider
-    if not name.endswith("@file"):
-        return None  # defined by another provider (docker, swarm): not visible from here
-    return None if name in defined_middlewares(Path(config.deploy.dynamic_dir)) else name
+    """Return the route's redirect middleware when it is a file-provider one the dynamic directory lacks."""
+    missing = _undefined([config.deploy.redirect_middleware], Path(config.deploy.dynamic_dir))
+    return missing[0] if missing else None
+
+
+def undefined_middlewares(config: Config) -> list[str]:
+    """Return the deploy.middlewares entries of the file provider that no file of the dynamic directory defines."""
+    return _undefined(list(config.deploy.middlewares), Path(config.deploy.dynamic_dir))

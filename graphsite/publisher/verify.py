@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 from graphsite.config import Config
 from graphsite.errors import VerifyError
-from graphsite.publisher import probe, route
+from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.deployment import Deployment, route_path, subdomain_of
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
@@ -82,7 +82,7 @@ def _service(target: Deployment, clients) -> tuple[str, str]:
     return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
 
 
-def _page(target: Deployment, result: probe.Probe, where: str) -> tuple[str, str]:
+def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = False) -> tuple[str, str]:
     if result.error:
         return FAIL, f"{where}: {result.error}"
     if result.status != 200:
@@ -90,12 +90,44 @@ def _page(target: Deployment, result: probe.Probe, where: str) -> tuple[str, str
     digest = hashlib.sha256(result.body).hexdigest()
     if digest != target.sha256:
         return FAIL, f"{where}: HTTP 200 but sha256 {digest[:12]}… is not the deployed {target.sha256[:12]}…"
-    return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches"
+    missing = caddy.header_findings(result.headers, result.body, indexing)
+    if missing:
+        return FAIL, f"{where}: HTTP 200, sha256 matches, but security headers: {'; '.join(missing)}"
+    return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches, security headers sent"
 
 
-def _public(target: Deployment, config: Config) -> tuple[str, str]:
-    result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
-    status, evidence = _page(target, result, result.url)
+def _guarded(target: Deployment, config: Config, address: str, where: str,
+             credentials: tuple[str, str] | None) -> tuple[str, probe.Probe | None, str]:
+    """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
+    Return (FAIL, None, why) when it does not, else ('', the answer to check, a note); the answer is None
+    when the page is private and this run has no password (the content cannot be checked)."""
+    fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle)
+    if target.access != "private":
+        return "", fetch, ""
+    if fetch.error or fetch.status != 401:
+        state = fetch.error or f"HTTP {fetch.status}"
+        return FAIL, None, f"{where}: {state} without credentials: a private page must answer 401"
+    if credentials is None:
+        return "", None, f"{where}: HTTP 401 without credentials (private; no password here to check the content)"
+    answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials)
+    return "", answer, "HTTP 401 without credentials, "
+
+
+def _origin(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
+    origin = config.verify.origin_address
+    failed, answer, note = _guarded(target, config, origin, f"edge {origin}", credentials)
+    if answer is None:
+        return failed or PASS, note
+    status, evidence = _page(target, answer, f"edge {origin}", config.site.indexable)
+    return status, note + evidence
+
+
+def _public(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
+    failed, result, note = _guarded(target, config, config.verify.resolve_https, target.fqdn, credentials)
+    if result is None:
+        return failed or PASS, note
+    status, evidence = _page(target, result, result.url, config.site.indexable)
+    evidence = note + evidence
     if status == PASS and target.title:
         title = page_title(result.body)
         if title != target.title:
@@ -178,9 +210,15 @@ def _route(target: Deployment, config: Config) -> tuple[str, str]:
     errors = route.schema_errors(document)
     if errors:
         return FAIL, f"{path}: {errors[0]}"
-    if document != route.route_document(config, target.name, target.fqdn):
+    users = route.route_users(document, target.name)
+    if target.access == "private" and not users:
+        return FAIL, f"{path}: no basicAuth middleware, but the deployment is private (label graphsite.access)"
+    if document != route.route_document(config, target.name, target.fqdn, users=users):
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
-    return PASS, f"{path}: schema-valid, routes {target.fqdn}"
+    blocked = dynamic.blocking_files(path.parent)
+    if blocked:
+        return FAIL, f"Traefik applies no change while a file is broken: {blocked[0]}"
+    return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
 def verify(config: Config, name: str, clients) -> list[CheckResult]:
@@ -194,16 +232,16 @@ def verify(config: Config, name: str, clients) -> list[CheckResult]:
     return run_checks(config, deployment, clients)
 
 
-def run_checks(config: Config, target: Deployment, clients) -> list[CheckResult]:
+def run_checks(config: Config, target: Deployment, clients,
+               credentials: tuple[str, str] | None = None) -> list[CheckResult]:
     """Return the seven checks of `target`, in order."""
     probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
     deadline = time.monotonic() + config.verify.deadline
     origin = config.verify.origin_address
     checks = [
         ("service", lambda: _service(target, clients)),
-        ("origin", lambda: _page(target, probe.fetch("https", target.fqdn, origin,
-                                                     ca_bundle=config.verify.ca_bundle), f"edge {origin}")),
-        ("public", lambda: _public(target, config)),
+        ("origin", lambda: _origin(target, config, credentials)),
+        ("public", lambda: _public(target, config, credentials)),
         ("tls", lambda: _tls(target, config)),
         ("redirect", lambda: _redirect(target, config)),
         ("dns", lambda: _dns(target, config, clients)),

@@ -1,19 +1,25 @@
-"""The lab's own proof, independent of the publisher: a Swarm service with graphsite's service spec (page image,
-tmpfs /data and /config, Swarm configs, dnsrr on dokploy-network) is served through the edge over TLS that
-verifies against .lab/ca.pem; http redirects permanently; the certificate lives long enough."""
+"""The lab's own proof, independent of the publisher's deploy: a Swarm service with graphsite's service spec
+(page image, tmpfs /data and /config, Swarm configs, dnsrr on dokploy-network) and a route file in the dynamic
+directory is served through the edge over TLS that verifies against .lab/ca.pem; http redirects permanently;
+the certificate lives long enough; a host no route names gets Traefik's 404."""
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import secrets
 import ssl
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
+import yaml
 
 from graphsite.lab.docker import docker
 from graphsite.lab.probe import fetch
+from graphsite.lab.traefik.translate import NOT_FOUND
+from graphsite.publisher.route import dump, route_document
 
 pytestmark = pytest.mark.lab
 
@@ -46,7 +52,7 @@ def _until(check, seconds: float = 60):
             answer = check()
             if answer:
                 return answer
-        except (OSError, ssl.SSLError) as exc:
+        except (OSError, ssl.SSLError, http.client.HTTPException) as exc:  # an edge restarting behind docker-proxy
             last = exc
         time.sleep(0.5)
     raise AssertionError(f"no answer within {seconds} s (last error: {last!r})")
@@ -71,7 +77,10 @@ def page_service(lab, tmp_path_factory):
            "--mount", "type=tmpfs,target=/data", "--mount", "type=tmpfs,target=/config",
            "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
            lab.config.deploy.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile")
+    route = Path(lab.config.deploy.dynamic_dir) / f"{name}.yml"
+    route.write_text(dump(route_document(lab.config, name, f"{name}.{lab.domain}")))
     yield name, html
+    route.unlink(missing_ok=True)
     _cleanup()
 
 
@@ -99,11 +108,51 @@ def test_http_redirects_permanently_to_https(lab, page_service):
     assert answer.headers["location"] == f"https://{fqdn}/index.html?x=1"
 
 
-def test_a_host_without_a_service_gets_502_not_another_page(lab):
-    answer = fetch(f"{PREFIX}absent.{lab.domain}", lab.https_port, ca=lab.ca_path)
-    assert answer.status == 502
+def test_a_host_without_a_route_gets_traefiks_404_and_no_trusted_certificate(lab):
+    fqdn = f"{PREFIX}absent.{lab.domain}"
+    for answer in (fetch(fqdn, lab.https_port, ca=None, insecure=True), fetch(fqdn, lab.http_port, ca=None)):
+        assert (answer.status, answer.body.decode()) == (404, NOT_FOUND)
+    with pytest.raises(ssl.SSLError):  # Traefik's default certificate: no client trusts it
+        fetch(fqdn, lab.https_port, ca=lab.ca_path)
 
 
 def test_a_host_outside_the_lab_domain_gets_no_certificate(lab):
     with pytest.raises(ssl.SSLError):
         fetch("example.com", lab.https_port, ca=lab.ca_path)
+
+
+def test_an_ip_allow_list_in_a_route_file_keeps_other_clients_out(lab, page_service):
+    """A route of the operator's own (another host for the same service, behind ipAllowList): 403 from an
+    address outside the list, the page once the list admits the client, as Traefik's ipAllowList does."""
+    name, html = page_service
+    fqdn, route = f"{name}-guarded.{lab.domain}", Path(lab.config.deploy.dynamic_dir) / f"{name}-guarded.yml"
+
+    def write(source_range: str) -> None:
+        route.write_text(yaml.safe_dump({"http": {
+            "routers": {f"{name}-guarded": {"rule": f"Host(`{fqdn}`)", "entryPoints": ["websecure"],
+                                            "service": f"{name}-guarded", "middlewares": [f"{name}-allow@file"],
+                                            "tls": {"certResolver": "letsencrypt"}}},
+            "middlewares": {f"{name}-allow": {"ipAllowList": {"sourceRange": [source_range]}}},
+            "services": {f"{name}-guarded": {"loadBalancer": {"servers": [{"url": f"http://{name}:20128"}]}}}}}))
+
+    try:
+        write("192.0.2.0/24")  # TEST-NET-1: never the client here
+        refused = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 403 and got)
+        assert refused.body == b"Forbidden"
+        write("0.0.0.0/0")
+        served = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 200 and got)
+        assert served.body == html
+    finally:
+        route.unlink(missing_ok=True)
+
+
+def test_a_restarted_edge_gets_the_route_files_configuration_back(lab, page_service):
+    """The edge starts from its first configuration (no route); the watcher sees it lost the loaded one and
+    loads the last good configuration again."""
+    name, html = page_service
+    fqdn = f"{name}.{lab.domain}"
+    assert _until(lambda: fetch(fqdn, lab.https_port, ca=lab.ca_path).status == 200)
+    docker("restart", lab.instance.edge_name)
+    served = _until(lambda: (got := fetch(fqdn, lab.https_port, ca=lab.ca_path)).status == 200 and got, seconds=30)
+    assert served.body == html
+    assert "the edge lost its configuration" in lab.instance.path("traefik.log").read_text()

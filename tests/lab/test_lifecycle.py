@@ -14,7 +14,7 @@ import yaml
 from graphsite.config import load_config
 from graphsite.lab.client import LabCloudflare
 from graphsite.lab.docker import container, docker, network_id
-from graphsite.lab.processes import cloudflare_action, cloudflare_code, is_ours
+from graphsite.lab.processes import is_ours, lab_code, process_action, routes_health
 from graphsite.paths import schema_path
 
 pytestmark = pytest.mark.lab
@@ -51,7 +51,8 @@ def test_up_twice_changes_nothing_the_second_time(instance, run_lab):
     assert json.loads(instance.path("state.json").read_text()) == state
     assert container(instance.edge_name)["id"] == state["edge_id"]
     # the running fake Cloudflare says which code it was started from: the checkout's, so `up` kept it
-    assert LabCloudflare(instance.cf_base).health()["code"] == cloudflare_code()
+    assert LabCloudflare(instance.cf_base).health()["code"] == lab_code()
+    assert routes_health(instance)["code"] == lab_code() and state["routes_pid"] == routes_health(instance)["pid"]
 
 
 @pytest.mark.parametrize("ours, health, action", [
@@ -61,8 +62,23 @@ def test_up_twice_changes_nothing_the_second_time(instance, run_lab):
     (True, None, "start"),                # ours but not answering
     (False, {"code": "abc"}, "start"),    # someone else's: start_cloudflare refuses the taken port
 ])
-def test_up_restarts_a_fake_cloudflare_started_from_other_code(ours, health, action):
-    assert cloudflare_action(ours, health, "abc") == action
+def test_up_restarts_a_lab_process_started_from_other_code(ours, health, action):
+    assert process_action(ours, health, "abc") == action
+
+
+def test_the_code_hash_covers_every_module_and_schema_of_the_package(tmp_path):
+    """A new module anywhere in graphsite changes the hash: none can escape the stale-server check."""
+    package = tmp_path / "graphsite"
+    (package / "lab").mkdir(parents=True)
+    (package / "schemas").mkdir()
+    (package / "lab" / "processes.py").write_text("x = 0\n")
+    hashes = [lab_code(package)]
+    (package / "lab" / "traefik").mkdir()
+    (package / "lab" / "traefik" / "new.py").write_text("x = 1\n")
+    hashes.append(lab_code(package))
+    (package / "schemas" / "traefik.json").write_text("{}")
+    hashes.append(lab_code(package))
+    assert len(set(hashes)) == 3 and lab_code() != hashes[-1]
 
 
 def test_up_writes_a_configuration_graphsite_loads_and_a_valid_middleware(instance, run_lab):
@@ -93,6 +109,7 @@ def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
     assert down.returncode == 0, down.stderr
     assert docker("container", "inspect", state["edge_id"], check=False).returncode != 0
     assert not is_ours(state["cloudflare_pid"], "graphsite.lab.cfserver")
+    assert not is_ours(state["routes_pid"], "graphsite.lab.traefik.watcher")
     assert not any(_answers(port) for port in (instance.https_port, instance.http_port, instance.cf_port))
     # What this instance did not create stays: the shared network (and the daemon) still serve the others.
     assert network_id(instance.network)
@@ -100,7 +117,7 @@ def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
     assert after.returncode == 1
     down_parts = {line.split(None, 1)[1].split("  ")[0] for line in after.stdout.splitlines()
                   if line.startswith("DOWN")}
-    assert {"edge", "fake Cloudflare"} <= down_parts
+    assert {"edge", "fake Cloudflare", "routes (Traefik stand-in)"} <= down_parts
     again = run_lab("down", instance)
     assert again.returncode == 0 and "Nothing to take down" in again.stderr
 

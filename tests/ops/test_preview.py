@@ -25,13 +25,13 @@ def test_the_reload_script_is_allowed_by_hash_and_only_in_serve_mode(tmp_path):
     built = build_page(source, fonts="system").html
     served = inject_reload(built, 3)
     before, after = csp(built), csp(served)
-    assert "connect-src" not in before and after["connect-src"] == ["'self'"]
+    assert before["connect-src"] == after["connect-src"] == ["'self'"]  # serve polls its own origin only
     scripts = [s.string for s in BeautifulSoup(served, "html.parser").find_all("script")]
     reload_script = scripts[-1]
     assert reload_script is not None and "const page = 3;" in reload_script
     digest = "'sha256-" + base64.b64encode(hashlib.sha256(reload_script.encode()).digest()).decode() + "'"
     assert after["script-src"] == [*before["script-src"], digest]
-    assert {k: v for k, v in after.items() if k != "connect-src"} == {**before, "script-src": after["script-src"]}
+    assert after == {**before, "script-src": after["script-src"]}
     assert len(re.findall("graphsite-serve-error", built)) == 0
 
 

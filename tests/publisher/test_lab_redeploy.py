@@ -26,6 +26,11 @@ def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
 
     name, old, source = _first_then_second(publab, tmp_path)
     config, seen, failures, stop = publab.config, [], [], threading.Event()
+    for _ in range(100):  # --no-verify returns before the edge serves the route (and has its certificate)
+        if probe.fetch("https", old["fqdn"], config.verify.origin_address,
+                       ca_bundle=config.verify.ca_bundle).status == 200:
+            break
+        stop.wait(0.1)
 
     def hammer():
         while not stop.is_set():

@@ -1,0 +1,107 @@
+"""Private reports: who may read a deployment, decided as data before anything is made.
+
+A private deployment's route file carries a Traefik `basicAuth` middleware with bcrypt htpasswd lines; the
+plain password exists only in this process, is printed once, and is in no file, label, log or service spec.
+The service's label `graphsite.access=private` (the Deployment's access) tells `verify` and `list` that a
+deployment is meant to be private even when its route file says otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graphsite.errors import ConfigError
+from graphsite.publisher import route
+
+if TYPE_CHECKING:
+    from graphsite.publisher.plan import DeployPlan
+
+USER = "reader"
+BCRYPT_ROUNDS = 10  # Traefik checks the hash on every request: ~60 ms here at 10, four times that at 12
+_HTPASSWD = re.compile(r"^[^:\s]+:\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$")
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may read the deployment: the route's htpasswd lines (none: public), and the credentials this run
+    made (only then; a redeploy that keeps them, or --auth-file, knows no password)."""
+
+    users: tuple[str, ...] = ()
+    user: str = ""
+    password: str = field(default="", repr=False)
+    kept: bool = False  # the route's existing credentials were kept
+
+    @property
+    def private(self) -> bool:
+        return bool(self.users)
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        return (self.user, self.password) if self.password else None
+
+    def as_json(self) -> dict[str, str] | None:
+        """The `access` object of deploy --json: only when this run made the password."""
+        return {"user": self.user, "password": self.password} if self.password else None
+
+
+def hash_line(user: str, password: str, rounds: int = BCRYPT_ROUNDS) -> str:
+    """Return the htpasswd line `user:<bcrypt hash>` of `password`."""
+    import bcrypt
+
+    return f"{user}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=rounds)).decode()}"
+
+
+def new_credentials(user: str = USER, rounds: int = BCRYPT_ROUNDS) -> Access:
+    """Return fresh credentials: a random 128-bit password and its bcrypt line."""
+    password = secrets.token_urlsafe(16)
+    return Access(users=(hash_line(user, password, rounds),), user=user, password=password)
+
+
+def read_htpasswd(path: Path) -> tuple[str, ...]:
+    """Return the bcrypt lines of an htpasswd file; raise ConfigError naming the file and line otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--auth-file: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    lines = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not _HTPASSWD.match(line):
+            raise ConfigError(f"--auth-file: {path} line {number}: expected user:bcrypt-hash",
+                              hint="make it with `htpasswd -nB USER` (bcrypt; Traefik also reads others, "
+                                   "graphsite accepts only bcrypt)")
+        lines.append(line)
+    if not lines:
+        raise ConfigError(f"--auth-file: {path} holds no user", hint="make it with `htpasswd -nB USER`")
+    return tuple(lines)
+
+
+def decide_access(route_path: Path, subdomain: str, *, private: bool = False, public: bool = False,
+                  auth_file: Path | None = None, new_password: bool = False) -> Access:
+    """Return who may read the deployment: --auth-file's users; the existing route's credentials on a redeploy
+    (a private report never turns public by omission: --public says so); or new credentials."""
+    if public and (private or auth_file or new_password):
+        raise ConfigError("--public cannot be combined with --private, --auth-file or --new-password")
+    if public:
+        return Access()
+    if auth_file is not None:
+        return Access(users=read_htpasswd(auth_file))
+    existing = route.route_users(route.read_route(route_path), subdomain) if route_path.is_file() else ()
+    if existing and not new_password:
+        return Access(users=existing, kept=True)
+    if private or new_password:
+        return new_credentials()
+    return Access()
+
+
+def mark(plan: DeployPlan, access: Access, route_document: dict | None = None) -> DeployPlan:
+    """Return `plan` readable by `access`: the deployment's access (and so the service's label) and, when given,
+    the route that asks for the users."""
+    return plan.with_access("private" if access.private else "public",
+                            plan.route if route_document is None else route_document)

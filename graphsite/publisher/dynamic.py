@@ -1,0 +1,117 @@
+"""The dynamic directory as Traefik's file provider reads it: which files count, how each parses, and which
+ones block the whole directory.
+
+Traefik (`pkg/provider/file`, `loadFileConfigFromDirectory`) walks the directory in name order, descends into
+subdirectories, reads every file whose extension is `.yml`, `.yaml` or `.toml` (any case) and ignores the rest.
+One file it cannot decode means the new configuration is not applied at all: every later change, graphsite's
+new route included, waits until that file is fixed. So deploy and verify look at every file, not only their own.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+if TYPE_CHECKING:
+    from graphsite.config import Config
+
+EXTENSIONS = (".yml", ".yaml", ".toml")
+
+
+@dataclass(frozen=True)
+class DynamicFile:
+    """One file of the dynamic directory: its parsed data, or why it cannot be parsed."""
+
+    path: Path
+    data: dict[str, Any] | None
+    error: str = ""  # "line 3, column 5: …" for a parse error; empty when it parsed
+
+
+def provider_files(directory: Path) -> list[Path]:
+    """Return the files Traefik's file provider reads in `directory`, in the order it reads them."""
+    found: list[Path] = []
+    try:
+        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.is_dir():
+            found.extend(provider_files(entry))
+        elif entry.suffix.lower() in EXTENSIONS and entry.is_file():
+            found.append(entry)
+    return found
+
+
+def parse_file(path: Path) -> DynamicFile:
+    """Return the file parsed as YAML or TOML (by its extension); an empty file is an empty configuration."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    try:
+        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return DynamicFile(path, None, f"{where}{exc.problem or exc}")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        return DynamicFile(path, None, str(exc).splitlines()[0])
+    if data is None:
+        return DynamicFile(path, {})
+    if not isinstance(data, dict):
+        return DynamicFile(path, None, f"the top level is a {type(data).__name__}, not a mapping")
+    return DynamicFile(path, data)
+
+
+def schema_problems(parsed: DynamicFile) -> list[str]:
+    """Return how a parsed file breaks Traefik's v3 schema ('key.path: message'), or its parse error."""
+    from graphsite.publisher.route import schema_errors
+
+    if parsed.data is None:
+        return [parsed.error]
+    return schema_errors(parsed.data)
+
+
+def blocking_files(directory: Path) -> list[str]:
+    """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'."""
+    lines = []
+    for path in provider_files(directory):
+        problems = schema_problems(parse_file(path))
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            lines.append(f"{path}: {problems[0]}{more}")
+    return lines
+
+
+def check_directory(config: Config) -> list[str]:
+    """Raise DeployError when a file of the dynamic directory blocks Traefik, or (undefined_middleware =
+    "refuse") when a deploy.middlewares entry is defined nowhere there; return warnings to show otherwise."""
+    from graphsite.errors import ConfigError, DeployError
+    from graphsite.publisher.route import missing_middleware, undefined_middlewares
+
+    directory = Path(config.deploy.dynamic_dir)
+    blocked = blocking_files(directory)
+    if blocked:
+        raise DeployError("Traefik applies no change to its routes while a file of its dynamic directory is "
+                          "broken, so this route would never be served:\n  " + "\n  ".join(blocked),
+                          hint="fix or remove that file (it is not graphsite's); until then Traefik keeps serving "
+                               "its previous configuration")
+    if config.deploy.undefined_middleware not in ("refuse", "warn"):
+        raise ConfigError(f"deploy.undefined_middleware: expected refuse or warn, got "
+                          f"{config.deploy.undefined_middleware!r}")
+    warnings = []
+    redirect = missing_middleware(config)
+    if redirect:
+        warnings.append(f"the route uses middleware {redirect}, which no file in {directory} defines")
+    undefined = undefined_middlewares(config)
+    if undefined and config.deploy.undefined_middleware == "refuse":
+        raise DeployError(f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory}: "
+                          "Traefik would not build the page's router", hint="define it there, fix the name, or set "
+                          'deploy.undefined_middleware = "warn"')
+    warnings.extend(f"deploy.middlewares: {name} is defined in no file of {directory}: Traefik will not build "
+                    "the page's router until it is" for name in undefined)
+    return warnings

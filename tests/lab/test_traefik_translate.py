@@ -1,0 +1,298 @@
+"""The Traefik stand-in's reading and translation, as pure functions, against the examples of Traefik v3's
+documentation (doc.traefik.io/traefik/v3.x: routers, services, middlewares/http/*): every supported key, and
+a refusal that names each key outside the subset."""
+
+from __future__ import annotations
+
+import textwrap
+
+import bcrypt
+import pytest
+
+from graphsite.lab.traefik.files import Dynamic, load_directory, merge
+from graphsite.lab.traefik.subset import refusals, rule_hosts
+from graphsite.lab.traefik.translate import (
+    DEFAULT_CERT_NAME,
+    NOT_FOUND,
+    basic_auth,
+    caddy_config,
+    headers,
+    ip_allow_list,
+    redirect_scheme,
+    service_handler,
+)
+
+HASH = bcrypt.hashpw(b"secret", bcrypt.gensalt(rounds=4)).decode()
+
+
+def _write(directory, name, text):
+    path = directory / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _site(**router):
+    """A router `site` on websecure with its service, as graphsite writes one."""
+    return Dynamic(routers={"site": {"rule": "Host(`a.example.com`)", "entryPoints": ["websecure"],
+                                     "service": "site", "tls": {"certResolver": "letsencrypt"}, **router}},
+                   services={"site": {"loadBalancer": {"servers": [{"url": "http://site:20128"}]}}})
+
+
+def _server(translation, name):
+    return translation.config["apps"]["http"]["servers"][name]
+
+
+# --- routers -----------------------------------------------------------------------------------------------
+
+def test_rule_host_alternatives_from_the_docs():
+    assert rule_hosts("Host(`example.com`) || Host(`example.org`)") == ["example.com", "example.org"]
+    assert rule_hosts("Host(`Example.COM`)") == ["example.com"]  # Host matches case-insensitively
+    with pytest.raises(ValueError, match="cannot parse"):
+        rule_hosts("Host(example.com)")
+
+
+def test_a_matcher_outside_the_subset_is_refused_by_name():
+    found = refusals({"http": {"routers": {"r": {"rule": "Host(`a.com`) && PathPrefix(`/api`)", "service": "s"}}}})
+    assert found == [("http.routers.r.rule", "matcher PathPrefix is outside the lab's subset "
+                                             "(only Host(`…`) joined by ||)")]
+
+
+def test_a_router_routes_its_hosts_to_its_service_and_unmatched_hosts_get_traefiks_404():
+    translation = caddy_config(_site())
+    routes = _server(translation, "websecure")["routes"]
+    assert routes[0]["match"] == [{"host": ["a.example.com"]}]
+    proxy = routes[0]["handle"][0]["routes"][-1]["handle"][0]
+    assert proxy["handler"] == "reverse_proxy" and proxy["upstreams"] == [{"dial": "site:20128"}]
+    assert routes[-1]["handle"][0]["status_code"] == 404 and routes[-1]["handle"][0]["body"] == NOT_FOUND
+    assert _server(translation, "web")["routes"] == [routes[-1]]  # websecure only: nothing on web
+    assert translation.served == ("site: websecure a.example.com",) and not translation.router_errors
+
+
+def test_routers_are_tried_longest_rule_first():
+    dynamic = _site()
+    dynamic.routers["long"] = {**dynamic.routers["site"], "rule": "Host(`a.example.com`) || Host(`b.example.com`)"}
+    hosts = [r["match"][0]["host"] for r in _server(caddy_config(dynamic), "websecure")["routes"][:-1]]
+    assert hosts == [["a.example.com", "b.example.com"], ["a.example.com"]]
+
+
+def test_a_router_without_entry_points_serves_every_entry_point_it_can():
+    dynamic = Dynamic(routers={"r": {"rule": "Host(`a.com`)", "service": "s"}},
+                      services={"s": {"loadBalancer": {"servers": [{"url": "http://s"}]}}})
+    translation = caddy_config(dynamic)
+    assert len(_server(translation, "web")["routes"]) == 2  # no tls: the plain entry point only
+    assert len(_server(translation, "websecure")["routes"]) == 1
+    assert _server(translation, "web")["routes"][0]["handle"][0]["routes"][-1]["handle"][0]["upstreams"] == [
+        {"dial": "s:80"}]
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"service": "nope"}, "router site: service nope does not exist"),
+    ({"service": "site@docker"}, "router site: service site@docker: provider docker does not exist in the lab"),
+    ({"middlewares": ["redirect-to-https@file"]}, "router site: middleware redirect-to-https@file does not exist"),
+    ({"entryPoints": ["websecur"]}, "router site: entryPoint websecur does not exist"),
+    ({"rule": "Host(a.example.com)"}, "router site: rule: cannot parse"),
+])
+def test_a_router_traefik_would_not_build_is_left_out_and_reported(change, error):
+    translation = caddy_config(_site(**change))
+    assert translation.router_errors[0].startswith(error)
+    assert len(_server(translation, "websecure")["routes"]) == 1  # only the 404
+
+
+def test_a_router_on_websecure_without_tls_is_not_served_over_tls():
+    dynamic = _site()
+    del dynamic.routers["site"]["tls"]
+    translation = caddy_config(dynamic)
+    assert "not served on websecure" in translation.router_errors[0]
+    assert len(_server(translation, "websecure")["routes"]) == 1
+
+
+def test_cert_resolver_gets_a_lab_ca_certificate_for_the_rules_hosts():
+    tls = caddy_config(_site()).config["apps"]["tls"]
+    assert tls["automation"]["policies"][0] == {"subjects": ["a.example.com"], "issuers": [
+        {"module": "internal", "ca": "local", "lifetime": "2160h"}]}
+    assert tls["certificates"]["automate"] == ["a.example.com", DEFAULT_CERT_NAME]
+
+
+def test_tls_domains_main_and_sans_from_the_docs_replace_the_hosts():
+    translation = caddy_config(_site(tls={"certResolver": "letsencrypt",
+                                          "domains": [{"main": "snitest.com", "sans": ["*.snitest.com"]}]}))
+    assert translation.config["apps"]["tls"]["automation"]["policies"][0]["subjects"] == ["snitest.com",
+                                                                                          "*.snitest.com"]
+
+
+def test_an_unknown_cert_resolver_leaves_the_default_certificate():
+    translation = caddy_config(_site(tls={"certResolver": "bar"}))
+    assert translation.config["apps"]["tls"]["certificates"]["automate"] == [DEFAULT_CERT_NAME]
+    assert "certResolver bar does not exist" in translation.router_errors[0]
+    websecure = _server(translation, "websecure")
+    assert websecure["tls_connection_policies"] == [{"fallback_sni": DEFAULT_CERT_NAME}]
+
+
+# --- middlewares -------------------------------------------------------------------------------------------
+
+def test_redirect_scheme_from_the_docs():
+    routes = redirect_scheme({"scheme": "https", "permanent": True}, "http")
+    assert routes[0]["match"] == [{"method": ["GET"]}]
+    assert routes[0]["handle"][0]["status_code"] == 301 and routes[1]["handle"][0]["status_code"] == 308
+    assert routes[0]["handle"][0]["headers"]["Location"] == ["https://{http.request.host}{http.request.uri}"]
+    assert redirect_scheme({"scheme": "https", "port": "443"}, "http")[0]["handle"][0]["status_code"] == 302
+    assert redirect_scheme({"scheme": "https", "port": "8443"}, "http")[0]["handle"][0]["headers"]["Location"] == [
+        "https://{http.request.host}:8443{http.request.uri}"]
+    assert redirect_scheme({"scheme": "https"}, "https") == []  # already there: passes through
+
+
+def test_basic_auth_users_from_the_docs_in_bcrypt():
+    route = basic_auth({"users": [f"test:{HASH}"], "removeHeader": True})[0]
+    provider = route["handle"][0]["providers"]["http_basic"]
+    assert provider["accounts"] == [{"username": "test", "password": HASH}] and provider["realm"] == "traefik"
+    assert route["handle"][1] == {"handler": "headers", "request": {"delete": ["Authorization"]}}
+
+
+def test_basic_auth_refuses_the_docs_apr1_hashes_naming_the_line():
+    data = {"http": {"middlewares": {"test-auth": {"basicAuth": {"users": [
+        "test:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/", f"ok:{HASH}"]}}}}}
+    assert refusals(data) == [("http.middlewares.test-auth.basicAuth.users[0]",
+                               "only bcrypt hashes ($2y$, $2a$, $2b$) are in the lab's subset")]
+
+
+def test_headers_from_the_docs_set_and_remove():
+    spec = {"customRequestHeaders": {"X-Script-Name": "test", "X-Custom-Request-Header": ""},
+            "customResponseHeaders": {"X-Custom-Response-Header": "value", "X-Powered-By": ""},
+            "frameDeny": True, "contentTypeNosniff": True, "stsSeconds": 31536000, "stsIncludeSubdomains": True}
+    handler = headers(spec, "https")[0]["handle"][0]
+    assert handler["request"] == {"set": {"X-Script-Name": ["test"]}, "delete": ["X-Custom-Request-Header"]}
+    assert handler["response"]["set"] == {
+        "X-Content-Type-Options": ["nosniff"], "X-Frame-Options": ["DENY"],
+        "Strict-Transport-Security": ["max-age=31536000; includeSubDomains"],
+        "X-Custom-Response-Header": ["value"]}
+    assert handler["response"]["delete"] == ["X-Powered-By"] and handler["response"]["deferred"] is True
+    assert "Strict-Transport-Security" not in headers(spec, "http")[0]["handle"][0]["response"]["set"]
+
+
+def test_ip_allow_list_from_the_docs():
+    route = ip_allow_list({"sourceRange": ["127.0.0.1/32", "192.168.1.7"]})[0]
+    assert route["match"] == [{"not": [{"remote_ip": {"ranges": ["127.0.0.1/32", "192.168.1.7"]}}]}]
+    assert route["handle"][0]["status_code"] == 403 and route["handle"][0]["body"] == "Forbidden"
+
+
+def test_middlewares_run_in_the_routers_order_before_the_service():
+    dynamic = _site(middlewares=["auth@file", "security"])
+    dynamic.middlewares.update(auth={"basicAuth": {"users": [f"u:{HASH}"]}},
+                               security={"headers": {"customResponseHeaders": {"X-A": "1"}}})
+    chain = _server(caddy_config(dynamic), "websecure")["routes"][0]["handle"][0]["routes"]
+    assert [route["handle"][0]["handler"] for route in chain] == ["authentication", "headers", "reverse_proxy"]
+
+
+# --- services ----------------------------------------------------------------------------------------------
+
+def test_load_balancer_servers_and_pass_host_header_from_the_docs():
+    handler = service_handler({"loadBalancer": {"servers": [{"url": "http://10.0.0.1:8080/"},
+                                                            {"url": "http://10.0.0.2:8080/"}],
+                                                "passHostHeader": False}})
+    assert handler["upstreams"] == [{"dial": "10.0.0.1:8080"}, {"dial": "10.0.0.2:8080"}]
+    assert handler["load_balancing"]["selection_policy"] == {"policy": "round_robin"}
+    assert handler["headers"]["request"]["set"]["Host"] == ["{http.reverse_proxy.upstream.hostport}"]
+    assert "headers" not in service_handler({"loadBalancer": {"servers": [{"url": "http://a"}]}})
+
+
+def test_a_server_url_outside_the_subset_is_refused():
+    data = {"http": {"services": {"s": {"loadBalancer": {"servers": [{"url": "https://a:1/api"}]}}}}}
+    assert refusals(data)[0][0] == "http.services.s.loadBalancer.servers[0].url"
+
+
+# --- the directory -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data, key", [
+    ({"tcp": {"routers": {}}}, "tcp"),
+    ({"http": {"routers": {"r": {"rule": "Host(`a`)", "service": "s", "priority": 10}}}}, "http.routers.r.priority"),
+    ({"http": {"middlewares": {"m": {"stripPrefix": {"prefixes": ["/a"]}}}}}, "http.middlewares.m.stripPrefix"),
+    ({"http": {"middlewares": {"m": {"ipAllowList": {"sourceRange": ["1.2.3.4"], "ipStrategy": {"depth": 1}}}}}},
+     "http.middlewares.m.ipAllowList.ipStrategy"),
+    ({"http": {"services": {"s": {"weighted": {"services": []}}}}}, "http.services.s.weighted"),
+    ({"http": {"routers": {"r": {"rule": "Host(`a`)", "service": "s", "tls": {"options": "x"}}}}},
+     "http.routers.r.tls.options"),
+])
+def test_every_key_outside_the_subset_is_refused_by_its_path(data, key):
+    assert [found for found, _ in refusals(data)] == [key]
+    assert f"`{key.rsplit('.', 1)[-1]}` is outside the lab's Traefik subset" in refusals(data)[0][1]
+
+
+def test_the_directory_reads_yaml_yml_toml_and_subdirectories_and_ignores_other_files(tmp_path):
+    _write(tmp_path, "a.yml", """\
+        http:
+          routers:
+            r: {rule: "Host(`a.com`)", service: s}
+        """)
+    _write(tmp_path, "b.TOML", """\
+        [http.services.s.loadBalancer]
+        servers = [{url = "http://s:80"}]
+        """)
+    _write(tmp_path, "sub/c.yaml", "http:\n  middlewares:\n    m: {headers: {customResponseHeaders: {X-A: b}}}\n")
+    _write(tmp_path, "notes.txt", "not: [read")
+    _write(tmp_path, ".x.yml.tmp", "not: [read")
+    dynamic, problems = load_directory(tmp_path)
+    assert problems == [] and dynamic is not None
+    assert dynamic.files == ("a.yml", "b.TOML", "sub/c.yaml")
+    assert set(dynamic.routers) == {"r"} and set(dynamic.services) == {"s"} and set(dynamic.middlewares) == {"m"}
+
+
+def test_a_name_defined_twice_keeps_its_first_definition_with_a_warning():
+    merged = merge([("a.yml", {"http": {"services": {"s": {"loadBalancer": {"servers": [{"url": "http://a"}]}}}}}),
+                    ("b.yml", {"http": {"services": {"s": {"loadBalancer": {"servers": [{"url": "http://b"}]}}}}})])
+    assert merged.services["s"]["loadBalancer"]["servers"] == [{"url": "http://a"}]
+    assert merged.warnings == ("b.yml: http.services.s is already defined in a.yml: skipped, as Traefik does",)
+
+
+@pytest.mark.parametrize("text, key, message", [
+    ("http:\n  routers: [\n", "", "cannot be parsed: line 3, column 1"),
+    ("http:\n  routers:\n    r: {rule: 3, service: s}\n", "http.routers.r.rule", "breaks Traefik's v3 schema"),
+    ("http:\n  middlewares:\n    m: {headers: {stsSeconds: 1, isDevelopment: true}}\n",
+     "http.middlewares.m.headers.isDevelopment", "outside the lab's Traefik subset"),
+])
+def test_one_bad_file_rejects_the_whole_directory_naming_the_file_and_key(tmp_path, text, key, message):
+    _write(tmp_path, "good.yml", "http:\n  services:\n    s: {loadBalancer: {servers: [{url: 'http://s'}]}}\n")
+    _write(tmp_path, "bad.yml", text)
+    dynamic, problems = load_directory(tmp_path)
+    assert dynamic is None
+    assert [(p.file, p.key) for p in problems] == [("bad.yml", key)]
+    assert message in problems[0].message
+
+
+def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
+    """`caddy validate` provisions the whole configuration: what the unit tests above check as data is also
+    what the real Caddy accepts (handlers, matchers, issuers, connection policies)."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    caddy = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
+    dynamic = Dynamic(
+        routers={"site": {"rule": "Host(`a.example.com`) || Host(`b.example.com`)", "entryPoints": ["websecure"],
+                          "service": "site", "middlewares": ["auth", "sec@file", "allow", "redirect"],
+                          "tls": {"certResolver": "letsencrypt", "domains": [{"main": "example.com",
+                                                                               "sans": ["*.example.com"]}]}},
+                 "site-web": {"rule": "Host(`a.example.com`)", "entryPoints": ["web"], "service": "site",
+                              "middlewares": ["redirect@file"]}},
+        middlewares={"auth": {"basicAuth": {"users": [f"u:{HASH}"], "realm": "lab", "removeHeader": True}},
+                     "sec": {"headers": {"customRequestHeaders": {"X-A": "1", "X-B": ""},
+                                         "customResponseHeaders": {"X-C": "2", "Server": ""}, "frameDeny": True,
+                                         "contentTypeNosniff": True, "referrerPolicy": "no-referrer",
+                                         "contentSecurityPolicy": "default-src 'none'", "permissionsPolicy": "x=()",
+                                         "stsSeconds": 60, "stsIncludeSubdomains": True, "stsPreload": True}},
+                     "allow": {"ipAllowList": {"sourceRange": ["127.0.0.1/32", "10.0.0.0/8"]}},
+                     "redirect": {"redirectScheme": {"scheme": "https", "permanent": True, "port": "8443"}}},
+        services={"site": {"loadBalancer": {"servers": [{"url": "http://site:20128"}, {"url": "http://other"}],
+                                            "passHostHeader": False}}})
+    translation = caddy_config(dynamic)
+    assert not translation.router_errors
+    path = tmp_path / "caddy.json"
+    config = translation.config
+    config["admin"] = {"disabled": True}
+    path.write_text(json.dumps(config))
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    done = subprocess.run([caddy, "validate", "--config", str(path)], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]

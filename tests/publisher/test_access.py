@@ -1,0 +1,106 @@
+"""Private reports and the dynamic directory, as pure decisions: who may read a deployment, what the route
+carries, which files block Traefik, which middlewares are undefined."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bcrypt
+import pytest
+
+from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher import route
+from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
+from graphsite.publisher.dynamic import blocking_files, check_directory
+
+FQDN = "graph-eng-0a1b2c.hhdevs.space"
+
+
+def test_new_credentials_hash_with_bcrypt_and_keep_the_password_out_of_the_repr():
+    access = new_credentials(rounds=4)
+    user, hashed = access.users[0].split(":", 1)
+    assert user == access.user == "reader" and len(access.password) >= 20
+    assert bcrypt.checkpw(access.password.encode(), hashed.encode())
+    assert access.password not in repr(access) and access.password not in access.users[0]
+
+
+def test_the_route_of_a_private_deployment_asks_for_the_users_first(production):
+    config = production.replace("deploy", middlewares=("security-headers@file",))
+    users = (hash_line("reader", "pw", rounds=4),)
+    document = route.route_document(config, "graph-eng-0a1b2c", FQDN, users=users)
+    assert route.schema_errors(document) == []
+    websecure = document["http"]["routers"]["graph-eng-0a1b2c-websecure"]
+    assert websecure["middlewares"] == ["graph-eng-0a1b2c-auth@file", "security-headers@file"]
+    assert route.route_users(document, "graph-eng-0a1b2c") == users
+    assert "middlewares" not in route.route_document(production, "graph-eng-0a1b2c", FQDN)["http"]
+
+
+def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(production, tmp_path):
+    path = tmp_path / "graph-eng-0a1b2c.yml"
+    document = route.route_document(production, "graph-eng-0a1b2c", FQDN, users=(hash_line("r", "p", rounds=4),))
+    path.write_text(route.dump(document))
+    assert route.is_ours(path)
+    document["http"]["middlewares"]["someone-else"] = {"headers": {}}
+    path.write_text(route.dump(document))
+    assert not route.is_ours(path)
+
+
+def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_path):
+    path = tmp_path / "n.yml"
+    first = decide_access(path, "n", private=True)
+    path.write_text(route.dump(route.route_document(production, "n", "n.hhdevs.space", users=first.users)))
+    kept = decide_access(path, "n")  # without --private: a private report never turns public by omission
+    assert kept.users == first.users and kept.kept and kept.credentials is None
+    renewed = decide_access(path, "n", new_password=True)
+    assert renewed.users != first.users and renewed.credentials is not None
+    assert decide_access(path, "n", public=True).users == ()
+    with pytest.raises(ConfigError, match="--public cannot be combined"):
+        decide_access(path, "n", public=True, private=True)
+
+
+def test_the_access_label_follows_the_access(fixed_plan):
+    private = mark(fixed_plan, new_credentials(rounds=4))
+    assert dict(private.service.labels)["graphsite.access"] == "private"
+    assert private.deployment.access == "private"
+    public = mark(private, decide_access(Path("/nonexistent"), "x"))
+    assert dict(public.service.labels)["graphsite.access"] == "public"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("alice:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/\n", "line 1: expected user:bcrypt-hash"),
+    ("# only a comment\n", "holds no user"),
+])
+def test_an_auth_file_must_hold_bcrypt_lines(tmp_path, text, message):
+    path = tmp_path / "htpasswd"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        read_htpasswd(path)
+    path.write_text("# users\n" + hash_line("alice", "pw", rounds=4) + "\n")
+    assert read_htpasswd(path)[0].startswith("alice:$2b$")
+
+
+def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
+    (tmp_path / "ok.yml").write_text("http:\n  middlewares:\n    m: {redirectScheme: {scheme: https}}\n")
+    (tmp_path / "notes.md").write_text("not: [yaml")
+    assert blocking_files(tmp_path) == []
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.toml").write_text("[http.routers.r]\nrule = 3\n")
+    (tmp_path / "a.yaml").write_text("http: [\n")
+    lines = blocking_files(tmp_path)
+    assert [line.split(":")[0] for line in lines] == [str(tmp_path / "a.yaml"), str(tmp_path / "sub" / "b.toml")]
+    assert "line 2, column 1" in lines[0] and "http.routers.r" in lines[1]
+
+
+def test_check_directory_refuses_a_blocked_directory_and_undefined_middlewares(production, tmp_path):
+    (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n"
+                                             "    redirect-to-https: {redirectScheme: {scheme: https}}\n"
+                                             "    sec: {headers: {frameDeny: true}}\n")
+    config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec@file", "nope"))
+    with pytest.raises(DeployError, match="deploy.middlewares: nope@file defined in no file"):
+        check_directory(config)
+    warned = check_directory(config.replace("deploy", undefined_middleware="warn"))
+    assert len(warned) == 1 and "nope@file" in warned[0]
+    assert check_directory(config.replace("deploy", middlewares=("sec@file", "x@docker"))) == []
+    (tmp_path / "broken.yml").write_text("http:\n  routers: [\n")
+    with pytest.raises(DeployError, match="broken.yml: line 3"):
+        check_directory(config)
