@@ -371,8 +371,8 @@ def daemon_facts(swarm: Swarm) -> DaemonFacts:
     """Return the daemon's version, API version and this node's Swarm role."""
     try:
         version, info = swarm.api.version(), swarm.api.info()
-    except docker.errors.DockerException as exc:
-        raise _translate("read the daemon's version and info", exc) from None
+    except SwarmError as exc:
+        raise _translate("read the daemon's version and info", exc.__cause__ or exc) from None
     state = info.get("Swarm") or {}
     return DaemonFacts(version=version.get("Version", ""), api_version=version.get("ApiVersion", ""),
                        swarm_state=state.get("LocalNodeState", ""), manager=bool(state.get("ControlAvailable")),
@@ -383,8 +383,8 @@ def network_facts(swarm: Swarm, name: str) -> NetworkFacts:
     """Return the network called exactly `name` (Docker's name filter also matches prefixes)."""
     try:
         found = [n for n in swarm.api.networks(names=[name]) if n["Name"] == name]
-    except docker.errors.DockerException as exc:
-        raise _translate(f"list networks named {name}", exc) from None
+    except SwarmError as exc:
+        raise _translate(f"list networks named {name}", exc.__cause__ or exc) from None
     if not found:
         return NetworkFacts(name=name, found=False)
     raw = found[0]
@@ -397,13 +397,12 @@ def image_facts(swarm: Swarm, image: str) -> ImageFacts:
     try:
         swarm.api.inspect_image(image)
         return ImageFacts(image=image, present=True)
-    except docker.errors.ImageNotFound:
+    except docker.errors.NotFound:  # ImageNotFound is one: the image is not on this node
         pass
-    except docker.errors.DockerException as exc:
-        raise _translate(f"inspect image {image}", exc) from None
     try:
         swarm.api.inspect_distribution(image)
-    except docker.errors.DockerException as exc:
-        detail = getattr(exc, "explanation", None) or str(exc)
+    except (docker.errors.NotFound, SwarmError) as exc:
+        cause = exc.__cause__ or exc
+        detail = getattr(cause, "explanation", None) or str(cause)
         return ImageFacts(image=image, present=False, pullable=False, detail=str(detail)[:300])
     return ImageFacts(image=image, present=False, pullable=True)

@@ -174,7 +174,7 @@ def test_the_static_configuration(tmp_path):
     assert checks(dynamic_dir="/srv/dynamic")["traefik.provider"].status == WARN
     path.write_text("entryPoints: [unclosed\n")
     broken = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
-    assert broken.status == FAIL and f"{path}: line 2: invalid YAML" in broken.evidence
+    assert broken.status == FAIL and f"{path}: line 2, column 1: " in broken.evidence
     assert isinstance(static_facts(str(tmp_path / "missing.yml")), Unknown)
 
 

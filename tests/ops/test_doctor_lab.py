@@ -78,7 +78,7 @@ def test_an_unparsable_route_file(lab, own_dynamic_dir):
     bad.write_text("http:\n  routers:\n    page:\n      rule: Host(`a`)\n     service: x\n")
     code, checks, text = doctor(lab, {"GRAPHSITE_DEPLOY_DYNAMIC_DIR": str(own_dynamic_dir)})
     assert code == 1 and set(failed(checks)) == {"traefik.files"}, text
-    assert f"{bad}: line 5: invalid YAML" in checks["traefik.files"]["evidence"]
+    assert f"{bad}: line 5, column " in checks["traefik.files"]["evidence"]
     assert str(bad) in checks["traefik.files"]["fix"]
 
 

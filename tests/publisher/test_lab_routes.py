@@ -271,7 +271,7 @@ def test_a_failed_redeploy_with_new_credentials_puts_the_old_route_back(publab):
         failing = {**FAST_VERIFY, "GRAPHSITE_VERIFY_ORIGIN_ADDRESS": "127.0.0.1:1"}  # the origin check fails
         failed = publab.run("deploy", "--subdomain", name, "--new-password", "--json", env=failing)
         assert failed.exit_code == 1
-        assert f"undone: restored the previous route {route}" in failed.stderr
+        assert f"undone: put back the previous route {route}" in failed.stderr
         assert route.read_text() == before
         assert _until(lambda: _answer(publab, first["fqdn"], auth=credentials)[0] == 200)
     finally:

@@ -6,16 +6,10 @@ from __future__ import annotations
 import os
 import platform
 import ssl
-import tomllib
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from graphsite.config import Config
 from graphsite.publisher.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
-
-TRAEFIK_SUFFIXES = (".yml", ".yaml", ".toml")  # what Traefik's file provider reads; anything else is ignored
 
 
 def ipvs_facts(proc: Path = Path("/proc"), modules: Path = Path("/lib/modules")) -> Ipvs:
@@ -35,48 +29,29 @@ def ipvs_facts(proc: Path = Path("/proc"), modules: Path = Path("/lib/modules"))
 # --- Traefik --------------------------------------------------------------------------------------------------
 
 
-def _parse(path: Path) -> tuple[Any, str]:
-    """Return the parsed document and '' or None and the parse error with its line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, f"cannot read: {getattr(exc, 'strerror', None) or exc}"
-    try:
-        if path.suffix == ".toml":
-            return tomllib.loads(text), ""
-        return yaml.safe_load(text), ""
-    except tomllib.TOMLDecodeError as exc:
-        return None, f"invalid TOML: {exc}"
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return None, f"{where}invalid YAML: {problem}"
-
-
 def route_file(path: Path) -> RouteFile:
-    """Return one dynamic-configuration file as Traefik would judge it: parse, then the v3 schema."""
-    from graphsite.publisher.route import schema_errors
+    """Return one dynamic-configuration file as Traefik would judge it: parse, then the v3 schema (the same
+    reading as deploy's and verify's, publisher/dynamic.py)."""
+    from graphsite.publisher.dynamic import parse_file, schema_problems
 
-    document, error = _parse(path)
-    if error:
-        return RouteFile(path, (error,))
-    if document is None:
-        return RouteFile(path)  # an empty file configures nothing; Traefik accepts it
-    errors = tuple(schema_errors(document))
-    http = document.get("http") if isinstance(document, dict) else None
+    parsed = parse_file(path)
+    if parsed.data is None:
+        return RouteFile(path, (parsed.error,))
+    errors = tuple(schema_problems(parsed))
+    http = parsed.data.get("http")
     middlewares = tuple(sorted((http or {}).get("middlewares") or {})) if isinstance(http, dict) else ()
     return RouteFile(path, errors, middlewares)
 
 
 def dynamic_dir_facts(directory: Path) -> DynamicDir:
     """Return the directory's state and every file Traefik's file provider reads there (subdirectories too)."""
+    from graphsite.publisher.dynamic import provider_files
+
     if not directory.exists():
         return DynamicDir(directory, exists=False, is_dir=False, writable=False)
     if not directory.is_dir():
         return DynamicDir(directory, exists=True, is_dir=False, writable=False)
-    files = tuple(route_file(path) for path in sorted(directory.rglob("*"))
-                  if path.suffix in TRAEFIK_SUFFIXES and path.is_file())
+    files = tuple(route_file(path) for path in provider_files(directory))
     return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
                       files=files)
 
@@ -101,7 +76,10 @@ def static_facts(path_text: str) -> StaticConfig | Unknown:
     if not path.is_file():
         return Unknown(f"deploy.traefik_static: {path} is not readable here "
                        f"({'missing' if not path.exists() else 'not a file'})")
-    document, error = _parse(path)
+    from graphsite.publisher.dynamic import parse_file
+
+    parsed = parse_file(path)
+    document, error = parsed.data, parsed.error
     if error or not isinstance(document, dict):
         return StaticConfig(path, error=error or "expected a mapping at the top")
     resolvers = {}
