@@ -1,5 +1,6 @@
 """A non-editable install (`pip install .` into a fresh venv) run from another folder finds its theme and
-its embedded report: the wheel carries theme/, content/ and deploy/ under graphsite/_data."""
+its embedded report: the wheel carries theme/ and content/ under graphsite/_data (deploy/ documents the
+defaults, which live in config.py; the lab is not in the wheel)."""
 
 from __future__ import annotations
 
