@@ -17,7 +17,8 @@ from graphsite.lab.docker import container, docker, network_id
 from graphsite.lab.processes import is_ours, lab_code, process_action, routes_health
 from graphsite.paths import schema_path
 
-pytestmark = pytest.mark.lab
+# Tests that use the running lab are marked `lab` through its fixture (tests/conftest.py); the pure ones here
+# (the restart decision, the code hash, the LAB_* variables) run anywhere.
 
 
 def _answers(port: int) -> bool:
