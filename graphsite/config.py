@@ -150,45 +150,66 @@ class Config:
 _SECTIONS = {f.name: f.type for f in dataclasses.fields(Config) if f.name != "path"}
 
 
+_NO = object()  # a value that does not fit its type
+_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+
+
+def _bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    return _NO
+
+
+def _int(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return _NO
+
+
+def _float(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(value) if isinstance(value, str) else _NO
+    except ValueError:
+        return _NO
+
+
+def _str(value: Any) -> Any:
+    return value if isinstance(value, str) else _NO
+
+
+_SCALARS = {bool: _bool, int: _int, float: _float, str: _str}
+
+
 def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
     """Return `value` checked against `annotation`; append a message naming `path` when it does not fit."""
-    origin = typing.get_origin(annotation)
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in {"true", "false", "1", "0", "yes", "no"}:
-            return value.lower() in {"true", "1", "yes"}
-    elif annotation is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
-    elif annotation is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-    elif annotation is str:
-        if isinstance(value, str):
-            return value
-    elif origin is tuple:
-        item_type = typing.get_args(annotation)[0]
-        if isinstance(value, str) and item_type is str:
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if isinstance(value, list):
-            return tuple(_coerce(f"{path}[{i}]", v, item_type, errors) for i, v in enumerate(value))
-    elif dataclasses.is_dataclass(annotation) and isinstance(value, dict):
-        return _build(path, annotation, value, errors)
-    expected = getattr(annotation, "__name__", str(annotation))
-    if dataclasses.is_dataclass(annotation):
+    if annotation in _SCALARS:
+        result, expected = _SCALARS[annotation](value), annotation.__name__
+    elif typing.get_origin(annotation) is tuple:
+        result, expected = _sequence(path, value, typing.get_args(annotation)[0], errors), "a list"
+    elif dataclasses.is_dataclass(annotation):
+        result = _build(path, annotation, value, errors) if isinstance(value, dict) else _NO
         expected = "a table"
-    elif origin is tuple:
-        expected = "a list"
-    errors.append(f"{path}: expected {expected}, got {type(value).__name__} {value!r}")
-    return None
+    else:
+        result, expected = _NO, getattr(annotation, "__name__", str(annotation))
+    if result is _NO:
+        errors.append(f"{path}: expected {expected}, got {type(value).__name__} {value!r}")
+        return None
+    return result
+
+
+def _sequence(path: str, value: Any, item_type: Any, errors: list[str]) -> Any:
+    """Return a tuple of `item_type` from a list (or, for strings, a comma-separated string)."""
+    if isinstance(value, str) and item_type is str:
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list):
+        return _NO
+    return tuple(_coerce(f"{path}[{i}]", v, item_type, errors) for i, v in enumerate(value))
 
 
 def _build(prefix: str, cls: Any, data: dict[str, Any], errors: list[str]) -> Any:
