@@ -18,9 +18,11 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
 
-from graphsite.builder.model import InlineCitation
-from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_safe_url
+from graphsite.builder.model import Finding, InlineCitation
+from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
+from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -32,7 +34,13 @@ _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 _AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*", re.IGNORECASE)
 _RAW_A_OPEN = re.compile(r"<a[\s>]", re.IGNORECASE)
 _RAW_A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
-_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]+;$")
+_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]{1,32};$")
+# The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
+# about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
+REFERENCES_TITLE = re.compile(r"^(?:\d{1,9}(?:\.\d{1,9}){0,8}\.?\s+)?(?:references?|reference list|bibliography|sources"
+                              r"|citations|works cited)\b", re.IGNORECASE)
+# Blocks nested deeper than this are not parsed (markdown-it stops there); a report that reaches it is warned.
+MAX_NESTING = 40
 
 
 @dataclass(frozen=True)
@@ -53,13 +61,17 @@ class Parsed:
     env: dict[str, Any]
     headings: list[Heading] = field(default_factory=list)
     citations: list[tuple[InlineCitation, int]] = field(default_factory=list)  # (citation, token index)
+    warnings: list[Finding] = field(default_factory=list)
+    section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
+    title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
 
 
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """Return the one configured parser (building it costs more than parsing a report)."""
-    md = MarkdownIt("commonmark", {"html": True})
-    md.enable(["table", "strikethrough"]).use(footnote_plugin)
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING})
+    md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
+    install_block_rule(md)
     # Every link is parsed, whatever its scheme, so that citations keep their URL for the integrity
     # check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again.
     md.validateLink = lambda url: True  # type: ignore[method-assign]
@@ -138,7 +150,11 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
     env: dict[str, Any] = {}
     parsed = Parsed(markdown().parse(body, env), env)
+    _section_level(parsed)
     _assign_heading_ids(parsed, body_line)
+    guard = Guard((h.id for h in parsed.headings), is_reserved_id)
+    guard_tokens(parsed.tokens, guard, body_line)
+    parsed.warnings += [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
         if heading.number:
@@ -152,9 +168,50 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     return parsed
 
 
+def is_references_title(title: str) -> bool:
+    """Return whether a heading's text names a reference list ("References", "7. Sources", …)."""
+    return bool(REFERENCES_TITLE.search(title))
+
+
+def _heading_number(token: Token) -> str:
+    match = HEADING_NUMBER.match(plain_text(token.children).strip())
+    return match.group(1) if match else ""
+
+
+def _section_level(parsed: Parsed) -> None:
+    """Decide which heading level holds the report's sections, and which `#` heading (if any) is its title.
+
+    One unnumbered `#` heading is the title and the sections are the next level down (usually `##`); a `#`
+    heading followed by numbered `#` headings is the title of a report sectioned with `#`; several `#`
+    headings, or numbered ones, are the sections themselves.
+    """
+    tokens = parsed.tokens
+    tops = [i for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0
+            and not is_references_title(plain_text(tokens[i + 1].children).strip())]
+    ones = [i for i in tops if tokens[i].tag == "h1"]
+    title: int | None = None
+    if ones and not _heading_number(tokens[ones[0] + 1]) and ones[0] == tops[0] and (
+            len(ones) == 1 or all(_heading_number(tokens[i + 1]) for i in ones[1:])):
+        title = ones[0]
+    levels = [int(tokens[i].tag[1]) for i in tops if i != title]
+    parsed.title_index = title
+    parsed.section_level = min(levels) if levels else 2
+
+
+def _nesting(tokens: list[Token], body_line: int) -> list[Finding]:
+    """Return a warning when blocks nest as deep as the parser follows them (deeper ones are not shown)."""
+    deepest = next((t for t in tokens if t.level >= MAX_NESTING - 2), None)
+    if deepest is None:
+        return []
+    line = (deepest.map[0] if deepest.map else 0) + body_line
+    return [Finding("nesting-too-deep", f"blocks nest more than {MAX_NESTING - 2} levels deep here; deeper "
+                    "content is not shown", line=line)]
+
+
 def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
     slugger = Slugger()
     tokens = parsed.tokens
+    shift = 2 - parsed.section_level  # the page shows sections as <h2>: subsections follow from <h3>
     for index, token in enumerate(tokens):
         if token.type != "heading_open":
             continue
@@ -166,7 +223,9 @@ def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
         level = int(token.tag[1])
         line = (token.map[0] if token.map else 0) + body_line
         parsed.headings.append(Heading(level, match.group(1) if match else "", heading_id, text, line, index))
-        if level != 2 or token.level != 0:  # section headings get their permalink from the template
+        if shift and level > parsed.section_level:
+            token.tag = tokens[index + 2].tag = f"h{min(6, max(3, level + shift))}"
+        if level != parsed.section_level or token.level != 0:  # sections get their permalink from the template
             inline.children = [*(inline.children or []), *_permalink(heading_id)]
 
 

@@ -6,33 +6,40 @@ import re
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import plain_text, words
+from graphsite.builder.markdown import is_references_title, markdown, plain_text, words
 from graphsite.builder.model import Reference
 
-# The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
-# about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
-REFERENCES_TITLE = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)?(?:references?|reference list|bibliography|sources|citations"
-                              r"|works cited)\b", re.IGNORECASE)
-_MD_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]+)>")
-_BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
-_MARKER = re.compile(r"^\s*\d+[.)]\s*")
+__all__ = ["collect_references", "entry_title", "entry_url", "is_references_title"]
 
-
-def is_references_title(title: str) -> bool:
-    return bool(REFERENCES_TITLE.search(title))
+# A bare URL in an entry's text: a scheme of at most 32 characters (a long run of `+` cannot make the search
+# quadratic), then everything up to a space or an angle bracket.
+_BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
+_MARKER = re.compile(r"^\s*\d{1,9}[.)]\s*")
 
 
 def entry_url(raw: str) -> str:
-    """Return the last URL written in a reference entry's Markdown (a link, an autolink or a bare URL)."""
-    found: list[tuple[int, str]] = []
-    for pattern in (_MD_LINK, _AUTOLINK):
-        for match in pattern.finditer(raw):
-            found.append((match.start(), match.group(1)))
-            raw = raw[: match.start()] + " " * (match.end() - match.start()) + raw[match.end():]
-    for match in _BARE.finditer(raw):
-        found.append((match.start(), _trim(match.group(1))))
-    return max(found)[1] if found else ""
+    """Return the last URL written in a reference entry's Markdown, as markdown-it's href of it: links and
+    `<autolinks>` by CommonMark's rules (balanced parentheses, `<…>` destinations), bare URLs by GFM's."""
+    return _entry_url(raw)[0]
+
+
+def _entry_url(raw: str) -> tuple[str, str]:
+    """Return (href, the URL as written) of the last URL in `raw`, or ("", "")."""
+    md = markdown()
+    found = ("", "")
+    depth = 0
+    for child in md.parseInline(raw)[0].children or ():
+        if child.type == "link_open":
+            depth += 1
+            found = (str(child.attrGet("href") or ""), str(child.attrGet("href") or ""))
+        elif child.type == "link_close":
+            depth -= 1
+        elif child.type == "text" and depth == 0:
+            for match in _BARE.finditer(child.content):
+                written = _trim(match.group(1))
+                href = written if "://" in written or written.startswith("mailto:") else f"http://{written}"
+                found = (md.normalizeLink(href), written)
+    return found
 
 
 def _trim(url: str) -> str:
@@ -48,11 +55,12 @@ def _trim(url: str) -> str:
             return url
 
 
-def entry_title(tokens: list[Token], url: str) -> str:
+def entry_title(tokens: list[Token], url: str, written: str = "") -> str:
     """Return the readable title of a reference entry: its text without the URL and trailing punctuation."""
     text = " ".join(plain_text(t.children) for t in tokens if t.type == "inline")
-    if url:
-        text = text.replace(url, " ")
+    for shown in dict.fromkeys((written, url)):
+        if shown:
+            text = text.replace(shown, " ")
     text = " ".join(text.split())
     return text.rstrip(" .,;:—–-").strip() or url
 
@@ -70,8 +78,8 @@ def collect_references(tokens: list[Token], lines: list[str], body_line: int) ->
         end = _closing(tokens, index)
         start_line, stop_line = token.map or (0, 0)
         raw = _MARKER.sub("", "\n".join(lines[start_line:stop_line]), count=1)
-        url = entry_url(raw)
-        references.append(Reference(int(token.info), url, entry_title(tokens[index:end], url),
+        url, written = _entry_url(raw)
+        references.append(Reference(int(token.info), url, entry_title(tokens[index:end], url, written),
                                     start_line + body_line, group))
     return references
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from graphsite.builder.build import BuildOutcome
+    from graphsite.build import BuildOutcome
     from graphsite.citations.results import LinkReport
 
 SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --json lists them all
@@ -29,7 +29,7 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, strict: bool,
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
-    from graphsite.builder.build import build
+    from graphsite.build import build
     from graphsite.config import load_config
     from graphsite.paths import default_source
 

@@ -128,7 +128,7 @@ def _run(config, request, clients, subdomain) -> DeployResult:
 
 def _prepare(config, request, clients, subdomain):
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.builder.build import build_page
+    from graphsite.build import build_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
