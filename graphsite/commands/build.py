@@ -31,11 +31,19 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
     from graphsite.build import build
     from graphsite.config import load_config
+    from graphsite.errors import GraphsiteError
     from graphsite.paths import default_source
 
-    config = load_config(config_path)
-    outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
-                    config=config)
+    try:
+        config = load_config(config_path)
+        outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
+                        config=config)
+    except GraphsiteError as exc:
+        if as_json:  # a machine reading stdout gets an object on failure too (the message also goes to stderr)
+            from graphsite import output
+
+            output.emit_json({"error": exc.format_message()})
+        raise
     links = None
     if check_links:
         from graphsite.citations.live import check_links as run_link_check
