@@ -155,9 +155,12 @@ def report_from_source(source: Source) -> Report:
     """Return the Report of a decoded source (pure: no file is read or written)."""
     parsed = parse(source.body, source.body_line)
     layout = _layout(parsed)
+    # The title: the front matter's, else the `#` heading that titles the report; when the `#` headings are
+    # the sections themselves, none of them names the whole report.
     title_heading = next((h for h in parsed.headings if h.token_index == parsed.title_index), None)
-    first_h1 = title_heading or next((h for h in parsed.headings if h.level == 1), None)
-    title = source.front.title or (first_h1.text if first_h1 else "") or source.front.headline \
+    if title_heading is None and parsed.section_level > 1:
+        title_heading = next((h for h in parsed.headings if h.level == 1), None)
+    title = source.front.title or (title_heading.text if title_heading else "") or source.front.headline \
         or source.path.stem
     references = _references(parsed, layout.references, source)
     citations = _placed(parsed, layout, references.id)
