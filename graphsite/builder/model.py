@@ -74,7 +74,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Section:
-    """One section (`##`, or `#` in a report numbered with `#`): its §N, title, id, first paragraph (HTML) and the rest (HTML)."""
+    """One section (`##`, or `#` in a report sectioned with `#`): its §N, title, id, summary and detail (HTML)."""
 
     index: str
     title: str

@@ -18,6 +18,7 @@ from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
 
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
+_ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
 
 def read_report(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
@@ -168,6 +169,13 @@ def report_from_source(source: Source) -> Report:
                 for s in _sections(parsed, layout, source.body_line)]
     intro_html = render(_intro(parsed, layout), parsed.env)
     notes_html = render(parsed.tokens[layout.notes:], parsed.env)
+    unique = _UniqueIds()
+    intro_html = unique(intro_html)
+    sections = [dataclasses.replace(s, summary_html=unique(s.summary_html), detail_html=unique(s.detail_html))
+                for s in sections]
+    notes_html = unique(notes_html)
+    references = dataclasses.replace(references, intro_html=unique(references.intro_html),
+                                     after_html=unique(references.after_html))
     pieces = [*map(text_html, _front_texts(source.front)), intro_html,
               *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
               references.intro_html, references.after_html]
@@ -181,6 +189,27 @@ def report_from_source(source: Source) -> Report:
         anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
         warnings=(*source.warnings, *parsed.warnings),
     )
+
+
+class _UniqueIds:
+    """Drops an id (or name) already used earlier on the page. An HTML parser repeats an unclosed `<a id=x>`
+    in the blocks after it (it reconstructs open formatting elements), so the sanitised HTML can hold a copy
+    of a raw id that was unique in the Markdown; the first one is the author's, later ones are the parser's."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str]] = set()
+
+    def __call__(self, fragment: str) -> str:
+        if 'id="' not in fragment and 'name="' not in fragment:
+            return fragment
+        return _ID_ATTRIBUTE.sub(self._keep_first, fragment)
+
+    def _keep_first(self, match: re.Match[str]) -> str:
+        key = (match.group(1), match.group(2))
+        if key in self.seen:
+            return ""
+        self.seen.add(key)
+        return match.group(0)
 
 
 def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:

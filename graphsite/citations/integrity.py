@@ -126,19 +126,19 @@ def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[R
     dangling: set[int] = set()
     for (number, url), group in places.items():
         cite = group[0]
-        ref = listed.get(number)
-        if ref is None:
+        listing = listed.get(number)
+        if listing is None:
             if number not in dangling:
                 dangling.add(number)
                 yield _finding("dangling", f"[{number}] is cited (URL {cite.url}) but the reference list "
                                f"has no entry {number}", cite.line, number, cite.url)
-        elif urls.normalize(ref.url) != url:
+        elif urls.normalize(listing.url) != url:
             also = f" ({len(group)} places)" if len(group) > 1 else ""
             owner = next((n for n in owners.get(url, ()) if n != number), None)
             owned = f" (the URL of reference [{owner}])" if owner is not None else ""
             yield _finding("mismatch", f"[{number}] inline URL {cite.url}{also}{owned} differs from "
-                           f"reference {number} (line {ref.line}): {ref.url or '(no URL)'}",
-                           cite.line, number, cite.url, ref.url)
+                           f"reference {number} (line {listing.line}): {listing.url or '(no URL)'}",
+                           cite.line, number, cite.url, listing.url)
         else:
             continue
         found = _url_finding(number, cite.url, cite.line, "inline")

@@ -10,7 +10,6 @@ from typing import Any
 
 from graphsite.codes import LINK_STATES as STATES
 
-
 # The site refuses robots (or us): not proof that the link is dead.
 BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})
 # Worth asking again: the server is busy or broken for now.

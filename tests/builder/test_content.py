@@ -209,3 +209,12 @@ def test_every_corpus_document_keeps_its_words(request):
         page = build_page(path)
         words = visible_words(page.html)
         assert len(words) > 50, path.name
+
+
+def test_an_unclosed_raw_link_with_an_id_is_not_repeated_by_the_parser(write_md):
+    # An HTML parser reopens an unclosed <a id=x> in the blocks after it: the copies lose the id.
+    page = build_page(write_md('# 1. A\n\n## 1.1 B\n\nalpha <a id="mine" name="mine"> bravo.\n\nNext paragraph.\n'))
+    soup = _soup(page.html)
+    ids = [tag["id"] for tag in soup.find_all(id=True)]
+    assert ids.count("mine") == 1 and len(soup.find_all(attrs={"name": "mine"})) == 1
+    assert in_order(["alpha", "bravo", "Next", "paragraph"], visible_words(page.html))
