@@ -354,7 +354,9 @@ def _autolink(children: list[Token]) -> list[Token]:
                 continue
             href = url if "://" in url else f"http://{url}"
             result.append(Token("text", "", 0, content=child.content[position:match.start()]))
-            result.append(Token("link_open", "a", 1, attrs={"href": markdown().normalizeLink(href)}))
+            link = Token("link_open", "a", 1, attrs={"href": markdown().normalizeLink(href)})
+            link.meta["bare"] = match.group(0)  # as written, before GFM's trailing-punctuation rule
+            result.append(link)
             result.append(Token("text", "", 0, content=url))
             result.append(Token("link_close", "a", -1))
             position = match.start() + len(url)

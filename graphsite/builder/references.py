@@ -6,7 +6,7 @@ import re
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import is_references_title, markdown, plain_text, words
+from graphsite.builder.markdown import is_references_title, markdown, parse, plain_text, words
 from graphsite.builder.model import Reference
 
 __all__ = ["collect_references", "entry_title", "entry_url", "is_references_title"]
@@ -14,32 +14,42 @@ __all__ = ["collect_references", "entry_title", "entry_url", "is_references_titl
 # A bare URL in an entry's text: a scheme of at most 32 characters (a long run of `+` cannot make the search
 # quadratic), then everything up to a space or an angle bracket.
 _BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
-_MARKER = re.compile(r"^\s*\d{1,9}[.)]\s*")
 
 
 def entry_url(raw: str) -> str:
-    """Return the last URL written in a reference entry's Markdown, as markdown-it's href of it: links and
-    `<autolinks>` by CommonMark's rules (balanced parentheses, `<…>` destinations), bare URLs by GFM's."""
-    return _entry_url(raw)[0]
+    """Return the last URL written in a reference entry's Markdown `raw` (see _entry_url)."""
+    return _entry_url([t for t in parse(raw).tokens if t.type == "inline"])[0]
 
 
-def _entry_url(raw: str) -> tuple[str, str]:
-    """Return (href, the URL as written) of the last URL in `raw`, or ("", "")."""
+def _entry_url(inlines: list[Token]) -> tuple[str, str]:
+    """Return (href, the URL as written) of the last URL in a reference entry's inline tokens, or ("", ""):
+    links and `<autolinks>` as markdown-it parsed them by CommonMark's rules (balanced parentheses, `<…>`
+    destinations), bare URLs by GFM's (a `...` placeholder at the end stays part of the URL)."""
     md = markdown()
     found = ("", "")
-    depth = 0
-    for child in md.parseInline(raw)[0].children or ():
-        if child.type == "link_open":
-            depth += 1
-            found = (str(child.attrGet("href") or ""), str(child.attrGet("href") or ""))
-        elif child.type == "link_close":
-            depth -= 1
-        elif child.type == "text" and depth == 0:
-            for match in _BARE.finditer(child.content):
-                written = _trim(match.group(1))
-                href = written if "://" in written or written.startswith("mailto:") else f"http://{written}"
-                found = (md.normalizeLink(href), written)
+    for inline in inlines:
+        depth = 0
+        for child in inline.children or ():
+            if child.type == "link_open":
+                depth += 1
+                if depth == 1:
+                    found = _link_url(child)
+            elif child.type == "link_close":
+                depth -= 1
+            elif child.type == "text" and depth == 0 and ("://" in child.content or "mailto:" in child.content):
+                for match in _BARE.finditer(child.content):  # schemes GFM does not link (file:, ftp:, …)
+                    written = _trim(match.group(1))
+                    found = (md.normalizeLink(written), written)
     return found
+
+
+def _link_url(link: Token) -> tuple[str, str]:
+    bare = link.meta.get("bare")
+    if not bare:
+        href = str(link.attrGet("href") or "")
+        return href, href
+    written = _trim(bare)
+    return markdown().normalizeLink(written if "://" in written else f"http://{written}"), written
 
 
 def _trim(url: str) -> str:
@@ -65,7 +75,7 @@ def entry_title(tokens: list[Token], url: str, written: str = "") -> str:
     return text.rstrip(" .,;:—–-").strip() or url
 
 
-def collect_references(tokens: list[Token], lines: list[str], body_line: int) -> list[Reference]:
+def collect_references(tokens: list[Token], body_line: int) -> list[Reference]:
     """Return the entries of every top-level ordered list in a references section's tokens."""
     references: list[Reference] = []
     group = ""
@@ -76,9 +86,8 @@ def collect_references(tokens: list[Token], lines: list[str], body_line: int) ->
         if token.type != "list_item_open" or token.level != base_level + 1 or not token.info.isdigit():
             continue
         end = _closing(tokens, index)
-        start_line, stop_line = token.map or (0, 0)
-        raw = _MARKER.sub("", "\n".join(lines[start_line:stop_line]), count=1)
-        url, written = _entry_url(raw)
+        start_line = (token.map or (0, 0))[0]
+        url, written = _entry_url([t for t in tokens[index:end] if t.type == "inline"])
         references.append(Reference(int(token.info), url, entry_title(tokens[index:end], url, written),
                                     start_line + body_line, group))
     return references

@@ -124,7 +124,7 @@ def _references(parsed: Parsed, bounds: tuple[int, int] | None, source: Source) 
     tokens = parsed.tokens
     start, end = bounds
     before, after = _prose(tokens[start + 3:end])
-    entries = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
+    entries = collect_references(tokens[start + 3:end], source.body_line)
     return _References(tuple(entries), str(tokens[start].attrGet("id")), words(tokens[start + 1].children),
                        render(before, parsed.env), render(after, parsed.env))
 

@@ -14,6 +14,7 @@ import idna
 # text from every opener and turns quadratic on a long run of openers.
 _HOLE_PAIRS = (("<", ">"), ("{", "}"), ("%3c", "%3e"), ("%7b", "%7d"))
 _HOLE_MARKS = ("...", "…", "%e2%80%a6")
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f]")
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$", re.IGNORECASE)
 _NOT_PUBLIC_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa", ".test", ".invalid")
 
@@ -178,7 +179,7 @@ def malformed(url: str) -> str | None:
     """Return why `url` is not a well-formed absolute http(s) URL, else None (other schemes: see non_public)."""
     if not url.strip():
         return "is empty"
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+    if _SPACE_OR_CONTROL.search(url):
         return "contains whitespace or a control character"
     try:
         parts = urlsplit(url)
