@@ -9,6 +9,7 @@ its href.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ _SEPARATOR = re.compile(r"\s*[,;]\s*")
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 # GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.
-_AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-][^\s<]*", re.IGNORECASE)
 _RAW_A_OPEN = re.compile(r"<a[\s>]", re.IGNORECASE)
 _RAW_A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
 _ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]{1,32};$")
@@ -64,6 +65,13 @@ class Parsed:
     warnings: list[Finding] = field(default_factory=list)
     section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
+
+    def headings_between(self, start: int, end: int) -> list[Heading]:
+        """Return the headings after token `start` and before token `end` (a bisection: headings are in order)."""
+        indexes = self.__dict__.get("_heading_indexes")
+        if indexes is None:
+            indexes = self.__dict__["_heading_indexes"] = [h.token_index for h in self.headings]
+        return self.headings[bisect.bisect_right(indexes, start):bisect.bisect_left(indexes, end)]
 
 
 @lru_cache(maxsize=1)
@@ -327,15 +335,21 @@ def _link_step(token: Token) -> int:
 
 
 def _autolink_end(url: str) -> str:
-    """Return `url` without the trailing characters GFM leaves outside an extended autolink."""
-    while url:
-        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
-        elif url[-1] == ";" and _ENTITY_TAIL.search(url):
-            url = _ENTITY_TAIL.sub("", url)
+    """Return `url` without the trailing characters GFM leaves outside an extended autolink (one pass from the
+    end, the parenthesis balance kept as a count: linear however long the run of trailing punctuation)."""
+    end = len(url)
+    surplus = url.count(")") - url.count("(")  # unmatched closing parentheses in url[:end]
+    while end:
+        last = url[end - 1]
+        if last in "?!.,:*_~'\"" or last == ")" and surplus > 0:
+            surplus -= last == ")"
+            end -= 1
+        elif last == ";" and (entity := _ENTITY_TAIL.search(url, max(0, end - 34), end)) is not None:
+            surplus -= url.count(")", entity.start(), end) - url.count("(", entity.start(), end)
+            end = entity.start()
         else:
-            return url
-    return url
+            break
+    return url[:end]
 
 
 def _autolink(children: list[Token]) -> list[Token]:

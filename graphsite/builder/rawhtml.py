@@ -142,6 +142,14 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
             closers.setdefault(match.group(2).lower(), []).append(index)
     out: list[str] = []
     position = skip_to = 0
+    counted, lines = 0, line  # the line of html[counted], advanced as the scan goes (linear)
+
+    def line_of(offset: int) -> int:
+        nonlocal counted, lines
+        lines += html.count("\n", counted, offset)
+        counted = offset
+        return lines
+
     for index, match in enumerate(matches):
         if index < skip_to:
             continue
@@ -155,11 +163,11 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
         if name in _DROPPED and close is not None:
             position, skip_to = matches[close].end(), close + 1
             guard.warn("raw-html-dropped", f"a raw <{name}> element is not allowed on the page and was removed",
-                       line + html.count("\n", 0, match.start()))
+                       line_of(match.start()))
             continue
         out.append("&lt;" + match.group(0)[1:])
         guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is shown as text: the page does not "
-                   "allow it, and an HTML parser would hide what follows it", line + html.count("\n", 0, match.start()))
+                   "allow it, and an HTML parser would hide what follows it", line_of(match.start()))
     out.append(html[position:])
     return "".join(out)
 

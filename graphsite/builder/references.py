@@ -53,16 +53,22 @@ def _link_url(link: Token) -> tuple[str, str]:
 
 
 def _trim(url: str) -> str:
-    """Return a bare URL without the punctuation that ends the sentence around it (`...` placeholders stay)."""
-    while True:
-        before = url
-        url = url.rstrip("*_`'\"")
-        if url.endswith(")") and url.count(")") > url.count("("):
-            url = url[:-1]
-        if len(url) > 1 and url[-1] in ".,;:!?" and url[-2] != ".":
-            url = url[:-1]
-        if url == before:
-            return url
+    """Return a bare URL without the punctuation that ends the sentence around it (`...` placeholders stay);
+    one pass from the end, linear however long the run of trailing punctuation."""
+    end = len(url)
+    surplus = url.count(")") - url.count("(")
+    while end:
+        last = url[end - 1]
+        if last in "*_`'\"":
+            end -= 1
+        elif last == ")" and surplus > 0:
+            surplus -= 1
+            end -= 1
+        elif end > 1 and last in ".,;:!?" and url[end - 2] != ".":
+            end -= 1
+        else:
+            break
+    return url[:end]
 
 
 def entry_title(tokens: list[Token], url: str, written: str = "") -> str:

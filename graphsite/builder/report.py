@@ -102,8 +102,8 @@ def _section(parsed: Parsed, bounds: tuple[int, int], index: str, number: str, b
         detail_html=render(body, env),
         line=(tokens[start].map or (0, 0))[0] + body_line,
         title_html=_render_inline(title_children, env),
-        outline=tuple((h.id, h.text) for h in parsed.headings
-                      if h.level == parsed.section_level + 1 and start < h.token_index < end),
+        outline=tuple((h.id, h.text) for h in parsed.headings_between(start, end)
+                      if h.level == parsed.section_level + 1),
     )
 
 
@@ -165,7 +165,8 @@ def report_from_source(source: Source) -> Report:
         or source.path.stem
     references = _references(parsed, layout.references, source)
     citations = _placed(parsed, layout, references.id)
-    sections = [dataclasses.replace(s, sources=_sources(citations, s.id))
+    sources = _sources(citations)
+    sections = [dataclasses.replace(s, sources=sources.get(s.id, ()))
                 for s in _sections(parsed, layout, source.body_line)]
     intro_html = render(_intro(parsed, layout), parsed.env)
     notes_html = render(parsed.tokens[layout.notes:], parsed.env)
@@ -251,8 +252,12 @@ def _placed(parsed: Parsed, layout: _Layout, references_id: str) -> list[InlineC
     return placed
 
 
-def _sources(citations: list[InlineCitation], section_id: str) -> tuple[int, ...]:
-    return tuple(dict.fromkeys(c.number for c in citations if c.section_id == section_id))
+def _sources(citations: list[InlineCitation]) -> dict[str, tuple[int, ...]]:
+    """Return, per section id, the citation numbers it cites, in order of first use."""
+    numbers: dict[str, dict[int, None]] = {}
+    for citation in citations:
+        numbers.setdefault(citation.section_id, {})[citation.number] = None
+    return {section: tuple(found) for section, found in numbers.items()}
 
 
 def _front_texts(front: FrontMatter) -> list[str]:

@@ -7,6 +7,7 @@ page shows it once). Otherwise the summary is a shortened copy, and the detail k
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from markdown_it.token import Token
@@ -79,7 +80,7 @@ def _items(tokens: list[Token]) -> str:
     items = []
     for index, token in enumerate(tokens):
         if token.type == "list_item_open" and token.level == tokens[0].level + 1:
-            inline = next((t for t in tokens[index:] if t.type == "inline"), None)
+            inline = next((tokens[at] for at in range(index, len(tokens)) if tokens[at].type == "inline"), None)
             text = " ".join(_text(inline.children if inline else None).split()).rstrip(".;,")
             if text:
                 items.append(text)
@@ -91,25 +92,23 @@ def _cut(children: list[Token], limit: int) -> list[Token]:
     an ellipsis, when no sentence ends that early); open links and emphasis are closed again."""
     words = 0
     best: tuple[int, int] | None = None  # (child index, end offset) of the last sentence end within the limit
-    cut_at: tuple[int, int] | None = None
     for index, child in enumerate(children):
         if child.type not in {"text", "code_inline"}:
             continue
-        content = child.content
+        ends = [m.end() for m in re.finditer(r"\S+", child.content)]  # where each word of the token ends
         if child.type == "text":
-            for match in _SENTENCE_END.finditer(content):
-                if words + len(content[:match.end()].split()) <= limit:
-                    best = (index, match.end())
-        spans = list(re.finditer(r"\S+", content))
-        if words + len(spans) > limit:
-            cut_at = (index, spans[limit - words - 1].end() if limit > words else 0)
-            break
-        words += len(spans)
-    if cut_at is None:
-        return children
-    index, offset = best if best is not None else cut_at
-    kept = [*children[:index], _shortened(children[index], offset, ellipsis=best is None)]
-    return _close(kept)
+            for match in _SENTENCE_END.finditer(child.content):
+                within = bisect.bisect_right(ends, match.end())  # words of this token up to the sentence end
+                if words + within > limit:
+                    break
+                best = (index, match.end())
+        if words + len(ends) > limit:
+            if best is None:
+                best = (index, ends[limit - words - 1] if limit > words else 0)
+                return _close([*children[:index], _shortened(children[index], best[1], ellipsis=True)])
+            return _close([*children[:best[0]], _shortened(children[best[0]], best[1], ellipsis=False)])
+        words += len(ends)
+    return children
 
 
 def _shortened(token: Token, offset: int, *, ellipsis: bool) -> Token:

@@ -159,12 +159,20 @@ def test_a_device_is_refused(run_cli, tmp_path):
 def test_a_fifo_with_a_writer_is_refused_too(run_cli, tmp_path):
     fifo = tmp_path / "stream.md"
     os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_bytes(b"# T\n"), daemon=True)
+
+    def write() -> None:
+        try:
+            fifo.write_bytes(b"# T\n" * 100_000)
+        except OSError:
+            pass  # the build closed its end without reading: a broken pipe is the writer's lot
+
+    writer = threading.Thread(target=write, daemon=True)
     writer.start()
     assert "not a regular file" in _error_line(run_cli("build", str(fifo), "--out", str(tmp_path / "site")))
-    with open(fifo, "rb"):  # release the writer if it is still waiting for a reader
-        pass
+    descriptor = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a writer still waiting to open is let go
+    os.close(descriptor)
     writer.join(5)
+    assert not writer.is_alive()
 
 
 def test_the_size_limit_is_configurable(run_cli, write_md, tmp_path, monkeypatch):
@@ -218,3 +226,22 @@ def test_an_unclosed_raw_link_with_an_id_is_not_repeated_by_the_parser(write_md)
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert ids.count("mine") == 1 and len(soup.find_all(attrs={"name": "mine"})) == 1
     assert in_order(["alpha", "bravo", "Next", "paragraph"], visible_words(page.html))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("body", [
+    "See https://a.example/x" + "." * 100_000 + " end.",
+    "See https://a.example/x" + ")" * 100_000 + " end.",
+    "See https://a.example/x" + "&amp;" * 20_000 + " end.",
+    "Sentence. " * 20_000,
+    "Options:\n\n" + "- item words\n" * 20_000,
+    "<div>\n" + "<style> " * 20_000 + "\n</div>",
+    "<div>\n" + '<a id="x">' * 20_000 + "\n</div>",
+    "## S\n\n### Sub\n\ntext [[1](https://a.example/)]\n\n" * 5_000,
+    "## References\n\n1. Ref https://a.example/x" + ")" * 100_000 + "\n",
+])
+def test_long_runs_build_in_linear_time(write_md, body):
+    # A hang guard, not a speed target (benchmarks/build_scale.py measures): each of these took minutes when a
+    # step rescanned or re-sliced the text per character, heading or warning.
+    page = build_page(write_md("# T\n\n## A\n\n" + body + "\n"))
+    assert page.report.sections
