@@ -207,13 +207,15 @@ def _section_level(parsed: Parsed) -> None:
 
 
 def _nesting(tokens: list[Token], body_line: int) -> list[Finding]:
-    """Return a warning when blocks nest as deep as the parser follows them (deeper ones are not shown)."""
-    deepest = next((t for t in tokens if t.level >= MAX_NESTING - 2), None)
+    """Return a warning where blocks nest deeper than the parser follows them: markdown-it leaves the innermost
+    container empty there (its content is not shown)."""
+    deepest = next((t for t, after in zip(tokens, tokens[1:], strict=False)
+                    if t.nesting == 1 and t.level == MAX_NESTING - 1 and after.nesting == -1), None)
     if deepest is None:
         return []
     line = (deepest.map[0] if deepest.map else 0) + body_line
-    return [Finding("nesting-too-deep", f"blocks nest more than {MAX_NESTING - 2} levels deep here; deeper "
-                    "content is not shown", line=line)]
+    return [Finding("nesting-too-deep", f"blocks nest more than {MAX_NESTING - 1} levels deep here; the "
+                    "deeper content is not shown", line=line)]
 
 
 def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
