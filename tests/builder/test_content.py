@@ -12,6 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from graphsite.build import build_page
+from graphsite.builder.markdown import MAX_NESTING
 from graphsite.builder.rawhtml import RAW_TEXT
 
 WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -128,11 +129,12 @@ def test_external_images_are_outbound_urls_and_protocol_relative_ones_load(write
 
 
 def test_nesting_deeper_than_the_renderer_keeps_is_a_warning(write_md):
-    deep = build_page(write_md("# T\n\n## A\n\n" + ">" * 60 + " deep words\n\nAfter.\n"))
-    assert any(code == "nesting-too-deep" for code, _ in _codes(deep))
+    deep = build_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING + 20) + " deep words\n\nAfter.\n"))
+    assert [line for code, line in _codes(deep) if code == "nesting-too-deep"] == [5]
     assert "After" in visible_words(deep.html)
-    shallow = build_page(write_md("# T\n\n## A\n\n" + ">" * 5 + " words\n", "shallow.md"))
-    assert not any(code == "nesting-too-deep" for code, _ in _codes(shallow))
+    kept = build_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING - 1) + " kept words\n", "kept.md"))
+    assert not any(code == "nesting-too-deep" for code, _ in _codes(kept))
+    assert in_order(["kept", "words"], visible_words(kept.html)), "no warning where nothing is cut"
 
 
 def _error_line(result) -> str:
