@@ -162,7 +162,8 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     _assign_heading_ids(parsed, body_line)
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)
     guard_tokens(parsed.tokens, guard, body_line)
-    parsed.warnings += [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
+    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
+    parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
         if heading.number:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block.html_block import html_block as commonmark_html_block
 from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 
@@ -56,8 +57,6 @@ class Guard:
 def install_block_rule(md: MarkdownIt) -> None:
     """Replace markdown-it's html_block rule with one that refuses an HTML block whose closing sequence never
     comes (it would swallow the rest of the document), so that the line is read as Markdown."""
-    original = md.block.ruler.__rules__[md.block.ruler.__find__("html_block")].fn
-
     def html_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
         position = state.bMarks[start] + state.tShift[start]
         if position < len(state.src) and state.src[position] == "<":
@@ -66,7 +65,7 @@ def install_block_rule(md: MarkdownIt) -> None:
                 if not silent:
                     state.env.setdefault("graphsite_unclosed", []).append((start, match.group(0)))
                 return False
-        return bool(original(state, start, end, silent))
+        return bool(commonmark_html_block(state, start, end, silent))
 
     md.block.ruler.at("html_block", html_block, {"alt": ["paragraph", "reference", "blockquote"]})
 
@@ -94,8 +93,8 @@ def _unclosed(state: StateBlock, match: re.Match[str], position: int) -> bool:
 
 def unclosed_warnings(env: dict[str, Any], body_line: int) -> list[Finding]:
     """Return a warning for every HTML block start that was read as Markdown because it is never closed."""
-    return [Finding("raw-html-shown", f"{opener} is never closed: shown as text (an HTML parser would hide "
-                    "everything after it)", line=line + body_line)
+    return [Finding("raw-html-shown", f"{opener} is never closed: read as Markdown and shown as text (left "
+                    "open, it would take in the rest of the report)", line=line + body_line)
             for line, opener in env.get("graphsite_unclosed", ())]
 
 
