@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphsite.codes import CITATION_CODES, LINK_STATES
 from graphsite.errors import ConfigError
 
 CONFIG_ENV = "GRAPHSITE_CONFIG"
@@ -120,8 +121,14 @@ class LinksConfig:
 
 
 @dataclass(frozen=True)
+class BuildConfig:
+    max_bytes: int = _doc("Largest Markdown source `graphsite build` reads, in bytes.", 20 * 1024 * 1024)
+
+
+@dataclass(frozen=True)
 class Config:
     site: SiteConfig = field(default_factory=SiteConfig)
+    build: BuildConfig = field(default_factory=BuildConfig)
     deploy: DeployConfig = field(default_factory=DeployConfig)
     dns: DnsConfig = field(default_factory=DnsConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
@@ -240,9 +247,7 @@ def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, dict[str, str
 
 
 def _finding_codes() -> tuple[str, ...]:
-    from graphsite.citations.integrity import CODES
-
-    return CODES
+    return CITATION_CODES
 
 
 def _known_finding_code(code: str) -> bool:
@@ -285,10 +290,8 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             errors.append("citations.accept: every entry needs a code and a reason")
         elif not _known_finding_code(acceptance.code):
             errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
-    from graphsite.citations.results import STATES
-
-    errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(STATES)})"
-               for state in config.links.fail_on if state not in STATES]
+    errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(LINK_STATES)})"
+               for state in config.links.fail_on if state not in LINK_STATES]
     if errors:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))

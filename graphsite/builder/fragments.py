@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from graphsite.builder.model import Reference
 from graphsite.builder.sanitize import is_safe_url, url_scheme
-from graphsite.citations.urls import problem
+from graphsite.urls import problem
 
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)

@@ -9,6 +9,7 @@ its href.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -18,9 +19,11 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.tasklists import tasklists_plugin
 
-from graphsite.builder.model import InlineCitation
-from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_safe_url
+from graphsite.builder.model import Finding, InlineCitation
+from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
+from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -29,10 +32,16 @@ _SEPARATOR = re.compile(r"\s*[,;]\s*")
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
 _ALIGN = re.compile(r"text-align:\s*(left|center|right)")
 # GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.
-_AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-]+(?:\.[\w-]+)*[^\s<]*", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-][^\s<]*", re.IGNORECASE)
 _RAW_A_OPEN = re.compile(r"<a[\s>]", re.IGNORECASE)
 _RAW_A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
-_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]+;$")
+_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]{1,32};$")
+# The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
+# about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
+REFERENCES_TITLE = re.compile(r"^(?:\d{1,9}(?:\.\d{1,9}){0,8}\.?\s+)?(?:references?|reference list|bibliography|sources"
+                              r"|citations|works cited)\b", re.IGNORECASE)
+# Blocks nested deeper than this are not parsed (markdown-it stops there); a report that reaches it is warned.
+MAX_NESTING = 40
 
 
 @dataclass(frozen=True)
@@ -53,16 +62,27 @@ class Parsed:
     env: dict[str, Any]
     headings: list[Heading] = field(default_factory=list)
     citations: list[tuple[InlineCitation, int]] = field(default_factory=list)  # (citation, token index)
+    warnings: list[Finding] = field(default_factory=list)
+    section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
+    title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
+
+    def headings_between(self, start: int, end: int) -> list[Heading]:
+        """Return the headings after token `start` and before token `end` (a bisection: headings are in order)."""
+        indexes = self.__dict__.get("_heading_indexes")
+        if indexes is None:
+            indexes = self.__dict__["_heading_indexes"] = [h.token_index for h in self.headings]
+        return self.headings[bisect.bisect_right(indexes, start):bisect.bisect_left(indexes, end)]
 
 
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """Return the one configured parser (building it costs more than parsing a report)."""
-    md = MarkdownIt("commonmark", {"html": True})
-    md.enable(["table", "strikethrough"]).use(footnote_plugin)
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING})
+    md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
+    install_block_rule(md)
     # Every link is parsed, whatever its scheme, so that citations keep their URL for the integrity
     # check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again.
-    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    md.validateLink = lambda url: True
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
@@ -138,7 +158,12 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
     env: dict[str, Any] = {}
     parsed = Parsed(markdown().parse(body, env), env)
+    _section_level(parsed)
     _assign_heading_ids(parsed, body_line)
+    guard = Guard((h.id for h in parsed.headings), is_reserved_id)
+    guard_tokens(parsed.tokens, guard, body_line)
+    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
+    parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
         if heading.number:
@@ -152,9 +177,52 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     return parsed
 
 
+def is_references_title(title: str) -> bool:
+    """Return whether a heading's text names a reference list ("References", "7. Sources", …)."""
+    return bool(REFERENCES_TITLE.search(title))
+
+
+def _heading_number(token: Token) -> str:
+    match = HEADING_NUMBER.match(plain_text(token.children).strip())
+    return match.group(1) if match else ""
+
+
+def _section_level(parsed: Parsed) -> None:
+    """Decide which heading level holds the report's sections, and which `#` heading (if any) is its title.
+
+    One unnumbered `#` heading is the title and the sections are the next level down (usually `##`); a `#`
+    heading followed by numbered `#` headings is the title of a report sectioned with `#`; several `#`
+    headings, or numbered ones, are the sections themselves.
+    """
+    tokens = parsed.tokens
+    tops = [i for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0
+            and not is_references_title(plain_text(tokens[i + 1].children).strip())]
+    ones = [i for i in tops if tokens[i].tag == "h1"]
+    title: int | None = None
+    if ones and not _heading_number(tokens[ones[0] + 1]) and ones[0] == tops[0] and (
+            len(ones) == 1 or all(_heading_number(tokens[i + 1]) for i in ones[1:])):
+        title = ones[0]
+    levels = [int(tokens[i].tag[1]) for i in tops if i != title]
+    parsed.title_index = title
+    parsed.section_level = min(levels) if levels else 2
+
+
+def _nesting(tokens: list[Token], body_line: int) -> list[Finding]:
+    """Return a warning where blocks nest deeper than the parser follows them: markdown-it leaves the innermost
+    container empty there (its content is not shown)."""
+    deepest = next((t for t, after in zip(tokens, tokens[1:], strict=False)
+                    if t.nesting == 1 and t.level == MAX_NESTING - 1 and after.nesting == -1), None)
+    if deepest is None:
+        return []
+    line = (deepest.map[0] if deepest.map else 0) + body_line
+    return [Finding("nesting-too-deep", f"blocks nest more than {MAX_NESTING - 1} levels deep here; the "
+                    "deeper content is not shown", line=line)]
+
+
 def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
     slugger = Slugger()
     tokens = parsed.tokens
+    shift = 2 - parsed.section_level  # the page shows sections as <h2>: subsections follow from <h3>
     for index, token in enumerate(tokens):
         if token.type != "heading_open":
             continue
@@ -166,7 +234,9 @@ def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
         level = int(token.tag[1])
         line = (token.map[0] if token.map else 0) + body_line
         parsed.headings.append(Heading(level, match.group(1) if match else "", heading_id, text, line, index))
-        if level != 2 or token.level != 0:  # section headings get their permalink from the template
+        if shift and level > parsed.section_level:
+            token.tag = tokens[index + 2].tag = f"h{min(6, max(3, level + shift))}"
+        if level != parsed.section_level or token.level != 0:  # sections get their permalink from the template
             inline.children = [*(inline.children or []), *_permalink(heading_id)]
 
 
@@ -268,15 +338,21 @@ def _link_step(token: Token) -> int:
 
 
 def _autolink_end(url: str) -> str:
-    """Return `url` without the trailing characters GFM leaves outside an extended autolink."""
-    while url:
-        if url[-1] in "?!.,:*_~'\"" or url[-1] == ")" and url.count(")") > url.count("("):
-            url = url[:-1]
-        elif url[-1] == ";" and _ENTITY_TAIL.search(url):
-            url = _ENTITY_TAIL.sub("", url)
+    """Return `url` without the trailing characters GFM leaves outside an extended autolink (one pass from the
+    end, the parenthesis balance kept as a count: linear however long the run of trailing punctuation)."""
+    end = len(url)
+    surplus = url.count(")") - url.count("(")  # unmatched closing parentheses in url[:end]
+    while end:
+        last = url[end - 1]
+        if last in "?!.,:*_~'\"" or last == ")" and surplus > 0:
+            surplus -= last == ")"
+            end -= 1
+        elif last == ";" and (entity := _ENTITY_TAIL.search(url, max(0, end - 34), end)) is not None:
+            surplus -= url.count(")", entity.start(), end) - url.count("(", entity.start(), end)
+            end = entity.start()
         else:
-            return url
-    return url
+            break
+    return url[:end]
 
 
 def _autolink(children: list[Token]) -> list[Token]:
@@ -295,7 +371,9 @@ def _autolink(children: list[Token]) -> list[Token]:
                 continue
             href = url if "://" in url else f"http://{url}"
             result.append(Token("text", "", 0, content=child.content[position:match.start()]))
-            result.append(Token("link_open", "a", 1, attrs={"href": markdown().normalizeLink(href)}))
+            link = Token("link_open", "a", 1, attrs={"href": markdown().normalizeLink(href)})
+            link.meta["bare"] = match.group(0)  # as written, before GFM's trailing-punctuation rule
+            result.append(link)
             result.append(Token("text", "", 0, content=url))
             result.append(Token("link_close", "a", -1))
             position = match.start() + len(url)

@@ -74,7 +74,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Section:
-    """One `##` section: its §N, title, id, first paragraph (HTML) and the rest (HTML)."""
+    """One section (`##`, or `#` in a report sectioned with `#`): its §N, title, id, summary and detail (HTML)."""
 
     index: str
     title: str
@@ -95,7 +95,8 @@ class Report:
     sections: tuple[Section, ...]
     citations: tuple[InlineCitation, ...] = ()
     references: tuple[Reference, ...] = ()
-    links: tuple[str, ...] = ()  # every outbound http(s) URL of the page, in order of first use
+    links: tuple[str, ...] = ()  # every outbound http(s) URL of the page (links and images), in order of first use
+    images: tuple[str, ...] = ()  # the http(s) images among them (the page loads these from other sites)
     findings: tuple[Finding, ...] = field(default=())
     intro_html: str = ""  # what comes before the first `##` section (the first `#` heading excluded)
     notes_html: str = ""  # the footnotes (`[^1]`), rendered as one list

@@ -6,58 +6,82 @@ import re
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import plain_text, words
+from graphsite.builder.markdown import is_references_title, markdown, parse, plain_text, words
 from graphsite.builder.model import Reference
 
-# The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
-# about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
-REFERENCES_TITLE = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s+)?(?:references?|reference list|bibliography|sources|citations"
-                              r"|works cited)\b", re.IGNORECASE)
-_MD_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.\-]*:[^>\s]+)>")
-_BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]*://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
-_MARKER = re.compile(r"^\s*\d+[.)]\s*")
+__all__ = ["collect_references", "entry_title", "entry_url", "is_references_title"]
 
-
-def is_references_title(title: str) -> bool:
-    return bool(REFERENCES_TITLE.search(title))
+# A bare URL in an entry's text: a scheme of at most 32 characters (a long run of `+` cannot make the search
+# quadratic), then everything up to a space or an angle bracket.
+_BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
 
 
 def entry_url(raw: str) -> str:
-    """Return the last URL written in a reference entry's Markdown (a link, an autolink or a bare URL)."""
-    found: list[tuple[int, str]] = []
-    for pattern in (_MD_LINK, _AUTOLINK):
-        for match in pattern.finditer(raw):
-            found.append((match.start(), match.group(1)))
-            raw = raw[: match.start()] + " " * (match.end() - match.start()) + raw[match.end():]
-    for match in _BARE.finditer(raw):
-        found.append((match.start(), _trim(match.group(1))))
-    return max(found)[1] if found else ""
+    """Return the last URL written in a reference entry's Markdown `raw` (see _entry_url)."""
+    return _entry_url([t for t in parse(raw).tokens if t.type == "inline"])[0]
+
+
+def _entry_url(inlines: list[Token]) -> tuple[str, str]:
+    """Return (href, the URL as written) of the last URL in a reference entry's inline tokens, or ("", ""):
+    links and `<autolinks>` as markdown-it parsed them by CommonMark's rules (balanced parentheses, `<…>`
+    destinations), bare URLs by GFM's (a `...` placeholder at the end stays part of the URL)."""
+    md = markdown()
+    found = ("", "")
+    for inline in inlines:
+        depth = 0
+        for child in inline.children or ():
+            if child.type == "link_open":
+                depth += 1
+                if depth == 1:
+                    found = _link_url(child)
+            elif child.type == "link_close":
+                depth -= 1
+            elif child.type == "text" and depth == 0 and ("://" in child.content or "mailto:" in child.content):
+                for match in _BARE.finditer(child.content):  # schemes GFM does not link (file:, ftp:, …)
+                    written = _trim(match.group(1))
+                    found = (md.normalizeLink(written), written)
+    return found
+
+
+def _link_url(link: Token) -> tuple[str, str]:
+    bare = link.meta.get("bare")
+    if not bare:
+        href = str(link.attrGet("href") or "")
+        return href, href
+    written = _trim(bare)
+    return markdown().normalizeLink(written if "://" in written else f"http://{written}"), written
 
 
 def _trim(url: str) -> str:
-    """Return a bare URL without the punctuation that ends the sentence around it (`...` placeholders stay)."""
-    while True:
-        before = url
-        url = url.rstrip("*_`'\"")
-        if url.endswith(")") and url.count(")") > url.count("("):
-            url = url[:-1]
-        if len(url) > 1 and url[-1] in ".,;:!?" and url[-2] != ".":
-            url = url[:-1]
-        if url == before:
-            return url
+    """Return a bare URL without the punctuation that ends the sentence around it (`...` placeholders stay);
+    one pass from the end, linear however long the run of trailing punctuation."""
+    end = len(url)
+    surplus = url.count(")") - url.count("(")
+    while end:
+        last = url[end - 1]
+        if last in "*_`'\"":
+            end -= 1
+        elif last == ")" and surplus > 0:
+            surplus -= 1
+            end -= 1
+        elif end > 1 and last in ".,;:!?" and url[end - 2] != ".":
+            end -= 1
+        else:
+            break
+    return url[:end]
 
 
-def entry_title(tokens: list[Token], url: str) -> str:
+def entry_title(tokens: list[Token], url: str, written: str = "") -> str:
     """Return the readable title of a reference entry: its text without the URL and trailing punctuation."""
     text = " ".join(plain_text(t.children) for t in tokens if t.type == "inline")
-    if url:
-        text = text.replace(url, " ")
+    for shown in dict.fromkeys((written, url)):
+        if shown:
+            text = text.replace(shown, " ")
     text = " ".join(text.split())
     return text.rstrip(" .,;:—–-").strip() or url
 
 
-def collect_references(tokens: list[Token], lines: list[str], body_line: int) -> list[Reference]:
+def collect_references(tokens: list[Token], body_line: int) -> list[Reference]:
     """Return the entries of every top-level ordered list in a references section's tokens."""
     references: list[Reference] = []
     group = ""
@@ -68,10 +92,9 @@ def collect_references(tokens: list[Token], lines: list[str], body_line: int) ->
         if token.type != "list_item_open" or token.level != base_level + 1 or not token.info.isdigit():
             continue
         end = _closing(tokens, index)
-        start_line, stop_line = token.map or (0, 0)
-        raw = _MARKER.sub("", "\n".join(lines[start_line:stop_line]), count=1)
-        url = entry_url(raw)
-        references.append(Reference(int(token.info), url, entry_title(tokens[index:end], url),
+        start_line = (token.map or (0, 0))[0]
+        url, written = _entry_url([t for t in tokens[index:end] if t.type == "inline"])
+        references.append(Reference(int(token.info), url, entry_title(tokens[index:end], url, written),
                                     start_line + body_line, group))
     return references
 

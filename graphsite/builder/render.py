@@ -11,6 +11,7 @@ import hashlib
 import html
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -74,15 +75,25 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Return a cache of compiled templates in the user's cache directory (keyed by the template's source
-    checksum, so an edited theme recompiles), or None where that directory is not writable."""
+    """Return a cache of compiled templates in the user's own cache directory (keyed by the template's source
+    checksum, so an edited theme recompiles), or None where that directory is not safe to load code from.
+
+    A cached template is a pickle of Python code: it is loaded only from a real directory (not a symlink)
+    owned by this user with mode 0700, as Jinja's own default cache directory is, so that no other user can
+    plant a file there that runs at the next build."""
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     directory = base / "graphsite" / "jinja"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.lstat()
+        if info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) != 0o700:
+            directory.chmod(0o700)  # ours, made before this check existed: close it to others
+            info = directory.lstat()
     except OSError:
         return None
-    return _BytecodeCache(str(directory)) if os.access(directory, os.W_OK) else None
+    if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o700:
+        return None
+    return _BytecodeCache(str(directory))
 
 
 def front_html(text: str) -> Markup:

@@ -1,7 +1,8 @@
-"""Markdown source → Report: the intro, the `##` sections (summary + detail), the references, the notes."""
+"""Markdown source → Report: the intro, the sections (summary + detail), the references, the notes."""
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import html
 import re
@@ -9,21 +10,24 @@ from pathlib import Path
 
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import HEADING_NUMBER, Parsed, markdown, parse, text_html, words
+from graphsite.builder.markdown import HEADING_NUMBER, Parsed, is_references_title, markdown, parse, text_html, words
 from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Report, Section
-from graphsite.builder.references import collect_references, is_references_title
+from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
-from graphsite.builder.source import Source, read_source
+from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
+from graphsite.builder.summary import summarise
 
-_HREF = re.compile(r'\shref="([^"]*)"')
+_URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
+_ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
 
-def read_report(path: Path) -> Report:
+def read_report(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
     """Return the report at `path`, or raise SourceError."""
-    return report_from_source(read_source(path))
+    return report_from_source(read_source(path, max_bytes=max_bytes))
 
 
-def _render(tokens: list[Token], env: dict) -> str:
+def render(tokens: list[Token], env: dict) -> str:
+    """Return block tokens as sanitised HTML."""
     if not tokens:
         return ""
     md = markdown()
@@ -35,11 +39,8 @@ def _render_inline(children: list[Token], env: dict) -> str:
     return clean_html(md.renderer.renderInline(children, md.options, env)).strip()
 
 
-def _without_footnotes(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
-    for index, token in enumerate(tokens):
-        if token.type == "footnote_block_open":
-            return tokens[:index], tokens[index:]
-    return tokens, []
+def _notes_start(tokens: list[Token]) -> int:
+    return next((i for i, t in enumerate(tokens) if t.type == "footnote_block_open"), len(tokens))
 
 
 def _strip_number(children: list[Token]) -> list[Token]:
@@ -50,34 +51,59 @@ def _strip_number(children: list[Token]) -> list[Token]:
     return children
 
 
-def _split(tokens: list[Token]) -> tuple[list[Token], list[tuple[int, int]]]:
-    """Return the intro tokens and the (start, end) token range of every `##` section."""
-    starts = [i for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag == "h2" and t.level == 0]
-    bounds = list(zip(starts, [*starts[1:], len(tokens)], strict=False))
-    intro = tokens[: starts[0]] if starts else tokens
-    return intro, bounds
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where the parts of the body are, as token ranges: the sections, the reference list, the notes."""
+
+    sections: list[tuple[int, int]]  # (heading_open index, end) of every section
+    references: tuple[int, int] | None  # the reference list's heading and end, wherever it sits
+    notes: int  # index of the footnote block (len(tokens) without one)
 
 
-def _section(parsed: Parsed, start: int, end: int, index: str, number: str, body_line: int) -> Section:
+def _layout(parsed: Parsed) -> _Layout:
+    tokens = parsed.tokens
+    notes = _notes_start(tokens)
+    level_of = {h.token_index: h.level for h in parsed.headings}
+    tops = [i for i in range(notes) if tokens[i].type == "heading_open" and tokens[i].level == 0]
+    starts = [i for i in tops if level_of[i] == parsed.section_level and i != parsed.title_index]
+    sections = list(zip(starts, [*starts[1:], notes], strict=False))
+    candidates: list[tuple[int, int, int]] = []  # (level, -index, end)
+    for index in tops:
+        if index == parsed.title_index or not is_references_title(words(tokens[index + 1].children)):
+            continue
+        # The list runs to the next heading at its own level or a section's, whichever is higher.
+        ceiling = max(level_of[index], parsed.section_level)
+        end = next((i for i in tops if i > index and level_of[i] <= ceiling), notes)
+        if any(t.type == "ordered_list_open" for t in tokens[index:end]):
+            candidates.append((level_of[index], -index, end))
+    # The highest heading that holds a list (not one of its `###` groups), the last one of that level.
+    best = min(candidates, default=None)
+    references = (-best[1], best[2]) if best is not None else None
+    return _Layout(sections, references, notes)
+
+
+def _section(parsed: Parsed, bounds: tuple[int, int], index: str, number: str, body_line: int,
+             cut: tuple[int, int] | None) -> Section:
     tokens, env = parsed.tokens, parsed.env
+    start, end = bounds
     inline = tokens[start + 1]
     body = tokens[start + 3:end]
+    if cut is not None and start < cut[0] < end:  # the reference list sits inside this section
+        body = tokens[start + 3:cut[0]] + tokens[cut[1]:end]
     while body and body[-1].type == "hr" and body[-1].level == 0:
         body = body[:-1]  # a rule that closes a section only separates it from the next: the page has borders
-    summary: list[Token] = []
-    if body and body[0].type == "paragraph_open" and body[0].level == 0:
-        summary, body = body[:3], body[3:]
+    summary, body = summarise(body)
     title_children = _strip_number(inline.children or []) if number else inline.children or []
-    heading_id = str(tokens[start].attrGet("id"))
     return Section(
         index=index,
         title=words(title_children),
-        id=heading_id,
-        summary_html=_render(summary, env),
-        detail_html=_render(body, env),
+        id=str(tokens[start].attrGet("id")),
+        summary_html=render(summary, env),
+        detail_html=render(body, env),
         line=(tokens[start].map or (0, 0))[0] + body_line,
         title_html=_render_inline(title_children, env),
-        outline=tuple((h.id, h.text) for h in parsed.headings if h.level == 3 and start < h.token_index < end),
+        outline=tuple((h.id, h.text) for h in parsed.headings_between(start, end)
+                      if h.level == parsed.section_level + 1),
     )
 
 
@@ -92,60 +118,99 @@ class _References:
     after_html: str = ""
 
 
-def _references(parsed: Parsed, tokens: list[Token], bounds: tuple[int, int] | None, source: Source
-                ) -> _References:
+def _references(parsed: Parsed, bounds: tuple[int, int] | None, source: Source) -> _References:
     if bounds is None:
         return _References()
+    tokens = parsed.tokens
     start, end = bounds
     before, after = _prose(tokens[start + 3:end])
-    entries = collect_references(tokens[start + 3:end], source.body.split("\n"), source.body_line)
+    entries = collect_references(tokens[start + 3:end], source.body_line)
     return _References(tuple(entries), str(tokens[start].attrGet("id")), words(tokens[start + 1].children),
-                       _render(before, parsed.env), _render(after, parsed.env))
+                       render(before, parsed.env), render(after, parsed.env))
 
 
-def _sections(parsed: Parsed, bounds: list[tuple[int, int]], body_line: int) -> list[Section]:
+def _sections(parsed: Parsed, layout: _Layout, body_line: int) -> list[Section]:
     numbers = {h.token_index: h.number for h in parsed.headings}
-    numbered = any(numbers.get(start) for start, _ in bounds)
+    shown = [b for b in layout.sections if layout.references is None or b[0] != layout.references[0]]
+    numbered = any(numbers.get(start) for start, _ in shown)
     sections = []
-    for ordinal, (start, end) in enumerate(bounds, start=1):
-        number = numbers.get(start, "")
+    for ordinal, bounds in enumerate(shown, start=1):
+        number = numbers.get(bounds[0], "")
         index = f"§{number}" if number else ("§" if numbered else f"§{ordinal}")
-        sections.append(_section(parsed, start, end, index, number, body_line))
+        sections.append(_section(parsed, bounds, index, number, body_line, layout.references))
     return sections
+
+
+def _intro(parsed: Parsed, layout: _Layout) -> list[Token]:
+    tokens = parsed.tokens
+    end = layout.sections[0][0] if layout.sections else layout.notes
+    title = parsed.title_index
+    kept = [(i, t) for i, t in enumerate(tokens[:end]) if title is None or not title <= i < title + 3]
+    if layout.references is not None:
+        low, high = layout.references
+        kept = [(i, t) for i, t in kept if not low <= i < high]
+    return [t for _, t in kept]
 
 
 def report_from_source(source: Source) -> Report:
     """Return the Report of a decoded source (pure: no file is read or written)."""
     parsed = parse(source.body, source.body_line)
-    tokens, notes = _without_footnotes(parsed.tokens)
-    intro, bounds = _split(tokens)
-    first_h1 = next((h for h in parsed.headings if h.level == 1), None)
-    if first_h1 is not None and first_h1.token_index < len(intro):
-        intro = intro[:first_h1.token_index] + intro[first_h1.token_index + 3:]
-    title = source.front.title or (first_h1.text if first_h1 else "") or source.front.headline \
+    layout = _layout(parsed)
+    # The title: the front matter's, else the `#` heading that titles the report; when the `#` headings are
+    # the sections themselves, none of them names the whole report.
+    title_heading = next((h for h in parsed.headings if h.token_index == parsed.title_index), None)
+    if title_heading is None and parsed.section_level > 1:
+        title_heading = next((h for h in parsed.headings if h.level == 1), None)
+    title = source.front.title or (title_heading.text if title_heading else "") or source.front.headline \
         or source.path.stem
-    reference_bounds = next((b for b in reversed(bounds) if _is_reference_section(tokens, *b)), None)
-    references = _references(parsed, tokens, reference_bounds, source)
-    citations = _placed(parsed, bounds, len(tokens))
-    sections = [dataclasses.replace(s, sources=_sources(citations, s.id))
-                for s in _sections(parsed, [b for b in bounds if b != reference_bounds], source.body_line)]
-    intro_html, notes_html = _render(intro, parsed.env), _render(notes, parsed.env)
+    references = _references(parsed, layout.references, source)
+    citations = _placed(parsed, layout, references.id)
+    sources = _sources(citations)
+    sections = [dataclasses.replace(s, sources=sources.get(s.id, ()))
+                for s in _sections(parsed, layout, source.body_line)]
+    intro_html = render(_intro(parsed, layout), parsed.env)
+    notes_html = render(parsed.tokens[layout.notes:], parsed.env)
+    unique = _UniqueIds()
+    intro_html = unique(intro_html)
+    sections = [dataclasses.replace(s, summary_html=unique(s.summary_html), detail_html=unique(s.detail_html))
+                for s in sections]
+    notes_html = unique(notes_html)
+    references = dataclasses.replace(references, intro_html=unique(references.intro_html),
+                                     after_html=unique(references.after_html))
     pieces = [*map(text_html, _front_texts(source.front)), intro_html,
               *(p for s in sections for p in (s.summary_html, s.detail_html)), notes_html,
-              references.intro_html, references.after_html, *(r.url for r in references.entries)]
+              references.intro_html, references.after_html]
+    links, images = _outbound(pieces, [r.url for r in references.entries])
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
-        citations=tuple(citations), references=references.entries, links=tuple(_outbound(pieces)),
+        citations=tuple(citations), references=references.entries, links=tuple(links), images=tuple(images),
         intro_html=intro_html, notes_html=notes_html, references_id=references.id,
         references_title=references.title, references_intro_html=references.intro_html,
         references_after_html=references.after_html,
-        anchors=tuple((h.number, h.id) for h in parsed.headings if h.number), warnings=source.warnings,
+        anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
+        warnings=(*source.warnings, *parsed.warnings),
     )
 
 
-def _is_reference_section(tokens: list[Token], start: int, end: int) -> bool:
-    return is_references_title(words(tokens[start + 1].children)) and any(
-        t.type == "ordered_list_open" for t in tokens[start:end])
+class _UniqueIds:
+    """Drops an id (or name) already used earlier on the page. An HTML parser repeats an unclosed `<a id=x>`
+    in the blocks after it (it reconstructs open formatting elements), so the sanitised HTML can hold a copy
+    of a raw id that was unique in the Markdown; the first one is the author's, later ones are the parser's."""
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str]] = set()
+
+    def __call__(self, fragment: str) -> str:
+        if 'id="' not in fragment and 'name="' not in fragment:
+            return fragment
+        return _ID_ATTRIBUTE.sub(self._keep_first, fragment)
+
+    def _keep_first(self, match: re.Match[str]) -> str:
+        key = (match.group(1), match.group(2))
+        if key in self.seen:
+            return ""
+        self.seen.add(key)
+        return match.group(0)
 
 
 def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
@@ -169,19 +234,30 @@ def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
     return before, after
 
 
-def _placed(parsed: Parsed, bounds: list[tuple[int, int]], notes_start: int) -> list[InlineCitation]:
-    """Return the citations, each with the id of the section (or `intro`, `notes`) it appears in."""
-    owners = [(start, end, str(parsed.tokens[start].attrGet("id"))) for start, end in bounds]
+def _placed(parsed: Parsed, layout: _Layout, references_id: str) -> list[InlineCitation]:
+    """Return the citations, each with the id of the section (or `intro`, `notes`, the reference list) it
+    appears in (a binary search per citation: linear in the report's size)."""
+    starts = [start for start, _ in layout.sections]
+    ids = [str(parsed.tokens[start].attrGet("id")) for start in starts]
     placed = []
     for citation, index in parsed.citations:
-        owner = "notes" if index >= notes_start else next(
-            (name for start, end, name in owners if start <= index < end), "intro")
+        if index >= layout.notes:
+            owner = "notes"
+        elif layout.references is not None and layout.references[0] <= index < layout.references[1]:
+            owner = references_id
+        else:
+            at = bisect.bisect_right(starts, index) - 1
+            owner = ids[at] if at >= 0 else "intro"
         placed.append(dataclasses.replace(citation, section_id=owner))
     return placed
 
 
-def _sources(citations: list[InlineCitation], section_id: str) -> tuple[int, ...]:
-    return tuple(dict.fromkeys(c.number for c in citations if c.section_id == section_id))
+def _sources(citations: list[InlineCitation]) -> dict[str, tuple[int, ...]]:
+    """Return, per section id, the citation numbers it cites, in order of first use."""
+    numbers: dict[str, dict[int, None]] = {}
+    for citation in citations:
+        numbers.setdefault(citation.section_id, {})[citation.number] = None
+    return {section: tuple(found) for section, found in numbers.items()}
 
 
 def _front_texts(front: FrontMatter) -> list[str]:
@@ -192,12 +268,21 @@ def _front_texts(front: FrontMatter) -> list[str]:
     return [*texts, front.counter_frame.quote] if front.counter_frame else texts
 
 
-def _outbound(pieces: list[str]) -> list[str]:
-    """Return the distinct http(s) URLs in `pieces` (HTML fragments or bare URLs), in order of first use."""
+def _outbound(pieces: list[str], bare: list[str]) -> tuple[list[str], list[str]]:
+    """Return the distinct http(s) URLs of links and images in the HTML `pieces` and the `bare` URLs, in order
+    of first use, and the distinct http(s) image URLs among them."""
     urls: dict[str, None] = {}
+    images: dict[str, None] = {}
     for piece in pieces:
-        candidates = [html.unescape(m) for m in _HREF.findall(piece)] if "<" in piece else [piece]
-        for url in candidates:
+        if "=" not in piece:
+            continue
+        for attribute, value in _URL_ATTRIBUTE.findall(piece):
+            url = html.unescape(value)
             if is_outbound(url):
                 urls.setdefault(url, None)
-    return list(urls)
+                if attribute == "src":
+                    images.setdefault(url, None)
+    for url in bare:
+        if is_outbound(url):
+            urls.setdefault(url, None)
+    return list(urls), list(images)

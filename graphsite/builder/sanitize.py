@@ -21,11 +21,14 @@ RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules"
                           "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
                           "teardown-title", "footer", "hosted"})
 _REFERENCE_ID = re.compile(r"ref-\d+")
+# Ids the renderer generates: reference entries, footnotes and their back-references.
+_GENERATED_ID = re.compile(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
 
-_TAGS = (set(nh3.ALLOWED_TAGS) - {"area", "map"}) | {"section"}
+# `input` only as a task list's checkbox: type checkbox, always disabled (see _cleaner).
+_TAGS = (set(nh3.ALLOWED_TAGS) - {"area", "map"}) | {"section", "input"}
 _ATTRIBUTES = {
     **{tag: set(values) for tag, values in nh3.ALLOWED_ATTRIBUTES.items()},
     "*": {"id", "title", "lang", "dir", "aria-label", "aria-hidden", "role"},
@@ -38,14 +41,18 @@ _ATTRIBUTES = {
     "li": {"value"},
     "details": {"open"},
     "code": set(),
+    "input": {"checked", "disabled"},
 }
 # Classes the renderer itself puts into section HTML; any other class from raw HTML is dropped.
 _CLASSES = {
     "a": {"permalink", "xref", "footnote-backref", "neutralised"},
     "sup": {"cite", "footnote-ref"},
     "section": {"footnotes"},
-    "ol": {"footnotes-list"},
-    "li": {"footnote-item"},
+    "p": {"excerpt"},
+    "ol": {"footnotes-list", "contains-task-list"},
+    "ul": {"contains-task-list"},
+    "li": {"footnote-item", "task-list-item"},
+    "input": {"task-list-item-checkbox"},
     "hr": {"footnotes-sep"},
     "td": {"al-left", "al-center", "al-right"},
     "th": {"al-left", "al-center", "al-right"},
@@ -66,6 +73,8 @@ def _cleaner() -> nh3.Cleaner:
         allowed_classes=_CLASSES,
         strip_comments=True,
         attribute_filter=_keep_attribute,
+        tag_attribute_values={"input": {"type": {"checkbox"}}},
+        set_tag_attribute_values={"input": {"disabled": "disabled", "type": "checkbox"}},
     )
 
 
@@ -76,9 +85,27 @@ def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
     return value
 
 
+def is_reserved_id(value: str) -> bool:
+    """Return whether `value` is an id the page or its renderer owns (raw HTML must not take it)."""
+    return value in RESERVED_IDS or bool(_GENERATED_ID.fullmatch(value))
+
+
+_CHECKBOX = re.compile(r"<input\b[^>]*>")
+
+
+def _named_checkbox(match: re.Match[str]) -> str:
+    """Give a task list's checkbox an accessible name (axe: form elements must have labels)."""
+    tag = match.group(0)
+    if "aria-label=" in tag:
+        return tag
+    state = "done" if " checked" in tag else "not done"
+    return tag[:-1] + f' aria-label="{state}">'
+
+
 def clean_html(html: str) -> str:
     """Return `html` with everything outside the allow-list removed."""
-    return _cleaner().clean(html)
+    cleaned = _cleaner().clean(html)
+    return _CHECKBOX.sub(_named_checkbox, cleaned) if "<input" in cleaned else cleaned
 
 
 def url_scheme(url: str) -> str:

@@ -7,7 +7,9 @@ knows exactly what to fix; nothing here touches the output directory.
 from __future__ import annotations
 
 import datetime
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,6 +31,7 @@ _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
 # C0 controls (other than tab, newline, form feed, carriage return) are HTML parse errors: show them as the
 # Unicode control pictures (U+0001 → ␁), visible and faithful, instead of passing them through.
 _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # build.max_bytes: 20 MB, a hundred times the longest report we know
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 _KNOWN = frozenset(_TEXT_FIELDS + ("floors", "counter_frame", "rules"))
 
@@ -44,20 +47,53 @@ class Source:
     warnings: tuple[Finding, ...] = ()
 
 
-def read_source(path: Path) -> Source:
-    """Return the decoded report at `path`, or raise SourceError (missing, empty, not UTF-8, bad YAML)."""
-    return parse_source(path, _read_bytes(path))
+def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Source:
+    """Return the decoded report at `path`, or raise SourceError (missing, not a regular file, too large,
+    empty, not UTF-8, bad YAML)."""
+    return parse_source(path, _read_bytes(path, max_bytes))
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    """Return the bytes of the regular file `path`, at most `max_bytes` of them. A FIFO, a device (`/dev/zero`)
+    or a socket is refused before it is read: reading one could block forever or never end."""
     try:
-        return path.read_bytes()
+        # O_NONBLOCK: opening a FIFO with no writer must not hang; a regular file ignores the flag.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SourceError(path, "file not found", hint="give the path of a Markdown report") from None
     except IsADirectoryError:
         raise SourceError(path, "is a directory, not a Markdown file") from None
     except OSError as exc:
         raise SourceError(path, f"cannot read the file: {exc.strerror}") from None
+    try:
+        info = os.fstat(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError(path, "is a directory, not a Markdown file")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(path, f"is not a regular file (a {_kind(info.st_mode)})",
+                              hint="give the path of a Markdown file; copy a stream into a file first")
+        if info.st_size > max_bytes:
+            raise SourceError(path, f"is {info.st_size:,} bytes, more than the limit of {max_bytes:,}",
+                              hint="raise build.max_bytes in graphsite.toml (GRAPHSITE_BUILD_MAX_BYTES) "
+                                   "if the report really is this long")
+        with os.fdopen(os.dup(descriptor), "rb") as stream:
+            data = stream.read(max_bytes + 1)  # the file may have grown since fstat
+    except OSError as exc:
+        raise SourceError(path, f"cannot read the file: {exc.strerror}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > max_bytes:
+        raise SourceError(path, f"is more than the limit of {max_bytes:,} bytes",
+                          hint="raise build.max_bytes in graphsite.toml if the report really is this long")
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
 
 
 def parse_source(path: Path, raw: bytes) -> Source:

@@ -12,17 +12,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from graphsite import urls
 from graphsite.builder.model import Finding, InlineCitation, Reference
-from graphsite.citations import urls
+from graphsite.codes import CITATION_CODES as CODES
+from graphsite.codes import CITATION_PREFIX as PREFIX
 
 if TYPE_CHECKING:
     from graphsite.config import Acceptance
 
-PREFIX = "citation-"
-CODES = tuple(PREFIX + c for c in (
-    "dangling", "mismatch", "unused", "placeholder", "non-public", "malformed",
-    "duplicate-number", "duplicate-url",
-))
+__all__ = ["CODES", "PREFIX", "CitationCounts", "check_citations", "citation_counts", "unmatched_acceptances"]
 
 
 @dataclass(frozen=True)
@@ -114,33 +112,36 @@ def _short(title: str, limit: int = 48) -> str:
 
 
 def _inline_findings(citations: Sequence[InlineCitation], references: Sequence[Reference]) -> Iterable[_Raw]:
+    """Yield the findings of the inline citations: one pass to index them, one to judge (linear)."""
     listed: dict[int, Reference] = {}
+    owners: dict[str, list[int]] = {}  # normalised URL -> the first two reference numbers listing it
     for ref in references:
         listed.setdefault(ref.number, ref)
-    seen: set[tuple[int, str]] = set()
-    dangling: set[int] = set()
+        numbers = owners.setdefault(urls.normalize(ref.url), [])
+        if len(numbers) < 2 and ref.number not in numbers:
+            numbers.append(ref.number)
+    places: dict[tuple[int, str], list[InlineCitation]] = {}
     for cite in citations:
-        key = (cite.number, urls.normalize(cite.url))
-        if key in seen:
-            continue
-        seen.add(key)
-        ref = listed.get(cite.number)
-        if ref is None:
-            if cite.number not in dangling:
-                dangling.add(cite.number)
-                yield _finding("dangling", f"[{cite.number}] is cited (URL {cite.url}) but the reference list "
-                               f"has no entry {cite.number}", cite.line, cite.number, cite.url)
-        elif urls.normalize(ref.url) != key[1]:
-            places = [c.line for c in citations if (c.number, urls.normalize(c.url)) == key]
-            also = f" ({len(places)} places)" if len(places) > 1 else ""
-            owner = next((f" (the URL of reference [{r.number}])" for r in references
-                          if r.number != cite.number and urls.normalize(r.url) == key[1]), "")
-            yield _finding("mismatch", f"[{cite.number}] inline URL {cite.url}{also}{owner} differs from "
-                           f"reference {cite.number} (line {ref.line}): {ref.url or '(no URL)'}",
-                           cite.line, cite.number, cite.url, ref.url)
+        places.setdefault((cite.number, urls.normalize(cite.url)), []).append(cite)
+    dangling: set[int] = set()
+    for (number, url), group in places.items():
+        cite = group[0]
+        listing = listed.get(number)
+        if listing is None:
+            if number not in dangling:
+                dangling.add(number)
+                yield _finding("dangling", f"[{number}] is cited (URL {cite.url}) but the reference list "
+                               f"has no entry {number}", cite.line, number, cite.url)
+        elif urls.normalize(listing.url) != url:
+            also = f" ({len(group)} places)" if len(group) > 1 else ""
+            owner = next((n for n in owners.get(url, ()) if n != number), None)
+            owned = f" (the URL of reference [{owner}])" if owner is not None else ""
+            yield _finding("mismatch", f"[{number}] inline URL {cite.url}{also}{owned} differs from "
+                           f"reference {number} (line {listing.line}): {listing.url or '(no URL)'}",
+                           cite.line, number, cite.url, listing.url)
         else:
             continue
-        found = _url_finding(cite.number, cite.url, cite.line, "inline")
+        found = _url_finding(number, cite.url, cite.line, "inline")
         if found:
             yield found
     cited = {c.number for c in citations}

@@ -29,7 +29,7 @@ from graphsite.citations.results import (
     retry_after,
     state_for_status,
 )
-from graphsite.citations.urls import malformed
+from graphsite.urls import malformed
 
 if TYPE_CHECKING:
     from graphsite.config import Config, LinksConfig

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
-STATES = ("ok", "redirected", "blocked", "dead", "timeout", "skipped")
+from graphsite.codes import LINK_STATES as STATES
 
 # The site refuses robots (or us): not proof that the link is dead.
 BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})

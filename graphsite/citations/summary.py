@@ -62,9 +62,9 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
         lines.append(f"  {state}  {status:>3}  {item.url}{note}{cached}")
     counts = report.counts()
     totals = ", ".join(f"{counts[s]} {s}" for s in STATES if counts[s])
-    cached = sum(1 for r in report.results if r.cached)
+    from_cache = sum(1 for r in report.results if r.cached)
     lines.append(f"Checked {len(report.results)} links in {report.seconds:.2f} s "
-                 f"({report.requests} requests, {cached} from cache): {totals or 'nothing to check'}")
+                 f"({report.requests} requests, {from_cache} from cache): {totals or 'nothing to check'}")
     return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from graphsite.builder.build import BuildOutcome
+    from graphsite.build import BuildOutcome
     from graphsite.citations.results import LinkReport
 
 SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --json lists them all
@@ -31,13 +31,21 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
-    from graphsite.builder.build import build
+    from graphsite.build import build
     from graphsite.config import load_config
+    from graphsite.errors import GraphsiteError
     from graphsite.paths import default_source
 
-    config = load_config(config_path)
-    outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
-                    config=config)
+    try:
+        config = load_config(config_path)
+        outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
+                        config=config)
+    except GraphsiteError as exc:
+        if as_json:  # a machine reading stdout gets an object on failure too (the message also goes to stderr)
+            from graphsite import output
+
+            output.emit_json({"error": exc.format_message()})
+        raise
     links = None
     if check_links:
         from graphsite.citations.live import check_links as run_link_check

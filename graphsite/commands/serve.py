@@ -19,7 +19,7 @@ from graphsite.errors import GraphsiteError
 def serve_command(source: Path | None, port: int, fonts: str, config_path: Path | None) -> None:
     """Serve SOURCE on http://127.0.0.1:PORT/, rebuilt when it, the theme or the configuration changes."""
     from graphsite import output, preview
-    from graphsite.builder.build import build_page
+    from graphsite.build import build_page
     from graphsite.config import find_config_file, load_config
     from graphsite.paths import default_source, theme_dir
 

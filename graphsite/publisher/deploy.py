@@ -199,7 +199,7 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.builder.build import build_page
+    from graphsite.build import build_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)

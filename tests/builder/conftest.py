@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner, Result
 
-from graphsite.builder.build import BuiltPage, build_page
+from graphsite.build import BuiltPage, build_page
 from graphsite.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder.build import build_page
+from graphsite.build import build_page
 from graphsite.builder.model import InlineCitation, Reference
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder.build import build_page
+from graphsite.build import build_page
 from graphsite.builder.render import load_theme
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +39,12 @@ def _assert_inert(html: str, *, fonts_link: bool = True) -> BeautifulSoup:
     for tag in soup.find_all(True):
         allowed = {"link"} if fonts_link and tag.find_parent("head") else set()
         if tag.find_parent(id="toolbar"):
-            allowed |= {"button", "input"}  # the theme's own expand/collapse-all buttons and search box, no form
+            allowed.add("button")  # the theme's own expand/collapse-all buttons, not a form
+        if tag.name == "input" and tag.get("type") == "search":
+            allowed.add("input")  # the theme's own search box, no form
+        elif tag.name == "input":  # a task list's checkbox: never anything else, never enabled
+            assert tag.get("type") == "checkbox" and tag.has_attr("disabled"), tag
+            allowed.add("input")
         assert tag.name not in FORBIDDEN_TAGS - allowed, tag
         if tag.name == "meta":
             assert tag.get("http-equiv") in (None, "Content-Security-Policy"), tag

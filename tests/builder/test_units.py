@@ -7,7 +7,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder.build import build_page
+from graphsite.build import build_page
 from graphsite.builder.ladder import ladder
 from graphsite.builder.markdown import Slugger, slugify
 from graphsite.builder.model import Card

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from graphsite import urls
 from graphsite.builder.model import InlineCitation, Reference
 from graphsite.builder.report import read_report
 from graphsite.citations.integrity import CODES, check_citations, citation_counts, unmatched_acceptances
@@ -177,3 +178,49 @@ def test_a_reference_without_a_url_says_so():
 
 def test_a_reference_list_without_any_numbered_citation_is_a_plain_bibliography():
     assert check_citations([], [ref(1, "https://a.example/"), ref(2, "https://b.example/")]) == []
+
+
+@pytest.mark.parametrize("written, normalised", [
+    ("HTTPS://Example.COM", "https://example.com/"),
+    ("http://example.com:80/a", "http://example.com/a"),
+    ("https://example.com:8443/a", "https://example.com:8443/a"),
+    ("https://bücher.example/straße", "https://xn--bcher-kva.example/stra%C3%9Fe"),
+    ("https://example.com/a b?q=x y#f g", "https://example.com/a%20b?q=x%20y#f%20g"),
+    ("https://example.com/a/./b/../c", "https://example.com/a/c"),
+    ("https://example.com/x|y", "https://example.com/x%7Cy"),
+    ("https://example.com/x%7cy", "https://example.com/x%7Cy"),
+    ("https://example.com/Graph_(discrete)", "https://example.com/Graph_(discrete)"),
+    ("https://example.com/50%", "https://example.com/50%25"),
+    ("https://example.com/?q='a'", "https://example.com/?q=%27a%27"),
+    ("https://[2001:DB8:0:0::1]/", "https://[2001:db8::1]/"),
+    ("https:\\\\example.com\\a", "https://example.com/a"),
+    ("  https://example.com/\t", "https://example.com/"),
+    ("mailto:Someone@Example.com", "mailto:Someone@Example.com"),
+    ("relative/path", "relative/path"),
+    ("https://exa mple.com/", "https://exa mple.com/"),
+])
+def test_one_url_normaliser_the_whatwg_way(written, normalised):
+    assert urls.normalize(written) == normalised
+    assert urls.normalize(normalised) == normalised, "idempotent"
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("hostile", ["+" * 200_000, "%3C" * 100_000, "{" * 200_000, "<" * 200_000,
+                                     "a+" * 100_000 + ":", "https://x.example/" + "%3c" * 100_000 + "%3e"])
+def test_url_checks_stay_linear_on_long_runs(hostile):
+    # A quadratic pattern takes minutes on these; the timeout only guards against a hang, it is not a target.
+    urls.problem(hostile)
+    urls.normalize(hostile)
+
+
+@pytest.mark.timeout(20)
+def test_every_citation_mismatched_is_reported_once_each():
+    # The old check rescanned every citation and reference per mismatch: minutes at this size (hang guard only).
+    count = 4000
+    citations = [InlineCitation(n, f"https://example.org/doc/{n}", n) for n in range(1, count + 1)]
+    citations += [InlineCitation(7, "https://example.org/doc/7", count + 1)]
+    references = [Reference(n, f"https://example.org/doc/{n}/", f"T{n}", 2 * count + n) for n in range(1, count + 1)]
+    findings = check_citations(citations, references)
+    assert [f.code for f in findings] == ["citation-mismatch"] * count
+    seventh = next(f for f in findings if f.number == 7)
+    assert "(2 places)" in seventh.message and "https://example.org/doc/7/" in seventh.message

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from graphsite.builder.build import build_page, write_page
-from graphsite.citations.urls import problem
+from graphsite.urls import problem
 
 from .conftest import ARGS, CHROMIUM, REPORT, SETUP_HINT, VNU, axe_violations, serve
 

@@ -1,0 +1,202 @@
+"""Raw HTML in Markdown, made safe for the content around it before the sanitiser sees it.
+
+An HTML parser reads `<style>`, `<script>`, `<title>`, `<textarea>`, `<xmp>`, `<plaintext>`, `<iframe>`,
+`<noembed>`, `<noframes>`, `<noscript>` and `<template>` as raw text up to their closing tag, or to the end of
+the fragment when there is none: "put it in one <style> element" written in prose would swallow the rest of the
+section. So these elements are handled here, at the token level, where the Markdown line is known:
+
+- a complete `<script>`, `<style>` or `<template>` element inside an HTML block is dropped, with a warning;
+- any other of their tags (an opening tag written in prose, a `<textarea>…</textarea>`, a stray closing tag)
+  is shown as text, with a warning;
+- an HTML block that would run to the end of the document because its closing `</style>`, `-->`, `?>` or
+  `]]>` never comes is read as Markdown instead (CommonMark would swallow the rest of the report);
+- an `id` or `name` that repeats a generated id (headings, footnotes, the page's own) or an earlier raw one
+  is removed, with a warning, so that every id on the page stays unique;
+- a protocol-relative image (`//host/x.png`) becomes https (the page is served over https).
+
+Every pattern here is linear: no nested or overlapping quantifiers, and tag scans stop at the next `<`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_block.html_block import html_block as commonmark_html_block
+from markdown_it.rules_block.state_block import StateBlock
+from markdown_it.token import Token
+
+from graphsite.builder.model import Finding
+
+RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
+                      "noframes", "noscript", "template"})
+_DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]{0,63})(?=[\s/>]|$)([^<>]*)(>?)")
+_ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
+_RELATIVE_SRC = re.compile(r"""(\ssrc\s*=\s*["']?)//(?=[^/])""", re.IGNORECASE)
+# CommonMark HTML block starts that end only at a closing sequence (types 1, 2, 3 and 5).
+_BLOCK_OPEN = re.compile(r"<(script|pre|style|textarea)(?=[\s>]|$)|<!--|<\?|<!\[CDATA\[", re.IGNORECASE)
+
+
+class Guard:
+    """The ids already on the page, and the warnings found while guarding raw HTML."""
+
+    def __init__(self, taken: Iterable[str], reserved: Callable[[str], bool]) -> None:
+        self.taken = set(taken)
+        self.reserved = reserved
+        self.raw_ids: set[str] = set()
+        self.warnings: list[Finding] = []
+
+    def warn(self, code: str, message: str, line: int) -> None:
+        self.warnings.append(Finding(code, message, line=line))
+
+
+def install_block_rule(md: MarkdownIt) -> None:
+    """Replace markdown-it's html_block rule with one that refuses an HTML block whose closing sequence never
+    comes (it would swallow the rest of the document), so that the line is read as Markdown."""
+    def html_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        position = state.bMarks[start] + state.tShift[start]
+        if position < len(state.src) and state.src[position] == "<":
+            match = _BLOCK_OPEN.match(state.src, position)
+            if match is not None and _unclosed(state, match, position):
+                if not silent:
+                    state.env.setdefault("graphsite_unclosed", []).append((start, match.group(0)))
+                return False
+        return bool(commonmark_html_block(state, start, end, silent))
+
+    md.block.ruler.at("html_block", html_block, {"alt": ["paragraph", "reference", "blockquote"]})
+
+
+def _closer(opener: str) -> str:
+    lowered = opener.lower()
+    if lowered.startswith("<!--"):
+        return "-->"
+    if lowered.startswith("<?"):
+        return "?>"
+    if lowered.startswith("<!["):
+        return "]]>"
+    return f"</{lowered[1:]}>"
+
+
+def _unclosed(state: StateBlock, match: re.Match[str], position: int) -> bool:
+    """Return whether the closing sequence of the HTML block opening at `position` never comes (computed once
+    per document and closer: the last occurrence of each)."""
+    last: dict[str, int] = state.env.setdefault("graphsite_last_closer", {})
+    closer = _closer(match.group(0))
+    if closer not in last:
+        last[closer] = state.src.lower().rfind(closer)
+    return last[closer] < match.end()
+
+
+def unclosed_warnings(env: dict[str, Any], body_line: int) -> list[Finding]:
+    """Return a warning for every HTML block start that was read as Markdown because it is never closed."""
+    return [Finding("raw-html-shown", f"{opener} is never closed: read as Markdown and shown as text (left "
+                    "open, it would take in the rest of the report)", line=line + body_line)
+            for line, opener in env.get("graphsite_unclosed", ())]
+
+
+def guard_tokens(tokens: list[Token], guard: Guard, body_line: int) -> None:
+    """Make every raw HTML token safe for the content around it (see the module's docstring), in place."""
+    for token in tokens:
+        line = (token.map[0] if token.map else 0) + body_line
+        if token.type == "html_block":
+            token.content = guard_block(token.content, guard, line)
+        elif token.type == "inline" and token.children:
+            for child in token.children:
+                if child.type == "html_inline":
+                    _guard_inline(child, guard, line)
+                elif child.type == "image":
+                    src = str(child.attrGet("src") or "")
+                    if src.startswith("//") and not src.startswith("///"):
+                        child.attrSet("src", "https:" + src)
+
+
+def _guard_inline(token: Token, guard: Guard, line: int) -> None:
+    match = _TAG.match(token.content)
+    if match is None:
+        return
+    if match.group(2).lower() in RAW_TEXT:
+        token.type, token.tag = "text", ""
+        guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is shown as text: the page does not "
+                   "allow it, and an HTML parser would hide what follows it", line)
+        return
+    token.content = _guard_attributes(match, guard, line) + token.content[match.end():]
+
+
+def _shown(tag: str) -> str:
+    return tag if len(tag) <= 40 else tag[:39] + "…"
+
+
+def guard_block(html: str, guard: Guard, line: int) -> str:
+    """Return the HTML block `html` with raw-text elements dropped or escaped and duplicate ids removed."""
+    matches = list(_TAG.finditer(html))
+    if not matches:
+        return html
+    closers: dict[str, list[int]] = {}
+    for index, match in enumerate(matches):
+        if match.group(1):
+            closers.setdefault(match.group(2).lower(), []).append(index)
+    out: list[str] = []
+    position = skip_to = 0
+    counted, lines = 0, line  # the line of html[counted], advanced as the scan goes (linear)
+
+    def line_of(offset: int) -> int:
+        nonlocal counted, lines
+        lines += html.count("\n", counted, offset)
+        counted = offset
+        return lines
+
+    for index, match in enumerate(matches):
+        if index < skip_to:
+            continue
+        name = match.group(2).lower()
+        out.append(html[position:match.start()])
+        position = match.end()
+        if name not in RAW_TEXT:
+            out.append(_guard_attributes(match, guard, line) if not match.group(1) else match.group(0))
+            continue
+        close = _next_closer(closers.get(name, []), index) if not match.group(1) else None
+        if name in _DROPPED and close is not None:
+            position, skip_to = matches[close].end(), close + 1
+            guard.warn("raw-html-dropped", f"a raw <{name}> element is not allowed on the page and was removed",
+                       line_of(match.start()))
+            continue
+        out.append("&lt;" + match.group(0)[1:])
+        guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is shown as text: the page does not "
+                   "allow it, and an HTML parser would hide what follows it", line_of(match.start()))
+    out.append(html[position:])
+    return "".join(out)
+
+
+def _next_closer(indexes: list[int], after: int) -> int | None:
+    at = bisect.bisect_right(indexes, after)
+    return indexes[at] if at < len(indexes) else None
+
+
+def _guard_attributes(match: re.Match[str], guard: Guard, line: int) -> str:
+    """Return the opening tag `match` without an id/name already on the page, and with an https image."""
+    attributes = match.group(3)
+    if not attributes:
+        return match.group(0)
+    own: set[str] = set()  # `<a id="x" name="x">` names one anchor twice: that is no repeat
+    if match.group(2).lower() == "img" and "//" in attributes:
+        attributes = _RELATIVE_SRC.sub(r"\1https://", attributes)
+
+    def check(found: re.Match[str]) -> str:
+        value = found.group(4).strip("\"'")
+        if value in own:
+            return found.group(0)
+        if value in guard.taken or value in guard.raw_ids or guard.reserved(value):
+            guard.warn("raw-html-id", f"raw HTML {found.group(2)}={value!r} repeats an id the page already "
+                       "has; removed so that every id stays unique", line)
+            return found.group(1)
+        guard.raw_ids.add(value)
+        own.add(value)
+        return found.group(0)
+
+    if "id" in attributes.lower() or "name" in attributes.lower():
+        attributes = _ID_ATTRIBUTE.sub(check, attributes)
+    return f"<{match.group(1)}{match.group(2)}{attributes}{match.group(4)}"

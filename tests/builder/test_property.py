@@ -1,0 +1,161 @@
+"""A property test over generated Markdown reports: whatever the shape, the build either succeeds or fails
+with one line; no visible word is lost; ids are unique; every `#` link resolves; nothing executable reaches
+the page; a rebuild is byte-identical. Bounded: 60 examples, each well under a second."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphsite.build import build_page
+from graphsite.builder.render import load_theme
+from graphsite.errors import GraphsiteError
+
+from .test_content import in_order, visible_words
+
+VOCABULARY = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+# Raw HTML an author pastes: every raw-text element, handlers, dangerous URLs, ids that may collide.
+RAW_INLINE = ("<style>", "</style>", "<script>alert(1)</script>", "<textarea>", "<title>", "<xmp>",
+              "<plaintext>", "<iframe>", "<noscript>", "<template>", "<b>", "</b>", "<span id=\"fn1\">",
+              "<a id=\"alpha\">", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">",
+              "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>")
+RAW_BLOCKS = ("<style>\np { color: red }\n</style>", "<script>\nalert(1)\n</script>", "<div>\n<style>\n</div>",
+              "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>")
+URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster", "srcset", "background", "cite"}
+
+words = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6)
+
+
+@dataclass
+class Doc:
+    """A generated report: its Markdown, and the words a reader must see, in page order."""
+
+    parts: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)  # words in the report body, in order
+    notes: list[str] = field(default_factory=list)
+    references: list[str] = field(default_factory=list)
+    footnotes: list[str] = field(default_factory=list)
+
+
+@st.composite
+def blocks(draw: st.DrawFn, doc: Doc, numbers: list[str]) -> None:
+    kind = draw(st.sampled_from(["paragraph", "list", "table", "fence", "raw", "quote", "tasks"]))
+    text = draw(words)
+    if kind == "paragraph":
+        extras = []
+        if draw(st.booleans()):
+            number = draw(st.integers(1, 4))
+            extras.append(f"[[{number}](https://site{number}.example/p{draw(st.sampled_from(['', '/']))})]")
+        if draw(st.booleans()):
+            extras.append(draw(st.sampled_from(RAW_INLINE)))
+        if numbers and draw(st.booleans()):
+            extras.append(f"§{draw(st.sampled_from(numbers))}")
+        if draw(st.booleans()):
+            label = len(doc.footnotes) + 1
+            note = draw(words)
+            doc.footnotes.append(f"[^{label}]: {' '.join(note)}")
+            doc.notes += note
+            extras.append(f"[^{label}]")
+        tail = draw(words)
+        ending = draw(st.sampled_from([".", ":", "", "!"]))
+        doc.parts.append(" ".join([*text, *extras, *tail]) + ending)
+        doc.seen += [*text, *tail]
+    elif kind == "list":
+        items = draw(st.lists(words, min_size=1, max_size=3))
+        doc.parts.append("\n".join(f"- {' '.join(item)}" for item in items))
+        doc.seen += [w for item in items for w in item]
+    elif kind == "tasks":
+        items = draw(st.lists(words, min_size=1, max_size=3))
+        doc.parts.append("\n".join(f"- [{draw(st.sampled_from([' ', 'x']))}] {' '.join(item)}" for item in items))
+        doc.seen += [w for item in items for w in item]
+    elif kind == "table":
+        cells = draw(st.lists(words, min_size=2, max_size=2))
+        doc.parts.append(f"| {' '.join(text)} | h |\n|---|:-:|\n| {' '.join(cells[0])} | {' '.join(cells[1])} |")
+        doc.seen += [*text, "h", *cells[0], *cells[1]]
+    elif kind == "fence":
+        doc.parts.append("```\n" + " ".join(text) + " <style> {\n```")
+        doc.seen += text
+    elif kind == "quote":
+        doc.parts.append("> " + " ".join(text))
+        doc.seen += text
+    else:
+        doc.parts.append(draw(st.sampled_from(RAW_BLOCKS)))
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> Doc:
+    doc = Doc()
+    level = draw(st.sampled_from([1, 2]))
+    numbered = draw(st.booleans())
+    if draw(st.booleans()):
+        doc.parts.append(f"---\ntitle: {' '.join(draw(words))}\nbadge: {draw(st.sampled_from(VOCABULARY))}\n---")
+    if (level == 2 or numbered) and draw(st.booleans()):
+        doc.parts.append("# " + " ".join(draw(words)))  # the report's title, shown in the page's header
+    count = draw(st.integers(1 if level == 2 or numbered else 2, 4))  # one unnumbered `#` is a title
+    numbers = [str(n) for n in range(1, count + 1)] if numbered else []
+    for index in range(1, count + 1):
+        title = draw(words)
+        number = f"{index}. " if numbered else ""
+        doc.parts.append("#" * level + f" {number}{' '.join(title)}")
+        doc.seen += title
+        for _ in range(draw(st.integers(0, 3))):
+            draw(blocks(doc, numbers))
+        if draw(st.booleans()):
+            sub = draw(words)
+            subnumber = f"{index}.1 " if numbered else ""
+            doc.parts.append("#" * (level + 1) + f" {subnumber}{' '.join(sub)}")
+            doc.seen += sub
+            draw(blocks(doc, numbers))
+    if draw(st.booleans()):
+        doc.parts.append("#" * draw(st.sampled_from([level, level + 1])) + " References")
+        entries = []
+        for number in range(1, draw(st.integers(1, 4)) + 1):
+            title = draw(words)
+            entries.append(f"{number}. {' '.join(title)} https://site{number}.example/p")
+            doc.references += title
+        doc.parts.append("\n".join(entries))
+    doc.parts += doc.footnotes
+    return doc
+
+
+def _assert_inert(soup: BeautifulSoup) -> None:
+    scripts = soup.find_all("script")
+    assert [s.string for s in scripts] == [load_theme().js]
+    for tag in soup.find_all(True):
+        for name, value in tag.attrs.items():
+            assert not name.lower().startswith("on"), (tag.name, name)
+            if name.lower() in URL_ATTRIBUTES:
+                for url in value if isinstance(value, list) else [value]:
+                    cleaned = re.sub(r"[\x00-\x20\x7f]", "", url).lower()
+                    assert not cleaned.startswith(("javascript:", "data:", "vbscript:")), (tag.name, url)
+
+
+@settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(documents())
+def test_any_generated_report_builds_safely_and_loses_nothing(doc):
+    markdown = "\n\n".join(doc.parts) + "\n"
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "report.md"
+        path.write_text(markdown, encoding="utf-8")
+        try:
+            page = build_page(path)
+        except GraphsiteError as exc:  # allowed: one line (and perhaps a hint), never a traceback
+            assert "\n" not in exc.format_message().split("\n  hint:")[0]
+            return
+        assert build_page(path).html == page.html, "byte-identical on rebuild"
+    soup = BeautifulSoup(page.html, "html.parser")
+    seen = visible_words(page.html)
+    assert in_order([*doc.seen, *doc.notes, *doc.references], seen), (markdown, seen)
+    ids = [tag["id"] for tag in soup.find_all(id=True)]
+    assert len(ids) == len(set(ids)), markdown
+    anchors = set(ids) | {tag["name"] for tag in soup.find_all("a", attrs={"name": True})}
+    broken = [a["href"] for a in soup.find_all("a", href=True)
+              if a["href"].startswith("#") and a["href"][1:] not in anchors]
+    assert broken == [], markdown
+    _assert_inert(soup)
