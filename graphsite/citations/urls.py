@@ -13,7 +13,7 @@ _NOT_PUBLIC_SUFFIXES = (".localhost", ".local", ".internal", ".lan", ".home.arpa
 
 
 def normalize(url: str) -> str:
-    """Return `url` with scheme and host lower-cased and a default port dropped, for comparisons."""
+    """Return `url` with scheme and host lower-cased, an IDN host in ASCII and a default port dropped."""
     url = url.strip()
     try:
         parts = urlsplit(url)
@@ -23,6 +23,11 @@ def normalize(url: str) -> str:
     if not parts.scheme or not parts.netloc:
         return url
     host = (parts.hostname or "").lower()
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")  # an IDN host in its ASCII (punycode) form
+        except UnicodeError:
+            pass  # not a valid IDN: left as written, and malformed() says so
     if ":" in host:
         host = f"[{host}]"
     default = {"http": 80, "https": 443}.get(parts.scheme.lower())

@@ -20,7 +20,7 @@ from graphsite.citations.summary import Progress, render_summary
 
 @pytest.mark.parametrize("status, state", [(200, "ok"), (204, "ok"), (401, "blocked"), (403, "blocked"),
                                            (429, "blocked"), (999, "blocked"), (404, "dead"), (410, "dead"),
-                                           (400, "dead"), (500, "dead"), (503, "dead")])
+                                           (400, "dead"), (500, "dead"), (503, "unavailable")])
 def test_state_for_a_final_status(status, state):
     assert state_for_status(status) == state
 

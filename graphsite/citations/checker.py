@@ -1,0 +1,397 @@
+"""The HTTP side of a link check: one verdict per http(s) URL, within deadlines, politely. The only module of
+graphsite/citations that talks to the network.
+
+httpx async with a global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; HEAD
+first, GET when HEAD is refused or a `#fragment` must be found; redirects followed by hand (so that each hop is
+reported and loops detected); `Retry-After` honoured on 429/503 up to a cap; bounded retries with exponential
+backoff for timeouts, connection errors and 5xx. Every request has one total deadline (connect, headers and
+body: a server that trickles is cut off) and every link one deadline for all its attempts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import httpx
+
+from graphsite.citations.pages import AnchorScanner, wanted_names
+from graphsite.citations.results import (
+    CHALLENGE_STATUSES,
+    RETRY_STATUSES,
+    LinkResult,
+    is_challenge,
+    retry_after,
+    state_for_status,
+)
+
+if TYPE_CHECKING:
+    from graphsite.config import LinksConfig
+
+MAX_REDIRECTS = 10
+PEEK_BYTES = 32 * 1024  # of an error page, to tell a bot wall's challenge from a real refusal
+DRAIN_BYTES = 64 * 1024  # a small body is read whole: the connection stays reusable and a short body shows
+BACKOFF = 0.5  # seconds before the first retry; doubles each time
+
+
+class _Failure(Exception):
+    """No usable answer: `state` (dead or timeout) and a one-line reason."""
+
+    def __init__(self, state: str, detail: str) -> None:
+        super().__init__(detail)
+        self.state, self.detail = state, detail
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What was read of a page while looking for its fragments."""
+
+    found: frozenset[str]
+    outcome: str  # complete | cap (stopped at links.max_page_mib) | short (the body ended early) | found
+    received: int
+    expected: int | None
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    location: str | None
+    retry_after: str | None
+    sets_cookie: bool = False
+    challenge: bool = False
+    scan: _Scan | None = None
+    short: str = ""  # a body shorter than its Content-Length: how much of it came
+
+
+@dataclass(frozen=True)
+class _Page:
+    """What a fragment-less URL led to: the final answer and the redirect chain (or a failure)."""
+
+    final_url: str
+    answer: _Answer | None = None
+    redirects: tuple[str, ...] = ()
+    failure: _Failure | None = None
+    attempts: int = 1
+
+
+class _Budget:
+    """Retries left for one URL, shared by its HEAD and GET requests, and the link's deadline (loop time)."""
+
+    def __init__(self, retries: int, deadline: float) -> None:
+        self.left, self.used, self.deadline = retries, 0, deadline
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left, self.used = self.left - 1, self.used + 1
+        return True
+
+    def remaining(self) -> float:
+        return self.deadline - asyncio.get_running_loop().time()
+
+
+class _Received:
+    """Bytes of a body received so far (read after a deadline cut the request off)."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.bytes = 0
+
+
+def new_client(settings: LinksConfig) -> httpx.AsyncClient:
+    """Return the one client of a run: keep-alive, no redirects followed, the environment's proxies ignored."""
+    limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency,
+                          keepalive_expiry=30.0)
+    headers = {"User-Agent": settings.user_agent, "Accept-Language": "en-US,en;q=0.9",
+               "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    # httpx's own timeouts are per phase; the total deadline of each request is ours (asyncio.timeout).
+    return httpx.AsyncClient(limits=limits, headers=headers, timeout=httpx.Timeout(settings.timeout),
+                             follow_redirects=False, trust_env=False)
+
+
+class Checker:
+    """Checks URLs with one shared client; a fragment-less URL is fetched once however often it is linked.
+    `fragments` maps a page to the fragments linked on it (the page is read until every one was seen)."""
+
+    def __init__(self, client: httpx.AsyncClient, settings: LinksConfig, fragments: dict[str, set[str]]) -> None:
+        self.client, self.settings = client, settings
+        self.groups = {page: [g for g in map(wanted_names, names) if g] for page, names in fragments.items()}
+        self.slots = asyncio.Semaphore(settings.concurrency)
+        self.hosts: dict[str, asyncio.Semaphore] = {}
+        self.pages: dict[str, asyncio.Task[_Page]] = {}
+        self.in_flight: dict[int, tuple[str, float]] = {}  # id -> (URL, loop time it was sent)
+        self.requests = 0
+
+    async def check(self, url: str) -> LinkResult:
+        """Return the verdict on the http(s) `url` (well-formed, already normalised)."""
+        now = time.time()
+        target, fragment = urldefrag(url)
+        if target not in self.pages:
+            self.pages[target] = asyncio.ensure_future(self._page(target))
+        page = await self.pages[target]
+        return _verdict(url, fragment, page, now, self.settings)
+
+    def waiting(self) -> list[tuple[str, float]]:
+        """Return the URLs of the requests in flight and how long each has run, longest first."""
+        now = asyncio.get_running_loop().time()
+        return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
+
+    async def _page(self, target: str) -> _Page:
+        budget = _Budget(self.settings.retries, asyncio.get_running_loop().time() + self.settings.link_timeout)
+        try:
+            return await self._follow(target, budget)
+        except _Failure as failure:
+            return _Page(target, failure=failure, attempts=budget.used + 1)
+        except (httpx.InvalidURL, ValueError) as exc:  # e.g. a redirect to a URL httpx cannot parse
+            return _Page(target, failure=_Failure("dead", f"invalid URL: {_one_line(exc)}"))
+
+    async def _follow(self, target: str, budget: _Budget) -> _Page:
+        chain: list[str] = []
+        current = target
+        groups = self.groups.get(target, [])
+        for _ in range(MAX_REDIRECTS + 1):
+            answer = await self._answer(current, budget, groups)
+            if answer.location is None:
+                return _Page(current, answer, tuple(chain), attempts=budget.used + 1)
+            following = urldefrag(urljoin(current, answer.location))[0]
+            seen = [target, *chain].count(following)
+            # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
+            if seen > 1 or (seen == 1 and not answer.sets_cookie):
+                raise _Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
+            if urlsplit(following).scheme.lower() not in ("http", "https"):
+                raise _Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+            chain.append(following)
+            current = following
+        raise _Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
+
+    async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> _Answer:
+        """Return the answer for `url`: HEAD, then GET when HEAD is refused or the body is needed."""
+        if not groups:
+            head = await self._attempts("HEAD", url, budget, groups)
+            if head is not None:
+                return head
+        answer = await self._attempts("GET", url, budget, groups)
+        assert answer is not None
+        return answer
+
+    async def _attempts(self, method: str, url: str, budget: _Budget, groups: list[frozenset[str]]
+                        ) -> _Answer | None:
+        """Return the answer to `method`, retrying what is worth retrying; None: fall back to GET."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                answer = await self._send(method, url, groups, budget)
+            except _Failure as failure:
+                if failure.state == "timeout" and method == "HEAD" and budget.take():
+                    return None  # a server that cannot answer HEAD in time may still answer GET
+                if failure.state == "dns" or not await self._retry(budget, None):
+                    raise _Failure("dead" if failure.state == "dns" else failure.state,
+                                   failure.detail + _attempts_note(budget)) from None
+                continue
+            if answer.status in RETRY_STATUSES and not answer.challenge:
+                wait = retry_after(answer.retry_after) if answer.status in (429, 503) else None
+                if wait is not None and wait > self.settings.max_retry_after:
+                    return answer  # the site asks for longer than we wait: report it as it is
+                if method == "HEAD" and wait is None and answer.status != 429:
+                    return None
+                if await self._retry(budget, wait):
+                    continue
+                return answer
+            if method == "HEAD" and answer.status >= 400:
+                return None  # HEAD refused (405, 501, 403 to robots, …): ask again with GET
+            return answer
+
+    async def _retry(self, budget: _Budget, wait: float | None) -> bool:
+        """Wait before the next attempt and return True, or False when no retry is left or the wait would
+        pass the link's deadline."""
+        if budget.left <= 0:
+            return False
+        pause = wait if wait is not None else BACKOFF * 2 ** budget.used
+        if pause >= budget.remaining():
+            return False
+        budget.take()
+        await asyncio.sleep(pause)
+        return True
+
+    def _host(self, url: str) -> asyncio.Semaphore:
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}".lower()
+        if key not in self.hosts:
+            self.hosts[key] = asyncio.Semaphore(self.settings.per_host)
+        return self.hosts[key]
+
+    async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> _Answer:
+        """Return one answer, within min(links.timeout, what is left of the link's deadline)."""
+        async with self._host(url), self.slots:
+            seconds = min(self.settings.timeout, budget.remaining())
+            if seconds <= 0:
+                raise _Failure("timeout", f"no answer within the link's {self.settings.link_timeout:g} s")
+            loop = asyncio.get_running_loop()
+            self.requests += 1
+            received = _Received()
+            key = id(received)
+            self.in_flight[key] = (url, loop.time())
+            try:
+                async with asyncio.timeout(seconds):
+                    return await self._exchange(method, url, groups, received)
+            except TimeoutError:
+                whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
+                raise _Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
+                                          f"({_progress_note(received)})") from None
+            except httpx.TimeoutException:
+                raise _Failure("timeout", f"no answer within {seconds:.3g} s ({_progress_note(received)})") from None
+            except httpx.TransportError as exc:
+                if _dns_failure(exc):
+                    raise _Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
+                raise _Failure("dead", f"connection failed: {_one_line(exc)}") from None
+            finally:
+                del self.in_flight[key]
+
+    async def _exchange(self, method: str, url: str, groups: list[frozenset[str]], received: _Received
+                        ) -> _Answer:
+        response = await self.client.send(self.client.build_request(method, url), stream=True)
+        received.status = response.status_code
+        try:
+            headers = response.headers
+            location = headers.get("location") if response.is_redirect else None
+            scan, challenge, short = None, is_challenge(headers), ""
+            if method == "GET" and location is None:
+                if groups and response.is_success and _is_html(response):
+                    scan = await self._scan(response, groups, received)
+                elif response.status_code in CHALLENGE_STATUSES and not challenge:
+                    challenge = is_challenge(headers, await _peek(response, PEEK_BYTES, received))
+                elif _length(response) is not None and (_length(response) or 0) <= DRAIN_BYTES:
+                    short = await _drain(response, received)
+            return _Answer(response.status_code, location, headers.get("retry-after"), "set-cookie" in headers,
+                           challenge, scan, short)
+        finally:
+            await response.aclose()
+
+    async def _scan(self, response: httpx.Response, groups: list[frozenset[str]], received: _Received) -> _Scan:
+        """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end."""
+        scanner = AnchorScanner(groups, response.charset_encoding)
+        cap = int(self.settings.max_page_mib * 1024 * 1024)
+        outcome = "complete"
+        try:
+            async for chunk in response.aiter_bytes():
+                scanner.feed(chunk)
+                received.bytes = scanner.received
+                if scanner.done:
+                    outcome = "found"
+                    break
+                if scanner.received >= cap:
+                    outcome = "cap"
+                    break
+        except httpx.RemoteProtocolError:
+            outcome = "short"  # the connection closed before the body was whole (shorter than Content-Length)
+        if outcome != "found":
+            scanner.close()
+        return _Scan(frozenset(scanner.found), outcome, scanner.received, _length(response))
+
+
+def _verdict(url: str, fragment: str, page: _Page, now: float, settings: LinksConfig) -> LinkResult:
+    if page.failure is not None or page.answer is None:
+        failure = page.failure or _Failure("dead", "no answer")
+        return LinkResult(url, failure.state, failure.detail, checked_at=now)
+    answer = page.answer
+    final = page.final_url + (f"#{fragment}" if fragment else "")
+    state = state_for_status(answer.status, challenge=answer.challenge)
+    moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
+    redirects, final_url = page.redirects, final if moved else ""
+    if state != "ok":
+        tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
+        where = f" at {page.final_url}" if moved else ""
+        why = " (a bot wall's challenge)" if answer.challenge else ""
+        wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
+        return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
+                          redirects, now)
+    warning = answer.short
+    names = wanted_names(fragment) if fragment else frozenset()
+    if names:
+        scan = answer.scan
+        if scan is None:
+            warning = "the #fragment was not checked: the page is not HTML"
+        elif names.isdisjoint(scan.found):
+            return LinkResult(url, *_missing_fragment(fragment, scan, settings), answer.status, final_url,
+                              redirects, now)
+        elif scan.outcome == "short":
+            warning = f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes (the #{fragment} " \
+                      "anchor was already there)"
+    if moved:
+        return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", answer.status,
+                          final_url, redirects, now, warning=warning)
+    return LinkResult(url, "ok", "", answer.status, final_url, redirects, now, warning=warning)
+
+
+def _missing_fragment(fragment: str, scan: _Scan, settings: LinksConfig) -> tuple[str, str]:
+    if scan.outcome == "cap":
+        return "unverified", (f"no #{fragment} anchor in the first {settings.max_page_mib:g} MiB of the page "
+                              "(links.max_page_mib); the rest was not read")
+    if scan.outcome == "short":
+        return "unverified", (f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes, "
+                              f"before any #{fragment} anchor")
+    return "dead", f"the page has no #{fragment} anchor"
+
+
+def _attempts_note(budget: _Budget) -> str:
+    return f" ({budget.used + 1} attempts)" if budget.used else ""
+
+
+def _progress_note(received: _Received) -> str:
+    if received.status is None:
+        return "no status line or headers received"
+    return f"HTTP {received.status}, {received.bytes:,} bytes of the body received"
+
+
+def _length(response: httpx.Response) -> int | None:
+    value = response.headers.get("content-length", "")
+    return int(value) if value.isdigit() else None
+
+
+def _is_html(response: httpx.Response) -> bool:
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind in ("text/html", "application/xhtml+xml", "")
+
+
+async def _peek(response: httpx.Response, limit: int, received: _Received) -> bytes:
+    chunks: list[bytes] = []
+    try:
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            received.bytes += len(chunk)
+            if received.bytes >= limit:
+                break
+    except httpx.RemoteProtocolError:
+        pass
+    return b"".join(chunks)
+
+
+async def _drain(response: httpx.Response, received: _Received) -> str:
+    """Read a small body whole; return a warning when it ends before its Content-Length."""
+    try:
+        async for chunk in response.aiter_raw():
+            received.bytes += len(chunk)
+    except httpx.RemoteProtocolError:
+        return f"the body ended after {received.bytes:,} of {_length(response) or 0:,} bytes (Content-Length)"
+    return ""
+
+
+def _dns_failure(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, socket.gaierror):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc)
+    return any(s in text for s in ("Name or service not known", "nodename nor servname", "No address associated",
+                                    "Temporary failure in name resolution", "getaddrinfo failed"))
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:160]
