@@ -65,7 +65,7 @@ def _codec(name: str | None) -> str | None:
     # The HTML standard reads a declared UTF-16 without a BOM as UTF-8, and latin-1 as windows-1252.
     if codec.startswith("utf-16"):
         return "utf-8"
-    return "cp1252" if codec == "latin-1" else codec
+    return "cp1252" if codec in ("latin-1", "iso8859-1", "ascii") else codec
 
 
 class AnchorScanner:
@@ -94,9 +94,10 @@ class AnchorScanner:
             self._head += chunk
             if len(self._head) < SNIFF_BYTES:
                 return
-            chunk, self._head = self._head, b""
-            self._start(chunk)
-        self._scan(self._decoder.decode(chunk, final=False) if self._decoder else "")
+            head, self._head = self._head, b""
+            self._start(head)
+            return
+        self._scan(self._decoder.decode(chunk, final=False))
 
     def close(self) -> None:
         """Scan what is left (the end of the page, or a page shorter than the sniffing window)."""
