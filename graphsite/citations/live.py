@@ -163,9 +163,10 @@ async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.remove()
-            pending = [everything, watcher, stop.event_waiter, *tasks.values(), *checker.pages.values()]
-            for task in pending:
-                task.cancel()
+            pending: list[asyncio.Future[Any]] = [everything, watcher, stop.event_waiter, *tasks.values(),
+                                                  *checker.pages.values()]
+            for future in pending:
+                future.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
     return {url: _outcome(url, task, stop.name, settings) for url, task in tasks.items()}, checker.requests, \
         stop.name

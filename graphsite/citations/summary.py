@@ -28,7 +28,7 @@ class Progress:
         self.tty = self.stream.isatty()
         self.clock = clock
         self._last_line = 0
-        self._last_verdict = self._last_waiting = clock()
+        self._last_verdict, self._last_waiting = clock(), float("-inf")
         self._waiting_shown = False
 
     def idle(self) -> float:
@@ -98,10 +98,10 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
         lines.append(f"  {state}  {status:>3}  {item.url}{_where(item)}{note}{warning}{cached}")
     counts = report.counts()
     totals = ", ".join(f"{counts[s]} {s}" for s in STATES if counts[s])
-    cached = sum(1 for r in report.results if r.cached)
+    from_cache = sum(1 for r in report.results if r.cached)
     stopped = f"Stopped by {report.stopped_by} (partial): " if report.partial else ""
     lines.append(f"{stopped}Checked {len(report.results)} links in {report.seconds:.2f} s "
-                 f"({report.requests} requests, {cached} from cache): {totals or 'nothing to check'}")
+                 f"({report.requests} requests, {from_cache} from cache): {totals or 'nothing to check'}")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 from urllib.parse import parse_qsl, urlsplit
@@ -23,11 +24,9 @@ def normalize(url: str) -> str:
     if not parts.scheme or not parts.netloc:
         return url
     host = (parts.hostname or "").lower()
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")  # an IDN host in its ASCII (punycode) form
-        except UnicodeError:
-            pass  # not a valid IDN: left as written, and malformed() says so
+    if not host.isascii():  # an IDN host in its ASCII (punycode) form; an invalid one is left for malformed()
+        with contextlib.suppress(UnicodeError):
+            host = host.encode("idna").decode("ascii")
     if ":" in host:
         host = f"[{host}]"
     default = {"http": 80, "https": 443}.get(parts.scheme.lower())
