@@ -1,7 +1,7 @@
-"""The HTTP side of a link check: one verdict per http(s) URL, within deadlines, politely. The only module of
-graphsite/citations that talks to the network.
+"""The HTTP side of a link check: one verdict per http(s) URL, within deadlines, politely. With
+graphsite/citations/http.py (the client), the only part of graphsite/citations that talks to the network.
 
-httpx async with a global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; HEAD
+A global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; HEAD
 first, GET when HEAD is refused or a `#fragment` must be found; redirects followed by hand (so that each hop is
 reported and loops detected); `Retry-After` honoured on 429/503 up to a cap; bounded retries with exponential
 backoff for timeouts, connection errors and 5xx. Every request has one total deadline (connect, headers and
@@ -11,14 +11,13 @@ body: a server that trickles is cut off) and every link one deadline for all its
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-import httpx
-
+from graphsite.citations.http import Client, HTTPError, Response, ShortBody
 from graphsite.citations.pages import AnchorScanner, wanted_names
 from graphsite.citations.results import (
     CHALLENGE_STATUSES,
@@ -102,22 +101,18 @@ class _Received:
         self.bytes = 0
 
 
-def new_client(settings: LinksConfig) -> httpx.AsyncClient:
-    """Return the one client of a run: keep-alive, no redirects followed, the environment's proxies ignored."""
-    limits = httpx.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency,
-                          keepalive_expiry=30.0)
+def new_client(settings: LinksConfig) -> Client:
+    """Return the one client of a run: keep-alive per host, no redirects followed, no proxies."""
     headers = {"User-Agent": settings.user_agent, "Accept-Language": "en-US,en;q=0.9",
                "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
-    # httpx's own timeouts are per phase; the total deadline of each request is ours (asyncio.timeout).
-    return httpx.AsyncClient(limits=limits, headers=headers, timeout=httpx.Timeout(settings.timeout),
-                             follow_redirects=False, trust_env=False)
+    return Client(headers, keep_per_host=settings.per_host)
 
 
 class Checker:
     """Checks URLs with one shared client; a fragment-less URL is fetched once however often it is linked.
     `fragments` maps a page to the fragments linked on it (the page is read until every one was seen)."""
 
-    def __init__(self, client: httpx.AsyncClient, settings: LinksConfig, fragments: dict[str, set[str]]) -> None:
+    def __init__(self, client: Client, settings: LinksConfig, fragments: dict[str, set[str]]) -> None:
         self.client, self.settings = client, settings
         self.groups = {page: [g for g in map(wanted_names, names) if g] for page, names in fragments.items()}
         self.slots = asyncio.Semaphore(settings.concurrency)
@@ -146,7 +141,7 @@ class Checker:
             return await self._follow(target, budget)
         except _Failure as failure:
             return _Page(target, failure=failure, attempts=budget.used + 1)
-        except (httpx.InvalidURL, ValueError) as exc:  # e.g. a redirect to a URL httpx cannot parse
+        except ValueError as exc:  # e.g. a redirect to a URL that cannot be parsed (a port out of range)
             return _Page(target, failure=_Failure("dead", f"invalid URL: {_one_line(exc)}"))
 
     async def _follow(self, target: str, budget: _Budget) -> _Page:
@@ -243,10 +238,8 @@ class Checker:
                 whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
                 raise _Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
                                           f"({_progress_note(received)})") from None
-            except httpx.TimeoutException:
-                raise _Failure("timeout", f"no answer within {seconds:.3g} s ({_progress_note(received)})") from None
-            except httpx.TransportError as exc:
-                if _dns_failure(exc):
+            except HTTPError as exc:
+                if exc.dns:
                     raise _Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
                 raise _Failure("dead", f"connection failed: {_one_line(exc)}") from None
             finally:
@@ -254,44 +247,48 @@ class Checker:
 
     async def _exchange(self, method: str, url: str, groups: list[frozenset[str]], received: _Received
                         ) -> _Answer:
-        response = await self.client.send(self.client.build_request(method, url), stream=True)
-        received.status = response.status_code
+        response = await self.client.send(method, url)
+        received.status = response.status
         try:
             headers = response.headers
-            location = headers.get("location") if response.is_redirect else None
+            location = headers.get("location") if 300 <= response.status < 400 else None
             scan, challenge, short = None, is_challenge(headers), ""
             if method == "GET" and location is None:
-                if groups and response.is_success and _is_html(response):
+                if groups and 200 <= response.status < 300 and _is_html(response) and response.decodable:
                     scan = await self._scan(response, groups, received)
-                elif response.status_code in CHALLENGE_STATUSES and not challenge:
+                elif response.status in CHALLENGE_STATUSES and not challenge:
                     challenge = is_challenge(headers, await _peek(response, PEEK_BYTES, received))
-                elif _length(response) is not None and (_length(response) or 0) <= DRAIN_BYTES:
+                elif response.length is not None and response.length <= DRAIN_BYTES:
                     short = await _drain(response, received)
-            return _Answer(response.status_code, location, headers.get("retry-after"), "set-cookie" in headers,
+            elif response.length is not None and response.length <= DRAIN_BYTES:
+                await _drain(response, received)  # a HEAD's nothing, a redirect's few bytes: the connection is kept
+            return _Answer(response.status, location, headers.get("retry-after"), bool(response.cookies),
                            challenge, scan, short)
         finally:
-            await response.aclose()
+            response.close()
 
-    async def _scan(self, response: httpx.Response, groups: list[frozenset[str]], received: _Received) -> _Scan:
+    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received) -> _Scan:
         """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end."""
-        scanner = AnchorScanner(groups, response.charset_encoding)
+        scanner = AnchorScanner(groups, response.charset)
         cap = int(self.settings.max_page_mib * 1024 * 1024)
         outcome = "complete"
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in response.chunks():
                 scanner.feed(chunk)
-                received.bytes = scanner.received
+                received.bytes = response.received
                 if scanner.done:
                     outcome = "found"
                     break
                 if scanner.received >= cap:
                     outcome = "cap"
                     break
-        except httpx.RemoteProtocolError:
+        except ShortBody:
             outcome = "short"  # the connection closed before the body was whole (shorter than Content-Length)
+        except zlib.error:
+            outcome = "short"  # a compressed body cut off or broken: what came was scanned
         if outcome != "found":
             scanner.close()
-        return _Scan(frozenset(scanner.found), outcome, scanner.received, _length(response))
+        return _Scan(frozenset(scanner.found), outcome, response.received, response.length)
 
 
 def _verdict(url: str, fragment: str, page: _Page, now: float, settings: LinksConfig) -> LinkResult:
@@ -348,48 +345,34 @@ def _progress_note(received: _Received) -> str:
     return f"HTTP {received.status}, {received.bytes:,} bytes of the body received"
 
 
-def _length(response: httpx.Response) -> int | None:
-    value = response.headers.get("content-length", "")
-    return int(value) if value.isdigit() else None
-
-
-def _is_html(response: httpx.Response) -> bool:
+def _is_html(response: Response) -> bool:
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     return kind in ("text/html", "application/xhtml+xml", "")
 
 
-async def _peek(response: httpx.Response, limit: int, received: _Received) -> bytes:
+async def _peek(response: Response, limit: int, received: _Received) -> bytes:
     chunks: list[bytes] = []
     try:
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.chunks():
             chunks.append(chunk)
-            received.bytes += len(chunk)
+            received.bytes = response.received
             if received.bytes >= limit:
                 break
-    except httpx.RemoteProtocolError:
+    except (ShortBody, zlib.error):
         pass
     return b"".join(chunks)
 
 
-async def _drain(response: httpx.Response, received: _Received) -> str:
+async def _drain(response: Response, received: _Received) -> str:
     """Read a small body whole; return a warning when it ends before its Content-Length."""
     try:
-        async for chunk in response.aiter_raw():
-            received.bytes += len(chunk)
-    except httpx.RemoteProtocolError:
-        return f"the body ended after {received.bytes:,} of {_length(response) or 0:,} bytes (Content-Length)"
+        async for _ in response.chunks():
+            received.bytes = response.received
+    except ShortBody as short:
+        return f"the body ended after {short.received:,} of {response.length or 0:,} bytes (Content-Length)"
+    except zlib.error:
+        return "the compressed body is broken"
     return ""
-
-
-def _dns_failure(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, socket.gaierror):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    text = str(exc)
-    return any(s in text for s in ("Name or service not known", "nodename nor servname", "No address associated",
-                                    "Temporary failure in name resolution", "getaddrinfo failed"))
 
 
 def _one_line(exc: BaseException) -> str:

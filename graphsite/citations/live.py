@@ -151,7 +151,8 @@ async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple
             fragments.setdefault(target, set()).add(fragment)
     loop = asyncio.get_running_loop()
     stop = _Stop(loop)
-    async with new_client(settings) as client:
+    client = new_client(settings)
+    try:
         checker = Checker(client, settings, fragments)
         tasks = {url: asyncio.ensure_future(checker.check(url)) for url in urls}
         for task in tasks.values():
@@ -168,6 +169,8 @@ async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple
             for future in pending:
                 future.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
+    finally:
+        client.close()
     return {url: _outcome(url, task, stop.name, settings) for url, task in tasks.items()}, checker.requests, \
         stop.name
 
