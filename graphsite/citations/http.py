@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import ssl
 import zlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
+
+if TYPE_CHECKING:
+    import ssl  # imported when the first https URL is contacted: a run over http does without it
 
 HEAD_LIMIT = 64 * 1024  # bytes of status line and headers; more is a broken (or hostile) server
 READ_SIZE = 64 * 1024
@@ -203,9 +206,9 @@ class Client:
                 server_hostname=host if scheme == "https" else None)
         except socket.gaierror as exc:
             raise HTTPError(f"DNS: {host} not found ({exc.strerror})", dns=True) from None
-        except ssl.SSLError as exc:
-            raise HTTPError(f"TLS: {exc.reason or exc}") from None
         except OSError as exc:
+            if type(exc).__name__.startswith("SSL"):
+                raise HTTPError(f"TLS: {getattr(exc, 'reason', None) or exc}") from None
             raise HTTPError(f"{exc.strerror or exc} ({host}:{port})") from None
         return _Connection(reader, writer)
 
@@ -218,6 +221,8 @@ class Client:
 
     def _context(self) -> ssl.SSLContext:
         if self._tls is None:
+            import ssl
+
             try:
                 import certifi
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ class Hits:
     log: list[tuple[str, str, str, float]] = field(default_factory=list)
     in_flight: int = 0
     most_in_flight: int = 0
+    connections: set[tuple[str, int]] = field(default_factory=set)  # the client ends of every connection
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def to(self, path: str) -> list[tuple[str, str, str, float]]:
@@ -56,6 +58,7 @@ class PitfallHandler(BaseHTTPRequestHandler):
         hits = self.hits
         with hits.lock:
             hits.log.append((self.command, self.path, self.headers.get("User-Agent", ""), time.monotonic()))
+            hits.connections.add(self.client_address)
             seen = sum(1 for h in hits.log if h[1] == self.path)
             hits.in_flight += 1
             hits.most_in_flight = max(hits.most_in_flight, hits.in_flight)
@@ -127,9 +130,26 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._send(503, CHALLENGE, head)
         if path == "/999":
             return self._send(999, b"request denied", head)
+        if path == "/gzip-page":
+            return self._send(200, gzip.compress(PAGE), head, {"Content-Encoding": "gzip"})
+        if path == "/chunked-page":
+            return self._chunked([PAGE[:40], PAGE[40:90], PAGE[90:]], head)
         if path == "/maintenance":
             return self._send(503, b"down for maintenance", head, {"Retry-After": "3600"})
         return self._send(404, b"not found", head)
+
+    def _chunked(self, parts: list[bytes], head: bool) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if not head:
+                for part in parts:
+                    self.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _trickle(self, raw_head: bytes, head: bool, body: bytes = b"") -> None:
         """Send `raw_head` (a status line and headers) or a 200 with `body`, one byte every TRICKLE_GAP."""

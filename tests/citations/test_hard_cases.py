@@ -161,3 +161,13 @@ def test_a_unicode_host_is_requested_in_ascii_wherever_it_is_written():
 def test_links_not_requested_are_listed_with_a_reason(url, state, words):
     result = classify(url, LinksConfig())
     assert result is not None and result.state == state and words in result.detail, result
+
+
+@pytest.mark.parametrize("path", ["/gzip-page", "/chunked-page"])
+def test_compressed_and_chunked_pages_are_read_for_their_ids_and_the_connection_is_kept(pitfall_server, tmp_path,
+                                                                                       path):
+    urls = [pitfall_server.url(f"{path}#present"), pitfall_server.url(f"{path}#nowhere"), pitfall_server.url("/ok"),
+            pitfall_server.url("/moved")]
+    report = check_links(urls, settings(tmp_path, per_host=1), progress=False)
+    assert [r.state for r in report.results] == ["ok", "dead", "ok", "redirected"]
+    assert len(pitfall_server.hits.connections) == 1  # one connection, kept alive from request to request
