@@ -19,6 +19,7 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from graphsite.citations.http import Client, HTTPError, Response, ShortBody
 from graphsite.citations.pages import AnchorScanner, wanted_names
+from graphsite.citations.urls import non_public
 from graphsite.citations.results import (
     CHALLENGE_STATUSES,
     RETRY_STATUSES,
@@ -159,6 +160,9 @@ class Checker:
                 raise _Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
             if urlsplit(following).scheme.lower() not in ("http", "https"):
                 raise _Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+            private = None if self.settings.allow_private else non_public(following)
+            if private:
+                raise _Failure("private", f"redirected to {following}, not requested: it {private}")
             chain.append(following)
             current = following
         raise _Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")

@@ -171,3 +171,23 @@ def test_compressed_and_chunked_pages_are_read_for_their_ids_and_the_connection_
     report = check_links(urls, settings(tmp_path, per_host=1), progress=False)
     assert [r.state for r in report.results] == ["ok", "dead", "ok", "redirected"]
     assert len(pitfall_server.hits.connections) == 1  # one connection, kept alive from request to request
+
+
+def test_a_redirect_to_a_private_address_is_not_followed_unless_allowed(pitfall_server, tmp_path):
+    """The checker is driven directly: the classification before it would keep the loopback origin itself out."""
+    import asyncio
+
+    from graphsite.citations.checker import Checker, new_client
+
+    strict = settings(tmp_path, allow_private=False)
+
+    async def verdict(url: str):
+        client = new_client(strict)
+        try:
+            return await Checker(client, strict, {}).check(url)
+        finally:
+            client.close()
+
+    result = asyncio.run(verdict(pitfall_server.url("/redirect?to=http://10.255.255.1/admin")))
+    assert result.state == "private" and "10.255.255.1" in result.detail, result
+    assert [hit[1] for hit in pitfall_server.hits.log] == ["/redirect?to=http://10.255.255.1/admin"]
