@@ -19,7 +19,6 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 from graphsite.citations.http import Client, HTTPError, Response, ShortBody
 from graphsite.citations.pages import AnchorScanner, wanted_names
-from graphsite.citations.urls import non_public
 from graphsite.citations.results import (
     CHALLENGE_STATUSES,
     RETRY_STATUSES,
@@ -28,6 +27,7 @@ from graphsite.citations.results import (
     retry_after,
     state_for_status,
 )
+from graphsite.citations.urls import non_public
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
