@@ -84,9 +84,9 @@ class LinkCache:
                     known = entries.get(url)
                     if known is None or not known.checked_at > result.checked_at:
                         entries[url] = result
-                payload = {"version": VERSION, "results": {url: {**r.as_dict(), "cached": False}
+                payload = {"version": VERSION, "results": {url: {**r.as_dict(), "cached": False, "lines": []}
                                                            for url, r in sorted(entries.items())}}
-                write_atomic(self.path, json.dumps(payload, indent=1, sort_keys=True))
+                write_atomic(self.path, json.dumps(payload, separators=(",", ":")))
                 self.entries = entries
         except TimeoutError:
             self.warnings.append(f"{self.path}: another run held the cache's lock for {LOCK_WAIT:g} s; this run's "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # ok, redirected: the link works. blocked: the site refuses robots (a bot wall, a challenge): not proof that the
@@ -57,11 +57,10 @@ class LinkResult:
         return self.lines[0] if self.lines else None
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["redirects"] = list(self.redirects)
-        data["lines"] = list(self.lines)
-        data["line"] = self.line
-        return data
+        # By hand: dataclasses.asdict deep-copies every field, a third of a 2,000-link run's CPU.
+        return {"url": self.url, "state": self.state, "detail": self.detail, "status": self.status,
+                "final_url": self.final_url, "redirects": list(self.redirects), "checked_at": self.checked_at,
+                "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinkResult:
