@@ -55,8 +55,9 @@ PITFALLS = {
     "/gzip-page#present": "pass", "/chunked-page#present": "pass",
 }
 SEQUENCES = {"refused, then back": "pass", "./other.md (exists)": "warn"}
-# Cases that can hold a tool for minutes: each runs on its own, stopped after HOLD_LIMIT ("held" is wrong).
-HOSTILE = ("/trickle-body#present", "/trickle-headers", "/endless#nowhere")
+# Cases that can hold a tool for minutes (a trickle, an endless body, a Retry-After of an hour): each runs on its
+# own, stopped after HOLD_LIMIT ("held" is wrong).
+HOSTILE = ("/trickle-body#present", "/trickle-headers", "/endless#nowhere", "/429-for-an-hour", "/maintenance")
 HOLD_LIMIT = 45.0
 GRAPHSITE_CLASS = {"ok": "pass", "redirected": "pass", "blocked": "unknown", "unavailable": "unknown",
                    "timeout": "unknown", "unverified": "unknown", "unchecked": "unknown", "dead": "fail",

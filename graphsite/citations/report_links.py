@@ -69,22 +69,21 @@ def report_links(source: Source, page_urls: tuple[str, ...] = ()) -> list[Link]:
                 line = _line_of(href, body_lines, start, end) + source.body_line
                 found.setdefault(href.strip(), []).append(line)
     for url in page_urls:
-        if url not in found:
-            found[url] = [n for n in (_line_of(url, file_lines, 0, len(file_lines)) + 1,) if n > 0]
+        if url not in found:  # a bare URL, a reference entry, front matter: every line that holds its text
+            found[url] = [n + 1 for n, line in enumerate(file_lines) if url in line or unquote(url) in line]
     return [Link(url, tuple(sorted(set(lines)))) for url, lines in found.items()]
 
 
 def _line_of(href: str, lines: list[str], start: int, end: int) -> int:
-    """Return the 0-based index (from `start`) of the first line in lines[start:end] holding `href` as written
-    (or decoded), else `start` (a link split over lines is placed on its block's first line); -1 for nothing
-    when the range is the whole file."""
+    """Return the 0-based index of the first line in lines[start:end] holding `href` as written (or decoded),
+    else `start`: a link split over lines is placed on its block's first line."""
     from graphsite.builder.markdown import markdown
 
     forms = {href, unquote(href), markdown().normalizeLinkText(href)}
     for index in range(start, min(end, len(lines))):
         if any(form and form in lines[index] for form in forms):
             return index
-    return start if start or end != len(lines) else -1
+    return start
 
 
 def _is_relative(url: str) -> bool:

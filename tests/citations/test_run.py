@@ -141,3 +141,15 @@ def test_a_save_merges_with_what_another_run_saved_since_this_one_loaded(tmp_pat
     assert {url: r.state for url, r in merged.entries.items()} == {"https://a.example/": "ok",
                                                                    "https://b.example/": "ok"}
     assert not list(tmp_path.glob(".links.json.*"))  # no temporary file left behind
+
+
+def test_a_unicode_host_inline_and_in_the_reference_list_is_one_link_on_two_lines(workdir, monkeypatch):
+    monkeypatch.delenv("GRAPHSITE_LINKS_ALLOW_PRIVATE")  # .invalid is never requested
+    (workdir / "r.md").write_text(
+        "# R\n\n## 1. Body\n\nSee [the shop](https://Bücher.invalid/a) [[1](https://bücher.invalid/a)].\n\n"
+        "## References\n\n1. The shop — https://bücher.invalid/a\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["links", "r.md", "--json"])
+    assert result.exit_code == 0, result.output
+    links = json.loads(result.stdout)["links"]
+    assert [(link["state"], link["lines"]) for link in links] == [("private", [5, 9])], links
+    assert "malformed" not in links[0]["detail"] and "bücher.invalid" not in links[0]["detail"]
