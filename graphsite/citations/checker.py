@@ -79,10 +79,16 @@ class _Page:
 
 
 class _Budget:
-    """Retries left for one URL, shared by its HEAD and GET requests, and the link's deadline (loop time)."""
+    """Retries left for one URL, shared by its HEAD and GET requests, and the link's deadline (loop time), which
+    starts with its first request: waiting for a turn behind other links of a slow host does not use it up."""
 
-    def __init__(self, retries: int, deadline: float) -> None:
-        self.left, self.used, self.deadline = retries, 0, deadline
+    def __init__(self, retries: int, seconds: float) -> None:
+        self.left, self.used, self.seconds = retries, 0, seconds
+        self.deadline: float | None = None
+
+    def start(self) -> None:
+        if self.deadline is None:
+            self.deadline = asyncio.get_running_loop().time() + self.seconds
 
     def take(self) -> bool:
         if self.left <= 0:
@@ -91,6 +97,8 @@ class _Budget:
         return True
 
     def remaining(self) -> float:
+        if self.deadline is None:
+            return self.seconds
         return self.deadline - asyncio.get_running_loop().time()
 
 
@@ -137,7 +145,7 @@ class Checker:
         return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
 
     async def _page(self, target: str) -> _Page:
-        budget = _Budget(self.settings.retries, asyncio.get_running_loop().time() + self.settings.link_timeout)
+        budget = _Budget(self.settings.retries, self.settings.link_timeout)
         try:
             return await self._follow(target, budget)
         except _Failure as failure:
@@ -180,9 +188,7 @@ class Checker:
     async def _attempts(self, method: str, url: str, budget: _Budget, groups: list[frozenset[str]]
                         ) -> _Answer | None:
         """Return the answer to `method`, retrying what is worth retrying; None: fall back to GET."""
-        attempt = 0
         while True:
-            attempt += 1
             try:
                 answer = await self._send(method, url, groups, budget)
             except _Failure as failure:
@@ -227,6 +233,7 @@ class Checker:
     async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> _Answer:
         """Return one answer, within min(links.timeout, what is left of the link's deadline)."""
         async with self._host(url), self.slots:
+            budget.start()
             seconds = min(self.settings.timeout, budget.remaining())
             if seconds <= 0:
                 raise _Failure("timeout", f"no answer within the link's {self.settings.link_timeout:g} s")

@@ -191,3 +191,9 @@ def test_a_redirect_to_a_private_address_is_not_followed_unless_allowed(pitfall_
     result = asyncio.run(verdict(pitfall_server.url("/redirect?to=http://10.255.255.1/admin")))
     assert result.state == "private" and "10.255.255.1" in result.detail, result
     assert [hit[1] for hit in pitfall_server.hits.log] == ["/redirect?to=http://10.255.255.1/admin"]
+
+
+def test_a_link_waiting_for_its_turn_on_a_busy_host_keeps_its_whole_deadline(pitfall_server, tmp_path):
+    urls = [pitfall_server.url(f"/host/q{i}") for i in range(5)]  # 0.2 s each, one at a time: 1 s in all
+    report = check_links(urls, settings(tmp_path, per_host=1, timeout=0.5, link_timeout=0.5), progress=False)
+    assert [r.state for r in report.results] == ["ok"] * 5
