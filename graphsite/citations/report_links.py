@@ -36,7 +36,8 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
     text = read_source(Path(source))
     report = report_from_source(text)
     links = report_links(text, report.links)
-    local = {link.url: _local_verdict(link.url, text) for link in links if _is_relative(link.url)}
+    ids: set[str] = set()
+    local = {link.url: _local_verdict(link.url, text, ids) for link in links if _is_relative(link.url)}
     checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                           offline=offline, progress=progress)
     by_url = {r.url: r for r in checked.results}
@@ -77,11 +78,17 @@ def report_links(source: Source, page_urls: tuple[str, ...] = ()) -> list[Link]:
 def _line_of(href: str, lines: list[str], start: int, end: int) -> int:
     """Return the 0-based index of the first line in lines[start:end] holding `href` as written (or decoded),
     else `start`: a link split over lines is placed on its block's first line."""
+    end = min(end, len(lines))
+    if end - start <= 1:
+        return start  # one line: no search needed (most links: a list item, a one-line paragraph)
+    for index in range(start, end):
+        if href in lines[index]:
+            return index
     from graphsite.builder.markdown import markdown
 
-    forms = {href, unquote(href), markdown().normalizeLinkText(href)}
-    for index in range(start, min(end, len(lines))):
-        if any(form and form in lines[index] for form in forms):
+    forms = {unquote(href), markdown().normalizeLinkText(href)} - {""}
+    for index in range(start, end):
+        if any(form in lines[index] for form in forms):
             return index
     return start
 
@@ -94,13 +101,16 @@ def _is_relative(url: str) -> bool:
     return not parts.scheme and not parts.netloc
 
 
-def _local_verdict(url: str, source: Source) -> LinkResult:
-    """Return the verdict on a relative link: a #fragment of the page itself, or a file beside the report."""
+def _local_verdict(url: str, source: Source, ids: set[str]) -> LinkResult:
+    """Return the verdict on a relative link: a #fragment of the page itself, or a file beside the report.
+    `ids` is filled with the page's ids on the first in-page link (one parse for all of them)."""
     now = time.time()
     parts = urlsplit(url.strip())
     if not parts.path:
         fragment = unquote(parts.fragment)
-        if not fragment or fragment in _page_ids(source) or _GENERATED_ID.match(fragment):
+        if fragment and not ids:
+            ids.update(_page_ids(source))
+        if not fragment or fragment in ids or _GENERATED_ID.match(fragment):
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
         return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
                           checked_at=now)
