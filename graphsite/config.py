@@ -103,6 +103,7 @@ class LinksConfig:
     cache_dir: str = _doc("Where the link cache lives (empty: $XDG_CACHE_HOME/graphsite or ~/.cache/graphsite).",
                           "")
     allow_private: bool = _doc("Also request loopback, private and single-label hosts (else: private).", False)
+    ca_bundle: str = _doc("CA bundle that https links are verified against (empty: certifi's).", "")
     skip: tuple[str, ...] = _doc("URL prefixes never checked.", factory=tuple)
     fail_on: tuple[str, ...] = _doc("States that make `graphsite links` exit 1.", factory=lambda: ("dead",))
     user_agent: str = _doc(
@@ -135,6 +136,8 @@ def _links_errors(links: LinksConfig) -> list[str]:
         if not (math.isfinite(value) and floor_ok):
             wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
             errors.append(f"links.{key}: expected {wanted}, got {value!r}")
+    if links.ca_bundle and not Path(links.ca_bundle).expanduser().is_file():
+        errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
     from graphsite.citations.results import STATES
 
     errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(STATES)})"

@@ -14,6 +14,7 @@ import asyncio
 import time
 import zlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -114,7 +115,8 @@ def new_client(settings: LinksConfig) -> Client:
     """Return the one client of a run: keep-alive per host, no redirects followed, no proxies."""
     headers = {"User-Agent": settings.user_agent, "Accept-Language": "en-US,en;q=0.9",
                "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
-    return Client(headers, keep_per_host=settings.per_host)
+    return Client(headers, keep_per_host=settings.per_host, ca_bundle=str(Path(settings.ca_bundle).expanduser())
+                  if settings.ca_bundle else "")
 
 
 class Checker:

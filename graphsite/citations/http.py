@@ -121,8 +121,8 @@ class Response:
 class Client:
     """Connections kept alive per (scheme, host, port), cookies kept per host; the caller limits concurrency."""
 
-    def __init__(self, headers: dict[str, str], *, keep_per_host: int = 4) -> None:
-        self.headers, self.keep_per_host = headers, keep_per_host
+    def __init__(self, headers: dict[str, str], *, keep_per_host: int = 4, ca_bundle: str = "") -> None:
+        self.headers, self.keep_per_host, self.ca_bundle = headers, keep_per_host, ca_bundle
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._cookies: dict[str, dict[str, str]] = {}
         self._tls: ssl.SSLContext | None = None
@@ -223,6 +223,9 @@ class Client:
         if self._tls is None:
             import ssl
 
+            if self.ca_bundle:
+                self._tls = ssl.create_default_context(cafile=self.ca_bundle)
+                return self._tls
             try:
                 import certifi
 

@@ -67,6 +67,7 @@ def test_every_link_of_the_report_is_listed_with_its_line_and_state(workdir, pit
     ("file", "per_host = -2", "links.per_host: expected a number above 0, got -2"),
     ("file", "link_timeout = nan", "links.link_timeout: expected a number above 0, got nan"),
     ("file", "retries = -1", "links.retries: expected a number of 0 or more, got -1"),
+    ("file", 'ca_bundle = "/nonexistent/ca.pem"', "links.ca_bundle: no such file '/nonexistent/ca.pem'"),
     ("env", "GRAPHSITE_LINKS_TIMEOUT=-5", "links.timeout: expected a number above 0, got -5.0 (from "
                                           "GRAPHSITE_LINKS_TIMEOUT)"),
     ("env", "GRAPHSITE_LINKS_CONCURRENCY=0", "links.concurrency: expected a number above 0, got 0 (from "
