@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from graphsite.atomic import write_atomic
 from graphsite.citations.results import LinkResult
@@ -28,6 +29,7 @@ SERVED = frozenset({"ok", "redirected"})  # verdicts a run may take from the cac
 STORED = frozenset({"ok", "redirected", "blocked", "unavailable", "dead"})  # what --offline can still show
 CLOCK_SKEW = 60.0  # seconds a result may seem to come from the future and still count
 LOCK_WAIT = 10.0  # seconds a save waits for another run's save before giving up with a warning
+KEEP_FOR = 30 * 86400.0  # seconds an entry stays in the file (at least links.max_age): the file does not grow for ever
 
 
 def default_directory() -> Path:
@@ -39,31 +41,37 @@ def default_directory() -> Path:
 
 @dataclass
 class LinkCache:
-    """Results by URL, loaded from and saved to one JSON file."""
+    """Verdicts by URL, loaded from and saved to one JSON file. Entries stay the file's dicts until one is
+    served: a cache of thousands of URLs costs a JSON parse, not thousands of objects."""
 
     path: Path
     max_age: float
-    entries: dict[str, LinkResult] = field(default_factory=dict)
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, directory: str | Path, max_age: float) -> LinkCache:
-        """Return the cache in `directory`; a missing file is empty, a broken one a warning."""
+    def load(cls, directory: str | Path, max_age: float, *, read: bool = True) -> LinkCache:
+        """Return the cache in `directory` (empty without `read`); a missing file is empty, a broken one a
+        warning."""
         cache = cls(Path(directory) / FILENAME, max_age)
-        entries, problem = _read(cache.path)
-        cache.entries = entries
-        if problem:
-            cache.warnings.append(problem)
+        if read:
+            cache.entries, problem = _read(cache.path)
+            if problem:
+                cache.warnings.append(problem)
         return cache
 
     def fresh(self, url: str, now: float | None = None, *, offline: bool = False) -> LinkResult | None:
         """Return the cached success on `url` if it is younger than max_age (any stored verdict, however old,
         when `offline`), else None. A time in the future (a clock set back, a hand-edited file) or no time at
-        all is stale, never fresh for ever."""
-        entry = self.entries.get(url)
-        now = time.time() if now is None else now
-        if entry is None or entry.state not in (STORED if offline else SERVED):
+        all is stale, never fresh for ever; an entry that does not read as a verdict is no verdict."""
+        raw = self.entries.get(url)
+        if raw is None or raw.get("state") not in (STORED if offline else SERVED):
             return None
+        try:
+            entry = LinkResult.from_dict(raw)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        now = time.time() if now is None else now
         age = now - entry.checked_at
         if not offline and not -CLOCK_SKEW <= age <= self.max_age:  # also False for NaN
             return None
@@ -71,9 +79,10 @@ class LinkCache:
         return replace(entry, cached=True, detail=f"{entry.detail} ({note})" if note else entry.detail)
 
     def save(self, results: list[LinkResult]) -> None:
-        """Merge this run's verdicts into the file under a lock (the newer verdict on a URL wins) and replace it
-        atomically; a failure becomes a warning, never an exception."""
-        mine = {r.url: r for r in results if r.state in STORED and not r.cached}
+        """Merge this run's verdicts into the file under a lock (the newer verdict on a URL wins; entries older
+        than KEEP_FOR go) and replace it atomically; a failure becomes a warning, never an exception."""
+        mine = {r.url: {**r.as_dict(), "cached": False, "lines": [], "line": None}
+                for r in results if r.state in STORED and not r.cached}
         if not mine:
             return
         try:
@@ -81,11 +90,11 @@ class LinkCache:
             with _locked(self.path.with_name(FILENAME + ".lock")):
                 entries, _ = _read(self.path)
                 for url, result in mine.items():
-                    known = entries.get(url)
-                    if known is None or not known.checked_at > result.checked_at:
+                    if not _when(entries.get(url)) > result["checked_at"]:
                         entries[url] = result
-                payload = {"version": VERSION, "results": {url: {**r.as_dict(), "cached": False, "lines": []}
-                                                           for url, r in sorted(entries.items())}}
+                oldest = time.time() - max(KEEP_FOR, self.max_age)
+                entries = {url: e for url, e in entries.items() if _when(e) >= oldest}
+                payload = {"version": VERSION, "results": dict(sorted(entries.items()))}
                 write_atomic(self.path, json.dumps(payload, separators=(",", ":")))
                 self.entries = entries
         except TimeoutError:
@@ -95,13 +104,24 @@ class LinkCache:
             self.warnings.append(f"{self.path}: cannot write the link cache ({exc.strerror or exc})")
 
 
-def _read(path: Path) -> tuple[dict[str, LinkResult], str]:
+def _when(entry: dict[str, Any] | None) -> float:
+    """Return when an entry was checked (-inf when it has no readable time: any verdict replaces it)."""
+    try:
+        value = float(entry["checked_at"]) if entry is not None else float("-inf")
+    except (KeyError, TypeError, ValueError):
+        return float("-inf")
+    return value if value == value else float("-inf")  # NaN: unreadable
+
+
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("version") != VERSION:
             raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
-        entries = {url: LinkResult.from_dict(item) for url, item in data["results"].items()}
-        return {url: r for url, r in entries.items() if r.state in STORED}, ""
+        results = data["results"]
+        if not isinstance(results, dict):
+            raise ValueError("results is not an object")
+        return {url: item for url, item in results.items() if isinstance(item, dict)}, ""
     except FileNotFoundError:
         return {}, ""
     except (OSError, UnicodeDecodeError) as exc:

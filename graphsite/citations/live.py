@@ -89,7 +89,7 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
         verdict = classify(url, settings)
         if verdict is not None:
             decided[key] = verdict
-    cache = LinkCache.load(settings.cache_path(), settings.max_age)
+    cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
     if use_cache or offline:
         for key in written:
             if key not in decided and (hit := cache.fresh(key, offline=offline)) is not None:

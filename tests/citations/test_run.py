@@ -139,8 +139,8 @@ def test_a_save_merges_with_what_another_run_saved_since_this_one_loaded(tmp_pat
     first.save([LinkResult("https://a.example/", "ok", status=200, checked_at=now),
                 LinkResult("https://b.example/", "dead", status=404, checked_at=now - 10)])  # older: loses
     merged = LinkCache.load(tmp_path, 3600)
-    assert {url: r.state for url, r in merged.entries.items()} == {"https://a.example/": "ok",
-                                                                   "https://b.example/": "ok"}
+    assert {url: r["state"] for url, r in merged.entries.items()} == {"https://a.example/": "ok",
+                                                                      "https://b.example/": "ok"}
     assert not list(tmp_path.glob(".links.json.*"))  # no temporary file left behind
 
 
@@ -154,3 +154,13 @@ def test_a_unicode_host_inline_and_in_the_reference_list_is_one_link_on_two_line
     links = json.loads(result.stdout)["links"]
     assert [(link["state"], link["lines"]) for link in links] == [("private", [5, 9])], links
     assert "malformed" not in links[0]["detail"] and "bücher.invalid" not in links[0]["detail"]
+
+
+def test_a_save_drops_entries_older_than_a_month_and_unreadable_ones(tmp_path):
+    now = time.time()
+    (tmp_path / "links.json").write_text(json.dumps({"version": 1, "results": {
+        "https://old.example/": {"url": "https://old.example/", "state": "ok", "checked_at": now - 60 * 86400},
+        "https://odd.example/": "not an entry",
+        "https://kept.example/": {"url": "https://kept.example/", "state": "dead", "checked_at": now - 86400}}}))
+    LinkCache.load(tmp_path, 3600).save([LinkResult("https://new.example/", "ok", status=200, checked_at=now)])
+    assert set(LinkCache.load(tmp_path, 3600).entries) == {"https://kept.example/", "https://new.example/"}
