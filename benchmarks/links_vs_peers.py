@@ -6,10 +6,10 @@
 1. Speed, three scenarios on loopback addresses (127.0.0.2 and up; lychee silently skips example.* domains),
    every answer after 100 ms: 200 URLs over 20 hosts, 2,000 over 200, and 200 on one slow host. Each tool runs
    with its defaults as a whole process on the same list (graphsite and lychee read a Markdown file, LinkChecker
-   the same links as HTML); the median of --rounds and the peak memory (max RSS) are printed beside each tool's
-   own ideal: its start-up (the same command on an input without links) plus the answer time multiplied by the
-   rounds its own limits impose (per-host concurrency, request interval or rate, total concurrency). A tool
-   that takes more than 30 s runs once, and is stopped at 150 s.
+   the same links as HTML), the tools taking turns; the median of --rounds and the peak memory (max RSS) are
+   printed beside each tool's own ideal: its start-up (the same command on an input without links) plus the
+   answer time multiplied by the rounds its own limits impose (per-host concurrency, request interval or rate,
+   total concurrency). A tool that takes more than 30 s runs once, and is stopped at 150 s.
 2. Pitfalls: each tool on the pitfall paths of tests/citations (one fresh server per tool), with a 1 s timeout
    and fragment checking switched on where the tool has it; each verdict beside the right one. Two rows are
    sequences: a host that refuses, then comes back (each tool's own cache on), and a relative link to a file
@@ -213,21 +213,24 @@ def speed(work: Path, rounds: int) -> dict[str, list[float]]:
                   f"{rounds}; ideal = the tool's start-up + {DELAY * 1000:.0f} ms x the rounds its own limits impose")
             print(f"{'tool':<12} {'wall s':>7} {'ideal s':>8} {'x ideal':>8} {'x graphsite':>12} {'peak MiB':>9}  "
                   f"{'most per host':>13}  exit")
-            for tool in _tools():
-                IN_FLIGHT.clear()
-                command = _command(tool, markdown, html, work, pitfalls=False)
-                runs = [_run(command, work)]
-                while len(runs) < rounds and runs[0][0] < SLOW_TOOL:
-                    runs.append(_run(command, work))
-                wall = statistics.median(r[0] for r in runs)
+            runs: dict[str, list[tuple[float, int, float | None, int]]] = {tool: [] for tool in _tools()}
+            for _ in range(rounds):  # the tools take turns, so that a change in the machine's load hits all
+                for tool in _tools():
+                    if runs[tool] and runs[tool][0][0] >= SLOW_TOOL:
+                        continue  # a tool that takes minutes runs once
+                    IN_FLIGHT.clear()
+                    seconds, code, _, peak = _run(_command(tool, markdown, html, work, pitfalls=False), work)
+                    runs[tool].append((seconds, code, peak, max((t[1] for t in IN_FLIGHT.values()), default=0)))
+            for tool, done in runs.items():
+                wall = statistics.median(r[0] for r in done)
                 medians[tool].append(wall)
                 ideal = _ideal(tool, startups[tool], urls, hosts)
-                peak = max((r[3] for r in runs if r[3] is not None), default=None)
-                most = max((tally[1] for tally in IN_FLIGHT.values()), default=0)
-                stopped = ">" if runs[-1][1] == -9 else " "
+                peak = max((r[2] for r in done if r[2] is not None), default=None)
+                most = max(r[3] for r in done)
+                stopped = ">" if done[-1][1] == -9 else " "
                 print(f"{tool:<12} {stopped}{wall:>6.2f} {ideal:>8.2f} {wall / ideal:>8.2f} "
-                      f"{wall / medians['graphsite'][-1]:>12.2f} {peak or 0:>9.0f}  {most:>13}  {runs[-1][1]:>4}"
-                      + ("" if len(runs) == rounds else f"  ({len(runs)} run)"))
+                      f"{wall / medians['graphsite'][-1]:>12.2f} {peak or 0:>9.0f}  {most:>13}  {done[-1][1]:>4}"
+                      + ("" if len(done) == rounds else f"  ({len(done)} run)"))
     return medians
 
 
