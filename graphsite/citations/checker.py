@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
@@ -26,9 +25,9 @@ from graphsite.citations.results import (
     LinkResult,
     is_challenge,
     retry_after,
-    state_for_status,
 )
 from graphsite.citations.urls import non_public
+from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -37,46 +36,6 @@ MAX_REDIRECTS = 10
 PEEK_BYTES = 32 * 1024  # of an error page, to tell a bot wall's challenge from a real refusal
 DRAIN_BYTES = 64 * 1024  # a small body is read whole: the connection stays reusable and a short body shows
 BACKOFF = 0.5  # seconds before the first retry; doubles each time
-
-
-class _Failure(Exception):
-    """No usable answer: `state` (dead or timeout) and a one-line reason."""
-
-    def __init__(self, state: str, detail: str) -> None:
-        super().__init__(detail)
-        self.state, self.detail = state, detail
-
-
-@dataclass(frozen=True)
-class _Scan:
-    """What was read of a page while looking for its fragments."""
-
-    found: frozenset[str]
-    outcome: str  # complete | cap (stopped at links.max_page_mib) | short (the body ended early) | found
-    received: int
-    expected: int | None
-
-
-@dataclass(frozen=True)
-class _Answer:
-    status: int
-    location: str | None
-    retry_after: str | None
-    sets_cookie: bool = False
-    challenge: bool = False
-    scan: _Scan | None = None
-    short: str = ""  # a body shorter than its Content-Length: how much of it came
-
-
-@dataclass(frozen=True)
-class _Page:
-    """What a fragment-less URL led to: the final answer and the redirect chain (or a failure)."""
-
-    final_url: str
-    answer: _Answer | None = None
-    redirects: tuple[str, ...] = ()
-    failure: _Failure | None = None
-    attempts: int = 1
 
 
 class _Budget:
@@ -128,7 +87,7 @@ class Checker:
         self.groups = {page: [g for g in map(wanted_names, names) if g] for page, names in fragments.items()}
         self.slots = asyncio.Semaphore(settings.concurrency)
         self.hosts: dict[str, asyncio.Semaphore] = {}
-        self.pages: dict[str, asyncio.Task[_Page]] = {}
+        self.pages: dict[str, asyncio.Task[Page]] = {}
         self.in_flight: dict[int, tuple[str, float]] = {}  # id -> (URL, loop time it was sent)
         self.requests = 0
 
@@ -139,45 +98,45 @@ class Checker:
         if target not in self.pages:
             self.pages[target] = asyncio.ensure_future(self._page(target))
         page = await self.pages[target]
-        return _verdict(url, fragment, page, now, self.settings)
+        return verdict(url, fragment, page, now, self.settings)
 
     def waiting(self) -> list[tuple[str, float]]:
         """Return the URLs of the requests in flight and how long each has run, longest first."""
         now = asyncio.get_running_loop().time()
         return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
 
-    async def _page(self, target: str) -> _Page:
+    async def _page(self, target: str) -> Page:
         budget = _Budget(self.settings.retries, self.settings.link_timeout)
         try:
             return await self._follow(target, budget)
-        except _Failure as failure:
-            return _Page(target, failure=failure, attempts=budget.used + 1)
+        except Failure as failure:
+            return Page(target, failure=failure, attempts=budget.used + 1)
         except ValueError as exc:  # e.g. a redirect to a URL that cannot be parsed (a port out of range)
-            return _Page(target, failure=_Failure("dead", f"invalid URL: {_one_line(exc)}"))
+            return Page(target, failure=Failure("dead", f"invalid URL: {_one_line(exc)}"))
 
-    async def _follow(self, target: str, budget: _Budget) -> _Page:
+    async def _follow(self, target: str, budget: _Budget) -> Page:
         chain: list[str] = []
         current = target
         groups = self.groups.get(target, [])
         for _ in range(MAX_REDIRECTS + 1):
             answer = await self._answer(current, budget, groups)
             if answer.location is None:
-                return _Page(current, answer, tuple(chain), attempts=budget.used + 1)
+                return Page(current, answer, tuple(chain), attempts=budget.used + 1)
             following = urldefrag(urljoin(current, answer.location))[0]
             seen = [target, *chain].count(following)
             # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
             if seen > 1 or (seen == 1 and not answer.sets_cookie):
-                raise _Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
+                raise Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
             if urlsplit(following).scheme.lower() not in ("http", "https"):
-                raise _Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+                raise Failure("dead", f"redirected to {following}, which is not an http(s) URL")
             private = None if self.settings.allow_private else non_public(following)
             if private:
-                raise _Failure("private", f"redirected to {following}, not requested: it {private}")
+                raise Failure("private", f"redirected to {following}, not requested: it {private}")
             chain.append(following)
             current = following
-        raise _Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
+        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
 
-    async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> _Answer:
+    async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> Answer:
         """Return the answer for `url`: HEAD, then GET when HEAD is refused or the body is needed."""
         if not groups:
             head = await self._attempts("HEAD", url, budget, groups)
@@ -188,16 +147,16 @@ class Checker:
         return answer
 
     async def _attempts(self, method: str, url: str, budget: _Budget, groups: list[frozenset[str]]
-                        ) -> _Answer | None:
+                        ) -> Answer | None:
         """Return the answer to `method`, retrying what is worth retrying; None: fall back to GET."""
         while True:
             try:
                 answer = await self._send(method, url, groups, budget)
-            except _Failure as failure:
+            except Failure as failure:
                 if failure.state == "timeout" and method == "HEAD" and budget.take():
                     return None  # a server that cannot answer HEAD in time may still answer GET
                 if failure.state == "dns" or not await self._retry(budget, None):
-                    raise _Failure("dead" if failure.state == "dns" else failure.state,
+                    raise Failure("dead" if failure.state == "dns" else failure.state,
                                    failure.detail + _attempts_note(budget)) from None
                 continue
             if answer.status in RETRY_STATUSES and not answer.challenge:
@@ -232,13 +191,13 @@ class Checker:
             self.hosts[key] = asyncio.Semaphore(self.settings.per_host)
         return self.hosts[key]
 
-    async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> _Answer:
+    async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> Answer:
         """Return one answer, within min(links.timeout, what is left of the link's deadline)."""
         async with self._host(url), self.slots:
             budget.start()
             seconds = min(self.settings.timeout, budget.remaining())
             if seconds <= 0:
-                raise _Failure("timeout", f"no answer within the link's {self.settings.link_timeout:g} s")
+                raise Failure("timeout", f"no answer within the link's {self.settings.link_timeout:g} s")
             loop = asyncio.get_running_loop()
             self.requests += 1
             received = _Received()
@@ -249,17 +208,17 @@ class Checker:
                     return await self._exchange(method, url, groups, received)
             except TimeoutError:
                 whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
-                raise _Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
+                raise Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
                                           f"({_progress_note(received)})") from None
             except HTTPError as exc:
                 if exc.dns:
-                    raise _Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
-                raise _Failure("dead", f"connection failed: {_one_line(exc)}") from None
+                    raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
+                raise Failure("dead", f"connection failed: {_one_line(exc)}") from None
             finally:
                 del self.in_flight[key]
 
     async def _exchange(self, method: str, url: str, groups: list[frozenset[str]], received: _Received
-                        ) -> _Answer:
+                        ) -> Answer:
         response = await self.client.send(method, url)
         received.status = response.status
         try:
@@ -275,12 +234,12 @@ class Checker:
                     short = await _drain(response, received)
             elif response.length is not None and response.length <= DRAIN_BYTES:
                 await _drain(response, received)  # a HEAD's nothing, a redirect's few bytes: the connection is kept
-            return _Answer(response.status, location, headers.get("retry-after"), bool(response.cookies),
+            return Answer(response.status, location, headers.get("retry-after"), bool(response.cookies),
                            challenge, scan, short)
         finally:
             response.close()
 
-    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received) -> _Scan:
+    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received) -> Scan:
         """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end."""
         scanner = AnchorScanner(groups, response.charset)
         cap = int(self.settings.max_page_mib * 1024 * 1024)
@@ -301,51 +260,7 @@ class Checker:
             outcome = "short"  # a compressed body cut off or broken: what came was scanned
         if outcome != "found":
             scanner.close()
-        return _Scan(frozenset(scanner.found), outcome, response.received, response.length)
-
-
-def _verdict(url: str, fragment: str, page: _Page, now: float, settings: LinksConfig) -> LinkResult:
-    if page.failure is not None or page.answer is None:
-        failure = page.failure or _Failure("dead", "no answer")
-        return LinkResult(url, failure.state, failure.detail, checked_at=now)
-    answer = page.answer
-    final = page.final_url + (f"#{fragment}" if fragment else "")
-    state = state_for_status(answer.status, challenge=answer.challenge)
-    moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
-    redirects, final_url = page.redirects, final if moved else ""
-    if state != "ok":
-        tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
-        where = f" at {page.final_url}" if moved else ""
-        why = " (a bot wall's challenge)" if answer.challenge else ""
-        wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
-        return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
-                          redirects, now)
-    warning = answer.short
-    names = wanted_names(fragment) if fragment else frozenset()
-    if names:
-        scan = answer.scan
-        if scan is None:
-            warning = "the #fragment was not checked: the page is not HTML"
-        elif names.isdisjoint(scan.found):
-            return LinkResult(url, *_missing_fragment(fragment, scan, settings), answer.status, final_url,
-                              redirects, now)
-        elif scan.outcome == "short":
-            warning = f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes (the #{fragment} " \
-                      "anchor was already there)"
-    if moved:
-        return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", answer.status,
-                          final_url, redirects, now, warning=warning)
-    return LinkResult(url, "ok", "", answer.status, final_url, redirects, now, warning=warning)
-
-
-def _missing_fragment(fragment: str, scan: _Scan, settings: LinksConfig) -> tuple[str, str]:
-    if scan.outcome == "cap":
-        return "unverified", (f"no #{fragment} anchor in the first {settings.max_page_mib:g} MiB of the page "
-                              "(links.max_page_mib); the rest was not read")
-    if scan.outcome == "short":
-        return "unverified", (f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes, "
-                              f"before any #{fragment} anchor")
-    return "dead", f"the page has no #{fragment} anchor"
+        return Scan(frozenset(scanner.found), outcome, response.received, response.length)
 
 
 def _attempts_note(budget: _Budget) -> str:
