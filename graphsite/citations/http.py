@@ -126,6 +126,7 @@ class Client:
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._cookies: dict[str, dict[str, str]] = {}
         self._tls: ssl.SSLContext | None = None
+        self._unresolved: dict[str, str] = {}  # host -> why it did not resolve: asked once a run, not per link
 
     async def send(self, method: str, url: str) -> Response:
         """Send `method` for `url`; return the response once its headers are in (the body is not read yet)."""
@@ -200,12 +201,15 @@ class Client:
                 return connection
             connection.close()
         scheme, host, port = key
+        if host in self._unresolved:
+            raise HTTPError(self._unresolved[host], dns=True)
         try:
             reader, writer = await asyncio.open_connection(
                 host, port, limit=HEAD_LIMIT, ssl=self._context() if scheme == "https" else None,
                 server_hostname=host if scheme == "https" else None)
         except socket.gaierror as exc:
-            raise HTTPError(f"DNS: {host} not found ({exc.strerror})", dns=True) from None
+            self._unresolved[host] = f"DNS: {host} not found ({exc.strerror})"
+            raise HTTPError(self._unresolved[host], dns=True) from None
         except OSError as exc:
             if type(exc).__name__.startswith("SSL"):
                 raise HTTPError(f"TLS: {getattr(exc, 'reason', None) or exc}") from None

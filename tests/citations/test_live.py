@@ -173,10 +173,10 @@ def test_dns_failure_and_refused_connection_are_dead(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
-    urls = ["http://no-such-host.invalid/x", f"http://127.0.0.1:{closed}/"]
+    urls = ["http://no-such-host.invalid/x", f"http://127.0.0.1:{closed}/", "http://no-such-host.invalid/y"]
     report = check_links(urls, settings(tmp_path, retries=1), progress=False)
-    assert [r.state for r in report.results] == ["dead", "dead"]
-    assert report.results[0].detail.startswith("DNS:")
+    assert [r.state for r in report.results] == ["dead", "dead", "dead"]
+    assert report.results[0].detail.startswith("DNS:") and report.results[2].detail.startswith("DNS:")
     assert report.results[1].detail.startswith("connection failed")
 
 
