@@ -35,7 +35,7 @@ def test_a_trickling_answer_is_a_timeout_within_the_request_deadline(pitfall_ser
     result, _ = one(pitfall_server, path + "#present", tmp_path)
     took = time.monotonic() - start
     assert result.state == "timeout", result
-    assert took < 1.5, took  # 0.5 s per request, however slowly the bytes come
+    assert took < 2.5, took  # 0.5 s per request, however slowly the bytes come (the whole page would take 15 s)
     assert "within 0.5 s" in result.detail
     if path == "/trickle-body":
         assert "HTTP 200" in result.detail and "bytes of the body received" in result.detail
@@ -46,7 +46,7 @@ def test_a_trickling_answer_is_a_timeout_within_the_request_deadline(pitfall_ser
 def test_retries_of_a_trickling_body_stop_at_the_link_deadline(pitfall_server, tmp_path):
     start = time.monotonic()
     result, _ = one(pitfall_server, "/trickle-body#present", tmp_path, timeout=0.4, retries=5, link_timeout=1.0)
-    assert result.state == "timeout" and time.monotonic() - start < 2.0
+    assert result.state == "timeout" and time.monotonic() - start < 3.0  # five retries with backoff: 18 s
 
 
 def test_an_endless_body_is_cut_off_by_the_deadline_with_the_bytes_received(pitfall_server, tmp_path):
@@ -137,7 +137,7 @@ def test_the_run_deadline_ends_a_slow_run_with_every_link_accounted_for(pitfall_
     start = time.monotonic()
     urls = [pitfall_server.url("/ok"), pitfall_server.url("/slow"), pitfall_server.url("/trickle-body#present")]
     report = check_links(urls, settings(tmp_path, timeout=5, link_timeout=10, deadline=0.6), progress=False)
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 3.0  # /slow alone takes 4 s
     states = {r.url.removeprefix(pitfall_server.base): r.state for r in report.results}
     assert states == {"/ok": "ok", "/slow": "timeout", "/trickle-body#present": "timeout"}
     assert "run's deadline of 0.6 s" in report.results[1].detail
