@@ -164,3 +164,17 @@ def test_a_save_drops_entries_older_than_a_month_and_unreadable_ones(tmp_path):
         "https://kept.example/": {"url": "https://kept.example/", "state": "dead", "checked_at": now - 86400}}}))
     LinkCache.load(tmp_path, 3600).save([LinkResult("https://new.example/", "ok", status=200, checked_at=now)])
     assert set(LinkCache.load(tmp_path, 3600).entries) == {"https://kept.example/", "https://new.example/"}
+
+
+def test_no_cache_checks_again_and_refreshes_the_cache(workdir, pitfall_server):
+    (workdir / "r.md").write_text(f"# R\n\n[ok]({pitfall_server.url('/ok')})\n")
+    cache = workdir / "cache" / "graphsite" / "links.json"
+    assert CliRunner().invoke(main, ["links", "r.md"]).exit_code == 0
+    first = json.loads(cache.read_text())["results"][pitfall_server.url("/ok")]["checked_at"]
+    again = CliRunner().invoke(main, ["links", "r.md", "--no-cache", "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["cached"] == 0
+    assert json.loads(cache.read_text())["results"][pitfall_server.url("/ok")]["checked_at"] > first
+    assert pitfall_server.hits.count("/ok") == 2
+    offline = CliRunner().invoke(main, ["links", "r.md", "--offline", "--json"])
+    assert [link["state"] for link in json.loads(offline.stdout)["links"]] == ["ok"]
+    assert pitfall_server.hits.count("/ok") == 2
