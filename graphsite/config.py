@@ -105,19 +105,55 @@ class CitationsConfig:
 
 @dataclass(frozen=True)
 class LinksConfig:
-    timeout: float = _doc("Seconds per request.", 10.0)
+    timeout: float = _doc("Seconds one request may take in all: connect, headers and body.", 10.0)
+    link_timeout: float = _doc("Seconds one link may take in all: every attempt, wait and redirect.", 30.0)
+    deadline: float = _doc("Seconds the whole check may take (0: no limit); later verdicts are timeouts.", 0.0)
     concurrency: int = _doc("Requests in flight in total.", 128)
-    per_host: int = _doc("Requests in flight per host.", 4)
-    retries: int = _doc("Retries for timeouts, 5xx and 429.", 2)
+    per_host: int = _doc("Requests in flight per host (the host contacted, after redirects too).", 4)
+    retries: int = _doc("Retries for timeouts, connection failures, 5xx and 429.", 2)
     max_retry_after: float = _doc("Longest Retry-After honoured, in seconds.", 10.0)
-    max_age: float = _doc("Seconds a cached result stays fresh.", 86400.0)
-    cache_dir: str = _doc("Where the link cache lives.", ".graphsite")
+    max_page_mib: float = _doc("MiB of a page read while looking for a #fragment (past it: unverified).", 32.0)
+    max_age: float = _doc("Seconds a cached success stays fresh (failures are always checked again).", 86400.0)
+    cache_dir: str = _doc("Where the link cache lives (empty: $XDG_CACHE_HOME/graphsite or ~/.cache/graphsite).",
+                          "")
+    allow_private: bool = _doc("Also request loopback, private and single-label hosts (else: private).", False)
+    ca_bundle: str = _doc("CA bundle that https links are verified against (empty: certifi's).", "")
     skip: tuple[str, ...] = _doc("URL prefixes never checked.", factory=tuple)
     fail_on: tuple[str, ...] = _doc("States that make `graphsite links` exit 1.", factory=lambda: ("dead",))
     user_agent: str = _doc(
         "User-Agent sent with every request.",
         "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36",
     )
+
+    def cache_path(self) -> Path:
+        """Return the directory of the link cache: links.cache_dir (with ~ expanded), else the user's cache."""
+        if self.cache_dir.strip():
+            return Path(self.cache_dir).expanduser()
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache") / "graphsite"
+
+
+# links.* keys that must be a number above zero, and those that may also be zero.
+_POSITIVE = ("timeout", "link_timeout", "concurrency", "per_host", "max_page_mib")
+_NOT_NEGATIVE = ("deadline", "retries", "max_retry_after", "max_age")
+
+
+def _links_errors(links: LinksConfig) -> list[str]:
+    """Return a message for every links.* number out of range (the file and the environment alike)."""
+    import math
+
+    errors = []
+    for key in (*_POSITIVE, *_NOT_NEGATIVE):
+        value = getattr(links, key)
+        floor_ok = value > 0 if key in _POSITIVE else value >= 0
+        if not (math.isfinite(value) and floor_ok):
+            wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
+            errors.append(f"links.{key}: expected {wanted}, got {value!r}")
+    if links.ca_bundle and not Path(links.ca_bundle).expanduser().is_file():
+        errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
+    errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(LINK_STATES)})"
+               for state in links.fail_on if state not in LINK_STATES]
+    return errors
 
 
 @dataclass(frozen=True)
@@ -254,6 +290,12 @@ def _known_finding_code(code: str) -> bool:
     return code in _finding_codes() or f"citation-{code}" in _finding_codes()
 
 
+def _name_source(error: str, from_env: dict[str, str]) -> str:
+    """Return `error` followed by the environment variable it came from, when it came from one."""
+    key = error.partition(":")[0]
+    return f"{error} (from {from_env[key]})" if key in from_env else error
+
+
 def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
     """Return the configuration file in effect: the flag, then GRAPHSITE_CONFIG, then ./graphsite.toml."""
     if explicit:
@@ -279,10 +321,12 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    from_env: dict[str, str] = {}
     for section, values in _env_overrides(os.environ if environ is None else environ).items():
         data.setdefault(section, {})
         if isinstance(data[section], dict):
             data[section].update(values)
+            from_env.update({f"{section}.{key}": f"GRAPHSITE_{section}_{key}".upper() for key in values})
     errors: list[str] = []
     config = _build("", Config, data, errors)
     for acceptance in config.citations.accept:
@@ -290,8 +334,8 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             errors.append("citations.accept: every entry needs a code and a reason")
         elif not _known_finding_code(acceptance.code):
             errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
-    errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(LINK_STATES)})"
-               for state in config.links.fail_on if state not in LINK_STATES]
+    errors += _links_errors(config.links)
+    errors = [_name_source(error, from_env) for error in errors]
     if errors:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))

@@ -1,82 +1,160 @@
-"""The link cache: `.graphsite/links.json`, so that a rebuild re-checks only what is stale.
+"""The link cache: `links.json` in the user's cache directory, so that a rerun re-checks only what it must.
 
-A corrupt or unreadable cache is a warning and is ignored; writes are atomic (a temporary file, then rename).
-Timeouts and skipped URLs are never cached: they say nothing about the link.
+Honest by construction: only successes (ok, redirected) are served, and only while younger than
+links.max_age; a failure is kept (for --offline) but always checked again, so a site that is back is seen back.
+Timeouts and verdicts reached without a request are never stored: they say nothing about the link. Runs at the
+same time do not lose each other's verdicts: a save takes a lock, reads the file again, merges (the newer
+verdict on a URL wins) and replaces the file atomically. A corrupt or unreadable cache is a warning, never an
+error.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
-import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from graphsite.atomic import write_atomic
 from graphsite.citations.results import LinkResult
 
 VERSION = 1
 FILENAME = "links.json"
-CACHEABLE = frozenset({"ok", "redirected", "blocked", "dead"})
+SERVED = frozenset({"ok", "redirected"})  # verdicts a run may take from the cache instead of asking
+STORED = frozenset({"ok", "redirected", "blocked", "unavailable", "dead"})  # what --offline can still show
 CLOCK_SKEW = 60.0  # seconds a result may seem to come from the future and still count
+LOCK_WAIT = 10.0  # seconds a save waits for another run's save before giving up with a warning
+KEEP_FOR = 30 * 86400.0  # seconds an entry stays in the file (at least links.max_age): the file does not grow for ever
+
+
+def default_directory() -> Path:
+    """Return the user's cache directory for graphsite: $XDG_CACHE_HOME/graphsite, else ~/.cache/graphsite."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root / "graphsite"
 
 
 @dataclass
 class LinkCache:
-    """Results by URL, loaded from and saved to one JSON file."""
+    """Verdicts by URL, loaded from and saved to one JSON file. Entries stay the file's dicts until one is
+    served: a cache of thousands of URLs costs a JSON parse, not thousands of objects."""
 
     path: Path
     max_age: float
-    entries: dict[str, LinkResult] = field(default_factory=dict)
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def load(cls, directory: str | Path, max_age: float) -> LinkCache:
-        """Return the cache in `directory`; a missing file is empty, a broken one a warning."""
+    def load(cls, directory: str | Path, max_age: float, *, read: bool = True) -> LinkCache:
+        """Return the cache in `directory` (empty without `read`); a missing file is empty, a broken one a
+        warning."""
         cache = cls(Path(directory) / FILENAME, max_age)
-        try:
-            data = json.loads(cache.path.read_text(encoding="utf-8"))
-            if data.get("version") != VERSION:
-                raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
-            cache.entries = {url: LinkResult.from_dict(item) for url, item in data["results"].items()}
-        except FileNotFoundError:
-            pass
-        except (OSError, UnicodeDecodeError) as exc:
-            cache.warnings.append(f"{cache.path}: cannot read the link cache ({exc}); checking every link")
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            cache.warnings.append(f"{cache.path}: ignoring a corrupt link cache ({exc}); it will be rewritten")
-            cache.entries = {}
+        if read:
+            cache.entries, problem = _read(cache.path)
+            if problem:
+                cache.warnings.append(problem)
         return cache
 
-    def fresh(self, url: str, now: float | None = None) -> LinkResult | None:
-        """Return the cached result of `url` if it is younger than max_age, else None. A time in the future
-        (a clock set back, a hand-edited file) or no time at all is stale, never fresh for ever."""
-        entry = self.entries.get(url)
+    def fresh(self, url: str, now: float | None = None, *, offline: bool = False) -> LinkResult | None:
+        """Return the cached success on `url` if it is younger than max_age (any stored verdict, however old,
+        when `offline`), else None. A time in the future (a clock set back, a hand-edited file) or no time at
+        all is stale, never fresh for ever; an entry that does not read as a verdict is no verdict."""
+        raw = self.entries.get(url)
+        if raw is None or raw.get("state") not in (STORED if offline else SERVED):
+            return None
+        try:
+            entry = LinkResult.from_dict(raw)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
         now = time.time() if now is None else now
-        if entry is None or entry.state not in CACHEABLE:
+        age = now - entry.checked_at
+        if not offline and not -CLOCK_SKEW <= age <= self.max_age:  # also False for NaN
             return None
-        if not -CLOCK_SKEW <= now - entry.checked_at <= self.max_age:  # also False for NaN
-            return None
-        return replace(entry, cached=True)
+        note = f"cached {_age(age)} ago; --offline" if offline and entry.state not in SERVED else ""
+        return replace(entry, cached=True, detail=f"{entry.detail} ({note})" if note else entry.detail)
 
-    def update(self, results: list[LinkResult]) -> None:
-        for item in results:
-            if item.state in CACHEABLE and not item.cached:
-                self.entries[item.url] = item
-
-    def save(self) -> None:
-        """Write the cache atomically; a failure becomes a warning, never an exception."""
-        payload = {"version": VERSION,
-                   "results": {url: {**r.as_dict(), "cached": False} for url, r in sorted(self.entries.items())}}
+    def save(self, results: list[LinkResult]) -> None:
+        """Merge this run's verdicts into the file under a lock (the newer verdict on a URL wins; entries older
+        than KEEP_FOR go) and replace it atomically; a failure becomes a warning, never an exception."""
+        mine = {r.url: {**r.as_dict(), "cached": False, "lines": [], "line": None}
+                for r in results if r.state in STORED and not r.cached}
+        if not mine:
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".links.", suffix=".tmp", dir=self.path.parent)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                    json.dump(payload, stream, indent=1, sort_keys=True)
-                os.replace(temporary, self.path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            with _locked(self.path.with_name(FILENAME + ".lock")):
+                entries, _ = _read(self.path)
+                for url, result in mine.items():
+                    if not _when(entries.get(url)) > result["checked_at"]:
+                        entries[url] = result
+                oldest = time.time() - max(KEEP_FOR, self.max_age)
+                entries = {url: e for url, e in entries.items() if _when(e) >= oldest}
+                payload = {"version": VERSION, "results": dict(sorted(entries.items()))}
+                write_atomic(self.path, json.dumps(payload, separators=(",", ":")))
+                self.entries = entries
+        except TimeoutError:
+            self.warnings.append(f"{self.path}: another run held the cache's lock for {LOCK_WAIT:g} s; this run's "
+                                 "verdicts were not saved")
         except OSError as exc:
             self.warnings.append(f"{self.path}: cannot write the link cache ({exc.strerror or exc})")
+
+
+def _when(entry: dict[str, Any] | None) -> float:
+    """Return when an entry was checked (-inf when it has no readable time: any verdict replaces it)."""
+    try:
+        value = float(entry["checked_at"]) if entry is not None else float("-inf")
+    except (KeyError, TypeError, ValueError):
+        return float("-inf")
+    return value if value == value else float("-inf")  # NaN: unreadable
+
+
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != VERSION:
+            raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
+        results = data["results"]
+        if not isinstance(results, dict):
+            raise ValueError("results is not an object")
+        return {url: item for url, item in results.items() if isinstance(item, dict)}, ""
+    except FileNotFoundError:
+        return {}, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, f"{path}: cannot read the link cache ({exc}); checking every link"
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {}, f"{path}: ignoring a corrupt link cache ({exc}); it will be rewritten"
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if missing), waiting up to LOCK_WAIT; raise TimeoutError."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        give_up = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= give_up:
+                    raise TimeoutError from None
+                time.sleep(0.02)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{max(0, seconds) / 60:.0f} min"
+    if seconds < 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} d"

@@ -64,7 +64,8 @@ class DeployResult:
         plan = self.plan
         deployment = plan.deployment
         made = {"access": self.access.as_json()} if self.access.credentials and not self.dry_run else {}
-        return {**made, "private": self.access.private, "subdomain": plan.subdomain, "fqdn": plan.fqdn, "url": plan.url, "sha256": plan.sha256,
+        return {**made, "private": self.access.private, "subdomain": plan.subdomain, "fqdn": plan.fqdn,
+                "url": plan.url, "sha256": plan.sha256,
                 "title": deployment.title, "content": plan.content_mode, "created": deployment.created,
                 "expires": deployment.expires or None, "dry_run": self.dry_run, "dns": self.dns,
                 "service": plan.service.describe(), "route": str(plan.route_path),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +15,12 @@ import pytest
 PAGE = (b"<!doctype html><html><head><title>page</title></head><body>"
         b"<h2 id='present'>here</h2><a name='legacy'></a><p>text</p></body></html>")
 SLOW_SECONDS = 4.0
+TRICKLE_GAP = 0.1  # seconds between two bytes of a trickling answer
+TRICKLE_FOR = 20.0  # the most a trickling answer goes on (bounded, even if a client never gives up)
+LATE_ID_AFTER = 6 * 1024 * 1024  # bytes of filler before the late id: past the old 5 MiB cap
+FILLER = b"<div class='filler'><p>Some text of a very long page &amp; more.</p></div>\n"
+CHALLENGE = (b"<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>"
+             b"<div id='challenge-platform'>Checking your browser</div></body></html>")
 
 
 @dataclass
@@ -23,6 +30,7 @@ class Hits:
     log: list[tuple[str, str, str, float]] = field(default_factory=list)
     in_flight: int = 0
     most_in_flight: int = 0
+    connections: set[tuple[str, int]] = field(default_factory=set)  # the client ends of every connection
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def to(self, path: str) -> list[tuple[str, str, str, float]]:
@@ -50,6 +58,7 @@ class PitfallHandler(BaseHTTPRequestHandler):
         hits = self.hits
         with hits.lock:
             hits.log.append((self.command, self.path, self.headers.get("User-Agent", ""), time.monotonic()))
+            hits.connections.add(self.client_address)
             seen = sum(1 for h in hits.log if h[1] == self.path)
             hits.in_flight += 1
             hits.most_in_flight = max(hits.most_in_flight, hits.in_flight)
@@ -94,18 +103,125 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._send(308, b"", head, {"Location": "/missing"})
         if path == "/error":
             return self._send(500, b"broken", head)
+        if path.startswith("/redirect?to="):
+            return self._send(302, b"", head, {"Location": path.removeprefix("/redirect?to=")})
+        return self._hard_cases(path, head)
+
+    def _hard_cases(self, path: str, head: bool) -> None:
+        """The cases where a link checker that only looks at statuses and reads calls a working link dead,
+        or is held for minutes."""
+        if path == "/trickle-body":
+            return self._trickle(b"", head, body=PAGE)
+        if path == "/trickle-headers":
+            return self._trickle(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Padding: " + b"x" * 400, head)
+        if path == "/endless":
+            return self._endless(head)
+        if path == "/big-late-id":
+            return self._big_page(head)
+        if path == "/meta-charset":
+            page = ("<!doctype html><html><head><meta charset='iso-8859-1'><title>page</title></head><body>"
+                    "<h2 id='café'>ici</h2><p>Déjà vu</p></body></html>").encode("latin-1")
+            return self._send(200, page, head, content_type="text/html")
+        if path == "/short-body":
+            return self._send(200, PAGE, head, {"Content-Length": str(len(PAGE) + 5000)}, length=False)
+        if path == "/challenge-503":
+            return self._send(503, CHALLENGE, head, {"cf-mitigated": "challenge", "Server": "cloudflare"})
+        if path == "/challenge-page-503":
+            return self._send(503, CHALLENGE, head)
+        if path == "/999":
+            return self._send(999, b"request denied", head)
+        if path == "/gzip-page":
+            return self._send(200, gzip.compress(PAGE), head, {"Content-Encoding": "gzip"})
+        if path == "/chunked-page":
+            return self._chunked([PAGE[:40], PAGE[40:90], PAGE[90:]], head)
+        if path == "/maintenance":
+            return self._send(503, b"down for maintenance", head, {"Retry-After": "3600"})
         return self._send(404, b"not found", head)
 
-    def _send(self, status: int, body: bytes, head: bool, headers: dict[str, str] | None = None) -> None:
+    def _chunked(self, parts: list[bytes], head: bool) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if not head:
+                for part in parts:
+                    self.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(part), part))
+                self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _trickle(self, raw_head: bytes, head: bool, body: bytes = b"") -> None:
+        """Send `raw_head` (a status line and headers) or a 200 with `body`, one byte every TRICKLE_GAP."""
+        try:
+            if not raw_head:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+                if head:
+                    return
+            stop = time.monotonic() + TRICKLE_FOR
+            for byte in (raw_head or body):
+                if time.monotonic() > stop:
+                    break
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(TRICKLE_GAP)
+            self.close_connection = True
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _endless(self, head: bool) -> None:
+        """A 200 whose body never ends (bounded at 256 MiB here): a checker must stop reading it."""
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            if head:
+                return
+            self.close_connection = True
+            chunk = FILLER * 800
+            for _ in range(256 * 1024 * 1024 // len(chunk)):
+                self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _big_page(self, head: bool) -> None:
+        """6 MiB of filler, then the id: a checker that caps the body at 5 MiB calls #late dead."""
+        tail = b"<h2 id='late'>the end</h2></body></html>"
+        repeats = LATE_ID_AFTER // len(FILLER) + 1
+        opening = b"<!doctype html><html><head><title>big</title></head><body>"
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(opening) + repeats * len(FILLER) + len(tail)))
+            self.end_headers()
+            if head:
+                return
+            self.wfile.write(opening)
+            block = FILLER * 1000
+            for _ in range(repeats // 1000):
+                self.wfile.write(block)
+            self.wfile.write(FILLER * (repeats % 1000) + tail)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _send(self, status: int, body: bytes, head: bool, headers: dict[str, str] | None = None, *,
+              content_type: str = "text/html; charset=utf-8", length: bool = True) -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Type", content_type)
+            if length:
+                self.send_header("Content-Length", str(len(body)))
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
             self.end_headers()
             if not head:
                 self.wfile.write(body)
+            if not length:
+                self.close_connection = True  # the body is shorter than its Content-Length: hang up
         except (BrokenPipeError, ConnectionResetError):
             pass  # the checker gave up on a slow answer: expected
 
@@ -132,7 +248,7 @@ def serve() -> Iterator[Server]:
     hits = Hits()
     handler = type("Handler", (PitfallHandler,), {"hits": hits})
     server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield Server(f"http://127.0.0.1:{server.server_address[1]}", hits)

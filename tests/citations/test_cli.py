@@ -15,11 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    """An empty working directory (the link cache lands in its .graphsite/) and an explicit configuration."""
+    """An empty working directory, a cache directory of its own (cache/graphsite/) and a configuration."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
     config = tmp_path / "graphsite.toml"
     config.write_text("[links]\ntimeout = 2.0\nretries = 1\n")
+    monkeypatch.setenv("GRAPHSITE_LINKS_ALLOW_PRIVATE", "true")  # the pitfall server is on 127.0.0.1
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path
 
 
@@ -38,7 +40,7 @@ def test_links_exits_1_on_a_dead_link_and_prints_json_on_stdout(workdir, pitfall
         "/ok": "ok", "/moved": "redirected", "/missing": "dead"}
     assert data["counts"]["dead"] == 1
     assert "1 link(s) dead" in result.stderr and "Traceback" not in result.output
-    assert (workdir / ".graphsite" / "links.json").is_file()
+    assert (workdir / "cache" / "graphsite" / "links.json").is_file()
 
 
 def test_links_passes_when_nothing_is_dead_and_the_second_run_is_cached(workdir, pitfall_server):
@@ -81,12 +83,12 @@ def test_links_fail_on_decides_which_states_exit_1(workdir, pitfall_server):
     assert result.exit_code == 1 and "1 link(s) dead/blocked" in result.stderr, result.output
     (workdir / "graphsite.toml").write_text('[links]\nfail_on = ["deadd"]\n')
     result = CliRunner().invoke(main, ["links", str(source), "--no-cache"])
-    assert result.exit_code == 1 and "links.fail_on: unknown state 'deadd'" in result.output, result.output
+    assert result.exit_code == 2 and "links.fail_on: unknown state 'deadd'" in result.output, result.output
 
 
 def test_links_of_a_missing_file_is_a_one_line_error(workdir):
     result = CliRunner().invoke(main, ["links", str(workdir / "nope.md")])
-    assert result.exit_code in (1, 2) and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
     assert "nope.md" in result.output
 
 

@@ -33,7 +33,8 @@ EXPECTED = {
 
 
 def settings(tmp_path: Path, **values) -> LinksConfig:
-    base = {"timeout": 1.0, "retries": 2, "max_retry_after": 5.0, "cache_dir": str(tmp_path / ".graphsite")}
+    base = {"timeout": 1.0, "retries": 2, "max_retry_after": 5.0, "cache_dir": str(tmp_path / ".graphsite"),
+            "allow_private": True}
     return LinksConfig(**{**base, **values})
 
 
@@ -117,16 +118,18 @@ def test_a_page_linked_with_three_fragments_is_fetched_once(pitfall_run):
     assert "#nowhere" in results["/page#nowhere"].detail
 
 
-def test_a_second_run_within_max_age_asks_nothing_of_the_server(pitfall_run, pitfall_cache):
+def test_a_second_run_serves_only_successes_from_the_cache(pitfall_run, pitfall_cache):
     server, first, _ = pitfall_run
     before = len(server.hits.log)
     again = check_links([server.url(p) for p in EXPECTED], settings(pitfall_cache), progress=False)
-    cacheable = [r for r in again.results if r.state != "timeout"]
-    assert all(r.cached for r in cacheable)
     assert [r.state for r in again.results] == [first[p].state for p in EXPECTED]
-    new_paths = {hit[1] for hit in server.hits.log[before:]}
-    assert new_paths == {"/slow"}  # a timeout says nothing about the link: never cached
-    assert again.requests == len([h for h in server.hits.log[before:]])
+    cached = {r.url.removeprefix(server.base) for r in again.results if r.cached}
+    assert cached == {p for p, state in EXPECTED.items() if state in ("ok", "redirected")}
+    # Every failure is asked again (a site that is back must be seen back); no success is.
+    asked = {hit[1] for hit in server.hits.log[before:]}
+    assert {"/forbidden", "/error", "/missing", "/slow", "/loop-a"} <= asked
+    assert not asked & {"/ok", "/moved", "/head-405", "/browser-only"}
+    assert again.requests == len(server.hits.log[before:])
 
 
 def test_no_cache_and_an_expired_cache_ask_again(pitfall_server, tmp_path):
@@ -170,10 +173,10 @@ def test_dns_failure_and_refused_connection_are_dead(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         closed = probe.getsockname()[1]
-    urls = ["http://no-such-host.invalid/x", f"http://127.0.0.1:{closed}/"]
+    urls = ["http://no-such-host.invalid/x", f"http://127.0.0.1:{closed}/", "http://no-such-host.invalid/y"]
     report = check_links(urls, settings(tmp_path, retries=1), progress=False)
-    assert [r.state for r in report.results] == ["dead", "dead"]
-    assert report.results[0].detail.startswith("DNS:")
+    assert [r.state for r in report.results] == ["dead", "dead", "dead"]
+    assert report.results[0].detail.startswith("DNS:") and report.results[2].detail.startswith("DNS:")
     assert report.results[1].detail.startswith("connection failed")
 
 

@@ -20,7 +20,7 @@ from graphsite.citations.summary import Progress, render_summary
 
 @pytest.mark.parametrize("status, state", [(200, "ok"), (204, "ok"), (401, "blocked"), (403, "blocked"),
                                            (429, "blocked"), (999, "blocked"), (404, "dead"), (410, "dead"),
-                                           (400, "dead"), (500, "dead"), (503, "dead")])
+                                           (400, "dead"), (500, "dead"), (503, "unavailable")])
 def test_state_for_a_final_status(status, state):
     assert state_for_status(status) == state
 
@@ -89,3 +89,46 @@ def test_progress_on_a_terminal_redraws_one_bar():
     frames = stream.getvalue().split("\r")[1:]
     assert [frame.split("]")[-1].strip() for frame in frames] == ["2/4", "4/4"]
     assert frames[-1].endswith("\n") and "[" + "#" * 28 + "]" in frames[-1]
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_slow_run_names_the_urls_in_flight_every_few_seconds_off_a_terminal():
+    stream, clock = io.StringIO(), _Clock()
+    meter = Progress(3, stream=stream, clock=clock)
+    meter.advance()
+    clock.now += 4
+    assert meter.idle() == 4
+    meter.waiting([("https://slow.example/a", 4.2), ("https://slow.example/b", 3.0)])
+    meter.waiting([("https://slow.example/a", 4.7)])  # within WAITING_EVERY of the last line: not repeated
+    clock.now += 6
+    meter.waiting([("https://slow.example/a", 10.2)])
+    lines = stream.getvalue().splitlines()
+    assert lines[1:] == ["  waiting on 2 link(s): https://slow.example/a (4 s), https://slow.example/b (3 s)",
+                         "  waiting on 1 link(s): https://slow.example/a (10 s)"]
+
+
+def test_a_slow_run_names_the_url_it_waits_on_on_the_bar():
+    stream, clock = _Terminal(), _Clock()
+    meter = Progress(2, stream=stream, clock=clock)
+    meter.advance()
+    meter.waiting([("https://slow.example/a", 5.0), ("https://slow.example/b", 1.0)])
+    assert stream.getvalue().split("\r")[-1].endswith("1/2  waiting on https://slow.example/a (5 s) and 1 more")
+
+
+def test_the_table_names_lines_warnings_and_a_partial_run():
+    report = LinkReport((LinkResult("https://a.example/", "ok", status=200, warning="the body ended early",
+                                    lines=(3,)),
+                         LinkResult("https://b.example/", "unchecked", "not checked: stopped", lines=(4, 9))),
+                        seconds=0.5, stopped_by="SIGINT")
+    lines = render_summary(report, colour=False).splitlines()
+    assert lines[0].endswith("https://a.example/ (line 3)  warning: the body ended early")
+    assert "https://b.example/ (lines 4, 9)  not checked: stopped" in lines[1]
+    assert lines[-1].startswith("Stopped by SIGINT (partial): Checked 2 links")
+    assert report.as_dict()["partial"] is True and report.as_dict()["links"][1]["line"] == 4

@@ -1,0 +1,308 @@
+"""The HTTP side of a link check: one verdict per http(s) URL, within deadlines, politely. With
+graphsite/citations/http.py (the client), the only part of graphsite/citations that talks to the network.
+
+A global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; HEAD
+first, GET when HEAD is refused or a `#fragment` must be found; redirects followed by hand (so that each hop is
+reported and loops detected); `Retry-After` honoured on 429/503 up to a cap; bounded retries with exponential
+backoff for timeouts, connection errors and 5xx. Every request has one total deadline (connect, headers and
+body: a server that trickles is cut off) and every link one deadline for all its attempts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from graphsite.citations.http import Client, HTTPError, Response, ShortBody
+from graphsite.citations.pages import AnchorScanner, wanted_names
+from graphsite.citations.results import (
+    CHALLENGE_STATUSES,
+    RETRY_STATUSES,
+    LinkResult,
+    is_challenge,
+    retry_after,
+)
+from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
+from graphsite.urls import non_public
+
+if TYPE_CHECKING:
+    from graphsite.config import LinksConfig
+
+MAX_REDIRECTS = 10
+PEEK_BYTES = 32 * 1024  # of an error page, to tell a bot wall's challenge from a real refusal
+DRAIN_BYTES = 64 * 1024  # a small body is read whole: the connection stays reusable and a short body shows
+BACKOFF = 0.5  # seconds before the first retry; doubles each time
+
+
+class _Budget:
+    """Retries left for one URL, shared by its HEAD and GET requests, and the link's deadline (loop time), which
+    starts with its first request: waiting for a turn behind other links of a slow host does not use it up."""
+
+    def __init__(self, retries: int, seconds: float) -> None:
+        self.left, self.used, self.seconds = retries, 0, seconds
+        self.deadline: float | None = None
+
+    def start(self) -> None:
+        if self.deadline is None:
+            self.deadline = asyncio.get_running_loop().time() + self.seconds
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left, self.used = self.left - 1, self.used + 1
+        return True
+
+    def remaining(self) -> float:
+        if self.deadline is None:
+            return self.seconds
+        return self.deadline - asyncio.get_running_loop().time()
+
+
+class _Received:
+    """Bytes of a body received so far (read after a deadline cut the request off)."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.bytes = 0
+
+
+def new_client(settings: LinksConfig) -> Client:
+    """Return the one client of a run: keep-alive per host, no redirects followed, no proxies."""
+    headers = {"User-Agent": settings.user_agent, "Accept-Language": "en-US,en;q=0.9",
+               "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+    return Client(headers, keep_per_host=settings.per_host, ca_bundle=str(Path(settings.ca_bundle).expanduser())
+                  if settings.ca_bundle else "")
+
+
+class Checker:
+    """Checks URLs with one shared client; a fragment-less URL is fetched once however often it is linked.
+    `fragments` maps a page to the fragments linked on it (the page is read until every one was seen)."""
+
+    def __init__(self, client: Client, settings: LinksConfig, fragments: dict[str, set[str]]) -> None:
+        self.client, self.settings = client, settings
+        self.groups = {page: [g for g in map(wanted_names, names) if g] for page, names in fragments.items()}
+        self.slots = asyncio.Semaphore(settings.concurrency)
+        self.hosts: dict[str, asyncio.Semaphore] = {}
+        self.pages: dict[str, asyncio.Task[Page]] = {}
+        self.in_flight: dict[int, tuple[str, float]] = {}  # id -> (URL, loop time it was sent)
+        self.requests = 0
+
+    async def check(self, url: str) -> LinkResult:
+        """Return the verdict on the http(s) `url` (well-formed, already normalised)."""
+        now = time.time()
+        target, fragment = urldefrag(url)
+        if target not in self.pages:
+            self.pages[target] = asyncio.ensure_future(self._page(target))
+        page = await self.pages[target]
+        return verdict(url, fragment, page, now, self.settings)
+
+    def waiting(self) -> list[tuple[str, float]]:
+        """Return the URLs of the requests in flight and how long each has run, longest first."""
+        now = asyncio.get_running_loop().time()
+        return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
+
+    async def _page(self, target: str) -> Page:
+        budget = _Budget(self.settings.retries, self.settings.link_timeout)
+        try:
+            return await self._follow(target, budget)
+        except Failure as failure:
+            return Page(target, failure=failure, attempts=budget.used + 1)
+        except ValueError as exc:  # e.g. a redirect to a URL that cannot be parsed (a port out of range)
+            return Page(target, failure=Failure("dead", f"invalid URL: {_one_line(exc)}"))
+
+    async def _follow(self, target: str, budget: _Budget) -> Page:
+        chain: list[str] = []
+        current = target
+        groups = self.groups.get(target, [])
+        for _ in range(MAX_REDIRECTS + 1):
+            answer = await self._answer(current, budget, groups)
+            if answer.location is None:
+                return Page(current, answer, tuple(chain), attempts=budget.used + 1)
+            following = urldefrag(urljoin(current, answer.location))[0]
+            seen = [target, *chain].count(following)
+            # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
+            if seen > 1 or (seen == 1 and not answer.sets_cookie):
+                raise Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
+            if urlsplit(following).scheme.lower() not in ("http", "https"):
+                raise Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+            private = None if self.settings.allow_private else non_public(following)
+            if private:
+                raise Failure("private", f"redirected to {following}, not requested: it {private}")
+            chain.append(following)
+            current = following
+        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
+
+    async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> Answer:
+        """Return the answer for `url`: HEAD, then GET when HEAD is refused or the body is needed."""
+        if not groups:
+            head = await self._attempts("HEAD", url, budget, groups)
+            if head is not None:
+                return head
+        answer = await self._attempts("GET", url, budget, groups)
+        assert answer is not None
+        return answer
+
+    async def _attempts(self, method: str, url: str, budget: _Budget, groups: list[frozenset[str]]
+                        ) -> Answer | None:
+        """Return the answer to `method`, retrying what is worth retrying; None: fall back to GET."""
+        while True:
+            try:
+                answer = await self._send(method, url, groups, budget)
+            except Failure as failure:
+                if failure.state == "timeout" and method == "HEAD" and budget.take():
+                    return None  # a server that cannot answer HEAD in time may still answer GET
+                if failure.state == "dns" or not await self._retry(budget, None):
+                    raise Failure("dead" if failure.state == "dns" else failure.state,
+                                   failure.detail + _attempts_note(budget)) from None
+                continue
+            if answer.status in RETRY_STATUSES and not answer.challenge:
+                wait = retry_after(answer.retry_after) if answer.status in (429, 503) else None
+                if wait is not None and wait > self.settings.max_retry_after:
+                    return answer  # the site asks for longer than we wait: report it as it is
+                if method == "HEAD" and wait is None and answer.status != 429:
+                    return None
+                if await self._retry(budget, wait):
+                    continue
+                return answer
+            if method == "HEAD" and answer.status >= 400:
+                return None  # HEAD refused (405, 501, 403 to robots, …): ask again with GET
+            return answer
+
+    async def _retry(self, budget: _Budget, wait: float | None) -> bool:
+        """Wait before the next attempt and return True, or False when no retry is left or the wait would
+        pass the link's deadline."""
+        if budget.left <= 0:
+            return False
+        pause = wait if wait is not None else BACKOFF * 2 ** budget.used
+        if pause >= budget.remaining():
+            return False
+        budget.take()
+        await asyncio.sleep(pause)
+        return True
+
+    def _host(self, url: str) -> asyncio.Semaphore:
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}".lower()
+        if key not in self.hosts:
+            self.hosts[key] = asyncio.Semaphore(self.settings.per_host)
+        return self.hosts[key]
+
+    async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> Answer:
+        """Return one answer, within min(links.timeout, what is left of the link's deadline)."""
+        async with self._host(url), self.slots:
+            budget.start()
+            seconds = min(self.settings.timeout, budget.remaining())
+            if seconds <= 0:
+                raise Failure("timeout", f"no answer within the link's {self.settings.link_timeout:g} s")
+            loop = asyncio.get_running_loop()
+            self.requests += 1
+            received = _Received()
+            key = id(received)
+            self.in_flight[key] = (url, loop.time())
+            try:
+                async with asyncio.timeout(seconds):
+                    return await self._exchange(method, url, groups, received)
+            except TimeoutError:
+                whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
+                raise Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
+                                          f"({_progress_note(received)})") from None
+            except HTTPError as exc:
+                if exc.dns:
+                    raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
+                raise Failure("dead", f"connection failed: {_one_line(exc)}") from None
+            finally:
+                del self.in_flight[key]
+
+    async def _exchange(self, method: str, url: str, groups: list[frozenset[str]], received: _Received
+                        ) -> Answer:
+        response = await self.client.send(method, url)
+        received.status = response.status
+        try:
+            headers = response.headers
+            location = headers.get("location") if 300 <= response.status < 400 else None
+            scan, challenge, short = None, is_challenge(headers), ""
+            if method == "GET" and location is None:
+                if groups and 200 <= response.status < 300 and _is_html(response) and response.decodable:
+                    scan = await self._scan(response, groups, received)
+                elif response.status in CHALLENGE_STATUSES and not challenge:
+                    challenge = is_challenge(headers, await _peek(response, PEEK_BYTES, received))
+                elif response.length is not None and response.length <= DRAIN_BYTES:
+                    short = await _drain(response, received)
+            elif response.length is not None and response.length <= DRAIN_BYTES:
+                await _drain(response, received)  # a HEAD's nothing, a redirect's few bytes: the connection is kept
+            return Answer(response.status, location, headers.get("retry-after"), bool(response.cookies),
+                           challenge, scan, short)
+        finally:
+            response.close()
+
+    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received) -> Scan:
+        """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end."""
+        scanner = AnchorScanner(groups, response.charset)
+        cap = int(self.settings.max_page_mib * 1024 * 1024)
+        outcome = "complete"
+        try:
+            async for chunk in response.chunks():
+                scanner.feed(chunk)
+                received.bytes = response.received
+                if scanner.done:
+                    outcome = "found"
+                    break
+                if scanner.received >= cap:
+                    outcome = "cap"
+                    break
+        except ShortBody:
+            outcome = "short"  # the connection closed before the body was whole (shorter than Content-Length)
+        except zlib.error:
+            outcome = "short"  # a compressed body cut off or broken: what came was scanned
+        if outcome != "found":
+            scanner.close()
+        return Scan(frozenset(scanner.found), outcome, response.received, response.length)
+
+
+def _attempts_note(budget: _Budget) -> str:
+    return f" ({budget.used + 1} attempts)" if budget.used else ""
+
+
+def _progress_note(received: _Received) -> str:
+    if received.status is None:
+        return "no status line or headers received"
+    return f"HTTP {received.status}, {received.bytes:,} bytes of the body received"
+
+
+def _is_html(response: Response) -> bool:
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind in ("text/html", "application/xhtml+xml", "")
+
+
+async def _peek(response: Response, limit: int, received: _Received) -> bytes:
+    chunks: list[bytes] = []
+    try:
+        async for chunk in response.chunks():
+            chunks.append(chunk)
+            received.bytes = response.received
+            if received.bytes >= limit:
+                break
+    except (ShortBody, zlib.error):
+        pass
+    return b"".join(chunks)
+
+
+async def _drain(response: Response, received: _Received) -> str:
+    """Read a small body whole; return a warning when it ends before its Content-Length."""
+    try:
+        async for _ in response.chunks():
+            received.bytes = response.received
+    except ShortBody as short:
+        return f"the body ended after {short.received:,} of {response.length or 0:,} bytes (Content-Length)"
+    except zlib.error:
+        return "the compressed body is broken"
+    return ""
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:160]
