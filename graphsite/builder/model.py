@@ -38,6 +38,9 @@ class FrontMatter:
     floors: tuple[Card, ...] = ()
     counter_frame: CounterFrame | None = None
     rules: tuple[str, ...] = ()
+    description: str = ""  # the meta description the author gave (description / abstract / summary)
+    authors: tuple[str, ...] = ()  # the byline (author / authors)
+    date: str = ""
 
 
 @dataclass(frozen=True)

@@ -210,8 +210,10 @@ def rule_targets(report: Report) -> list[str]:
 
 
 def description(report: Report) -> str:
-    """Return the page's meta description: the lede, else the first paragraph, in at most 160 characters."""
-    text = text_html(report.front.lede) if report.front.lede else ""
+    """Return the page's meta description: the author's description, else the lede, else the first paragraph,
+    in at most 160 characters."""
+    given = report.front.description or report.front.lede
+    text = text_html(given) if given else ""
     for fragment in (text, report.intro_html, *(section.summary_html for section in report.sections)):
         text = " ".join(html.unescape(_TAG.sub(" ", fragment)).split())
         if text:

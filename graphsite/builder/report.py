@@ -161,8 +161,9 @@ def report_from_source(source: Source) -> Report:
     title_heading = next((h for h in parsed.headings if h.token_index == parsed.title_index), None)
     if title_heading is None and parsed.section_level > 1:
         title_heading = next((h for h in parsed.headings if h.level == 1), None)
-    title = source.front.title or (title_heading.text if title_heading else "") or source.front.headline \
-        or source.path.stem
+    first_heading = parsed.headings[0].text if parsed.headings else ""
+    title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
+             or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
     references = _references(parsed, layout.references, source)
     citations = _placed(parsed, layout, references.id)
     sources = _sources(citations)

@@ -33,7 +33,11 @@ _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
 _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # build.max_bytes: 20 MB, a hundred times the longest report we know
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
-_KNOWN = frozenset(_TEXT_FIELDS + ("floors", "counter_frame", "rules"))
+# The keys Pandoc, Quarto, Hugo, Jekyll and MkDocs authors already write: they fill the page's top when
+# graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
+_ECOSYSTEM_TEXT = ("subtitle", "description", "abstract", "summary", "date")
+_KNOWN = frozenset(_TEXT_FIELDS + _ECOSYSTEM_TEXT + ("floors", "counter_frame", "rules", "author", "authors",
+                                                      "tags"))
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,7 @@ def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[F
     fields = _Fields(path)
     top = fields.mapping(_Value(node, data, _line(node)), "(front matter)")
     values: dict[str, Any] = {key: fields.text(top[key], key) for key in _TEXT_FIELDS if key in top}
+    values.update(_ecosystem(fields, top, values))
     if "rules" in top:
         values["rules"] = fields.texts(top["rules"], "rules")
     if "floors" in top:
@@ -238,6 +243,41 @@ def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[F
     warnings = tuple(Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
                              line=top[key].line) for key in top if key not in _KNOWN)
     return FrontMatter(**values), warnings
+
+
+def _ecosystem(fields: _Fields, top: dict[str, _Value], own: dict[str, Any]) -> dict[str, Any]:
+    """Return the page fields the ecosystem's keys give when graphsite's own are absent: the lede from
+    description / abstract / summary / subtitle, the kicker from tags, the meta description, and the byline."""
+    text = {key: fields.text(top[key], key) for key in _ECOSYSTEM_TEXT if key in top}
+    values: dict[str, Any] = {}
+    summary = text.get("description") or text.get("abstract") or text.get("summary") or ""
+    if not own.get("lede") and (summary or text.get("subtitle")):
+        values["lede"] = summary or text.get("subtitle", "")
+    if summary:
+        values["description"] = summary
+    if not own.get("kicker") and "tags" in top:
+        values["kicker"] = " · ".join(fields.texts(top["tags"], "tags"))
+    names: list[str] = []
+    for key in ("author", "authors"):
+        if key in top:
+            names += _people(fields, top[key], key)
+    values["authors"] = tuple(name for name in names if name)
+    values["date"] = text.get("date", "")
+    return values
+
+
+def _people(fields: _Fields, item: _Value, field: str) -> list[str]:
+    """Return author names from text, a list of text, or Quarto's list of mappings with a `name`."""
+    if item.value is None or isinstance(item.value, (str, int, float)):
+        return [fields.text(item, field)]
+    names = []
+    for index, entry in enumerate(fields.items(item, field, "a name or a list of names")):
+        if isinstance(entry.value, dict):
+            name = fields.mapping(entry, f"{field}[{index}]").get("name")
+            names.append(fields.text(name, f"{field}[{index}].name") if name is not None else "")
+        else:
+            names.append(fields.text(entry, f"{field}[{index}]"))
+    return names
 
 
 def _cards(fields: _Fields, floors: _Value) -> tuple[Card, ...]:

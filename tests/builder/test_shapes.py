@@ -28,7 +28,7 @@ BODY = ("{h} 1. Intro\n\nSee §2 and §2.1 [[1](https://a.example/x)].\n\n{h} 2.
 
 @pytest.mark.parametrize("shape, title", [
     ("# Report title\n\n" + BODY.format(h="#", s="##", r="#"), "Report title"),  # title + `#` sections
-    (BODY.format(h="#", s="##", r="#"), "report"),  # `#` sections only: the file's name
+    (BODY.format(h="#", s="##", r="#"), "1. Intro"),  # `#` sections only: the first heading, never the file
     ("# Report title\n\n" + BODY.format(h="##", s="###", r="##"), "Report title"),  # the usual `##` shape
     ("# Report title\n\n" + BODY.format(h="##", s="###", r="###"), "Report title"),  # references one level down
     ("# Report title\n\n" + BODY.format(h="##", s="###", r="#"), "Report title"),  # references one level up
@@ -50,7 +50,7 @@ def test_sections_come_from_the_documents_own_level(write_md, shape, title):
 
 def test_several_unnumbered_top_headings_are_the_sections(write_md):
     report = build_page(write_md("# Install\n\nRun it.\n\n# Usage\n\nUse it.\n", "guide.md")).report
-    assert report.title == "guide" and [s.title for s in report.sections] == ["Install", "Usage"]
+    assert report.title == "Install" and [s.title for s in report.sections] == ["Install", "Usage"]
 
 
 def _summary(write_md, body: str) -> tuple[str, BeautifulSoup]:
