@@ -178,6 +178,8 @@ done
 export DOCKER_HOST=unix:///run/worker.sock
 "$GRAPHSITE" list --json >/run/list.out 2>/run/list.err; echo "@@list $?"
 "$GRAPHSITE" deploy --subdomain "$NAME" --no-verify >/run/deploy.out 2>/run/deploy.err; echo "@@deploy $?"
+"$GRAPHSITE" doctor --json >/run/doctor.out 2>/run/doctor.err; echo "@@doctor $?"
+echo "@@doctor-stdout $(tr -d '\n' </run/doctor.out)"
 echo "@@list-stdout $(tr -d '\n' </run/list.out)"
 echo "@@list-stderr $(tr '\n' ' ' </run/list.err)"
 echo "@@deploy-stderr $(tr '\n' ' ' </run/deploy.err)"
@@ -202,3 +204,8 @@ def test_a_daemon_that_is_no_swarm_manager(publab, tmp_path):
     assert markers["deploy"] == "1" and "Traceback" not in markers["deploy-stderr"]
     assert "not a Swarm manager" in markers["deploy-stderr"] or "swarm manager" in markers["deploy-stderr"].lower()
     assert "Traceback" not in markers["list-stderr"]
+    assert markers["doctor"] == "1"  # doctor names the same cause, with its fix
+    doctor = {c["name"]: c for c in json.loads(markers["doctor-stdout"])["checks"]}
+    role = [c for name, c in doctor.items() if name.startswith("docker.") and c["status"] == "FAIL"
+            and "swarm" in c["evidence"].lower()]
+    assert role and "swarm init" in role[0]["fix"], doctor
