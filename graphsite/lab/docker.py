@@ -76,15 +76,15 @@ def swarm_state() -> tuple[str, bool]:
     return out[0], out[-1] == "true"
 
 
-def ensure_swarm() -> str:
-    """Initialise a single-node swarm when the node is in none; return 'present' or 'created'."""
+def ensure_swarm(advertise: str = "127.0.0.1") -> str:
+    """Initialise a swarm advertised on `advertise` when the node is in none; return 'present' or 'created'."""
     state, manager = swarm_state()
     if state == "active" and manager:
         _wait_for_leader()
         return "present"
     if state == "active":
         raise LabError("this node is a swarm worker, not a manager", hint="run the lab on a manager node")
-    docker("swarm", "init", "--advertise-addr", "127.0.0.1")
+    docker("swarm", "init", "--advertise-addr", advertise)
     _wait_for_leader()
     return "created"
 

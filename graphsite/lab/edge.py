@@ -7,6 +7,8 @@ import hashlib
 
 from graphsite.lab.instance import PAGE_PORT, LabInstance
 
+# The header by which `verify` asks the edge for one task by its overlay address (the lab's edge only).
+TASK_HEADER = "X-Graphsite-Task"
 # Ports inside the edge container: unprivileged, so the edge runs as the lab directory's owner.
 INSIDE_HTTPS, INSIDE_HTTP = 8443, 8080
 CA_ROOT = "caddy/pki/authorities/local/root.crt"  # under the edge's data directory
@@ -14,7 +16,9 @@ CA_ROOT = "caddy/pki/authorities/local/root.crt"  # under the edge's data direct
 
 def edge_caddyfile(domain: str) -> str:
     """Return the edge's Caddyfile: `*.<domain>` over TLS from Caddy's internal CA, proxied to
-    `<first label>:20128`; http redirected permanently to https, as Dokploy's redirect-to-https does."""
+    `<first label>:20128`; http redirected permanently to https, as Dokploy's redirect-to-https does.
+    A request with TASK_HEADER holding an IPv4 address goes to that address on the page port instead: `verify`
+    reaches each replica of a service through it (a lab convenience; Traefik has no such route)."""
     first_label = len(domain.split("."))  # {labels.0} is the last label: the first is one past the domain's
     return f"""{{
 	https_port {INSIDE_HTTPS}
@@ -35,7 +39,13 @@ def edge_caddyfile(domain: str) -> str:
 			lifetime 90d
 		}}
 	}}
-	reverse_proxy {{labels.{first_label}}}:{PAGE_PORT}
+	@task header_regexp {TASK_HEADER} ^[0-9.]+$
+	handle @task {{
+		reverse_proxy {{header.{TASK_HEADER}}}:{PAGE_PORT}
+	}}
+	handle {{
+		reverse_proxy {{labels.{first_label}}}:{PAGE_PORT}
+	}}
 }}
 
 http://*.{domain} {{

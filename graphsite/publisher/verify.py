@@ -93,6 +93,36 @@ def _page(target: Deployment, result: probe.Probe, where: str) -> tuple[str, str
     return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches"
 
 
+def _origin(target: Deployment, config: Config, clients) -> tuple[str, str]:
+    """The page through the edge on this host; with verify.task_header, from every running task of the current
+    spec in turn (the edge proxies to the address the header names), each against the deployed sha256."""
+    origin, header = config.verify.origin_address, config.verify.task_header
+    if not header:
+        return _page(target, probe.fetch("https", target.fqdn, origin, ca_bundle=config.verify.ca_bundle),
+                     f"edge {origin}")
+    service = clients.swarm.service(target.name)
+    if service is None:
+        return FAIL, f"no service {target.name}"
+    tasks = [t for t in clients.swarm.tasks(target.name)
+             if t.state == "running" and t.desired == "running" and t.of(service)]
+    if not tasks:
+        return FAIL, f"edge {origin}: no running task of {target.name} to reach"
+    nodes, reached = clients.swarm.node_names(), []
+    for task in sorted(tasks, key=lambda t: t.id):
+        where = f"task {task.id} on {nodes.get(task.node) or task.node[:12]}"
+        address = task.address(config.deploy.network)
+        if not address:
+            return FAIL, f"{where}: no address on network {config.deploy.network}"
+        result = probe.fetch("https", target.fqdn, origin, ca_bundle=config.verify.ca_bundle,
+                             headers={header: address})
+        status, evidence = _page(target, result, f"{where} ({address})")
+        if status != PASS:
+            return status, evidence
+        reached.append(where)
+    return PASS, (f"edge {origin}: {len(reached)}/{len(reached)} tasks HTTP 200, sha256 {target.sha256[:12]}… "
+                  f"matches ({'; '.join(reached)})")
+
+
 def _public(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     status, evidence = _page(target, result, result.url)
@@ -201,8 +231,7 @@ def run_checks(config: Config, target: Deployment, clients) -> list[CheckResult]
     origin = config.verify.origin_address
     checks = [
         ("service", lambda: _service(target, clients)),
-        ("origin", lambda: _page(target, probe.fetch("https", target.fqdn, origin,
-                                                     ca_bundle=config.verify.ca_bundle), f"edge {origin}")),
+        ("origin", lambda: _origin(target, config, clients)),
         ("public", lambda: _public(target, config)),
         ("tls", lambda: _tls(target, config)),
         ("redirect", lambda: _redirect(target, config)),
