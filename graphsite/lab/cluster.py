@@ -117,13 +117,13 @@ def remove_bridge(plan: ClusterPlan) -> str:
     return "removed"
 
 
-def _worker_docker(worker: Worker, *args: str, check: bool = True, timeout: float = 60):
+def worker_docker(worker: Worker, *args: str, check: bool = True, timeout: float = 60):
     return docker("-H", worker.socket, *args, check=check, timeout=timeout)
 
 
 def worker_answers(worker: Worker) -> bool:
     return (worker.root / "docker.sock").exists() and \
-        _worker_docker(worker, "version", "--format", "{{.Server.Version}}", check=False, timeout=10).returncode == 0
+        worker_docker(worker, "version", "--format", "{{.Server.Version}}", check=False, timeout=10).returncode == 0
 
 
 def _ensure_netns(plan: ClusterPlan, worker: Worker) -> None:
@@ -165,18 +165,18 @@ def start_worker_daemon(worker: Worker, wait: float = 60) -> int:
 
 def _join(plan: ClusterPlan, worker: Worker) -> str:
     """Join the worker to the manager's swarm unless it is in one; return its swarm node id."""
-    state = _worker_docker(worker, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}}").stdout.split()
+    state = worker_docker(worker, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}}").stdout.split()
     if state and state[0] == "active" and len(state) > 1:
         return state[1]
     token = docker("swarm", "join-token", "--quiet", "worker").stdout.strip()
-    _worker_docker(worker, "swarm", "join", "--token", token, "--advertise-addr", worker.address,
+    worker_docker(worker, "swarm", "join", "--token", token, "--advertise-addr", worker.address,
                    f"{plan.host_address}:{SWARM_PORT}")
-    return _worker_docker(worker, "info", "--format", "{{.Swarm.NodeID}}").stdout.strip()
+    return worker_docker(worker, "info", "--format", "{{.Swarm.NodeID}}").stdout.strip()
 
 
 def _load_image(worker: Worker, image: str) -> str:
     """Copy the page image onto the worker (no registry: docker save | docker load); 'present' or 'loaded'."""
-    if _worker_docker(worker, "image", "inspect", image, check=False).returncode == 0:
+    if worker_docker(worker, "image", "inspect", image, check=False).returncode == 0:
         return "present"
     save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
@@ -214,7 +214,7 @@ def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     namespace and link, its directory; return 'removed' or 'absent'."""
     found = bool(record) or _netns_exists(worker.netns) or worker.root.exists()
     if worker_answers(worker):
-        _worker_docker(worker, "swarm", "leave", "--force", check=False, timeout=60)
+        worker_docker(worker, "swarm", "leave", "--force", check=False, timeout=60)
     if record.get("pid"):
         processes.stop(record["pid"], *worker.markers, wait=30)
     _kill_leftovers(worker)

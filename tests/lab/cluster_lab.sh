@@ -20,7 +20,7 @@ scripts/lab status; echo "@@status $?"
 docker node ls --format '@@node {{.Hostname}} {{.Status}} {{.Availability}}'
 cp "$LAB_DIR/state.json" "$work/state-after-up.json"
 if [ "$#" -gt 0 ]; then
-  GRAPHSITE_LAB_REQUIRED=1 "${VENV:-.venv}/bin/python" -m pytest -p no:cacheprovider "$@"; echo "@@pytest $?"
+  GRAPHSITE_LAB_REQUIRED=1 GRAPHSITE_CLUSTER=1 "${VENV:-.venv}/bin/python" -m pytest -p no:cacheprovider "$@"; echo "@@pytest $?"
 fi
 scripts/lab down; echo "@@down $?"
 echo "@@netns $(ip netns list | wc -l)"
