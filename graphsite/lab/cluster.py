@@ -11,6 +11,7 @@ daemon and every process started under it, its namespace and link, its directory
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -121,9 +122,15 @@ def worker_docker(worker: Worker, *args: str, check: bool = True, timeout: float
     return docker("-H", worker.socket, *args, check=check, timeout=timeout)
 
 
-def worker_answers(worker: Worker) -> bool:
-    return (worker.root / "docker.sock").exists() and \
-        worker_docker(worker, "version", "--format", "{{.Server.Version}}", check=False, timeout=10).returncode == 0
+def worker_answers(worker: Worker, timeout: float = 10) -> bool:
+    """True when the worker's daemon answers (a daemon still initialising holds requests: that is not yet)."""
+    if not (worker.root / "docker.sock").exists():
+        return False
+    try:
+        done = worker_docker(worker, "version", "--format", "{{.Server.Version}}", check=False, timeout=timeout)
+    except LabError:
+        return False
+    return done.returncode == 0
 
 
 def _ensure_netns(plan: ClusterPlan, worker: Worker) -> None:
@@ -138,7 +145,7 @@ def _ensure_netns(plan: ClusterPlan, worker: Worker) -> None:
         _run("ip", "link", "set", worker.veth, "master", plan.bridge, "up")
 
 
-def start_worker_daemon(worker: Worker, wait: float = 60) -> int:
+def start_worker_daemon(worker: Worker, wait: float = 120) -> int:
     """Start the worker's dockerd inside its namespace (its own hostname, data and exec roots, socket, pidfile,
     containerd); return its pid once it answers. `nsenter --net` keeps /sys, so the daemon sees the cgroups."""
     for sub in ("data", "exec"):
@@ -257,10 +264,8 @@ def leftover_pids(worker: Worker) -> list[int]:
 def _kill_leftovers(worker: Worker, wait: float = 10) -> None:
     """SIGKILL what a killed dockerd left behind (containerd, shims): they name the worker's directory."""
     for pid in leftover_pids(worker):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     deadline = time.monotonic() + wait
     while leftover_pids(worker) and time.monotonic() < deadline:
         time.sleep(0.1)

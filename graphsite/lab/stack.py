@@ -155,6 +155,8 @@ def up(lab: LabInstance, nodes: int = 1) -> UpReport:
     try:
         steps.append(("cloudflare token", _ensure_token(lab)))
         steps.append(("docker daemon", _ensure_daemon(lab, state)))
+        if plan.workers and docker.swarm_state()[0] == "active":
+            _check_advertised(plan)  # before anything is created for workers that could never join
         if plan.workers or state.get("bridge_created"):
             bridge = cluster.ensure_bridge(plan)
             state["bridge_created"] = state.get("bridge_created", False) or bridge == "created"
