@@ -27,6 +27,9 @@ from graphsite.lab.instance import LabInstance
 
 MAX_NODES = 9
 SWARM_PORT = 2377
+# Exec roots (sockets, containerd's state) live here: a unix socket path holds 107 bytes, and containerd's
+# `<exec root>/containerd/containerd.sock.ttrpc` under a deep lab directory (a pytest tmp_path) would not fit.
+RUN_ROOT = Path("/run/gslab")
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,12 @@ class Worker:
     veth: str
     address: str  # on the lab bridge, without prefix length
     hostname: str
-    root: Path
+    root: Path  # data root and log, under the lab directory
+    run: Path  # exec root, socket and pidfile, under RUN_ROOT
 
     @property
     def socket(self) -> str:
-        return f"unix://{self.root / 'docker.sock'}"
+        return f"unix://{self.run / 'docker.sock'}"
 
     @property
     def markers(self) -> tuple[str, str]:
@@ -70,7 +74,8 @@ def cluster_plan(lab: LabInstance, nodes: int) -> ClusterPlan:
     tag = lab_tag(lab)
     subnet = 1 + int(tag, 16) % 250  # 10.213.<1-250>.0/24: one per lab directory
     workers = tuple(Worker(index=i, netns=f"gsl{tag}w{i}", veth=f"gsl{tag}v{i}", address=f"10.213.{subnet}.{i + 1}",
-                           hostname=f"gslab-{lab.suffix or tag}-w{i}", root=lab.path(f"nodes/w{i}"))
+                           hostname=f"gslab-{lab.suffix or tag}-w{i}", root=lab.path(f"nodes/w{i}"),
+                           run=RUN_ROOT / f"{tag}w{i}")
                     for i in range(1, nodes))
     return ClusterPlan(bridge=f"gsl{tag}b", host_address=f"10.213.{subnet}.1", prefix=24, workers=workers)
 
@@ -124,7 +129,7 @@ def worker_docker(worker: Worker, *args: str, check: bool = True, timeout: float
 
 def worker_answers(worker: Worker, timeout: float = 10) -> bool:
     """True when the worker's daemon answers (a daemon still initialising holds requests: that is not yet)."""
-    if not (worker.root / "docker.sock").exists():
+    if not (worker.run / "docker.sock").exists():
         return False
     try:
         done = worker_docker(worker, "version", "--format", "{{.Server.Version}}", check=False, timeout=timeout)
@@ -148,14 +153,14 @@ def _ensure_netns(plan: ClusterPlan, worker: Worker) -> None:
 def start_worker_daemon(worker: Worker, wait: float = 120) -> int:
     """Start the worker's dockerd inside its namespace (its own hostname, data and exec roots, socket, pidfile,
     containerd); return its pid once it answers. `nsenter --net` keeps /sys, so the daemon sees the cgroups."""
-    for sub in ("data", "exec"):
-        (worker.root / sub).mkdir(parents=True, exist_ok=True)
+    (worker.root / "data").mkdir(parents=True, exist_ok=True)
+    worker.run.mkdir(parents=True, exist_ok=True)
     log = (worker.root / "dockerd.log").open("ab")
     argv = ["nsenter", f"--net=/run/netns/{worker.netns}", "unshare", "--uts", "--",
             "sh", "-c", 'hostname "$0" && exec "$@"', worker.hostname,  # the script is fixed; values are arguments
             dockerd_path() or "dockerd", "--data-root", str(worker.root / "data"),
-            "--exec-root", str(worker.root / "exec"), "-H", worker.socket,
-            "--pidfile", str(worker.root / "docker.pid")]
+            "--exec-root", str(worker.run / "exec"), "-H", worker.socket,
+            "--pidfile", str(worker.run / "docker.pid")]
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                start_new_session=True)
     deadline = time.monotonic() + wait
@@ -219,7 +224,7 @@ def ensure_worker(plan: ClusterPlan, worker: Worker, image: str, record: dict) -
 def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     """Remove everything of one worker: its node from the swarm, its daemon and what runs under it, its
     namespace and link, its directory; return 'removed' or 'absent'."""
-    found = bool(record) or _netns_exists(worker.netns) or worker.root.exists()
+    found = bool(record) or _netns_exists(worker.netns) or worker.root.exists() or worker.run.exists()
     if worker_answers(worker):
         worker_docker(worker, "swarm", "leave", "--force", check=False, timeout=60)
     if record.get("pid"):
@@ -231,14 +236,17 @@ def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
         _run("ip", "netns", "del", worker.netns)
     if _link_exists(worker.veth):
         _run("ip", "link", "del", worker.veth)
-    for mountpoint in mounts_under(worker.root):  # overlay2 layers and sandbox namespaces the daemon left
-        _run("umount", "--lazy", mountpoint, check=False)
-    if worker.root.exists():
-        try:
-            shutil.rmtree(worker.root)
-        except OSError as exc:
-            raise LabError(f"cannot remove {worker.root}: {exc.strerror}",
-                           hint=f"`grep {worker.root} /proc/self/mountinfo` shows what is still mounted") from None
+    for directory in (worker.root, worker.run):
+        for mountpoint in mounts_under(directory):  # overlay2 layers and sandbox namespaces the daemon left
+            _run("umount", "--lazy", mountpoint, check=False)
+        if directory.exists():
+            try:
+                shutil.rmtree(directory)
+            except OSError as exc:
+                raise LabError(f"cannot remove {directory}: {exc.strerror}",
+                               hint=f"`grep {directory} /proc/self/mountinfo` shows what is still mounted") from None
+    with contextlib.suppress(OSError):  # shared by every lab: removed once empty
+        RUN_ROOT.rmdir()
     return "removed" if found else "absent"
 
 
@@ -253,10 +261,11 @@ def mounts_under(root: Path) -> list[str]:
 
 
 def leftover_pids(worker: Worker) -> list[int]:
-    """Return live processes whose command line names the worker's directory (dockerd, containerd, shims)."""
-    marker, found = str(worker.root), []
+    """Return live processes whose command line names the worker's directories (dockerd, containerd, shims)."""
+    markers, found = (f"{worker.root}/", f"{worker.run}/"), []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and any(marker in part for part in processes.command_line(int(entry.name))):
+        argv = processes.command_line(int(entry.name)) if entry.name.isdigit() else []
+        if any(marker in part for part in argv for marker in markers):
             found.append(int(entry.name))
     return found
 
@@ -277,8 +286,8 @@ def residue(plan: ClusterPlan, node_ids: list[str]) -> list[str]:
     found = [f"process {pid}" for worker in plan.workers for pid in leftover_pids(worker)]
     found += [f"namespace {w.netns}" for w in plan.workers if _netns_exists(w.netns)]
     found += [f"link {name}" for name in [plan.bridge, *(w.veth for w in plan.workers)] if _link_exists(name)]
-    found += [f"directory {w.root}" for w in plan.workers if w.root.exists()]
-    found += [f"mount {point}" for w in plan.workers for point in mounts_under(w.root)]
+    found += [f"directory {d}" for w in plan.workers for d in (w.root, w.run) if d.exists()]
+    found += [f"mount {point}" for w in plan.workers for d in (w.root, w.run) for point in mounts_under(d)]
     listed = docker("node", "ls", "--quiet", check=False).stdout.split()
     found += [f"swarm node {ident}" for ident in node_ids if ident and any(ident.startswith(n) for n in listed)]
     return found
