@@ -261,13 +261,28 @@ def mounts_under(root: Path) -> list[str]:
 
 
 def leftover_pids(worker: Worker) -> list[int]:
-    """Return live processes whose command line names the worker's directories (dockerd, containerd, shims)."""
-    markers, found = (f"{worker.root}/", f"{worker.run}/"), []
+    """Return live processes of the worker: those whose command line names its directories (dockerd, containerd,
+    the shims) and every descendant of those (the containers' processes, which a killed daemon leaves running)."""
+    markers, parents, found = (f"{worker.root}/", f"{worker.run}/"), {}, set()
     for entry in Path("/proc").iterdir():
-        argv = processes.command_line(int(entry.name)) if entry.name.isdigit() else []
-        if any(marker in part for part in argv for marker in markers):
-            found.append(int(entry.name))
-    return found
+        if not entry.name.isdigit():
+            continue
+        pid = int(entry.name)
+        if any(marker in part for part in processes.command_line(pid) for marker in markers):
+            found.add(pid)
+        try:
+            parents[pid] = int(next(line.split()[1] for line in (entry / "status").read_text().splitlines()
+                                    if line.startswith("PPid:")))
+        except (OSError, StopIteration, ValueError):
+            continue
+    for pid in parents:  # descendants: walk up from every process until a found one or the top
+        chain, cursor = [], pid
+        while cursor in parents and cursor not in found and cursor not in chain:
+            chain.append(cursor)
+            cursor = parents[cursor]
+        if cursor in found:
+            found.update(chain)
+    return sorted(found)
 
 
 def _kill_leftovers(worker: Worker, wait: float = 10) -> None:

@@ -125,8 +125,10 @@ def _check_advertised(plan: cluster.ClusterPlan) -> None:
     if advertised != plan.host_address:
         raise LabError(f"the swarm advertises {advertised}, which workers in their own network namespaces cannot "
                        f"reach; a multi-node lab needs a swarm advertised on the lab bridge ({plan.host_address})",
-                       hint="a swarm's advertise address cannot change: on a machine where `scripts/lab up "
-                            "--nodes N` initialises the swarm itself (CI) it is right; elsewhere use --nodes 1")
+                       hint="a swarm's advertise address cannot change without leaving it: where `scripts/lab up "
+                            "--nodes N` starts the swarm itself (a fresh machine, CI) it advertises the bridge; on a "
+                            "machine whose swarm others use, run tests/lab/test_cluster.py (a three-node lab in "
+                            "private namespaces) or use --nodes 1")
 
 
 def _ensure_workers(lab: LabInstance, plan: cluster.ClusterPlan, state: dict) -> list[tuple[str, str]]:
@@ -186,8 +188,11 @@ def up(lab: LabInstance, nodes: int = 1) -> UpReport:
 
 def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
     """Remove what `up` of this lab made (by recorded id/pid); return what happened to each."""
-    state, results = load_state(lab), []
-    results.extend(_remove_cluster(lab, state))
+    state, results, failure = load_state(lab), [], None
+    try:
+        results.extend(_remove_cluster(lab, state))
+    except (LabError, OSError) as exc:  # the rest still comes down; the workers' records stay for another `down`
+        failure = exc if isinstance(exc, LabError) else LabError(f"cannot remove the lab's workers: {exc}")
     if state.get("cloudflare_pid"):
         results.append(("fake Cloudflare", processes.stop(state.pop("cloudflare_pid"),
                                                           *processes.cloudflare_markers(lab))))
@@ -207,6 +212,8 @@ def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
         results.append(("docker daemon", processes.stop(state.pop("dockerd_pid"), marker, wait=30)))
     if lab.root.is_dir():
         _save_state(lab, state)
+    if failure is not None:
+        raise failure
     return results
 
 

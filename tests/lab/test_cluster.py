@@ -48,6 +48,8 @@ def test_three_nodes_up_graphsite_on_the_cluster_and_down_leaves_nothing(cluster
     state = json.loads((work / "state-after-up.json").read_text())
     assert state["swarm_initialized"] is True and state["bridge_created"] is True and len(state["workers"]) == 2
     assert markers.get("pytest") == "0", out  # tests/publisher/cluster, in the three-node lab
+    # down after a worker crashed with a task on it: its containers' processes do not survive either
+    assert markers["crashed"] == "0" and int(markers["w2-tasks"]) >= 1 and markers["w2-tasks-alive"] == "0", out
     assert markers["down"] == "0", out
     assert re.search(r"^\s+workers' residue\s+none$", done.stderr, re.MULTILINE), out
     assert (markers["netns"], markers["links"], markers["daemon-after-down"]) == ("0", "0", "1"), out
