@@ -218,7 +218,21 @@ def ensure_worker(plan: ClusterPlan, worker: Worker, image: str, record: dict) -
     record["node_id"] = node
     if _load_image(worker, image) == "loaded":
         actions.append("image")
+    _wait_ready(worker, node)
     return "started (" + ", ".join(actions) + ")" if actions else "running"
+
+
+def _wait_ready(worker: Worker, node: str, wait: float = 60) -> None:
+    """Wait until the manager sees the worker's node Ready (the scheduler places tasks only on Ready nodes)."""
+    deadline = time.monotonic() + wait
+    while True:
+        done = docker("node", "inspect", node, "--format", "{{.Status.State}}", check=False)
+        if done.stdout.strip() == "ready":
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"worker {worker.index} ({worker.hostname}) is not Ready after {wait:.0f} s: "
+                           f"{done.stdout.strip() or done.stderr.strip()}", hint=f"read {worker.root / 'dockerd.log'}")
+        time.sleep(0.3)
 
 
 def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
