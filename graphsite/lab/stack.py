@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsite.lab import LabError, cluster, docker, processes
+from graphsite.lab import LabError, cluster, docker, leftovers, processes
 from graphsite.lab.edge import CA_ROOT, edge_caddyfile, edge_fingerprint, edge_run_args
 from graphsite.lab.instance import LabInstance, render_config, render_middlewares
 
@@ -113,7 +113,7 @@ def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
                                          processes.cloudflare_code())
     if action == "running":
         return action
-    if action == "restart":  # its records are in cloudflare-state.json: the new server loads them
+    if action == "restart" and pid:  # its records are in cloudflare-state.json: the new server loads them
         processes.stop(pid, *markers)
     state["cloudflare_pid"] = processes.start_cloudflare(lab)
     return "restarted (its code changed)" if action == "restart" else "started"
@@ -229,7 +229,7 @@ def _remove_cluster(lab: LabInstance, state: dict) -> list[tuple[str, str]]:
                                                                                                  {}))))
     if state.get("bridge_created"):
         results.append((f"lab bridge {plan.bridge}", cluster.remove_bridge(plan)))
-    left = cluster.residue(plan, [r.get("node_id", "") for r in records.values()])
+    left = leftovers.residue(plan, [r.get("node_id", "") for r in records.values()])
     if left:
         raise LabError("the lab's workers left something behind: " + ", ".join(left),
                        hint="remove it by hand; `ip netns list`, `ip link`, `docker node ls` show what")
