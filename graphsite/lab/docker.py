@@ -113,6 +113,12 @@ def network_id(name: str) -> str | None:
     return ident
 
 
+def network_subnet(name: str) -> str:
+    """Return the first IPv4 subnet of network `name` (e.g. 10.0.1.0/24), or '' when it has none."""
+    done = docker("network", "inspect", name, "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}", check=False)
+    return next((s for s in done.stdout.split() if "." in s), "") if done.returncode == 0 else ""
+
+
 def ensure_network(name: str) -> tuple[str, str]:
     """Create the attachable overlay network when missing; return ('present'|'created', id)."""
     existing = network_id(name)

@@ -4,6 +4,7 @@ as pure renderers (its Caddyfile, its `docker run` arguments)."""
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 
 from graphsite.lab.instance import PAGE_PORT, LabInstance
 
@@ -14,11 +15,22 @@ INSIDE_HTTPS, INSIDE_HTTP = 8443, 8080
 CA_ROOT = "caddy/pki/authorities/local/root.crt"  # under the edge's data directory
 
 
-def edge_caddyfile(domain: str) -> str:
+def task_pattern(subnet: str) -> str:
+    """Return the regular expression of the IPv4 addresses in `subnet` (whole octets of its prefix fixed), so that
+    the per-task route reaches the lab's overlay and nothing else; with no subnet, no address matches."""
+    if not subnet:
+        return "^$"
+    network = ipaddress.IPv4Network(subnet, strict=False)
+    fixed = str(network.network_address).split(".")[: network.prefixlen // 8]
+    return "^" + r"\.".join(fixed + ["[0-9]{1,3}"] * (4 - len(fixed))) + "$"
+
+
+def edge_caddyfile(domain: str, overlay_subnet: str = "") -> str:
     """Return the edge's Caddyfile: `*.<domain>` over TLS from Caddy's internal CA, proxied to
     `<first label>:20128`; http redirected permanently to https, as Dokploy's redirect-to-https does.
-    A request with TASK_HEADER holding an IPv4 address goes to that address on the page port instead: `verify`
-    reaches each replica of a service through it (a lab convenience; Traefik has no such route)."""
+    A request with TASK_HEADER holding an address of the overlay `overlay_subnet` goes to that address on the page
+    port instead: `verify` reaches each replica of a service through it (a lab convenience; Traefik has no such
+    route)."""
     first_label = len(domain.split("."))  # {labels.0} is the last label: the first is one past the domain's
     return f"""{{
 	https_port {INSIDE_HTTPS}
@@ -39,7 +51,7 @@ def edge_caddyfile(domain: str) -> str:
 			lifetime 90d
 		}}
 	}}
-	@task header_regexp {TASK_HEADER} ^[0-9.]+$
+	@task header_regexp {TASK_HEADER} {task_pattern(overlay_subnet)}
 	handle @task {{
 		reverse_proxy {{header.{TASK_HEADER}}}:{PAGE_PORT}
 	}}

@@ -86,7 +86,7 @@ def _ensure_edge(lab: LabInstance, state: dict) -> list[tuple[str, str]]:
     edge = lab.path("edge")
     for sub in ("data", "config"):
         (edge / sub).mkdir(parents=True, exist_ok=True)
-    caddyfile = edge_caddyfile(lab.domain)
+    caddyfile = edge_caddyfile(lab.domain, docker.network_subnet(lab.network))
     _write(edge / "Caddyfile", caddyfile)
     fingerprint = edge_fingerprint(lab, caddyfile)
     action, ident = docker.ensure_edge(lab, edge_run_args(lab, os.getuid(), os.getgid(), fingerprint), fingerprint)

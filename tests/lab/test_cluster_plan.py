@@ -4,13 +4,14 @@ lab directory, a clear error for a node count out of range; and the edge's per-t
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
 
 from graphsite.lab import LabError
 from graphsite.lab.cluster import MAX_NODES, cluster_plan
-from graphsite.lab.edge import TASK_HEADER, edge_caddyfile
+from graphsite.lab.edge import TASK_HEADER, edge_caddyfile, task_pattern
 from graphsite.lab.instance import LabInstance, caddy_binary
 
 
@@ -36,12 +37,23 @@ def test_a_node_count_out_of_range_is_a_clear_error(tmp_path, nodes):
         cluster_plan(LabInstance(root=tmp_path), nodes)
 
 
+@pytest.mark.parametrize("subnet, inside, outside", [
+    ("10.0.1.0/24", "10.0.1.17", ["10.0.2.17", "192.0.2.1", "10.0.1.17:80", "10.0.1"]),
+    ("10.11.0.0/16", "10.11.200.3", ["10.12.0.3", "127.0.0.1"]),
+    ("", None, ["10.0.1.2", "127.0.0.1"]),
+])
+def test_the_per_task_route_matches_addresses_of_the_overlay_only(subnet, inside, outside):
+    pattern = re.compile(task_pattern(subnet))
+    assert inside is None or pattern.match(inside)
+    assert not any(pattern.match(address) for address in outside)
+
+
 def test_the_edge_routes_a_task_header_to_that_address_only_when_it_is_an_address(tmp_path):
     path = tmp_path / "Caddyfile"
-    path.write_text(edge_caddyfile("lab.graphsite.test"))
+    path.write_text(edge_caddyfile("lab.graphsite.test", "10.0.1.0/24"))
     done = subprocess.run([str(caddy_binary()), "adapt", "--config", str(path), "--adapter", "caddyfile"],
                           capture_output=True, text=True, timeout=30, check=True)
     routes = json.loads(done.stdout)["apps"]["http"]["servers"]
     text = json.dumps(routes)
-    assert f'"{TASK_HEADER}": {{"name": "task", "pattern": "^[0-9.]+$"}}' in text.replace('\\\\', '\\')
+    assert json.dumps({TASK_HEADER: {"name": "task", "pattern": task_pattern("10.0.1.0/24")}})[1:-1] in text
     assert f'"dial": "{{http.request.header.{TASK_HEADER}}}:20128"' in text
