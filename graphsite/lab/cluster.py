@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.lab import LabError, processes
-from graphsite.lab.docker import docker, dockerd_path
+from graphsite.lab.docker import apt_install, docker, dockerd_path
 from graphsite.lab.instance import LabInstance
 from graphsite.lab.leftovers import kill_leftovers, link_exists, mounts_under, netns_exists
 
@@ -97,6 +97,8 @@ def ensure_bridge(plan: ClusterPlan) -> str:
     if os.geteuid() != 0:
         raise LabError("a multi-node lab needs root: it creates network namespaces, a bridge and daemons",
                        hint="run `scripts/lab up --nodes N` as root, or use --nodes 1")
+    if not shutil.which("ip") and not shutil.which("ip", path="/usr/sbin:/sbin:/usr/bin:/bin"):
+        apt_install("iproute2")  # docker.io does not depend on it; a minimal machine may lack it
     cidr = f"{plan.host_address}/{plan.prefix}"
     if link_exists(plan.bridge):
         if cidr not in _run("ip", "-o", "addr", "show", "dev", plan.bridge).stdout:

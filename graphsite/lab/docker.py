@@ -42,13 +42,18 @@ def ensure_installed() -> str:
     """Install Debian's docker.io when docker or dockerd is missing; return 'present' or 'installed'."""
     if shutil.which("docker") and dockerd_path():
         return "present"
+    apt_install("docker.io")
+    return "installed"
+
+
+def apt_install(package: str) -> None:
+    """Install a Debian package with apt (as root or through sudo); raise LabError saying how it failed."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "docker.io"]):
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
         done = subprocess.run([*_sudo(), *command], capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0:
             raise LabError(f"`{' '.join(command)}` failed: {done.stderr.strip()[-400:]}",
-                           hint="install docker.io by hand, then run `scripts/lab up` again")
-    return "installed"
+                           hint=f"install {package} by hand, then run `scripts/lab up` again")
 
 
 def daemon_answers() -> bool:
