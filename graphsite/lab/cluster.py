@@ -149,14 +149,14 @@ def start_worker_daemon(worker: Worker, wait: float = 120) -> int:
     containerd); return its pid once it answers. `nsenter --net` keeps /sys, so the daemon sees the cgroups."""
     (worker.root / "data").mkdir(parents=True, exist_ok=True)
     worker.run.mkdir(parents=True, exist_ok=True)
-    log = (worker.root / "dockerd.log").open("ab")
     argv = ["nsenter", f"--net=/run/netns/{worker.netns}", "unshare", "--uts", "--",
             "sh", "-c", 'hostname "$0" && exec "$@"', worker.hostname,  # the script is fixed; values are arguments
             dockerd_path() or "dockerd", "--data-root", str(worker.root / "data"),
             "--exec-root", str(worker.run / "exec"), "-H", worker.socket,
             "--pidfile", str(worker.run / "docker.pid")]
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True)
+    with (worker.root / "dockerd.log").open("ab") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -173,7 +173,9 @@ def _join(plan: ClusterPlan, worker: Worker) -> str:
     """Join the worker to the manager's swarm unless it is in one; return its swarm node id."""
     state = worker_docker(worker, "info", "--format", "{{.Swarm.LocalNodeState}} {{.Swarm.NodeID}}").stdout.split()
     if state and state[0] == "active" and len(state) > 1:
-        return state[1]
+        if docker("node", "inspect", state[1], "--format", "{{.ID}}", check=False).returncode == 0:
+            return state[1]
+        worker_docker(worker, "swarm", "leave", "--force")  # a swarm of an earlier manager, gone since
     token = docker("swarm", "join-token", "--quiet", "worker").stdout.strip()
     worker_docker(worker, "swarm", "join", "--token", token, "--advertise-addr", worker.address,
                    f"{plan.host_address}:{SWARM_PORT}")
