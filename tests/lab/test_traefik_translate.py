@@ -339,3 +339,71 @@ def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
     done = subprocess.run([caddy, "validate", "--config", str(path)], capture_output=True, text=True, env=env,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_real_caddy_sends_a_task_header_inside_the_subnet_to_that_address_only(tmp_path):
+    """The lab-only task route run by the real Caddy: two page servers on one port, 127.0.0.1 (the service's URL)
+    and 127.0.0.2 (a "task"); the header naming 127.0.0.2 reaches it, one outside the subnet reaches the service."""
+    import http.server
+    import json
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    def answering(host: str, port: int, body: bytes) -> http.server.ThreadingHTTPServer:
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 -- http.server's name
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer((host, port), Page)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    def free_port() -> int:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+    page_port, http_port, https_port = free_port(), free_port(), free_port()
+    servers = [answering("127.0.0.1", page_port, b"service"), answering("127.0.0.2", page_port, b"task")]
+    dynamic = Dynamic(routers={"site": {"rule": "Host(`a.example.com`)", "entryPoints": ["web"], "service": "site"}},
+                      services={"site": {"loadBalancer": {"servers": [{"url": f"http://127.0.0.1:{page_port}"}]}}})
+    config = caddy_config(dynamic, EdgeSettings(http_port=http_port, https_port=https_port,
+                                                task_subnet="127.0.0.0/30")).config
+    config["admin"] = {"disabled": True}
+    path = tmp_path / "caddy.json"
+    path.write_text(json.dumps(config))
+    caddy = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    process = subprocess.Popen([caddy, "run", "--config", str(path)], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        url, host = f"http://127.0.0.1:{http_port}/", {"Host": "a.example.com"}
+        for _ in range(100):  # bounded: Caddy listens within a few seconds
+            try:
+                httpx.get(url, headers=host, timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        answers = {value: httpx.get(url, headers={**host, **({TASK_HEADER: value} if value else {})}, timeout=5)
+                   for value in ("127.0.0.2", "127.0.0.9", "127.0.0.2:1", "")}
+        assert {value: a.text for value, a in answers.items()} == {
+            "127.0.0.2": "task", "127.0.0.9": "service", "127.0.0.2:1": "service", "": "service"}
+        other = httpx.get(url, headers={"Host": "b.example.com", TASK_HEADER: "127.0.0.2"}, timeout=5)
+        assert other.status_code == 404 and other.text == NOT_FOUND  # only inside a router that matched
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for server in servers:
+            server.shutdown()
