@@ -88,6 +88,8 @@ class VerifyConfig:
     resolve_http: str = _doc("host:port the public http URL is connected to instead of DNS (empty: DNS).", "")
     ca_bundle: str = _doc("CA bundle that verifies the page's certificate (empty: system trust).", "")
     deadline: float = _doc("Seconds each check retries before it fails.", 60.0)
+    task_header: str = _doc("Header by which the edge at origin_address proxies to one task's overlay address, so "
+                            "the origin check reaches every replica (empty: the service, as the edge picks).", "")
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,7 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
         state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: a temporary route"
     return (held.fqdn, age(held.created, now) or "-", held.expires or "-",
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
-            (deployment.access if deployment else "") or "-", state)
+            ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", state)
 
 
 def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
@@ -98,7 +98,7 @@ def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
         output.emit_json({"deployments": [_held_json(h, now) for h in holdings],
                           "unreadable": inventory.unreadable})
     else:
-        rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE")]
+        rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE")]
         rows += [_row(h, now) for h in holdings]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
@@ -121,7 +121,7 @@ def _held_json(held: Holding, now: datetime) -> dict:
             "service": deployment is not None, "route": held.route is not None, "record": bool(held.records),
             "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now),
             "sha256": (deployment.sha256 if deployment else "") or None, "replicas": held.running or None,
-            "access": deployment.access if deployment else None,
+            "nodes": list(held.nodes), "access": deployment.access if deployment else None,
             "private": bool(deployment and deployment.access == "private"),
             "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
             "expired": held.state(now) == "expired",

@@ -16,12 +16,14 @@ def main() -> None:
 
 
 @main.command("up")
-def up_command() -> None:
+@click.option("--nodes", type=click.IntRange(1, 9), envvar="LAB_NODES", default=1, show_default=True,
+              help="Swarm nodes: the lab's daemon (manager) and N-1 workers in network namespaces (needs root).")
+def up_command(nodes: int) -> None:
     """Bring the lab up (idempotent) and print the deploy command to use it."""
     from graphsite.lab.stack import up
 
     lab = LabInstance.from_env()
-    report = up(lab)
+    report = up(lab, nodes=nodes)
     for part, action in report.steps:
         output.info(f"  {part:<34} {action}")
     output.info("Nothing changed: the lab was already up." if not report.changed else "Lab up.")

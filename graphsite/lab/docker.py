@@ -42,13 +42,18 @@ def ensure_installed() -> str:
     """Install Debian's docker.io when docker or dockerd is missing; return 'present' or 'installed'."""
     if shutil.which("docker") and dockerd_path():
         return "present"
+    apt_install("docker.io")
+    return "installed"
+
+
+def apt_install(package: str) -> None:
+    """Install a Debian package with apt (as root or through sudo); raise LabError saying how it failed."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "docker.io"]):
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", package]):
         done = subprocess.run([*_sudo(), *command], capture_output=True, text=True, env=env, check=False)
         if done.returncode != 0:
             raise LabError(f"`{' '.join(command)}` failed: {done.stderr.strip()[-400:]}",
-                           hint="install docker.io by hand, then run `scripts/lab up` again")
-    return "installed"
+                           hint=f"install {package} by hand, then run `scripts/lab up` again")
 
 
 def daemon_answers() -> bool:
@@ -76,15 +81,15 @@ def swarm_state() -> tuple[str, bool]:
     return out[0], out[-1] == "true"
 
 
-def ensure_swarm() -> str:
-    """Initialise a single-node swarm when the node is in none; return 'present' or 'created'."""
+def ensure_swarm(advertise: str = "127.0.0.1") -> str:
+    """Initialise a swarm advertised on `advertise` when the node is in none; return 'present' or 'created'."""
     state, manager = swarm_state()
     if state == "active" and manager:
         _wait_for_leader()
         return "present"
     if state == "active":
         raise LabError("this node is a swarm worker, not a manager", hint="run the lab on a manager node")
-    docker("swarm", "init", "--advertise-addr", "127.0.0.1")
+    docker("swarm", "init", "--advertise-addr", advertise)
     _wait_for_leader()
     return "created"
 
@@ -111,6 +116,12 @@ def network_id(name: str) -> str | None:
         raise LabError(f"network {name} exists but is {driver}, attachable={attachable}",
                        hint=f"it must be an attachable overlay: remove it (`docker network rm {name}`) and rerun")
     return ident
+
+
+def network_subnet(name: str) -> str:
+    """Return the first IPv4 subnet of network `name` (e.g. 10.0.1.0/24), or '' when it has none."""
+    done = docker("network", "inspect", name, "--format", "{{range .IPAM.Config}}{{.Subnet}} {{end}}", check=False)
+    return next((s for s in done.stdout.split() if "." in s), "") if done.returncode == 0 else ""
 
 
 def ensure_network(name: str) -> tuple[str, str]:

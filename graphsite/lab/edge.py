@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 from graphsite.lab.instance import LabInstance
 from graphsite.lab.traefik.files import Dynamic
@@ -16,6 +17,12 @@ INSIDE_HTTPS, INSIDE_HTTP = 8443, 8080
 CA_ROOT = "caddy/pki/authorities/local/root.crt"  # under the edge's data directory
 ADMIN_SOCKET = "edge/config/admin.sock"  # under the lab directory; /config/admin.sock inside the container
 SETTINGS = EdgeSettings(https_port=INSIDE_HTTPS, http_port=INSIDE_HTTP, admin_listen="unix//config/admin.sock")
+
+
+def edge_settings(task_subnet: str = "") -> EdgeSettings:
+    """Return the edge's settings; with `task_subnet` (the lab overlay's), every router also serves the lab's
+    per-task route (translate.task_route: a lab aid for `verify`, not Traefik behaviour)."""
+    return replace(SETTINGS, task_subnet=task_subnet)
 
 
 def edge_config() -> str:

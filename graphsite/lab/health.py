@@ -96,6 +96,30 @@ def _config(lab: LabInstance) -> tuple[bool, str]:
     return True, str(path)
 
 
+def _nodes(lab: LabInstance) -> list[Part]:
+    """One part per worker this lab started (its daemon answers, its swarm node is Ready), and the swarm's
+    node list."""
+    from graphsite.lab import cluster
+    from graphsite.lab.stack import load_state
+
+    records = load_state(lab).get("workers") or {}
+    if not records:
+        return []
+    table = {row["id"]: row for row in cluster.nodes_table()}
+    plan = cluster.cluster_plan(lab, max(int(key) for key in records) + 1)
+    parts = []
+    for worker in plan.workers:
+        node = table.get(records.get(str(worker.index), {}).get("node_id", ""), {})
+
+        def test(worker=worker, node=node) -> tuple[bool, str]:
+            answers = cluster.worker_answers(worker)
+            ok = answers and node.get("status") == "Ready"
+            return ok, (f"{worker.hostname} {worker.address}: dockerd {'answers' if answers else 'does not answer'}, "
+                        f"node {node.get('status', 'not in the swarm')}, {node.get('availability', '-')}")
+        parts.append(_check(f"worker {worker.index}", test))
+    return parts
+
+
 def status(lab: LabInstance) -> list[Part]:
     """Return every part with whether it answers; later parts are skipped when the daemon is down."""
     parts = [_check("docker daemon", _daemon)]
@@ -106,6 +130,7 @@ def status(lab: LabInstance) -> list[Part]:
             _check(f"image {lab.image}", lambda: (docker.image_id(lab.image) is not None, lab.image)),
             _check("edge", lambda: _edge(lab)),
             _check("routes (Traefik stand-in)", lambda: _routes(lab)),
+            *_nodes(lab),
         ]
     parts += [_check("CA", lambda: _ca(lab)), _check("fake Cloudflare", lambda: _cloudflare(lab)),
               _check("config", lambda: _config(lab))]

@@ -108,7 +108,7 @@ def render_config(lab: LabInstance) -> str:
                 "record_content": "127.0.0.1", "token_file": str(lab.path("cf-token"))},
         "verify": {"origin_address": f"127.0.0.1:{lab.https_port}",
                    "resolve_https": f"127.0.0.1:{lab.https_port}", "resolve_http": f"127.0.0.1:{lab.http_port}",
-                   "ca_bundle": str(lab.path("ca.pem"))},
+                   "ca_bundle": str(lab.path("ca.pem")), "task_header": "X-Graphsite-Task"},
     }
     return "# Written by `scripts/lab up`: graphsite's configuration for this lab.\n" + _toml(data)
 

@@ -137,11 +137,13 @@ def routes_health(lab: LabInstance, stale_after: float = 15) -> dict | None:
     return status if alive and time.time() - float(status.get("heartbeat") or 0) < stale_after else None
 
 
-def start_routes(lab: LabInstance, wait: float = 30) -> int:
+def start_routes(lab: LabInstance, task_subnet: str = "", wait: float = 30) -> int:
     """Start the routes watcher in the background (log in traefik.log); return its pid once it has loaded
-    the directory into the edge (or rejected it)."""
+    the directory into the edge (or rejected it). With `task_subnet`, the routes carry the lab's per-task
+    route for addresses of that subnet (translate.task_route)."""
     log = lab.path("traefik.log").open("ab")
-    argv = [sys.executable, "-m", "graphsite.lab.traefik.watcher", "--lab-dir", str(lab.root)]
+    argv = [sys.executable, "-m", "graphsite.lab.traefik.watcher", "--lab-dir", str(lab.root),
+            "--task-subnet", task_subnet]
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                start_new_session=True, cwd=lab.root)
     deadline = time.monotonic() + wait

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
-from graphsite.lab import LabError, docker, processes
+from graphsite.lab import LabError, cluster, docker, leftovers, processes
 from graphsite.lab.edge import CA_ROOT, edge_config, edge_fingerprint, edge_run_args
 from graphsite.lab.instance import LabInstance, render_config, render_middlewares
 
@@ -122,12 +122,47 @@ def _ensure_cloudflare(lab: LabInstance, state: dict) -> str:
 
 
 def _ensure_routes(lab: LabInstance, state: dict) -> str:
-    return _ensure_process(state, "routes_pid", processes.routes_markers(lab),
-                           lambda: processes.routes_health(lab), lambda: processes.start_routes(lab))
+    subnet = docker.network_subnet(lab.network)  # the per-task route's (a lab aid for verify, not Traefik's)
+
+    def health() -> dict | None:
+        found = processes.routes_health(lab)
+        if found and found.get("task_subnet", "") != subnet:  # the overlay was made again: a stale watcher
+            return {**found, "code": ""}
+        return found
+    return _ensure_process(state, "routes_pid", processes.routes_markers(lab), health,
+                           lambda: processes.start_routes(lab, subnet))
 
 
-def up(lab: LabInstance) -> UpReport:
-    """Bring every part of the lab up; return what each step did (present/running: nothing changed)."""
+def _check_advertised(plan: cluster.ClusterPlan) -> None:
+    """Refuse a multi-node lab on a swarm that workers cannot reach (advertised on another address)."""
+    advertised = cluster.swarm_advertise_address()
+    if advertised != plan.host_address:
+        raise LabError(f"the swarm advertises {advertised}, which workers in their own network namespaces cannot "
+                       f"reach; a multi-node lab needs a swarm advertised on the lab bridge ({plan.host_address})",
+                       hint="a swarm's advertise address cannot change without leaving it: where `scripts/lab up "
+                            "--nodes N` starts the swarm itself (a fresh machine, CI) it advertises the bridge; on a "
+                            "machine whose swarm others use, run tests/lab/test_cluster.py (a three-node lab in "
+                            "private namespaces) or use --nodes 1")
+
+
+def _ensure_workers(lab: LabInstance, plan: cluster.ClusterPlan, state: dict) -> list[tuple[str, str]]:
+    """Start the plan's workers, remove the ones a bigger lab had; return what each did."""
+    records, steps = state.setdefault("workers", {}), []
+    wanted = {str(w.index) for w in plan.workers}
+    for key in sorted(set(records) - wanted):
+        extra = cluster.cluster_plan(lab, int(key) + 1).workers[-1]
+        steps.append((f"worker {key}", cluster.remove_worker(plan, extra, records.pop(key))))
+    for worker in plan.workers:
+        record = records.setdefault(str(worker.index), {})
+        steps.append((f"worker {worker.index} ({worker.hostname})", cluster.ensure_worker(plan, worker, lab.image,
+                                                                                          record)))
+    return steps
+
+
+def up(lab: LabInstance, nodes: int = 1) -> UpReport:
+    """Bring every part of the lab up, with `nodes` swarm nodes; return what each step did (present/running:
+    nothing changed)."""
+    plan = cluster.cluster_plan(lab, nodes)
     started, report = time.monotonic(), UpReport()
     for directory in ("", "traefik/dynamic", "srv", "locks"):
         lab.path(directory).mkdir(parents=True, exist_ok=True)
@@ -136,7 +171,15 @@ def up(lab: LabInstance) -> UpReport:
     try:
         steps.append(("cloudflare token", _ensure_token(lab)))
         steps.append(("docker daemon", _ensure_daemon(lab, state)))
-        swarm = docker.ensure_swarm()
+        if plan.workers and docker.swarm_state()[0] == "active":
+            _check_advertised(plan)  # before anything is created for workers that could never join
+        if plan.workers or state.get("bridge_created"):
+            bridge = cluster.ensure_bridge(plan)
+            state["bridge_created"] = state.get("bridge_created", False) or bridge == "created"
+            steps.append((f"lab bridge {plan.bridge}", bridge))
+        swarm = docker.ensure_swarm(plan.host_address if plan.workers else "127.0.0.1")
+        if plan.workers:
+            _check_advertised(plan)
         state["swarm_initialized"] = state.get("swarm_initialized", False) or swarm == "created"
         steps.append(("swarm", swarm))
         network, state_network = docker.ensure_network(lab.network)
@@ -144,6 +187,8 @@ def up(lab: LabInstance) -> UpReport:
             state["network_id"] = state_network
         steps.append((f"network {lab.network}", network))
         steps.append((f"image {lab.image}", _ensure_image(lab, state)))
+        if plan.workers or state.get("workers"):
+            steps.extend(_ensure_workers(lab, plan, state))
         steps.extend(_ensure_edge(lab, state))
         steps.append(("redirect-to-https middleware",
                       _write(lab.path("traefik/dynamic/middlewares.yml"), render_middlewares())))
@@ -158,7 +203,11 @@ def up(lab: LabInstance) -> UpReport:
 
 def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
     """Remove what `up` of this lab made (by recorded id/pid); return what happened to each."""
-    state, results = load_state(lab), []
+    state, results, failure = load_state(lab), [], None
+    try:
+        results.extend(_remove_cluster(lab, state))
+    except (LabError, OSError) as exc:  # the rest still comes down; the workers' records stay for another `down`
+        failure = exc if isinstance(exc, LabError) else LabError(f"cannot remove the lab's workers: {exc}")
     if state.get("routes_pid"):
         results.append(("routes (Traefik stand-in)", processes.stop(state.pop("routes_pid"),
                                                                     *processes.routes_markers(lab))))
@@ -181,4 +230,30 @@ def down(lab: LabInstance, purge_image: bool = False) -> list[tuple[str, str]]:
         results.append(("docker daemon", processes.stop(int(state.pop("dockerd_pid")), marker, wait=30)))
     if lab.root.is_dir():
         _save_state(lab, state)
+    if failure is not None:
+        raise failure
+    return results
+
+
+def _remove_cluster(lab: LabInstance, state: dict) -> list[tuple[str, str]]:
+    """Remove every worker and the lab bridge, then prove nothing of them is left."""
+    records = state.get("workers") or {}
+    if not records and not state.get("bridge_created"):
+        return []
+    plan = cluster.cluster_plan(lab, max((int(key) for key in records), default=0) + 1)
+    results = []
+    for worker in plan.workers:
+        results.append((f"worker {worker.index}", cluster.remove_worker(plan, worker, records.get(str(worker.index),
+                                                                                                 {}))))
+    if state.get("bridge_created"):
+        results.append((f"lab bridge {plan.bridge}", cluster.remove_bridge(plan)))
+    left = leftovers.residue(plan, [r.get("node_id", "") for r in records.values()])
+    if left:
+        raise LabError("the lab's workers left something behind: " + ", ".join(left),
+                       hint="remove it by hand; `ip netns list`, `ip link`, `docker node ls` show what")
+    state.pop("workers", None)
+    state.pop("bridge_created", None)
+    if lab.path("nodes").is_dir():
+        lab.path("nodes").rmdir()
+    results.append(("workers' residue", "none"))
     return results

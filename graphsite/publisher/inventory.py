@@ -33,6 +33,7 @@ class Holding:
     fqdn: str
     deployment: Deployment | None = None  # from the service's labels
     running: str = ""  # running/wanted replicas, e.g. 1/1
+    nodes: tuple[str, ...] = ()  # the node (hostname) of each running task
     configs: tuple[str, ...] = ()
     route: Path | None = None
     temporaries: tuple[Path, ...] = ()
@@ -100,6 +101,7 @@ class Inventory:
 class _Found:
     services: dict[str, Service] = field(default_factory=dict)
     running: dict[str, str] = field(default_factory=dict)
+    nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     configs: dict[str, dict[str, Stamp]] = field(default_factory=dict)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
@@ -149,6 +151,7 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None) -> None:
         services = [service] if service is not None else []
     else:
         services = swarm.services()
+    hostnames = swarm.node_names() if services else {}
     for service in services:
         stamp = Stamp.from_labels(service.labels)
         if stamp is None or stamp.name != service.name:
@@ -156,6 +159,7 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None) -> None:
         found.services[service.name] = service
         tasks = [t for t in swarm.tasks(service.name) if t.state == "running" and t.desired == "running"]
         found.running[service.name] = f"{len(tasks)}/{service.replicas}"
+        found.nodes[service.name] = tuple(sorted(hostnames.get(t.node) or t.node[:12] for t in tasks))
     for config_name, stamp in swarm.config_stamps(name).items():
         found.configs.setdefault(stamp.name, {})[config_name] = stamp
 
@@ -206,7 +210,8 @@ def _holding(config: Config, name: str, found: _Found) -> Holding:
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
                                     else make_fqdn(name, config.site.domain)),
-                   deployment=deployment, running=found.running.get(name, ""), configs=tuple(sorted(configs)),
+                   deployment=deployment, running=found.running.get(name, ""),
+                   nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
                    temporaries=tuple(found.temporaries.get(name, ())),
                    directory=directory[0] if directory else None, records=tuple(records), stamps=tuple(stamps),

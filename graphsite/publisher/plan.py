@@ -57,6 +57,7 @@ class ServiceSpec:
     bind_source: str = ""
     tmpfs: tuple[str, ...] = caddy.TMPFS
     constraints: tuple[str, ...] = ()
+    spread: tuple[str, ...] = ()  # placement preferences: spread the replicas over these node attributes
     update_order: str = "start-first"
     restart_condition: str = "any"
 
@@ -70,7 +71,7 @@ class ServiceSpec:
             "configs": [{"name": c.name, "target": c.target, "mode": "0444"} for c in self.configs],
             "bind": {"source": self.bind_source, "target": caddy.SITE_ROOT, "read_only": True}
             if self.bind_source else None,
-            "tmpfs": list(self.tmpfs), "constraints": list(self.constraints),
+            "tmpfs": list(self.tmpfs), "constraints": list(self.constraints), "spread": list(self.spread),
             "update_order": self.update_order, "restart_condition": self.restart_condition,
         }
 
@@ -159,6 +160,11 @@ def check_settings(config: Config, content: str) -> None:
         raise ConfigError("deploy.image: empty", hint="name the Caddy image that serves the page, e.g. caddy:2-alpine")
     if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:
         raise ConfigError(f"deploy.port/replicas: port {deploy.port} must be 1-65535, replicas {deploy.replicas} >= 1")
+    if content == "bind" and deploy.replicas > 1:
+        raise ConfigError(f"deploy.replicas: {deploy.replicas} replicas with --content bind: the page's directory "
+                          "exists on this node only, so every replica would be pinned to it",
+                          hint="deploy with --content config (the page as a Swarm config reaches every node), "
+                               "or set deploy.replicas = 1")
     try:
         ipaddress.IPv4Address(config.dns.record_content)
     except ValueError:
@@ -198,7 +204,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
         name=subdomain, image=deploy.image, command=caddy.COMMAND, env=caddy.ENV,
         labels=tuple(deployment.labels().items()), network=deploy.network, replicas=deploy.replicas,
         endpoint_mode=deploy.endpoint_mode, port=deploy.port, configs=configs, bind_source=source,
-        constraints=constraints)
+        constraints=constraints, spread=("node.id",) if deploy.replicas > 1 else ())
     record = DnsRecord(name=deployment.fqdn, type="A", content=config.dns.record_content, ttl=config.dns.ttl,
                        proxied=config.dns.proxied, comment=deployment.stamp.record_comment())
     return DeployPlan(deployment=deployment, service=service,

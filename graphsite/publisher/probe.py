@@ -35,14 +35,15 @@ def tls_context(ca_bundle: str = "", *, setting: str = "verify.ca_bundle") -> ss
 
 
 def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
-          auth: tuple[str, str] | None = None) -> Probe:
+          auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None) -> Probe:
     """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given;
-    `auth` sends Basic credentials."""
+    `auth` sends Basic credentials, `headers` more request headers (Host is always the page's)."""
     url, shown = f"{scheme}://{address or fqdn}/", f"{scheme}://{fqdn}/" + (f" via {address}" if address else "")
     extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
     try:
         with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client, \
-                client.stream("GET", url, headers={"Host": fqdn}, extensions=extensions, auth=auth) as response:
+                client.stream("GET", url, headers={**(headers or {}), "Host": fqdn}, extensions=extensions,
+                              auth=auth) as response:
             cert = None
             if scheme == "https":
                 stream = response.extensions.get("network_stream")

@@ -31,6 +31,11 @@ class Task:
     node: str
     spec_configs: tuple[str, ...] = ()
     image: str = ""
+    addresses: tuple[tuple[str, str], ...] = ()  # (network name, IPv4 address) of each attachment
+
+    def address(self, network: str) -> str:
+        """Return the task's address on `network`, or '' when it has none (yet)."""
+        return next((ip for name, ip in self.addresses if name == network), "")
 
     def of(self, service: Service) -> bool:
         """True when the task runs the service's current spec (image and configs)."""
@@ -195,7 +200,9 @@ class Swarm:
         return types.TaskTemplate(
             container_spec=container,
             restart_policy=types.RestartPolicy(condition=spec.restart_condition, delay=_SECOND),
-            placement=types.Placement(constraints=list(spec.constraints)) if spec.constraints else None,
+            placement=types.Placement(constraints=list(spec.constraints) or None,
+                                      preferences=[types.PlacementPreference("spread", p) for p in spec.spread] or None)
+            if spec.constraints or spec.spread else None,
             networks=[types.NetworkAttachmentConfig(target=spec.network)])
 
     @staticmethod
@@ -211,6 +218,13 @@ class Swarm:
             raise _translate(f"list the tasks of {name}", exc.__cause__ or exc) from None
         raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
         return [_task(t) for t in raw]
+
+    def node_names(self) -> dict[str, str]:
+        """Return {node id: hostname} of every node of the swarm."""
+        try:
+            return {n["ID"]: (n.get("Description") or {}).get("Hostname", "") for n in self.api.nodes()}
+        except SwarmError as exc:
+            raise _translate("list the swarm's nodes", exc.__cause__ or exc) from None
 
     def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
         """Wait until `spec.replicas` tasks of `spec` run and no older task is wanted running; raise DeployError
@@ -305,10 +319,12 @@ def _service(raw: dict) -> Service:
 def _task(raw: dict) -> Task:
     status = raw.get("Status") or {}
     container = (raw.get("Spec") or {}).get("ContainerSpec") or {}
+    addresses = tuple(((a.get("Network") or {}).get("Spec", {}).get("Name", ""), address.split("/")[0])
+                      for a in raw.get("NetworksAttachments") or [] for address in a.get("Addresses") or [])
     return Task(id=raw["ID"][:12], state=status.get("State", ""), desired=raw.get("DesiredState", ""),
                 error=status.get("Err", ""), message=status.get("Message", ""), node=raw.get("NodeID", ""),
                 spec_configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
-                image=container.get("Image", ""))
+                image=container.get("Image", ""), addresses=addresses)
 
 
 def same_image(running: str, wanted: str) -> bool:

@@ -97,11 +97,12 @@ def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = 
 
 
 def _guarded(target: Deployment, config: Config, address: str, where: str,
-             credentials: tuple[str, str] | None) -> tuple[str, probe.Probe | None, str]:
+             credentials: tuple[str, str] | None,
+             headers: dict[str, str] | None = None) -> tuple[str, probe.Probe | None, str]:
     """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
     Return (FAIL, None, why) when it does not, else ('', the answer to check, a note); the answer is None
     when the page is private and this run has no password (the content cannot be checked)."""
-    fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle)
+    fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
     if target.access != "private":
         return "", fetch, ""
     if fetch.error or fetch.status != 401:
@@ -109,17 +110,48 @@ def _guarded(target: Deployment, config: Config, address: str, where: str,
         return FAIL, None, f"{where}: {state} without credentials: a private page must answer 401"
     if credentials is None:
         return "", None, f"{where}: HTTP 401 without credentials (private; no password here to check the content)"
-    answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials)
+    answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
+                         headers=headers)
     return "", answer, "HTTP 401 without credentials, "
 
 
-def _origin(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
-    origin = config.verify.origin_address
-    failed, answer, note = _guarded(target, config, origin, f"edge {origin}", credentials)
+def _at(target: Deployment, config: Config, where: str, credentials: tuple[str, str] | None,
+        headers: dict[str, str] | None = None) -> tuple[str, str]:
+    """The page through the edge at verify.origin_address (with `headers`), checked as `where`."""
+    failed, answer, note = _guarded(target, config, config.verify.origin_address, where, credentials, headers)
     if answer is None:
         return failed or PASS, note
-    status, evidence = _page(target, answer, f"edge {origin}", config.site.indexable)
+    status, evidence = _page(target, answer, where, config.site.indexable)
     return status, note + evidence
+
+
+def _origin(target: Deployment, config: Config, clients, credentials: tuple[str, str] | None) -> tuple[str, str]:
+    """The page through the edge on this host; with verify.task_header, from every running task of the current
+    spec in turn (the lab's edge proxies to the overlay address the header names), each against the deployed
+    sha256."""
+    origin, header = config.verify.origin_address, config.verify.task_header
+    if not header:
+        return _at(target, config, f"edge {origin}", credentials)
+    service = clients.swarm.service(target.name)
+    if service is None:
+        return FAIL, f"no service {target.name}"
+    tasks = [t for t in clients.swarm.tasks(target.name)
+             if t.state == "running" and t.desired == "running" and t.of(service)]
+    if not tasks:
+        return FAIL, f"edge {origin}: no running task of {target.name} to reach"
+    nodes, reached = clients.swarm.node_names(), []
+    for task in sorted(tasks, key=lambda t: t.id):
+        where = f"task {task.id} on {nodes.get(task.node) or task.node[:12]}"
+        address = task.address(config.deploy.network)
+        if not address:
+            return FAIL, f"{where}: no address on network {config.deploy.network}"
+        status, evidence = _at(target, config, f"{where} ({address})", credentials, {header: address})
+        if status != PASS:
+            return status, evidence
+        reached.append(where)
+    checked = "HTTP 200, sha256 " + target.sha256[:12] + "… matches" if target.access != "private" or credentials \
+        else "HTTP 401 without credentials (private; no password here to check the content)"
+    return PASS, f"edge {origin}: {len(reached)}/{len(reached)} tasks {checked} ({'; '.join(reached)})"
 
 
 def _public(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
@@ -240,7 +272,7 @@ def run_checks(config: Config, target: Deployment, clients,
     origin = config.verify.origin_address
     checks = [
         ("service", lambda: _service(target, clients)),
-        ("origin", lambda: _origin(target, config, credentials)),
+        ("origin", lambda: _origin(target, config, clients, credentials)),
         ("public", lambda: _public(target, config, credentials)),
         ("tls", lambda: _tls(target, config)),
         ("redirect", lambda: _redirect(target, config)),

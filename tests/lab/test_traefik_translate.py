@@ -4,6 +4,8 @@ a refusal that names each key outside the subset."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import textwrap
 
 import bcrypt
@@ -14,12 +16,15 @@ from graphsite.lab.traefik.subset import refusals, rule_hosts
 from graphsite.lab.traefik.translate import (
     DEFAULT_CERT_NAME,
     NOT_FOUND,
+    TASK_HEADER,
+    EdgeSettings,
     basic_auth,
     caddy_config,
     headers,
     ip_allow_list,
     redirect_scheme,
     service_handler,
+    subnet_pattern,
 )
 
 HASH = bcrypt.hashpw(b"secret", bcrypt.gensalt(rounds=4)).decode()
@@ -184,6 +189,44 @@ def test_middlewares_run_in_the_routers_order_before_the_service():
     assert [route["handle"][0]["handler"] for route in chain] == ["authentication", "headers", "reverse_proxy"]
 
 
+# --- the lab-only per-task route (NOT Traefik behaviour: verify's way to every task) -------------------------
+
+@pytest.mark.parametrize("subnet", ["10.0.1.0/24", "10.11.0.0/16", "10.0.16.0/20", "172.18.0.128/25"])
+def test_the_subnet_pattern_matches_exactly_the_subnet(subnet):
+    network = ipaddress.IPv4Network(subnet)
+    matches = re.compile(subnet_pattern(subnet)).fullmatch  # Go's $ is the text's end; Python's fullmatch is
+    base = int(network.network_address)
+    around = [base + offset for offset in range(-300, network.num_addresses + 300, 7)]
+    for value in [*around, base, base + network.num_addresses - 1, base - 1, base + network.num_addresses]:
+        address = str(ipaddress.IPv4Address(value))
+        assert bool(matches(address)) is (ipaddress.IPv4Address(value) in network), address
+    inside = str(network.network_address + 1)
+    for form in [inside + ":80", inside + ",192.0.2.1", "0" + inside, inside + "\n", " " + inside, "192.0.2.1"]:
+        assert not matches(form), form
+    assert not re.compile(subnet_pattern("")).fullmatch("")  # no subnet: nothing matches
+
+
+def test_the_lab_only_task_route_follows_the_middlewares_and_reaches_only_the_overlay():
+    dynamic = _site(middlewares=["auth"])
+    dynamic.middlewares.update(auth={"basicAuth": {"users": [f"u:{HASH}"]}})
+    dynamic.services["site"]["loadBalancer"]["passHostHeader"] = False
+    chain = _server(caddy_config(dynamic, EdgeSettings(task_subnet="10.0.1.0/24")), "websecure")["routes"][0]
+    routes = chain["handle"][0]["routes"]
+    assert [route["handle"][0]["handler"] for route in routes] == ["authentication", "reverse_proxy", "reverse_proxy"]
+    task = routes[1]
+    pattern = subnet_pattern("10.0.1.0/24")
+    assert task["match"] == [{"header_regexp": {TASK_HEADER: {"name": "task", "pattern": pattern}}}]
+    proxy = task["handle"][0]
+    assert proxy["upstreams"] == [{"dial": f"{{http.request.header.{TASK_HEADER}}}:20128"}]  # the service's port
+    assert proxy["headers"] == routes[2]["handle"][0]["headers"] and "load_balancing" not in proxy
+    assert routes[2] == {"handle": [service_handler(dynamic.services["site"])]}  # the rest: as Traefik would
+    plain = _server(caddy_config(dynamic), "websecure")["routes"][0]["handle"][0]["routes"]
+    assert len(plain) == 2  # no subnet known: no such route (production has none either)
+    dynamic.services["site"]["loadBalancer"]["servers"] = []
+    empty = _server(caddy_config(dynamic, EdgeSettings(task_subnet="10.0.1.0/24")), "websecure")["routes"][0]
+    assert [r["handle"][0]["handler"] for r in empty["handle"][0]["routes"]] == ["authentication", "static_response"]
+
+
 # --- services ----------------------------------------------------------------------------------------------
 
 def test_load_balancer_servers_and_pass_host_header_from_the_docs():
@@ -286,7 +329,7 @@ def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
                      "redirect": {"redirectScheme": {"scheme": "https", "permanent": True, "port": "8443"}}},
         services={"site": {"loadBalancer": {"servers": [{"url": "http://site:20128"}, {"url": "http://other"}],
                                             "passHostHeader": False}}})
-    translation = caddy_config(dynamic)
+    translation = caddy_config(dynamic, EdgeSettings(task_subnet="10.0.16.0/20"))  # with the lab-only task route
     assert not translation.router_errors
     path = tmp_path / "caddy.json"
     config = translation.config
@@ -296,3 +339,71 @@ def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
     done = subprocess.run([caddy, "validate", "--config", str(path)], capture_output=True, text=True, env=env,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_real_caddy_sends_a_task_header_inside_the_subnet_to_that_address_only(tmp_path):
+    """The lab-only task route run by the real Caddy: two page servers on one port, 127.0.0.1 (the service's URL)
+    and 127.0.0.2 (a "task"); the header naming 127.0.0.2 reaches it, one outside the subnet reaches the service."""
+    import http.server
+    import json
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    import httpx
+
+    def answering(host: str, port: int, body: bytes) -> http.server.ThreadingHTTPServer:
+        class Page(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 -- http.server's name
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer((host, port), Page)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    def free_port() -> int:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return probe.getsockname()[1]
+
+    page_port, http_port, https_port = free_port(), free_port(), free_port()
+    servers = [answering("127.0.0.1", page_port, b"service"), answering("127.0.0.2", page_port, b"task")]
+    dynamic = Dynamic(routers={"site": {"rule": "Host(`a.example.com`)", "entryPoints": ["web"], "service": "site"}},
+                      services={"site": {"loadBalancer": {"servers": [{"url": f"http://127.0.0.1:{page_port}"}]}}})
+    config = caddy_config(dynamic, EdgeSettings(http_port=http_port, https_port=https_port,
+                                                task_subnet="127.0.0.0/30")).config
+    config["admin"] = {"disabled": True}
+    path = tmp_path / "caddy.json"
+    path.write_text(json.dumps(config))
+    caddy = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    process = subprocess.Popen([caddy, "run", "--config", str(path)], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        url, host = f"http://127.0.0.1:{http_port}/", {"Host": "a.example.com"}
+        for _ in range(100):  # bounded: Caddy listens within a few seconds
+            try:
+                httpx.get(url, headers=host, timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        answers = {value: httpx.get(url, headers={**host, **({TASK_HEADER: value} if value else {})}, timeout=5)
+                   for value in ("127.0.0.2", "127.0.0.9", "127.0.0.2:1", "")}
+        assert {value: a.text for value, a in answers.items()} == {
+            "127.0.0.2": "task", "127.0.0.9": "service", "127.0.0.2:1": "service", "": "service"}
+        other = httpx.get(url, headers={"Host": "b.example.com", TASK_HEADER: "127.0.0.2"}, timeout=5)
+        assert other.status_code == 404 and other.text == NOT_FOUND  # only inside a router that matched
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for server in servers:
+            server.shutdown()

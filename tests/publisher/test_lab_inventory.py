@@ -32,13 +32,15 @@ def test_list_shows_deployments_and_orphans(publab):
                ttl=60, comment="graphsite: left behind")
     entries = _entries(publab)
     assert entries[whole]["orphan"] is None and entries[whole]["replicas"] == "1/1"
+    assert len(entries[whole]["nodes"]) == 1 and entries[whole]["nodes"][0]  # the node the task runs on
     assert entries[whole]["expires"] and entries[whole]["expired"] is False
     assert entries[whole]["state"] == "deployed" and entries[whole]["missing"] == []
     assert entries[lone_route]["orphan"] == "orphan: no service, record, configs"
     assert entries[lone_route]["state"] == "partial"
     assert entries[lone_record]["orphan"] == "orphan: no service, route, configs"
     table = publab.run("list").stdout.splitlines()
-    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "ACCESS", "STATE"]
+    assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS",
+                                "STATE"]
     assert any(line.startswith(f"{lone_route}.") and "partial: no service, record" in line for line in table)
     (Path(config.deploy.dynamic_dir) / f"{whole}.yml").unlink()  # and the reverse: a service without its route
     assert _entries(publab)[whole]["orphan"] == "orphan: no route"

@@ -124,3 +124,16 @@ def test_an_image_pinned_by_digest_is_the_same_image(running, wanted, same):
     from graphsite.publisher.swarm import same_image
 
     assert same_image(running, wanted) is same
+
+
+def test_replicas_spread_over_nodes_and_bind_refuses_more_than_one(production, sample):
+    HTML, NOW = sample
+    three = production.replace("deploy", replicas=3)
+    plan = make_plan(three, "s1", html=HTML, sha256="a" * 64, title="t", content="config", now=NOW)
+    assert plan.service.describe()["spread"] == ["node.id"] and plan.service.describe()["replicas"] == 3
+    single = make_plan(production, "s1", html=HTML, sha256="a" * 64, title="t", content="config", now=NOW)
+    assert single.service.describe()["spread"] == []
+    with pytest.raises(ConfigError) as info:
+        make_plan(three, "s1", html=HTML, sha256="a" * 64, title="t", content="bind", now=NOW, node_id="n1")
+    assert info.value.message.startswith("deploy.replicas: 3 replicas with --content bind")
+    assert "hint: deploy with --content config" in info.value.message

@@ -9,6 +9,7 @@ gets `404 page not found`; an unknown SNI gets a default certificate no client t
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,9 @@ DEFAULT_CERT_NAME = "traefik-default.invalid"  # the SNI name the default certif
 DEFAULT_CA = "traefik-default"
 LAB_CA = "local"  # Caddy's internal CA: its root is .lab/ca.pem
 TEXT = {"Content-Type": ["text/plain; charset=utf-8"], "X-Content-Type-Options": ["nosniff"]}
+# The header by which `verify` asks the lab's edge for one task by its overlay address (not Traefik: a lab aid)
+TASK_HEADER = "X-Graphsite-Task"
+_OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 # Traefik entry point → (Caddy server, whether it terminates TLS)
 ENTRY_POINTS = {"websecure": True, "web": False}
 
@@ -42,6 +46,8 @@ class EdgeSettings:
     resolvers: tuple[str, ...] = ("letsencrypt",)
     leaf_lifetime: str = "2160h"  # 90 days
     intermediate_lifetime: str = "4320h"  # 180 days
+    task_subnet: str = ""  # the lab overlay's IPv4 subnet: every router serves task_route (empty: no such route)
+    task_header: str = TASK_HEADER
 
 
 @dataclass(frozen=True)
@@ -189,7 +195,42 @@ def service_handler(spec: dict[str, Any]) -> dict[str, Any]:
     return handler
 
 
-def router_routes(name: str, router: dict[str, Any], dynamic: Dynamic) -> tuple[list[str], dict[str, dict]]:
+def subnet_pattern(subnet: str) -> str:
+    """Return a regular expression that matches exactly the dotted IPv4 addresses inside `subnet` (no leading
+    zeros, no other form); with no subnet, one that matches nothing."""
+    if not subnet:
+        return "^$.^"
+    network = ipaddress.IPv4Network(subnet, strict=False)
+    octets: list[str] = []
+    bits = network.prefixlen
+    for value in network.network_address.packed:
+        if bits >= 8:
+            octets.append(str(value))
+        elif bits == 0:
+            octets.append(_OCTET)
+        else:
+            free = 8 - bits
+            octets.append("(" + "|".join(str(value + n) for n in range(1 << free)) + ")")
+        bits = max(bits - 8, 0)
+    return "^" + r"\.".join(octets) + "$"
+
+
+def task_route(service: dict[str, Any], settings: EdgeSettings) -> list[dict[str, Any]]:
+    """The lab's per-task route (NOT Traefik behaviour: a lab aid for `verify`): a request whose
+    `settings.task_header` holds an address inside the overlay's subnet is proxied to that address on the port
+    of the router's service, after the router's middlewares, so that `verify` reaches every task of a service
+    and not only the one the balancer picks. Any other value, or none, goes to the service as Traefik would."""
+    if not settings.task_subnet or service.get("handler") != "reverse_proxy":
+        return []
+    port = service["upstreams"][0]["dial"].rsplit(":", 1)[1]
+    task = {key: value for key, value in service.items() if key not in ("upstreams", "load_balancing")}
+    task["upstreams"] = [{"dial": f"{{http.request.header.{settings.task_header}}}:{port}"}]
+    match = {"header_regexp": {settings.task_header: {"name": "task", "pattern": subnet_pattern(settings.task_subnet)}}}
+    return [{"match": [match], "handle": [task], "terminal": True}]
+
+
+def router_routes(name: str, router: dict[str, Any], dynamic: Dynamic,
+                  settings: EdgeSettings | None = None) -> tuple[list[str], dict[str, dict]]:
     """Return the router's hosts and its Caddy route per entry point it serves; raise RouterError when
     Traefik would not build it."""
     try:
@@ -206,8 +247,9 @@ def router_routes(name: str, router: dict[str, Any], dynamic: Dynamic) -> tuple[
     for point in points:
         scheme = "https" if ENTRY_POINTS[point] else "http"
         chain = [route for spec in middlewares for route in middleware_routes(spec, scheme)]
+        task = task_route(service, settings or EdgeSettings())
         routes[point] = {"match": [{"host": hosts}], "terminal": True,
-                         "handle": [{"handler": "subroute", "routes": [*chain, {"handle": [service]}]}]}
+                         "handle": [{"handler": "subroute", "routes": [*chain, *task, {"handle": [service]}]}]}
     return hosts, routes
 
 
@@ -236,7 +278,7 @@ def caddy_config(dynamic: Dynamic, settings: EdgeSettings | None = None) -> Tran
     subjects: list[str] = []
     for name, router in sorted(dynamic.routers.items(), key=priority):
         try:
-            hosts, by_point = router_routes(name, router, dynamic)
+            hosts, by_point = router_routes(name, router, dynamic, settings)
         except RouterError as exc:
             errors.append(f"router {name}: {exc}")
             continue

@@ -78,6 +78,7 @@ class Watcher:
         self.lab_dir, self.dynamic_dir, self.edge, self.code, self.settings = lab_dir, dynamic_dir, edge, code, settings
         self.applied: Translation | None = None
         self.status: dict[str, Any] = {"pid": os.getpid(), "code": code, "dynamic_dir": str(dynamic_dir),
+                                       "task_subnet": settings.task_subnet,
                                        "applied": None, "rejected": [], "edge": "not loaded yet"}
 
     def log(self, line: str) -> None:
@@ -153,15 +154,18 @@ class Watcher:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from graphsite.lab.edge import ADMIN_SOCKET, SETTINGS
+    from graphsite.lab.edge import ADMIN_SOCKET, edge_settings
     from graphsite.lab.processes import lab_code
 
     parser = argparse.ArgumentParser(prog="python -m graphsite.lab.traefik.watcher",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lab-dir", type=Path, required=True)
+    parser.add_argument("--task-subnet", default="",
+                        help="the overlay's subnet: serve the lab's per-task route for its addresses (not Traefik's)")
     args = parser.parse_args(argv)
     lab_dir = args.lab_dir.resolve()
-    watcher = Watcher(lab_dir, lab_dir / "traefik" / "dynamic", Edge(lab_dir / ADMIN_SOCKET), lab_code(), SETTINGS)
+    watcher = Watcher(lab_dir, lab_dir / "traefik" / "dynamic", Edge(lab_dir / ADMIN_SOCKET), lab_code(),
+                      edge_settings(args.task_subnet))
     watcher.log(f"watching {watcher.dynamic_dir} (pid {os.getpid()})")
     watcher.write_status()
     try:
