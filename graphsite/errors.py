@@ -15,6 +15,12 @@ class GraphsiteError(click.ClickException):
             message = f"{message}\n  hint: {hint}"
         super().__init__(message)
 
+    def ending_with(self, code: int) -> GraphsiteError:
+        """Return this error, ending the command with exit status `code` instead of its class's (click reads
+        `exit_code` from the instance; the class declares it as a ClassVar)."""
+        vars(self)["exit_code"] = code
+        return self
+
 
 class ConfigError(GraphsiteError):
     """The configuration (graphsite.toml, environment, flags) is invalid."""

@@ -74,15 +74,20 @@ class Parsed:
         return self.headings[bisect.bisect_right(indexes, start):bisect.bisect_left(indexes, end)]
 
 
+class _Markdown(MarkdownIt):
+    """markdown-it that parses every link, whatever its scheme, so that citations keep their URL for the
+    integrity check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
+        return True
+
+
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """Return the one configured parser (building it costs more than parsing a report)."""
-    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING})
+    md = _Markdown("commonmark", {"html": True, "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
     install_block_rule(md)
-    # Every link is parsed, whatever its scheme, so that citations keep their URL for the integrity
-    # check; annotate() then takes the href away from the unsafe ones, and the sanitiser checks again.
-    md.validateLink = lambda url: True
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md

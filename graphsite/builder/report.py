@@ -7,7 +7,9 @@ import dataclasses
 import html
 import re
 from pathlib import Path
+from typing import cast
 
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
 from graphsite.builder.markdown import HEADING_NUMBER, Parsed, is_references_title, markdown, parse, text_html, words
@@ -36,7 +38,8 @@ def render(tokens: list[Token], env: dict) -> str:
 
 def _render_inline(children: list[Token], env: dict) -> str:
     md = markdown()
-    return clean_html(md.renderer.renderInline(children, md.options, env)).strip()
+    renderer = cast(RendererHTML, md.renderer)
+    return clean_html(renderer.renderInline(children, md.options, env)).strip()
 
 
 def _notes_start(tokens: list[Token]) -> int:

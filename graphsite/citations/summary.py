@@ -151,7 +151,7 @@ class LinkCheckStopped(LinkCheckError):
         done = sum(1 for r in report.results if r.state != "unchecked")
         super().__init__(f"stopped by {report.stopped_by}: {done} of {len(report.results)} links have a verdict "
                          "(partial results; the verdicts reached are in the link cache)")
-        self.exit_code = exit_code(report)
+        self.ending_with(exit_code(report))
 
 
 def _verbosity() -> int:

@@ -44,8 +44,7 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
         config = config.replace("links", **{k: v for k, v in flags.items() if v is not None})
         report = check_report_links(source or default_source(), config, use_cache=not no_cache, offline=offline)
     except (ConfigError, BuildError) as error:
-        error.exit_code = 2  # the input is wrong, not a link: distinct from exit 1 (links.fail_on)
-        raise
+        raise error.ending_with(2) from None  # the input is wrong, not a link: distinct from exit 1 (fail_on)
     except KeyboardInterrupt:  # before or after the checks (reading the report): nothing to save yet
         raise SystemExit(130) from None
     show_links(report, config.links.fail_on, as_json=as_json)

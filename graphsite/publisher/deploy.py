@@ -77,7 +77,7 @@ class Stopped(GraphsiteError):
 
     def __init__(self, message: str, *, exit_code: int, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
-        self.exit_code = exit_code
+        self.ending_with(exit_code)
 
 
 @dataclass
