@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from markdown_it.token import Token
+
 from graphsite.citations.live import check_links
 from graphsite.citations.results import Link, LinkReport, LinkResult
 
@@ -60,23 +62,33 @@ def report_links(source: Source, page_urls: tuple[str, ...] = ()) -> list[Link]:
         if not token.map:
             continue
         start, end = token.map
-        hrefs = [c.attrGet("href") for c in token.children or () if c.type == "link_open"]
-        if token.type in ("html_block", "inline"):
-            html = token.content if token.type == "html_block" else "".join(
-                c.content for c in token.children or () if c.type == "html_inline")
-            hrefs += [next(v for v in m.groups() if v is not None) for m in _HTML_LINK.finditer(html)]
-        for href in hrefs:
-            if isinstance(href, str) and href.strip():
-                line = _line_of(href, body_lines, start, end) + source.body_line
-                found.setdefault(href.strip(), []).append(line)
-    for url in page_urls:  # a bare URL, a reference entry, front matter: every line that holds its text
+        for href in _hrefs(token):
+            line = _line_of(href, body_lines, start, end) + source.body_line
+            found.setdefault(href.strip(), []).append(line)
+    _add_written(found, page_urls, file_lines)
+    return [Link(url, tuple(sorted(set(lines)))) for url, lines in found.items()]
+
+
+def _hrefs(token: Token) -> list[str]:
+    """Return the link targets of one block token: its Markdown links and its raw HTML's href/src."""
+    hrefs = [c.attrGet("href") for c in token.children or () if c.type == "link_open"]
+    if token.type in ("html_block", "inline"):
+        html = token.content if token.type == "html_block" else "".join(
+            c.content for c in token.children or () if c.type == "html_inline")
+        hrefs += [next(v for v in m.groups() if v is not None) for m in _HTML_LINK.finditer(html)]
+    return [href for href in hrefs if isinstance(href, str) and href.strip()]
+
+
+def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], file_lines: list[str]) -> None:
+    """Add each page URL the Markdown links did not give (a bare URL, a reference entry, front matter) with every
+    line that holds its text; an IDN host is written two ways (markdown-it's href is punycode): both count."""
+    for url in page_urls:
         forms = _written_forms(url)
         written = [n + 1 for n, line in enumerate(file_lines) if any(form in line for form in forms)]
         if url not in found:
             found[url] = written
-        elif not url.isascii() or "xn--" in url:  # an IDN written two ways: markdown-it's href is punycode
+        elif "xn--" in url:
             found[url] += written
-    return [Link(url, tuple(sorted(set(lines)))) for url, lines in found.items()]
 
 
 def _written_forms(url: str) -> set[str]:
