@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,21 +88,28 @@ class Driver:
         `signalled` is empty when the step never finished)."""
         return self.act_after(step, lambda process: process.send_signal(sig), *args, env=env, timeout=timeout)
 
-    def act_after(self, step: str, act, *args: str, env: Mapping[str, str] | None = None,
-                  timeout: float = 120) -> Run:
+    def act_after(self, step: str, act: Callable[[subprocess.Popen], object], *args: str,
+                  env: Mapping[str, str] | None = None, timeout: float = 120) -> Run:
         """Run `graphsite ARGS` and call `act(process)` the moment it prints `  STEP … done`."""
+        return self.script([(f"  {step} … done", act)], *args, env=env, timeout=timeout)
+
+    def script(self, triggers: list[tuple[str, Callable[[subprocess.Popen], object]]], *args: str,
+               env: Mapping[str, str] | None = None, timeout: float = 120) -> Run:
+        """Run `graphsite ARGS`; each time a line of its stderr starts with the next trigger's text, call that
+        trigger's action with the process. `signalled` names the step of the first trigger once it fired."""
         started = time.monotonic()
         process = self.start(*args, env=env)
         guard = threading.Timer(timeout, process.kill)  # a run that hangs must not hang the caller
         guard.start()
-        lines, signalled = [], ""
+        lines, pending, signalled = [], list(triggers), ""
         try:
             assert process.stderr is not None
             for line in process.stderr:
                 lines.append(line)
-                if not signalled and line.startswith(f"  {step} … done"):
-                    act(process)
-                    signalled = step
+                if pending and line.startswith(pending[0][0]):
+                    text, action = pending.pop(0)
+                    action(process)
+                    signalled = signalled or text.strip().split(" ")[0]
             stdout = process.stdout.read() if process.stdout else ""
             process.wait()
         finally:

@@ -90,13 +90,15 @@ class Undo:
         """Run every step, whatever one of them raises; return one true line per step."""
         lines = []
         while self.steps:
-            resource, done, action = self.steps.pop()
+            resource, done, action = self.steps[-1]  # still pending while it runs: a second signal names it
             try:
                 did = action()
             except Exception as exc:  # every step runs: one failure must not keep the others behind
                 reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
                 lines.append(f"NOT undone: {resource}: {reason}")
                 continue
+            finally:
+                self.steps.pop()
             lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
         return lines
 

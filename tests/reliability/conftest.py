@@ -64,8 +64,9 @@ def names(driver):
     """A factory of fresh names of this session; each is torn down after the test, and checked gone."""
     made: list[str] = []
 
-    def make() -> str:
-        made.append(f"{driver.prefix}-{secrets.token_hex(3)}")
+    def make(tag: str = "") -> str:
+        """Return `PREFIX-TAG<hex>` (6 characters after the dash): a tag lets gc --prefix pick one test's names."""
+        made.append(f"{driver.prefix}-{tag}{secrets.token_hex(3)[: 6 - len(tag)]}")
         return made[-1]
 
     yield make
