@@ -230,14 +230,24 @@ def cloudflare_pid(lab: Lab) -> int:
     return pid
 
 
-def dockerd_pid() -> int:
-    """Return the pid of the Docker daemon (the one named dockerd)."""
+def dockerd_pid(socket_path: str = "/var/run/docker.sock") -> int:
+    """Return the pid of the Docker daemon that listens on `socket_path` (the one the SDK talks to): several
+    dockerd may run on a machine (other namespaces, other users' tests), and only this one may be stalled."""
+    listening = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[7] in (socket_path, socket_path.replace("/var/run/", "/run/")) \
+                and fields[3] == "00010000":  # __SO_ACCEPTCON: a listening socket
+            listening.add(f"socket:[{fields[6]}]")
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if (entry / "comm").read_text().strip() == "dockerd":
-                    return int(entry.name)
-    raise RuntimeError("no dockerd process")
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if (entry / "comm").read_text().strip() != "dockerd":
+                continue
+            if any(os.readlink(fd) in listening for fd in (entry / "fd").iterdir()):
+                return int(entry.name)
+    raise RuntimeError(f"no dockerd listens on {socket_path}")
 
 
 @contextlib.contextmanager
