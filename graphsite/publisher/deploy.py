@@ -299,7 +299,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
             outcomes.append(_ensure_directory(plan, undo))
     with output.step("service"):
         if prepared.current is None:
-            undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}", lambda: swarm.remove_service(plan.subdomain))
+            undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
+                      partial(swarm.remove_service, plan.subdomain))
         else:  # a redeploy: the previous version serves again, and its configs stay in use
             undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))

@@ -4,6 +4,7 @@ after a reported success, no record is duplicated, nothing is left."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -105,9 +106,8 @@ def test_two_gc_at_once_tear_each_expired_name_down_once_and_report_no_false_rem
     gcs = [driver.start("gc", "--prefix", prefix, "--wait", "60", "--json") for _ in range(2)]
     results = [_finish(p) for p in gcs]
     assert [code for code, _, _ in results] == [0, 0], results
-    import json
-
-    tore = [c["subdomain"] for _, out, _ in results for c in json.loads(out)["collected"] if c["outcome"] == "tore down"]
+    collected = [c for _, out, _ in results for c in json.loads(out)["collected"]]
+    tore = [c["subdomain"] for c in collected if c["outcome"] == "tore down"]
     assert sorted(tore) == sorted(batch), results  # each name once: the other gc found nothing left to remove
     for name in batch:
         assert driver.leftovers(name) == []
