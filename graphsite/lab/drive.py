@@ -145,12 +145,14 @@ class Driver:
         entry = listed.get(name)
         return entry, self.listed_resources(entry), self.held(name), run
 
-    def leftovers(self, name: str) -> list[str]:
-        """Return what is left of `name` anywhere (resources, its lock file, a list entry): empty when absent."""
+    def leftovers(self, name: str, *, listing: bool = True) -> list[str]:
+        """Return what is left of `name` anywhere (resources, its lock file, and with `listing` a `list` entry):
+        empty when absent."""
         left = [f"{kind} {what}" for kind, what in sorted(self.held(name))]
         left += [f"lock file of {name}"] if self.lock_left(name) else []
-        listed, _ = self.listing()
-        left += [f"list shows {name}: {listed[name]['state']}"] if name in listed else []
+        if listing:
+            listed, _ = self.listing()
+            left += [f"list shows {name}: {listed[name]['state']}"] if name in listed else []
         return left
 
     # --- what the systems hold, read directly ---------------------------------------------------------------

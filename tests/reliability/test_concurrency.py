@@ -61,13 +61,17 @@ def test_eight_parallel_deploys_then_eight_parallel_teardowns_leave_nothing(driv
                for i, name in enumerate(batch)]
     results = [_finish(p) for p in deploys]
     assert [code for code, _, _ in results] == [0] * 8, [err for code, _, err in results if code]
+    listed, run = driver.listing()
     for name in batch:
-        _assert_deployed(driver, name)
+        assert listed[name]["state"] == "deployed", run
+        assert driver.listed_resources(listed[name]) == driver.held(name), run
+        assert len(driver.records(name)) == 1 and driver.page_served(name)
     teardowns = [driver.start("teardown", name) for name in batch]
     results = [_finish(p) for p in teardowns]
     assert [code for code, _, _ in results] == [0] * 8, [err for code, _, err in results if code]
+    listed, run = driver.listing()
     for name in batch:
-        assert driver.leftovers(name) == []
+        assert name not in listed and driver.leftovers(name, listing=False) == [], run
 
 
 def test_two_deploys_of_one_name_one_waits_or_is_refused_and_one_record_exists(driver, names):
@@ -109,5 +113,6 @@ def test_two_gc_at_once_tear_each_expired_name_down_once_and_report_no_false_rem
     collected = [c for _, out, _ in results for c in json.loads(out)["collected"]]
     tore = [c["subdomain"] for c in collected if c["outcome"] == "tore down"]
     assert sorted(tore) == sorted(batch), results  # each name once: the other gc found nothing left to remove
+    listed, run = driver.listing()
     for name in batch:
-        assert driver.leftovers(name) == []
+        assert name not in listed and driver.leftovers(name, listing=False) == [], run

@@ -22,7 +22,7 @@ from graphsite.lab.drive import STEPS, Driver
 
 pytestmark = pytest.mark.lab
 
-BUDGET = 45.0  # seconds for all examples together (the last one started may end after it)
+BUDGET = 30.0  # seconds for all examples together (the last one started may end after it)
 _started: list[float] = []
 
 NAME = st.integers(min_value=0, max_value=2)
