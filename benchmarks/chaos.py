@@ -162,9 +162,10 @@ class Worker:
 
     def docker_stall(self) -> None:
         with self.tally.lock:
-            if self.tally.docker_stalls >= DOCKER_STALLS:
-                return self.deploy()
-            self.tally.docker_stalls += 1
+            spent = self.tally.docker_stalls >= DOCKER_STALLS
+            self.tally.docker_stalls += 0 if spent else 1
+        if spent:  # the shared daemon has been stopped often enough: a plain deploy instead
+            return self.deploy()
         name, step = self.name(), self.rng.choice(("plan", "content", "service", "converge"))
         daemon = dockerd_pid()
         with contextlib.ExitStack() as stack:
