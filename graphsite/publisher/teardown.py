@@ -17,7 +17,7 @@ from functools import partial
 
 from graphsite import output
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, subdomain_of
@@ -114,6 +114,9 @@ def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
 
 
 def _service(clients: Clients, held: Holding) -> object:
+    if clients.swarm is None:  # Docker could not be reached when the command started
+        raise DeployError(clients.unavailable.get(SWARM, "Docker: the daemon could not be reached"),
+                          hint="run the command again once the Docker daemon answers")
     if held.deployment is None:
         current = clients.swarm.service(held.name)
         return KEPT if current is not None else False  # a service graphsite did not make stays

@@ -34,3 +34,18 @@ def test_dockerd_stalled_past_the_client_timeout_mid_deploy_fails_in_one_line_an
     assert "undone: removed config" in run.stderr, run
     assert f"proof: nothing of {name} is left" in run.stderr, run
     assert driver.leftovers(name) == []
+
+
+def test_dockerd_stalled_when_teardown_starts_no_traceback_and_a_later_teardown_is_clean(driver, names):
+    name = names()
+    made = driver.run("deploy", "--subdomain", name, "--no-verify")
+    assert made.code == 0, made
+    with stopped(dockerd_pid(), at_most=STALL):
+        run = driver.run("teardown", name, env={"GRAPHSITE_DEPLOY_DOCKER_TIMEOUT": "2"})
+    assert run.code == 1, run
+    assert not run.traceback, run
+    assert "failed    service" in run.stdout and "the Docker daemon did not answer in time" in run.stdout, str(run)
+    assert f"run `graphsite teardown {name}` again" in run.stderr, run
+    again = driver.run("teardown", name)
+    assert again.code == 0, again
+    assert driver.leftovers(name) == []

@@ -41,7 +41,8 @@ def _deploy_args(name: str, mode: str) -> tuple[str, ...]:
 def kill_then_resume(driver: Driver, name: str, step: str, mode: str) -> None:
     """Kill the deploy after `step`; check list against the systems; rerun; check; tear down; check."""
     killed = driver.signal_after(step, signal.SIGKILL, *_deploy_args(name, mode))
-    assert killed.signalled == step and killed.code == -signal.SIGKILL, killed
+    # after the last step, a busy machine may let the run finish before the kill lands: that is a success
+    assert killed.signalled == step and killed.code in (-signal.SIGKILL, 0 if step == "dns" else None), killed
     entry, listed, held, run = driver.compare(name)
     assert listed == held, f"after a kill at {step}, list shows {listed} but the systems hold {held}\n{run}"
     assert _made(step, mode) <= _kinds(held), f"{step} was done, yet only {held} exists"
