@@ -14,7 +14,7 @@ from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.inventory import Holding, holding, survey
-from graphsite.publisher.lock import LockBusy, subdomain_lock
+from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.teardown import TeardownReport, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
@@ -84,6 +84,8 @@ def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: 
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
             continue
         collected.append(_collect_one(config, clients, name, wait, now))
+    if not dry_run:
+        sweep(config.deploy.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
     return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
 
 

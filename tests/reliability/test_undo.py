@@ -57,3 +57,14 @@ def test_a_second_signal_before_the_undo_starts_is_held_for_it_and_ends_the_run_
     assert done.returncode == 128 + 1, done  # SIGHUP
     assert done.stdout == "undo starts\n", done
     assert "stopped by a second SIGHUP during the undo: service x. Remove it with: graphsite teardown x" in done.stderr
+
+
+def test_gc_sweeps_the_lock_files_of_killed_runs_and_leaves_a_held_one(tmp_path):
+    from graphsite.publisher.lock import subdomain_lock, sweep
+
+    (tmp_path / "gsx-killed.lock").write_text("pid 1")  # what a SIGKILLed run leaves
+    (tmp_path / "other-killed.lock").write_text("pid 2")
+    with subdomain_lock(tmp_path, "gsx-running"):
+        assert sweep(tmp_path, "gsx") == ["gsx-killed"]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["gsx-running.lock", "other-killed.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other-killed.lock"]
