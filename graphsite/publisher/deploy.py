@@ -354,6 +354,8 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
+    for stale in route.temporaries(path.parent).get(plan.subdomain, []):  # a killed run's half-written route
+        route.remove_file(stale)
     written = route.write_route(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 

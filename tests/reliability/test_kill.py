@@ -113,3 +113,27 @@ def test_sigkill_after_step_is_listed_then_a_rerun_converges_and_teardown_proves
 @pytest.mark.parametrize(("step", "mode"), TORN)
 def test_sigkill_after_step_then_teardown_of_the_half_made_deployment(scenarios, step, mode):
     scenarios[("teardown", step, mode)].result()
+
+
+def test_a_route_half_written_by_a_killed_run_is_removed_by_the_rerun_so_the_deployment_is_whole(driver, names):
+    """A SIGKILL inside the route step's atomic write leaves `.NAME.yml.<random>.tmp` (the kill scenarios above
+    hit it only sometimes, so it is made here as the killed write leaves it): list shows the deployment as
+    partial, and the rerun removes it; before, it stayed partial and gc would have torn the live page down."""
+    import os
+    import tempfile
+
+    from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
+
+    name = names()
+    assert driver.run(*_deploy_args(name, "config")).code == 0
+    route = driver.dynamic_dir / f"{name}.yml"
+    fd, _ = tempfile.mkstemp(prefix=temporary_prefix(route), suffix=TEMPORARY_SUFFIX, dir=driver.dynamic_dir)
+    os.write(fd, route.read_bytes()[:40])  # cut short, as a kill mid-write leaves it
+    os.close(fd)
+    entry, listed, held, run = driver.compare(name)
+    assert listed == held and entry is not None and entry["state"] == "partial", run
+    rerun = driver.run(*_deploy_args(name, "config"))
+    assert rerun.code == 0, rerun
+    entry, listed, held, run = driver.compare(name)
+    assert listed == held and "temporary route" not in _kinds(held), held
+    assert entry is not None and entry["state"] == "deployed", run
