@@ -44,11 +44,23 @@ def _restore(previous: dict[int, object]) -> None:
         signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
+# Signals that came after the first one but before the undo installed its own handler (while the first one's
+# exception was still unwinding): the undo takes them over, as if they had come during it.
+_deferred: list[int] = []
+
+
 @contextmanager
 def interruptible() -> Iterator[None]:
-    """Within the block, the first of SIGINT, SIGTERM and SIGHUP raises Interrupted."""
+    """Within the block, the first of SIGINT, SIGTERM and SIGHUP raises Interrupted; a later one is kept for
+    `last_chance` (raising it too would skip the undo the first one started)."""
+    _deferred.clear()
+    fired: list[int] = []
 
     def first(signum: int, _frame: object) -> None:
+        if fired:
+            _deferred.append(signum)
+            return
+        fired.append(signum)
         raise Interrupted(signum)
 
     previous = _install(first)
@@ -73,6 +85,8 @@ def last_chance(what_is_left: Callable[[], str]) -> Iterator[None]:
 
     previous = _install(second)
     try:
+        if _deferred:  # a second signal came before this handler was in place
+            second(_deferred.pop(), None)
         yield
     finally:
         _restore(previous)

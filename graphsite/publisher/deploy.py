@@ -86,6 +86,7 @@ class Undo:
     when it undid something, False when there was nothing to undo."""
 
     steps: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)
+    failed: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)  # to try once more
 
     def push(self, resource: str, done: str, action: Callable[[], bool]) -> None:
         """Register the undo of `resource` (e.g. "service NAME"); `done` says what the action does, in the past
@@ -93,20 +94,28 @@ class Undo:
         self.steps.append((resource, done, action))
 
     def pending(self) -> list[str]:
-        return [resource for resource, _, _ in reversed(self.steps)]
+        return [resource for resource, _, _ in [*reversed(self.steps), *self.failed]]
 
     def run(self) -> list[str]:
-        """Run every step, whatever one of them raises; return one true line per step."""
-        lines = []
-        while self.steps:
-            resource, done, action = self.steps.pop()
-            try:
-                did = action()
-            except Exception as exc:  # every step runs: one failure must not keep the others behind
-                reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
-                lines.append(f"NOT undone: {resource}: {reason}")
-                continue
-            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
+        """Run every step, whatever one of them raises, then once more each step that failed (a daemon that
+        stalled past its timeout may answer again by then); return one true line per step."""
+        lines: list[str] = []
+        for last_try in (False, True):
+            while self.steps:
+                step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
+                try:
+                    did = action()
+                except Exception as exc:  # every step runs: one failure must not keep the others behind
+                    if not last_try:
+                        self.failed.append(step)
+                        continue
+                    reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
+                    lines.append(f"NOT undone: {resource}: {reason}")
+                    continue
+                finally:
+                    self.steps.pop()
+                lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
+            self.steps, self.failed = self.failed[::-1], []  # a stack again: the second try keeps the undo's order
         return lines
 
 
@@ -360,6 +369,8 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
+    for stale in route.temporaries(path.parent).get(plan.subdomain, []):  # a killed run's half-written route
+        route.remove_file(stale)
     written = route.write_route(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 

@@ -14,14 +14,17 @@ from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.inventory import Holding, holding, survey
-from graphsite.publisher.lock import LockBusy, subdomain_lock
+from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.teardown import TeardownReport, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
+GONE = "already gone"
 
 
 def reason(held: Holding, now: datetime, grace: float) -> str:
     """Return why gc removes `held` (expired, or partial and older than the grace period), or '' to keep it."""
+    if held.empty:  # gone already (another gc or a teardown got there first): nothing to tear down
+        return ""
     state = held.state(now)
     if state == "expired":
         return f"expired {held.expires}"
@@ -37,7 +40,7 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
 @dataclass(frozen=True)
 class Collected:
     name: str
-    outcome: str  # tore down, would tear down, kept, skipped, failed
+    outcome: str  # tore down, would tear down, kept, already gone, skipped, failed
     reason: str
     report: TeardownReport | None = None
 
@@ -81,6 +84,8 @@ def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: 
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
             continue
         collected.append(_collect_one(config, clients, name, wait, now))
+    if not dry_run:
+        sweep(config.deploy.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
     return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
 
 
@@ -90,6 +95,8 @@ def _collect_one(config: Config, clients: Clients, name: str, wait: float, now: 
             fresh, _ = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
             why = reason(fresh, now or datetime.now(UTC), config.deploy.gc_grace)
             if not why:
+                if fresh.empty:
+                    return Collected(name, GONE, "another run removed it first")
                 return Collected(name, RENEWED, f"no longer expired: {fresh.state(now or datetime.now(UTC))}"
                                                 f"{', expires ' + fresh.expires if fresh.expires else ''}")
             report = teardown_locked(config, name, clients)

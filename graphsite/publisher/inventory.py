@@ -110,13 +110,15 @@ class _Found:
     unreadable: dict[str, str] = field(default_factory=dict)
 
 
-def survey(config: Config, clients: Clients, *, name: str | None = None) -> Inventory:
-    """Return what graphsite holds in every system (only `name`'s resources when given)."""
+def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bool = True) -> Inventory:
+    """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
+    is not asked and no record is reported)."""
     found = _Found()
     _read(found, SWARM, lambda: _read_swarm(found, clients, name), clients.unavailable)
     _read(found, ROUTES, lambda: _read_routes(found, Path(config.deploy.dynamic_dir), name))
     _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name))
-    _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
+    if dns:
+        _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
              | set(found.directories) | set(found.records))
     if name is not None:
@@ -126,9 +128,9 @@ def survey(config: Config, clients: Clients, *, name: str | None = None) -> Inve
                      unreadable=dict(found.unreadable))
 
 
-def holding(config: Config, clients: Clients, name: str) -> tuple[Holding, dict[str, str]]:
+def holding(config: Config, clients: Clients, name: str, *, dns: bool = True) -> tuple[Holding, dict[str, str]]:
     """Return what graphsite holds for `name`, and the systems that could not be read."""
-    inventory = survey(config, clients, name=name)
+    inventory = survey(config, clients, name=name, dns=dns)
     return inventory.holdings[name], inventory.unreadable
 
 
@@ -192,9 +194,16 @@ def _read_dns(found: _Found, config: Config, clients: Clients, name: str | None)
     else:
         records = clients.dns.graphsite_records()
     for record in records:
-        stamp = record.stamp
-        if stamp is not None and record.name == make_fqdn(stamp.name, domain):
-            found.records.setdefault(stamp.name, []).append(record)
+        owner = record_owner(record, domain)
+        if owner:
+            found.records.setdefault(owner, []).append(record)
+
+
+def record_owner(record: Record, domain: str) -> str:
+    """Return the name of the deployment a record belongs to (its comment names it, and so does its own name),
+    or '' when graphsite did not make it."""
+    stamp = record.stamp
+    return stamp.name if stamp is not None and record.name == make_fqdn(stamp.name, domain) else ""
 
 
 def _holding(config: Config, name: str, found: _Found) -> Holding:

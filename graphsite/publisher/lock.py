@@ -67,3 +67,20 @@ def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -
         with contextlib.suppress(OSError):
             os.unlink(path)  # while still holding it: whoever opens the name next makes a new file
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def sweep(lock_dir: str | Path, prefix: str = "") -> list[str]:
+    """Remove the lock files no run holds (left by a run that was SIGKILLed) whose names start with `prefix`;
+    return their names. A lock some run holds is left alone."""
+    directory = Path(lock_dir)
+    removed = []
+    for path in sorted(directory.glob("*.lock")) if directory.is_dir() else ():
+        name = path.name.removesuffix(".lock")
+        if not name.startswith(prefix):
+            continue
+        try:
+            with subdomain_lock(directory, name):  # taking it and letting go removes the file
+                removed.append(name)
+        except LockBusy:
+            continue
+    return removed

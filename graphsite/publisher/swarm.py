@@ -66,6 +66,9 @@ class SwarmError(DeployError):
 
 
 def _translate(action: str, exc: BaseException) -> SwarmError:
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(exc, docker.errors.DockerException) and isinstance(cause, requests.exceptions.RequestException):
+        exc = cause  # docker.from_env wraps the transport's error ("Error while fetching server API version")
     if isinstance(exc, requests.exceptions.Timeout):
         detail = "the Docker daemon did not answer in time (stalled or overloaded)"
     elif isinstance(exc, requests.exceptions.ConnectionError):

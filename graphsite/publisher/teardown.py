@@ -17,11 +17,11 @@ from functools import partial
 
 from graphsite import output
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, subdomain_of
-from graphsite.publisher.inventory import DNS, SWARM, Holding, holding
+from graphsite.publisher.inventory import DNS, SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
 
@@ -60,7 +60,8 @@ def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0)
 
 def teardown_locked(config: Config, subdomain: str, clients: Clients) -> TeardownReport:
     """Teardown for a caller that holds the name's lock already (gc)."""
-    held, unreadable = holding(config, clients, subdomain)
+    # Cloudflare is asked only in the DNS step: an unreachable Cloudflare must not keep the page online.
+    held, unreadable = holding(config, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
     with output.step("route"):
         _route(config, held, outcomes)
@@ -74,13 +75,17 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients) -> Teardow
                                     unreadable.get(SWARM, "")))
     with output.step("directory"):
         _directory(config, held, outcomes)
-    with output.step("dns"):
-        _dns(config, held, clients, outcomes, unreadable)
-    with output.step("prove"):
-        after, still_unreadable = holding(config, clients, subdomain)
-        left = [f"{kind} {name}" for kind, name in after.resources()]
-        left += [f"{system}: not checked ({why})" for system, why in still_unreadable.items()]
-        offline, evidence = page_offline(config, held)
+    clients.dns.limit(config.dns.teardown_deadline)  # every Cloudflare call from here on, the proof's too
+    try:
+        with output.step("dns"):
+            _dns(config, held, clients, outcomes)
+        with output.step("prove"):
+            after, still_unreadable = holding(config, clients, subdomain)
+            left = [f"{kind} {name}" for kind, name in after.resources()]
+            left += [f"{system}: not checked ({why})" for system, why in still_unreadable.items()]
+            offline, evidence = page_offline(config, held)
+    finally:
+        clients.dns.limit(None)
     return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, offline)
 
 
@@ -109,6 +114,9 @@ def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
 
 
 def _service(clients: Clients, held: Holding) -> object:
+    if clients.swarm is None:  # Docker could not be reached when the command started
+        raise DeployError(clients.unavailable.get(SWARM, "Docker: the daemon could not be reached"),
+                          hint="run the command again once the Docker daemon answers")
     if held.deployment is None:
         current = clients.swarm.service(held.name)
         return KEPT if current is not None else False  # a service graphsite did not make stays
@@ -123,22 +131,21 @@ def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
         _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
 
 
-def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome], unreadable: dict) -> None:
-    if DNS in unreadable:
-        outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, unreadable[DNS]))
+def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:
+    if DNS in clients.unavailable:
+        outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, clients.unavailable[DNS]))
         return
-    clients.dns.limit(config.dns.teardown_deadline)
     try:
-        for record in held.records:
+        found = [r for r in clients.dns.records(held.fqdn) if r.type == "A"]
+        mine = [r for r in found if record_owner(r, config.site.domain) == held.name]
+        for record in mine:
             _attempt(outcomes, "record", f"A {record.name} id={record.id}", partial(clients.dns.delete, record.id))
-        foreign = [r for r in clients.dns.records(held.fqdn) if r.type == "A" and not r.ours]
+        foreign = [r for r in found if not r.ours]
         outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, "graphsite did not make it") for r in foreign]
-        if not held.records and not foreign:
+        if not mine and not foreign:
             outcomes.append(Outcome("record", f"A {held.fqdn}", ABSENT))
     except GraphsiteError as exc:
         outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, exc.message.splitlines()[0]))
-    finally:
-        clients.dns.limit(None)
 
 
 def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tuple[bool, str]:
