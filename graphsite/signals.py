@@ -23,6 +23,7 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
+        self.outcome = ""  # what the interrupted run did about its work: undone, kept, live
 
     @property
     def name(self) -> str:

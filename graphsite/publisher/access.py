@@ -83,9 +83,10 @@ def read_htpasswd(path: Path) -> tuple[str, ...]:
 
 
 def decide_access(route_path: Path, subdomain: str, *, private: bool = False, public: bool = False,
-                  auth_file: Path | None = None, new_password: bool = False) -> Access:
+                  auth_file: Path | None = None, new_password: bool = False, was_private: bool = False) -> Access:
     """Return who may read the deployment: --auth-file's users; the existing route's credentials on a redeploy
-    (a private report never turns public by omission: --public says so); or new credentials."""
+    (a private report never turns public by omission: --public says so; `was_private`, the service's record,
+    keeps it private even when its route file, and so its credentials, are gone); or new credentials."""
     if public and (private or auth_file or new_password):
         raise ConfigError("--public cannot be combined with --private, --auth-file or --new-password")
     if public:
@@ -95,7 +96,7 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
     existing = route.route_users(route.read_route(route_path), subdomain) if route_path.is_file() else ()
     if existing and not new_password:
         return Access(users=existing, kept=True)
-    if private or new_password:
+    if private or new_password or was_private:
         return new_credentials()
     return Access()
 

@@ -26,6 +26,8 @@ _TYPES = ("A", "AAAA", "CNAME")
 # Anything else (a newline pasted with it, a control character) is refused before a request carries it.
 _TOKEN = re.compile(r"^[\x21-\x7e]{20,400}$")
 _T = TypeVar("_T")
+_LOGGERS = ("cloudflare", "cloudflare._base_client", "httpx", "httpx._client", "httpcore", "httpcore.connection",
+            "httpcore.http11", "httpcore.http2", "httpcore.proxy")
 
 
 def check_token(token: str) -> str:
@@ -88,7 +90,9 @@ class Dns:
         self._domain, self._base_url = config.site.domain, config.dns.api_base_url
         self._timeout, self._retries = config.dns.timeout, config.dns.retries
         self._deadline: float | None = None
-        for name in ("cloudflare", "httpx", "httpcore"):
+        # A logger's filter sees only the records made by that very logger (not its children's): every logger
+        # the SDK and its transport write to gets one.
+        for name in _LOGGERS:
             logging.getLogger(name).addFilter(_Redact(token))
         ca_bundle = config.dns.ca_bundle
         verify = tls_context(ca_bundle, setting="dns.ca_bundle") if ca_bundle else True  # True: httpx's default

@@ -145,8 +145,11 @@ def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployRe
             with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
                 return _run(config, request, clients, subdomain)
     except Interrupted as stop:
-        raise Stopped(f"deploy stopped by {stop.name}; what it had made was undone (see above)",
-                      exit_code=stop.exit_code) from None
+        what = {"kept": "what it had made was kept (--keep-on-failure): see above",
+                "live": "the new version was already live; its old content may be left for teardown or the next "
+                        "deploy",
+                }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
+        raise Stopped(f"deploy stopped by {stop.name}; {what}", exit_code=stop.exit_code) from None
 
 
 @dataclass(frozen=True)
@@ -163,15 +166,21 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
     try:
         outcomes, dns_line = _apply(prepared, clients, undo, config)
         checks = _verify(config, plan, clients, prepared.access.credentials) if request.verify else ()
-    except (Exception, KeyboardInterrupt):  # whatever failed, even a bug or a signal: undo this run's work
+    except (Exception, KeyboardInterrupt) as failure:  # whatever failed, even a bug or a signal: undo it
         if request.keep_on_failure:
             output.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
             output.info(f"  remove it with: graphsite teardown {subdomain}")
         else:
             _undo(config, clients, prepared, undo)
+        if isinstance(failure, Interrupted):
+            failure.outcome = "kept" if request.keep_on_failure else "undone"
         raise
-    with output.step("remove old content"):
-        _remove_old_content(config, plan, clients)
+    try:
+        with output.step("remove old content"):
+            _remove_old_content(config, plan, clients)
+    except Interrupted as stop:
+        stop.outcome = "live"
+        raise
     return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
 
 
@@ -233,7 +242,8 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         for warning in dynamic.check_directory(config):  # blocking files, and deploy.middlewares defined nowhere
             output.warn(warning)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
-                               auth_file=request.auth_file, new_password=request.new_password)
+                               auth_file=request.auth_file, new_password=request.new_password,
+                               was_private=previous is not None and previous.access == "private")
         plan = plan.with_access("private" if access.private else "public",
                                 route.route_document(config, subdomain, plan.fqdn, users=access.users))
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
@@ -316,9 +326,11 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
                       partial(swarm.remove_service, plan.subdomain))
-        else:  # a redeploy: the previous version serves again, and its configs stay in use
+        elif not swarm.unchanged(plan.service):  # a redeploy: the previous version serves again
             undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))
+        # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
+        # version before the live one, and putting it back would roll the live page back
         outcome = swarm.ensure_service(plan.service)
         outcomes.append(Outcome("service", plan.subdomain, outcome))
     with output.step("converge"):

@@ -27,8 +27,14 @@ def decide_record(found: list[Record], wanted: DnsRecord, *, force: bool = False
                           hint="choose another subdomain, or remove that record in Cloudflare first")
     a_records = [r for r in found if r.type == "A"]
     same = [r for r in a_records if r.content == wanted.content]
-    if same:
+    if same and same[0].ours:
         return RecordDecision("exists", same[0])
+    if same:  # the right address, but not graphsite's: nothing would say whose it is, and gc would call it missing
+        if not force:
+            raise DeployError(f"DNS: {wanted.name} already points at {wanted.content} (A id={same[0].id}), but "
+                              "graphsite did not make that record",
+                              hint="choose another subdomain, or pass --force to replace it with graphsite's own")
+        return RecordDecision("replace", same[0])
     if a_records:
         if not force:
             record = a_records[0]

@@ -104,3 +104,11 @@ def test_check_directory_refuses_a_blocked_directory_and_undefined_middlewares(p
     (tmp_path / "broken.yml").write_text("http:\n  routers: [\n")
     with pytest.raises(DeployError, match="broken.yml: line 3"):
         check_directory(config)
+
+
+def test_a_private_deployment_whose_route_is_gone_stays_private_with_new_credentials(tmp_path):
+    """The service's record says private; its route file (and so its credentials) is gone: a redeploy without
+    flags must not publish it, so it makes new credentials (shown once)."""
+    access = decide_access(tmp_path / "gone.yml", "n", was_private=True)
+    assert access.private and access.credentials is not None
+    assert decide_access(tmp_path / "gone.yml", "n", was_private=True, public=True).private is False

@@ -115,9 +115,10 @@ def test_the_undo_runs_every_step_whatever_one_raises():
     undo.push("route d", "removed route d", lambda: False)
     undo.push("record e", "deleted record e", lambda: (_ for _ in ()).throw(GraphsiteError("Cloudflare: 500")))
     lines = undo.run()
-    assert lines == ["NOT undone: record e: Cloudflare: 500", "nothing to undo: route d (already as it was)",
-                     "NOT undone: service c: 'a bug'", "NOT undone: directory b: [Errno 13] Permission denied",
-                     "undone: removed config a"]
+    # every step runs; those that failed are tried once more at the end (a stalled daemon may answer by then)
+    assert lines == ["nothing to undo: route d (already as it was)", "undone: removed config a",
+                     "NOT undone: record e: Cloudflare: 500", "NOT undone: service c: 'a bug'",
+                     "NOT undone: directory b: [Errno 13] Permission denied"]
     assert done == ["a"] and undo.pending() == []
 
 

@@ -138,3 +138,20 @@ def test_what_could_not_be_read_is_not_called_missing():
     held = Holding(name="s1", fqdn="s1.x", deployment=Deployment("s1", "s1.x"), configs=("c",),
                    route=Path("/d/s1.yml"), unknown=(DNS,))
     assert held.missing() == [] and held.state(NOW) == "deployed"
+
+
+def test_an_a_record_with_the_right_address_that_graphsite_did_not_make_is_refused_or_replaced():
+    """A foreign record would make the deployment look partial forever (nothing says whose it is), and gc would
+    then tear a live page down: refused without --force, replaced by graphsite's own with it."""
+    from graphsite.errors import DeployError
+    from graphsite.publisher.cloudflare import Record
+    from graphsite.publisher.plan import DnsRecord
+    from graphsite.publisher.records import decide_record
+
+    wanted = DnsRecord("s1.x", "A", "1.2.3.4", 60, False, STAMP.record_comment())
+    foreign = Record("s1.x", "A", "1.2.3.4", 60, False, "made by hand", id="r1")
+    ours = Record("s1.x", "A", "1.2.3.4", 60, False, "graphsite: s1 (made by graphsite deploy)", id="r2")
+    with pytest.raises(DeployError, match="graphsite did not make that record"):
+        decide_record([foreign], wanted)
+    assert decide_record([foreign], wanted, force=True).action == "replace"
+    assert decide_record([ours], wanted).action == "exists"
