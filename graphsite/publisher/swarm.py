@@ -67,8 +67,10 @@ class SwarmError(DeployError):
 
 def _translate(action: str, exc: BaseException) -> SwarmError:
     cause = exc.__cause__ or exc.__context__
-    if isinstance(exc, docker.errors.DockerException) and isinstance(cause, requests.exceptions.RequestException):
-        exc = cause  # docker.from_env wraps the transport's error ("Error while fetching server API version")
+    if (isinstance(exc, docker.errors.DockerException) and not isinstance(exc, docker.errors.APIError)
+            and isinstance(cause, requests.exceptions.RequestException)):
+        exc = cause  # docker.from_env wraps the transport's error ("Error while fetching server API version");
+        # an APIError keeps its own: the daemon's explanation ("This node is not a swarm manager …")
     if isinstance(exc, requests.exceptions.Timeout):
         detail = "the Docker daemon did not answer in time (stalled or overloaded)"
     elif isinstance(exc, requests.exceptions.ConnectionError):
