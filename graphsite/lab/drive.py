@@ -205,14 +205,21 @@ class Driver:
     def lock_left(self, name: str) -> bool:
         return (self.lock_dir / f"{name}.lock").exists()
 
-    def page_served(self, name: str) -> bool:
-        """True when the edge answers 200 for the name (the page is online)."""
+    def page_served(self, name: str, *, within: float = 0.0) -> bool:
+        """True when the edge answers 200 for the name (the page is online), asking again for up to `within`
+        seconds: after a --no-verify deploy the edge loads the new route a moment later (the route watcher polls)."""
         from graphsite.lab.probe import fetch
 
-        try:
-            return fetch(self.fqdn(name), self.lab.https_port, ca=self.lab.ca_path, timeout=5).status == 200
-        except (OSError, http.client.HTTPException):
-            return False
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                if fetch(self.fqdn(name), self.lab.https_port, ca=self.lab.ca_path, timeout=5).status == 200:
+                    return True
+            except (OSError, http.client.HTTPException):
+                pass
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.25)
 
     def close(self) -> None:
         if self._docker is not None:

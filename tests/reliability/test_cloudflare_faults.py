@@ -56,7 +56,7 @@ def test_cloudflare_stalled_during_teardown_the_page_still_goes_offline_in_bound
     name = names()
     made = driver.run(*_deploy(name))
     assert made.code == 0, made
-    assert driver.page_served(name)
+    assert driver.page_served(name, within=10)
     with stopped(cloudflare_pid(lab)):
         started = time.monotonic()
         run = driver.run("teardown", name, env={**FAST, "GRAPHSITE_DNS_RETRIES": "4"})

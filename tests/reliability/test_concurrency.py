@@ -30,7 +30,7 @@ def _assert_deployed(driver, name: str, *, expires_after: timedelta | None = Non
     if expires_after is not None:
         expires = datetime.fromisoformat(entry["expires"].replace("Z", "+00:00"))
         assert expires > datetime.now(UTC) + expires_after, entry
-    assert driver.page_served(name)
+    assert driver.page_served(name, within=10)
 
 
 # The three interleavings of the race: gc first, the redeploy first, both at once (seconds before the second).
@@ -65,7 +65,7 @@ def test_eight_parallel_deploys_then_eight_parallel_teardowns_leave_nothing(driv
     for name in batch:
         assert listed[name]["state"] == "deployed", run
         assert driver.listed_resources(listed[name]) == driver.held(name), run
-        assert len(driver.records(name)) == 1 and driver.page_served(name)
+        assert len(driver.records(name)) == 1 and driver.page_served(name, within=10)
     teardowns = [driver.start("teardown", name) for name in batch]
     results = [_finish(p) for p in teardowns]
     assert [code for code, _, _ in results] == [0] * 8, [err for code, _, err in results if code]
