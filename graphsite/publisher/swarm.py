@@ -219,6 +219,8 @@ class Swarm:
         """Return the tasks of service `name`, newest first."""
         try:
             raw = self.api.tasks(filters={"service": name})
+        except docker.errors.NotFound:  # the service was removed meanwhile (another run's teardown): no tasks
+            return []
         except SwarmError as exc:
             raise _translate(f"list the tasks of {name}", exc.__cause__ or exc) from None
         raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
