@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.inventory import Holding, holding, survey
 from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.teardown import TeardownReport, teardown_locked
@@ -28,12 +29,9 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
     state = held.state(now)
     if state == "expired":
         return f"expired {held.expires}"
-    if state == "partial":
-        from graphsite.publisher.deployment import Stamp
-
-        if Stamp(held.name, held.created).older_than(now, grace):
-            missing = ", ".join(held.missing()) or "a temporary route file"
-            return f"partial for over {grace / 60:g} min (no {missing})"
+    if state == "partial" and Stamp(held.name, held.created).older_than(now, grace):
+        missing = ", ".join(held.missing()) or "a temporary route file"
+        return f"partial for over {grace / 60:g} min (no {missing})"
     return ""
 
 
