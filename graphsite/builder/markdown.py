@@ -24,6 +24,7 @@ from mdit_py_plugins.tasklists import tasklists_plugin
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
+from graphsite.builder.written import written_links
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -65,6 +66,7 @@ class Parsed:
     warnings: list[Finding] = field(default_factory=list)
     section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
+    written: tuple[tuple[str, int], ...] = ()  # (href as written, file line) of every link, before annotation
 
     def headings_between(self, start: int, end: int) -> list[Heading]:
         """Return the headings after token `start` and before token `end` (a bisection: headings are in order)."""
@@ -162,7 +164,8 @@ class Slugger:
 def parse(body: str, body_line: int = 1) -> Parsed:
     """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
     env: dict[str, Any] = {}
-    parsed = Parsed(markdown().parse(body, env), env)
+    tokens = markdown().parse(body, env)
+    parsed = Parsed(tokens, env, written=written_links(tokens, body, body_line, markdown()))
     _section_level(parsed)
     _assign_heading_ids(parsed, body_line)
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)

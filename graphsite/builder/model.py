@@ -109,6 +109,7 @@ class Report:
     references_after_html: str = ""  # ... and after it (a closing remark)
     anchors: tuple[tuple[str, str], ...] = ()  # (heading number, heading id), e.g. ("3.2", "32-the-seven…")
     warnings: tuple[Finding, ...] = ()  # build warnings that are not citation findings
+    written_links: tuple[tuple[str, int], ...] = ()  # (href as the author wrote it, file line), in body order
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

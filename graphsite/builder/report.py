@@ -192,7 +192,7 @@ def report_from_source(source: Source) -> Report:
         references_title=references.title, references_intro_html=references.intro_html,
         references_after_html=references.after_html,
         anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
-        warnings=(*source.warnings, *parsed.warnings),
+        warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
     )
 
 
