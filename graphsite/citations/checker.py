@@ -87,17 +87,28 @@ class Checker:
         self.groups = {page: [g for g in map(wanted_names, names) if g] for page, names in fragments.items()}
         self.slots = asyncio.Semaphore(settings.concurrency)
         self.hosts: dict[str, asyncio.Semaphore] = {}
-        self.pages: dict[str, asyncio.Task[Page]] = {}
+        self.pages: dict[str, asyncio.Future[Page]] = {}  # page URL -> its answer, shared by its fragments
         self.in_flight: dict[int, tuple[str, float]] = {}  # id -> (URL, loop time it was sent)
         self.requests = 0
 
     async def check(self, url: str) -> LinkResult:
         """Return the verdict on the http(s) `url` (well-formed, already normalised)."""
         now = time.time()
-        target, fragment = urldefrag(url)
-        if target not in self.pages:
-            self.pages[target] = asyncio.ensure_future(self._page(target))
-        page = await self.pages[target]
+        target, fragment = urldefrag(url) if "#" in url else (url, "")
+        shared = self.pages.get(target)
+        if shared is not None:
+            page = await asyncio.shield(shared)  # another link fetches this page: wait for its answer
+        else:  # the first link to a page fetches it in its own task (no task more per link)
+            shared = self.pages[target] = asyncio.get_running_loop().create_future()
+            try:
+                page = await self._page(target)
+            except asyncio.CancelledError:
+                shared.cancel()
+                raise
+            except BaseException as exc:
+                shared.set_exception(exc)
+                raise
+            shared.set_result(page)
         return verdict(url, fragment, page, now, self.settings)
 
     def waiting(self) -> list[tuple[str, float]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import functools
+import itertools
 import signal
 import threading
 import time
@@ -35,6 +37,7 @@ _SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
 WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names the URLs in flight
 
 
+@functools.lru_cache(maxsize=8192)  # a run asks for each URL's form more than once (its key, its verdict)
 def request_url(url: str) -> str:
     """Return the URL as it is requested: normalised (IDN host in ASCII, scheme and host lower case)."""
     url = url.strip()
@@ -66,8 +69,8 @@ def classify(url: str, settings: LinksConfig) -> LinkResult | None:
     for prefix in settings.skip:
         if url.startswith(prefix) or target.startswith(prefix):
             return LinkResult(url, "skipped", f"skipped by links.skip ({prefix})", checked_at=now)
-    private = non_public(target)
-    if private and not settings.allow_private:
+    private = None if settings.allow_private else non_public(target)
+    if private:
         return LinkResult(url, "private", f"not requested: it {private} (links.allow_private to check it)",
                           checked_at=now)
     return None
@@ -154,7 +157,7 @@ async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple
     client = new_client(settings)
     try:
         checker = Checker(client, settings, fragments)
-        tasks = {url: asyncio.ensure_future(checker.check(url)) for url in urls}
+        tasks = {url: asyncio.ensure_future(checker.check(url)) for url in interleave(urls)}
         for task in tasks.values():
             task.add_done_callback(lambda t: meter.advance() if not t.cancelled() else None)
         watcher = asyncio.ensure_future(_watch(checker, meter))
@@ -173,6 +176,28 @@ async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple
         client.close()
     return {url: _outcome(url, task, stop.name, settings) for url, task in tasks.items()}, checker.requests, \
         stop.name
+
+
+def interleave(urls: list[str]) -> list[str]:
+    """Return `urls` in the order they are requested: one per host in turn (the first link of every host, then
+    the second of every host, …), each host's links in their own order.
+
+    A report lists a host's links together; taken in that order, the per-host limit keeps several requests to
+    the first hosts in flight at once, each on a new connection, while later hosts wait. Taken in turn, the
+    same number of requests is in flight, spread over more hosts, and a host's next link goes over the
+    connection its previous one kept alive: on 2,000 links over 200 hosts, 200 connections instead of 800."""
+    by_host: dict[str, list[str]] = {}
+    for url in urls:
+        by_host.setdefault(_origin(url), []).append(url)
+    if len(by_host) <= 1:
+        return list(urls)
+    return [url for turn in itertools.zip_longest(*by_host.values()) for url in turn if url is not None]
+
+
+def _origin(url: str) -> str:
+    """Return scheme://host[:port] of an http(s) URL (its netloc as written: normalised already)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0].split('#', 1)[0]}"
 
 
 def _outcome(url: str, task: asyncio.Future[LinkResult], stopped_by: str, settings: LinksConfig) -> LinkResult:

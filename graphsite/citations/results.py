@@ -113,7 +113,7 @@ def is_challenge(headers: Mapping[str, str], body_start: bytes = b"") -> bool:
     """Return whether an answer is a bot wall's challenge (Cloudflare's `cf-mitigated`, a known challenge page)."""
     if headers.get("cf-mitigated", "").strip().lower() == "challenge":
         return True
-    return any(marker in body_start for marker in _CHALLENGE_MARKERS)
+    return bool(body_start) and any(marker in body_start for marker in _CHALLENGE_MARKERS)
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

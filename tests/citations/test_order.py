@@ -1,0 +1,106 @@
+"""The order links are requested in, and where each is found in the report: one host's links spread over the
+run (a real server on several loopback addresses sees them in turn), and every link with its lines when the
+report is large."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from graphsite.builder.report import report_from_source
+from graphsite.builder.source import read_source
+from graphsite.citations.live import check_links, interleave
+from graphsite.citations.report_links import report_links
+from graphsite.config import LinksConfig
+
+
+def test_interleave_takes_one_link_per_host_in_turn_and_keeps_each_hosts_order():
+    urls = ["https://a.example/1", "https://a.example/2", "https://a.example/3", "https://b.example/1",
+            "http://a.example/1", "https://a.example:8443/x", "https://b.example/2#f"]
+    assert interleave(urls) == [
+        "https://a.example/1", "https://b.example/1", "http://a.example/1", "https://a.example:8443/x",
+        "https://a.example/2", "https://b.example/2#f", "https://a.example/3"]
+    assert sorted(interleave(urls)) == sorted(urls)
+    one_host = ["https://a.example/2", "https://a.example/1"]
+    assert interleave(one_host) == one_host
+
+
+@pytest.fixture
+def three_hosts() -> Iterator[tuple[list[str], list[tuple[str, str]]]]:
+    """Three servers on 127.0.0.2-4; yields their base URLs and the (host, path) of every request, in order."""
+    seen: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+            with lock:
+                seen.append((self.server.server_address[0], self.path))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    servers = [ThreadingHTTPServer((f"127.0.0.{n}", 0), Handler) for n in (2, 3, 4)]
+    threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+               for s in servers]
+    for thread in threads:
+        thread.start()
+    try:
+        yield [f"http://{s.server_address[0]}:{s.server_address[1]}" for s in servers], seen
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def test_a_hosts_links_are_requested_in_turn_with_the_other_hosts(three_hosts, tmp_path):
+    bases, seen = three_hosts
+    urls = [f"{base}/{n}" for base in bases for n in range(3)]  # as a report lists them: host by host
+    settings = LinksConfig(concurrency=1, allow_private=True, cache_dir=str(tmp_path), retries=0)
+    report = check_links(urls, settings, use_cache=False, progress=False)
+    assert [r.state for r in report.results] == ["ok"] * 9
+    assert [r.url for r in report.results] == urls  # the results keep the report's order
+    assert seen == [(f"127.0.0.{host}", f"/{n}") for n in range(3) for host in (2, 3, 4)]
+
+
+def test_every_bare_url_is_found_on_each_line_that_holds_it_in_a_long_report(tmp_path):
+    lines = ["# Long", "", "## 1. Links", ""]
+    for n in range(1500):
+        lines.append(f"- see https://host{n % 50}.example/page/{n} and [a link](https://linked.example/{n})")
+    lines += ["", "Again https://host7.example/page/7 here.", "", "## References", "",
+              "1. [Ref](https://ref.example/r) — also https://bücher.example/b", ""]
+    path = tmp_path / "long.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    source = read_source(path)
+    found = {link.url: link.lines for link in report_links(source, report_from_source(source))}
+    assert found["https://host7.example/page/7"] == (12, 1506)
+    assert found["https://linked.example/1499"] == (1504,)
+    assert found["https://ref.example/r"] == (1510,)
+    assert found["https://xn--bcher-kva.example/b"] == (1510,)  # the page's punycode form, found by its Unicode
+    assert len(found) == 3000 + 2
+
+
+def test_links_are_reported_as_the_author_wrote_them_not_as_the_page_shows_them(tmp_path):
+    path = tmp_path / "r.md"
+    path.write_text("# T\n\n## 1. One\n\nSee §1 and [[1](https://cited.example/a)].\n"
+                    "[bad](javascript:alert(1)) <a href='https://raw.example/'>raw</a>\n", encoding="utf-8")
+    source = read_source(path)
+    found = {link.url: link.lines for link in report_links(source, report_from_source(source))}
+    assert found == {"https://cited.example/a": (5,), "javascript:alert(1)": (6,), "https://raw.example/": (6,)}
+
+
+def test_a_report_without_a_file_still_lists_its_written_links(tmp_path):
+    path = tmp_path / "gone.md"
+    path.write_text("# T\n\n[x](https://x.example/)\n", encoding="utf-8")
+    source = read_source(path)
+    report = report_from_source(source)
+    Path(path).unlink()
+    assert [(link.url, link.lines) for link in report_links(source, report)] == [("https://x.example/", (3,))]
