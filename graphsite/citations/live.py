@@ -23,6 +23,7 @@ from graphsite.citations.results import Link, LinkReport, LinkResult
 from graphsite.urls import malformed, non_public, normalize
 
 if TYPE_CHECKING:
+    from graphsite.citations.cache import LinkCache
     from graphsite.citations.checker import Checker
     from graphsite.citations.summary import Progress
     from graphsite.config import Config, LinksConfig
@@ -81,34 +82,56 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
     """Return the verdict on every unique link of `links`, in order: a fresh success from the cache (any
     cached verdict when `offline`), else a request; the cache is then refreshed with this run's verdicts."""
     from graphsite.citations.cache import LinkCache
-    from graphsite.citations.summary import Progress
     from graphsite.config import LinksConfig
 
     settings = config if isinstance(config, LinksConfig) else config.links
     start = time.perf_counter()
     written, lines = _unique(links)
+    cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
+    decided = _without_request(written, settings, cache if use_cache or offline else None, offline=offline)
+    pending = [key for key in written if key not in decided]
+    checked, requests, stopped_by = _over_the_network(pending, settings, progress)
+    warnings = _save(cache, checked)
+    every = {**decided, **checked}
+    results = tuple(dataclasses.replace(every[key], url=url, lines=lines[key]) for key, url in written.items())
+    return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
+
+
+def _without_request(written: dict[str, str], settings: LinksConfig, cache: LinkCache | None, *,
+                     offline: bool) -> dict[str, LinkResult]:
+    """Return the verdicts reached without a request: from the link's text (classify), then from the cache (a
+    fresh success; anything it holds when `offline`); offline, the rest are `unchecked`."""
     decided: dict[str, LinkResult] = {}
     for key, url in written.items():
         verdict = classify(url, settings)
         if verdict is not None:
             decided[key] = verdict
-    cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
-    if use_cache or offline:
+    if cache is not None:
         for key in written:
             if key not in decided and (hit := cache.fresh(key, offline=offline)) is not None:
                 decided[key] = hit
-    pending = [key for key in written if key not in decided]
     if offline:
-        decided.update({key: LinkResult(key, "unchecked", "not in the link cache (--offline)") for key in pending})
-        pending = []
+        decided.update({key: LinkResult(key, "unchecked", "not in the link cache (--offline)")
+                        for key in written if key not in decided})
+    return decided
+
+
+def _over_the_network(pending: list[str], settings: LinksConfig, progress: bool
+                      ) -> tuple[dict[str, LinkResult], int, str]:
+    """Return the verdicts on `pending` from the network, the requests sent, and the signal that stopped the
+    run ("" if none), with the progress line on stderr."""
+    from graphsite.citations.summary import Progress
+
     meter = Progress(len(pending), enabled=progress)
-    checked: dict[str, LinkResult] = {}
-    requests, stopped_by = 0, ""
     try:
-        if pending:
-            checked, requests, stopped_by = _run_to_completion(_run(pending, settings, meter))
+        return _run_to_completion(_run(pending, settings, meter)) if pending else ({}, 0, "")
     finally:
         meter.finish()
+
+
+def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:
+    """Merge this run's network verdicts into the cache; return the warnings of the cache and of the run.
+    When no host answered at all, the machine is likely offline: its failures are not cached."""
     network = [r for r in checked.values() if r.state != "unchecked"]
     offline_now = _offline(network)
     cache.save([r for r in network if not (offline_now and r.status is None)])
@@ -116,9 +139,7 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
     if offline_now:
         warnings.append(f"none of the {len(network)} links got an HTTP answer: this machine may be offline, so "
                         "the dead verdicts may say nothing about the links (they were not cached)")
-    every = {**decided, **checked}
-    results = tuple(dataclasses.replace(every[key], url=url, lines=lines[key]) for key, url in written.items())
-    return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
+    return warnings
 
 
 def _unique(links: Sequence[str | Link]) -> tuple[dict[str, str], dict[str, tuple[int, ...]]]:

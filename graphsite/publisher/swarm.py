@@ -42,6 +42,18 @@ class Task:
         same_image = self.image.split("@")[0] == service.image.split("@")[0]
         return same_image and set(self.spec_configs) == set(service.configs)
 
+    def failed(self) -> bool:
+        """True when the task failed (or was rejected, orphaned, or shut down with an error)."""
+        return self.state in _FAILED or bool(self.error and self.desired == "shutdown")
+
+    def serves(self, service: Service) -> bool:
+        """True when the task runs the service's current spec and is meant to."""
+        return self.of(service) and self.state == "running" and self.desired == "running"
+
+    def lingers(self, service: Service) -> bool:
+        """True when a task of an older spec still runs or is still wanted running (start-first: it serves)."""
+        return not self.of(service) and "running" in (self.state, self.desired)
+
 
 @dataclass(frozen=True)
 class Service:
@@ -237,23 +249,19 @@ class Swarm:
         """Wait until `spec.replicas` tasks of `spec` run and no older task is wanted running; raise DeployError
         with the task errors when they fail, when Swarm rolls the update back, or at the timeout."""
         name, deadline = spec.name, time.monotonic() + timeout
+        configs = frozenset(c.name for c in spec.configs)
         while True:
-            service, tasks = self.service(name), self.tasks(name)
+            service = self.service(name)
             if service is None:
                 raise DeployError(f"service {name} disappeared while waiting for it to converge")
-            failed = [t for t in tasks if t.state in _FAILED or (t.error and t.desired == "shutdown")]
-            if not same_image(service.image, spec.image) or set(service.configs) != {c.name for c in spec.configs}:
-                raise _not_converged(name, "Swarm rolled the update back; the previous version still runs", failed)
-            running = [t for t in tasks if t.of(service) and t.state == "running" and t.desired == "running"]
-            # start-first: done when the old tasks have stopped, not merely been told to (they still serve)
-            stale = [t for t in tasks if not t.of(service) and "running" in (t.state, t.desired)]
-            mine = [t for t in failed if t.of(service)]
-            if len(running) >= spec.replicas and not stale:
-                return running
-            if len(mine) >= failures and not running:
-                raise _not_converged(name, f"{len(mine)} tasks failed", mine)
+            seen = convergence(service, self.tasks(name), image=spec.image, configs=configs,
+                               replicas=spec.replicas, failures=failures)
+            if seen.done:
+                return list(seen.tasks)
+            if seen.failure:
+                raise _not_converged(name, seen.failure, list(seen.tasks))
             if time.monotonic() > deadline:
-                raise _not_converged(name, f"not converged after {timeout:.0f} s", mine or tasks)
+                raise _not_converged(name, f"not converged after {timeout:.0f} s", list(seen.tasks))
             time.sleep(0.25)
 
     def remove_service(self, name: str) -> bool:
@@ -332,6 +340,34 @@ def _task(raw: dict) -> Task:
                 error=status.get("Err", ""), message=status.get("Message", ""), node=raw.get("NodeID", ""),
                 spec_configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
                 image=container.get("Image", ""), addresses=addresses)
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """One look at a service being rolled out: `done` (tasks: its running tasks), `failure` (why it will not
+    converge; tasks: the ones to show), or still under way (tasks: the ones to show if time runs out)."""
+
+    tasks: tuple[Task, ...]
+    done: bool = False
+    failure: str = ""
+
+
+def convergence(service: Service, tasks: list[Task], *, image: str, configs: frozenset[str], replicas: int,
+                failures: int) -> Convergence:
+    """Judge one poll of a rollout (pure): done when `replicas` tasks of the current spec run and no older task
+    is wanted or still running (start-first: the old ones serve until they have stopped); failed when Swarm
+    rolled the update back (the service no longer has the wanted image or configs) or when `failures` tasks
+    of the current spec failed and none runs."""
+    failed = [t for t in tasks if t.failed()]
+    if not same_image(service.image, image) or set(service.configs) != configs:
+        return Convergence(tuple(failed), failure="Swarm rolled the update back; the previous version still runs")
+    running = [t for t in tasks if t.serves(service)]
+    if len(running) >= replicas and not any(t.lingers(service) for t in tasks):
+        return Convergence(tuple(running), done=True)
+    mine = [t for t in failed if t.of(service)]
+    if len(mine) >= failures and not running:
+        return Convergence(tuple(mine), failure=f"{len(mine)} tasks failed")
+    return Convergence(tuple(mine or tasks))
 
 
 def same_image(running: str, wanted: str) -> bool:

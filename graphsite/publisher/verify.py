@@ -135,8 +135,7 @@ def _origin(target: Deployment, config: Config, clients, credentials: tuple[str,
     service = clients.swarm.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
-    tasks = [t for t in clients.swarm.tasks(target.name)
-             if t.state == "running" and t.desired == "running" and t.of(service)]
+    tasks = [t for t in clients.swarm.tasks(target.name) if t.serves(service)]
     if not tasks:
         return FAIL, f"edge {origin}: no running task of {target.name} to reach"
     nodes, reached = clients.swarm.node_names(), []
