@@ -239,7 +239,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         failed = preflight_error(preflight(config, clients.swarm))
         if failed is not None:
             raise failed
-        for warning in dynamic.check_directory(config):  # blocking files, and deploy.middlewares defined nowhere
+        for warning in dynamic.check_middlewares(config):  # deploy.middlewares defined nowhere (warn mode)
             output.warn(warning)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,

@@ -87,31 +87,21 @@ def blocking_files(directory: Path) -> list[str]:
     return lines
 
 
-def check_directory(config: Config) -> list[str]:
-    """Raise DeployError when a file of the dynamic directory blocks Traefik, or (undefined_middleware =
-    "refuse") when a deploy.middlewares entry is defined nowhere there; return warnings to show otherwise."""
+def check_middlewares(config: Config) -> list[str]:
+    """Raise DeployError (deploy.undefined_middleware = "refuse") when a deploy.middlewares entry is defined in
+    no file of the dynamic directory; return warnings to show otherwise ("warn"). The directory's broken files
+    and the redirect middleware are doctor's preflight checks, run just before in the same plan step."""
     from graphsite.errors import ConfigError, DeployError
-    from graphsite.publisher.route import missing_middleware, undefined_middlewares
+    from graphsite.publisher.route import undefined_middlewares
 
-    directory = Path(config.deploy.dynamic_dir)
-    blocked = blocking_files(directory)
-    if blocked:
-        raise DeployError("Traefik applies no change to its routes while a file of its dynamic directory is "
-                          "broken, so this route would never be served:\n  " + "\n  ".join(blocked),
-                          hint="fix or remove that file (it is not graphsite's); until then Traefik keeps serving "
-                               "its previous configuration")
     if config.deploy.undefined_middleware not in ("refuse", "warn"):
         raise ConfigError(f"deploy.undefined_middleware: expected refuse or warn, got "
                           f"{config.deploy.undefined_middleware!r}")
-    warnings = []
-    redirect = missing_middleware(config)
-    if redirect:
-        warnings.append(f"the route uses middleware {redirect}, which no file in {directory} defines")
+    directory = Path(config.deploy.dynamic_dir)
     undefined = undefined_middlewares(config)
     if undefined and config.deploy.undefined_middleware == "refuse":
         raise DeployError(f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory}: "
                           "Traefik would not build the page's router", hint="define it there, fix the name, or set "
                           'deploy.undefined_middleware = "warn"')
-    warnings.extend(f"deploy.middlewares: {name} is defined in no file of {directory}: Traefik will not build "
-                    "the page's router until it is" for name in undefined)
-    return warnings
+    return [f"deploy.middlewares: {name} is defined in no file of {directory}: Traefik will not build the page's "
+            "router until it is" for name in undefined]

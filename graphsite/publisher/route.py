@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from pathlib import Path
 
@@ -102,17 +101,6 @@ def check_route(document: object, path: Path) -> None:
     if errors:
         raise DeployError(f"{path}: the route breaks Traefik's v3 schema, not written:\n  " + "\n  ".join(errors),
                           hint="this is a graphsite bug or a bad [deploy] setting; nothing was changed")
-
-
-def check_dynamic_dir(directory: Path) -> None:
-    """Raise DeployError unless `directory` is a directory this process may write route files into."""
-    if not directory.is_dir():
-        raise DeployError(f"deploy.dynamic_dir: {directory} is not a directory",
-                          hint="point it at the directory Traefik's file provider watches "
-                               "(Dokploy: /etc/dokploy/traefik/dynamic)")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise DeployError(f"deploy.dynamic_dir: {directory} is not writable by this user",
-                          hint="run graphsite as a user who may write there (on Dokploy: root)")
 
 
 def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
@@ -216,22 +204,12 @@ def defined_middlewares(dynamic_dir: Path) -> set[str]:
     return names
 
 
-def _undefined(names: list[str], dynamic_dir: Path) -> list[str]:
-    defined = defined_middlewares(dynamic_dir)
-    found = []
-    for name in names:
-        name = name if "@" in name else f"{name}@file"  # no provider: the route's own (file) provider
-        if name.endswith("@file") and name not in defined:  # another provider's: not visible from here
-            found.append(name)
-    return found
-
-
-def missing_middleware(config: Config) -> str | None:
-    """Return the route's redirect middleware when it is a file-provider one the dynamic directory lacks."""
-    missing = _undefined([config.deploy.redirect_middleware], Path(config.deploy.dynamic_dir))
-    return missing[0] if missing else None
-
-
 def undefined_middlewares(config: Config) -> list[str]:
-    """Return the deploy.middlewares entries of the file provider that no file of the dynamic directory defines."""
-    return _undefined(list(config.deploy.middlewares), Path(config.deploy.dynamic_dir))
+    """Return the deploy.middlewares entries of the file provider that no file of the dynamic directory defines
+    (the directory is read only when there is such an entry: another provider's is not visible from here)."""
+    names = [name if "@" in name else f"{name}@file" for name in config.deploy.middlewares]  # no provider: file
+    wanted = [name for name in names if name.endswith("@file")]
+    if not wanted:
+        return []
+    defined = defined_middlewares(Path(config.deploy.dynamic_dir))
+    return [name for name in wanted if name not in defined]

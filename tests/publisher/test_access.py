@@ -11,7 +11,7 @@ import pytest
 from graphsite.errors import ConfigError, DeployError
 from graphsite.publisher import route
 from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
-from graphsite.publisher.dynamic import blocking_files, check_directory
+from graphsite.publisher.dynamic import blocking_files, check_middlewares
 
 FQDN = "graph-eng-0a1b2c.hhdevs.space"
 
@@ -91,19 +91,18 @@ def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
     assert "line 2, column 1" in lines[0] and "http.routers.r" in lines[1]
 
 
-def test_check_directory_refuses_a_blocked_directory_and_undefined_middlewares(production, tmp_path):
+def test_undefined_operator_middlewares_are_refused_or_warned_about(production, tmp_path):
     (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n"
                                              "    redirect-to-https: {redirectScheme: {scheme: https}}\n"
                                              "    sec: {headers: {frameDeny: true}}\n")
     config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec@file", "nope"))
     with pytest.raises(DeployError, match="deploy.middlewares: nope@file defined in no file"):
-        check_directory(config)
-    warned = check_directory(config.replace("deploy", undefined_middleware="warn"))
+        check_middlewares(config)
+    warned = check_middlewares(config.replace("deploy", undefined_middleware="warn"))
     assert len(warned) == 1 and "nope@file" in warned[0]
-    assert check_directory(config.replace("deploy", middlewares=("sec@file", "x@docker"))) == []
-    (tmp_path / "broken.yml").write_text("http:\n  routers: [\n")
-    with pytest.raises(DeployError, match="broken.yml: line 3"):
-        check_directory(config)
+    assert check_middlewares(config.replace("deploy", middlewares=("sec@file", "x@docker"))) == []
+    with pytest.raises(ConfigError, match="deploy.undefined_middleware: expected refuse or warn"):
+        check_middlewares(config.replace("deploy", undefined_middleware="ignore"))
 
 
 def test_a_private_deployment_whose_route_is_gone_stays_private_with_new_credentials(tmp_path):

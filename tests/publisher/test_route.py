@@ -69,15 +69,13 @@ def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
     assert route.route_files(path.parent) == {"s1": path}
 
 
-def test_missing_redirect_middleware_is_noticed(production, tmp_path):
-    config = production.replace("deploy", dynamic_dir=str(tmp_path))
-    assert route.missing_middleware(config) == "redirect-to-https@file"
+def test_undefined_operator_middlewares_are_noticed_in_any_file_of_the_directory(production, tmp_path):
+    config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec", "auth@file", "x@docker"))
+    assert route.undefined_middlewares(config) == ["sec@file", "auth@file"]  # another provider's: not visible
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {
-        "redirect-to-https": {"redirectScheme": {"scheme": "https", "permanent": True}}}}}))
-    assert route.missing_middleware(config) is None
-    other = production.replace("deploy", dynamic_dir=str(tmp_path), redirect_middleware="redirect@docker")
-    assert route.missing_middleware(other) is None  # another provider's: not visible from here
+        "sec": {"headers": {"frameDeny": True}}}}}))
+    assert route.undefined_middlewares(config) == ["auth@file"]
 
 
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
@@ -101,11 +99,6 @@ def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(produc
     document = route.route_document(production, "s1", "s1.hhdevs.space")
     with pytest.raises(DeployError, match="cannot write the route"):
         route.write_route(blocker / "s1.yml", document)
-    with pytest.raises(DeployError, match="deploy.dynamic_dir: .* is not a directory"):
-        route.check_dynamic_dir(blocker)
-    with pytest.raises(DeployError, match="is not a directory"):
-        route.check_dynamic_dir(tmp_path / "missing")
-    route.check_dynamic_dir(tmp_path)
 
 
 def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(production, tmp_path, monkeypatch):
