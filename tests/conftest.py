@@ -1,5 +1,6 @@
 """Shared fixtures. `lab`: the running lab (scripts/lab up). Without it, lab tests fail when
-GRAPHSITE_LAB_REQUIRED=1 (CI) and are skipped otherwise, with a message that says `make lab`."""
+GRAPHSITE_LAB_REQUIRED=1 (CI) and are skipped otherwise, with a message that says `make lab`. `browser`: Debian's
+headless Chromium through Playwright (never a downloaded browser), one per test module."""
 
 from __future__ import annotations
 
@@ -28,3 +29,19 @@ def lab():
             pytest.fail(message)
         pytest.skip(message)
     return handle
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Return a Playwright Browser: the system's headless Chromium, closed after the module's tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

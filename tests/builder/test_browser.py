@@ -20,9 +20,6 @@ from graphsite.builder.build import build_page, write_page
 pytestmark = pytest.mark.browser
 
 REPORT = Path(__file__).resolve().parents[2] / "content" / "graph-engineering.md"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 RULES_TARGET = "32-the-seven-operating-rules"
 FIRST_RULE_TARGET = "72-keep-nodes-boring"
 COLLECT_CSP = """window.__csp = [];
@@ -48,16 +45,6 @@ def site(tmp_path_factory):
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def hosts(requests: list[str]) -> set[str]:

@@ -17,9 +17,6 @@ import pytest
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 COLLECT_CSP = """window.__csp = window.__csp || [];
 document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective));"""
 
@@ -72,16 +69,6 @@ def served(tmp_path):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def test_edits_reach_the_open_page_and_errors_show_over_the_last_good_one(served, browser):
