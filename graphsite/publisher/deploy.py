@@ -99,23 +99,28 @@ class Undo:
     def run(self) -> list[str]:
         """Run every step, whatever one of them raises, then once more each step that failed (a daemon that
         stalled past its timeout may answer again by then); return one true line per step."""
+        lines = self._pass(last_try=False)
+        self.steps, self.failed = self.failed[::-1], []  # a stack again: the second try keeps the undo's order
+        return lines + self._pass(last_try=True)
+
+    def _pass(self, *, last_try: bool) -> list[str]:
+        """Run the steps, the last registered first; a step that raises waits for the second pass, or on the
+        last try is reported NOT undone."""
         lines: list[str] = []
-        for last_try in (False, True):
-            while self.steps:
-                step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
-                try:
-                    did = action()
-                except Exception as exc:  # every step runs: one failure must not keep the others behind
-                    if not last_try:
-                        self.failed.append(step)
-                        continue
+        while self.steps:
+            step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
+            try:
+                did = action()
+            except Exception as exc:  # every step runs: one failure must not keep the others behind
+                if last_try:
                     reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
                     lines.append(f"NOT undone: {resource}: {reason}")
-                    continue
-                finally:
-                    self.steps.pop()
-                lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
-            self.steps, self.failed = self.failed[::-1], []  # a stack again: the second try keeps the undo's order
+                else:
+                    self.failed.append(step)
+                continue
+            finally:
+                self.steps.pop()
+            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
         return lines
 
 
