@@ -110,6 +110,7 @@ class Report:
     anchors: tuple[tuple[str, str], ...] = ()  # (heading number, heading id), e.g. ("3.2", "32-the-seven…")
     warnings: tuple[Finding, ...] = ()  # build warnings that are not citation findings
     written_links: tuple[tuple[str, int], ...] = ()  # (href as the author wrote it, file line), in body order
+    heading_ids: tuple[str, ...] = ()  # the id of every heading of the body, in order
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

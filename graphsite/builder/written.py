@@ -1,5 +1,5 @@
 """The link targets of a body as its author wrote them, each with its file line: Markdown links and the
-href/src of raw HTML, read from markdown-it's tokens before the builder annotates them (citations, §
+href of raw HTML, read from markdown-it's tokens before the builder annotates them (citations, §
 cross-references and unsafe schemes change the tokens; `graphsite links` reports what the author wrote).
 """
 

@@ -107,6 +107,7 @@ class Checker:
                 raise
             except BaseException as exc:
                 shared.set_exception(exc)
+                shared.exception()  # raised here already: no "exception never retrieved" when no link waits
                 raise
             shared.set_result(page)
         return verdict(url, fragment, page, now, self.settings)

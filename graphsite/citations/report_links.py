@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from graphsite.builder.source import Source
     from graphsite.config import Config
 
-_URL_GOES_ON = frozenset("/-_~%+=&?#@")  # a character after which a written URL is not over yet
+# What follows a URL up to a space, a tag or a table cell's end; the URL is written whole there when that is
+# only punctuation, emphasis or a closing bracket (a bare URL's end leaves them out: builder/references._trim).
+_TAIL = re.compile(r"[^\s<>|]*")
+_URL_CLOSERS = ".,;:!?*_~`'\")]}"
 _GENERATED_ID = re.compile(r"^(?:ref-|fn|fnref)\d+(?::\d+)?$")  # references and footnotes: the builder's ids
 _HTML_ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 
@@ -43,7 +46,7 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
         text = read_source(Path(source))
         report = report_from_source(text)
         links = report_links(text, report)
-        ids: set[str] = set()
+        ids = _page_ids(text, report) if any(_is_relative(link.url) for link in links) else frozenset()
         local = {link.url: _local_verdict(link.url, text, ids) for link in links if _is_relative(link.url)}
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
@@ -101,14 +104,13 @@ def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], file_l
 
 
 def _occurrences(text: str, url: str) -> list[int]:
-    """Return every offset where `url` is written in `text` as a whole URL: not the start of a longer one
-    (`…/page/7` is not written on a line that only holds `…/page/707`)."""
+    """Return every offset where `url` is written in `text` as a whole URL, not as the start of a longer one
+    (`…/page/7` is not written on a line that only holds `…/page/707`): what follows it up to a space or a tag
+    may only be the punctuation and emphasis a bare URL's end leaves out (`…/a?`, `…/a.**`, `~~…/a~~`)."""
     at, offsets = text.find(url), []
     while at >= 0:
-        end = at + len(url)
-        after = text[end:end + 2]
-        if not after or not (after[0] in _URL_GOES_ON or after[0].isalnum()
-                             or (after[0] in ".,:;!" and after[1:].strip() not in ("", ")", "]", ">"))):
+        tail = _TAIL.match(text, at + len(url))
+        if tail is None or not tail.group(0).strip(_URL_CLOSERS):
             offsets.append(at)
         at = text.find(url, at + 1)
     return offsets
@@ -140,15 +142,13 @@ def _is_relative(url: str) -> bool:
     return not parts.scheme and not parts.netloc
 
 
-def _local_verdict(url: str, source: Source, ids: set[str]) -> LinkResult:
-    """Return the verdict on a relative link: a #fragment of the page itself, or a file beside the report.
-    `ids` is filled with the page's ids on the first in-page link (one parse for all of them)."""
+def _local_verdict(url: str, source: Source, ids: frozenset[str]) -> LinkResult:
+    """Return the verdict on a relative link: a #fragment of the page itself (`ids`: the page's), or a file
+    beside the report."""
     now = time.time()
     parts = urlsplit(url.strip())
     if not parts.path:
         fragment = unquote(parts.fragment)
-        if fragment and not ids:
-            ids.update(_page_ids(source))
         if not fragment or fragment in ids or _GENERATED_ID.match(fragment):
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
         return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
@@ -162,12 +162,9 @@ def _local_verdict(url: str, source: Source, ids: set[str]) -> LinkResult:
                                     "index.html)", checked_at=now)
 
 
-def _page_ids(source: Source) -> set[str]:
-    """Return the ids the page will have: headings, the page's own, raw HTML's."""
-    from graphsite.builder.markdown import parse
+def _page_ids(source: Source, report: Report) -> frozenset[str]:
+    """Return the ids the page will have: its headings' (from the builder's parse), the page's own, raw HTML's."""
     from graphsite.builder.sanitize import RESERVED_IDS
 
-    parsed = parse(source.body, source.body_line)
-    ids = {h.id for h in parsed.headings} | set(RESERVED_IDS)
-    ids |= {next(v for v in m.groups() if v is not None) for m in _HTML_ID.finditer(source.body)}
-    return ids
+    found = {next(v for v in m.groups() if v is not None) for m in _HTML_ID.finditer(source.body)}
+    return frozenset({*report.heading_ids, *RESERVED_IDS, *found})

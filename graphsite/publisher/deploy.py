@@ -104,8 +104,8 @@ class Undo:
         return lines + self._pass(last_try=True)
 
     def _pass(self, *, last_try: bool) -> list[str]:
-        """Run the steps, the last registered first; a step that raises waits for the second pass, or on the
-        last try is reported NOT undone."""
+        """Run the steps, the last registered first, and return a line for each step it ended; a step that
+        raises waits for the second pass, or on the last try is reported NOT undone."""
         lines: list[str] = []
         while self.steps:
             step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it

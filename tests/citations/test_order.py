@@ -88,6 +88,24 @@ def test_every_bare_url_is_found_on_each_line_that_holds_it_in_a_long_report(tmp
     assert len(found) == 3000 + 2
 
 
+def test_a_bare_url_ended_by_punctuation_or_emphasis_is_found_on_its_line(tmp_path):
+    path = tmp_path / "r.md"
+    path.write_text("# T\n\n## 1. One\n\n"
+                    "Have you read https://q.example/a?\n"        # 5
+                    "~~https://s.example/a~~ and _see https://u.example/a_\n"  # 6
+                    "**see https://b.example/a.**\n"              # 7
+                    '"Quoted https://d.example/a."\n'             # 8
+                    "Broken https://e.example/a.<br>\n"           # 9
+                    "Not these: https://q.example/a.html https://q.example/ab (https://s.example/a/b)\n",  # 10
+                    encoding="utf-8")
+    source = read_source(path)
+    found = {link.url: link.lines for link in report_links(source, report_from_source(source))}
+    assert found["https://q.example/a"] == (5,)
+    assert found["https://s.example/a"] == (6,) and found["https://u.example/a"] == (6,)
+    assert found["https://b.example/a"] == (7,) and found["https://d.example/a"] == (8,)
+    assert found["https://e.example/a"] == (9,)
+
+
 def test_links_are_reported_as_the_author_wrote_them_not_as_the_page_shows_them(tmp_path):
     path = tmp_path / "r.md"
     path.write_text("# T\n\n## 1. One\n\nSee §1 and [[1](https://cited.example/a)].\n"
@@ -104,3 +122,15 @@ def test_a_report_without_a_file_still_lists_its_written_links(tmp_path):
     report = report_from_source(source)
     Path(path).unlink()
     assert [(link.url, link.lines) for link in report_links(source, report)] == [("https://x.example/", (3,))]
+
+
+def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp_path):
+    from graphsite.citations.report_links import check_report_links
+    from graphsite.config import Config
+
+    path = tmp_path / "r.md"
+    path.write_text("# T\n\n## 1. First part\n\nSee [the part](#1-first-part), [raw](#raw-id), [gone](#nowhere).\n\n"
+                    "<p id='raw-id'>raw</p>\n", encoding="utf-8")
+    config = Config().replace("links", cache_dir=str(tmp_path / "cache"))
+    states = {r.url: r.state for r in check_report_links(path, config, progress=False).results}
+    assert states == {"#1-first-part": "ok", "#raw-id": "ok", "#nowhere": "local"}

@@ -13,9 +13,6 @@ from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "content" / "graph-engineering.md"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 NODE_MODULES = REPO / "tools" / "npm" / "node_modules"
 AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 VNU = NODE_MODULES / "vnu-jar" / "build" / "dist" / "vnu.jar"

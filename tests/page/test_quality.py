@@ -14,7 +14,7 @@ import pytest
 from graphsite.builder.build import build_page, write_page
 from graphsite.urls import problem
 
-from .conftest import ARGS, CHROMIUM, REPORT, SETUP_HINT, VNU, axe_violations, serve
+from .conftest import REPORT, SETUP_HINT, VNU, axe_violations, serve
 
 pytestmark = pytest.mark.browser
 
@@ -75,19 +75,16 @@ def built(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(built):
+def page(built, browser):
     """One Chromium tab on the default page, served from loopback; axe needs the CSP bypassed to load."""
-    from playwright.sync_api import sync_playwright
-
     root, _ = built
-    with serve(root) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    with serve(root) as url:
         context = browser.new_context(bypass_csp=True, viewport={"width": 1440, "height": 900})
         tab = context.new_page()
         tab.goto(f"{url}/embedded/")
         tab.evaluate("document.fonts.ready")
         yield tab
-        browser.close()
+        context.close()
 
 
 def _set_details(page, opened: bool) -> None:
