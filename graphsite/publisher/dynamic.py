@@ -30,6 +30,12 @@ class DynamicFile:
     data: dict[str, Any] | None
     error: str = ""  # "line 3, column 5: …" for a parse error; empty when it parsed
 
+    def middlewares(self) -> tuple[str, ...]:
+        """Return the names of the http middlewares the file defines (none when it did not parse)."""
+        http = (self.data or {}).get("http")
+        defined = http.get("middlewares") if isinstance(http, dict) else None
+        return tuple(sorted(defined)) if isinstance(defined, dict) else ()
+
 
 def provider_files(directory: Path) -> list[Path]:
     """Return the files Traefik's file provider reads in `directory`, in the order it reads them."""

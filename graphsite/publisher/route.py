@@ -196,12 +196,7 @@ def defined_middlewares(dynamic_dir: Path) -> set[str]:
     files Traefik reads (yml, yaml and toml, subdirectories included)."""
     from graphsite.publisher.dynamic import parse_file, provider_files
 
-    names: set[str] = set()
-    for path in provider_files(dynamic_dir):
-        data = parse_file(path).data or {}
-        middlewares = (data.get("http") or {}).get("middlewares") or {}
-        names.update(f"{name}@file" for name in middlewares if isinstance(middlewares, dict))
-    return names
+    return {f"{name}@file" for path in provider_files(dynamic_dir) for name in parse_file(path).middlewares()}
 
 
 def undefined_middlewares(config: Config) -> list[str]:

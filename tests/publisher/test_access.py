@@ -111,3 +111,16 @@ def test_a_private_deployment_whose_route_is_gone_stays_private_with_new_credent
     access = decide_access(tmp_path / "gone.yml", "n", was_private=True)
     assert access.private and access.credentials is not None
     assert decide_access(tmp_path / "gone.yml", "n", was_private=True, public=True).private is False
+
+
+def test_the_middlewares_a_file_defines_are_read_the_same_for_doctor_and_deploy(tmp_path):
+    from graphsite.publisher.dynamic import parse_file
+
+    cases = {"a.yml": ("http:\n  middlewares:\n    z: {headers: {frameDeny: true}}\n    a: {stripPrefix: {}}\n",
+                       ("a", "z")),
+             "b.yml": ("http: [1, 2]\n", ()), "c.yml": ("http:\n  middlewares: [x]\n", ()),
+             "d.yml": ("http: [\n", ()), "e.toml": ("[http.middlewares.t.headers]\nframeDeny = true\n", ("t",))}
+    for name, (text, names) in cases.items():
+        (tmp_path / name).write_text(text)
+        assert parse_file(tmp_path / name).middlewares() == names, name
+    assert route.defined_middlewares(tmp_path) == {"a@file", "z@file", "t@file"}

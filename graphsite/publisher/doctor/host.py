@@ -37,10 +37,7 @@ def route_file(path: Path) -> RouteFile:
     parsed = parse_file(path)
     if parsed.data is None:
         return RouteFile(path, (parsed.error,))
-    errors = tuple(schema_problems(parsed))
-    http = parsed.data.get("http")
-    middlewares = tuple(sorted((http or {}).get("middlewares") or {})) if isinstance(http, dict) else ()
-    return RouteFile(path, errors, middlewares)
+    return RouteFile(path, tuple(schema_problems(parsed)), parsed.middlewares())
 
 
 def dynamic_dir_facts(directory: Path) -> DynamicDir:
