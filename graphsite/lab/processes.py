@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -109,20 +110,10 @@ def start_cloudflare(lab: LabInstance, wait: float = 15) -> int:
     if cloudflare_health(lab) is not None:
         raise LabError(f"port {lab.cf_port} already answers as a fake Cloudflare of another lab",
                        hint="run `scripts/lab down` there, or set LAB_CF_PORT")
-    log = lab.path("cloudflare.log").open("ab")
     argv = [sys.executable, "-m", "graphsite.lab.cfserver", "--lab-dir", str(lab.root),
             "--port", str(lab.cf_port), "--zone", lab.domain, "--zone-id", lab.zone_id]
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, cwd=lab.root)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LabError(f"the fake Cloudflare exited with status {process.returncode}",
-                           hint=f"read {lab.path('cloudflare.log')}")
-        if cloudflare_health(lab) is not None:
-            return process.pid
-        time.sleep(0.1)
-    raise LabError(f"the fake Cloudflare did not answer on port {lab.cf_port} within {wait:.0f} s")
+    return _spawn(lab, argv, "cloudflare.log", "the fake Cloudflare", lambda _: cloudflare_health(lab) is not None,
+                  wait, f"the fake Cloudflare did not answer on port {lab.cf_port} within {wait:.0f} s")
 
 
 def routes_health(lab: LabInstance, stale_after: float = 15) -> dict | None:
@@ -141,19 +132,29 @@ def start_routes(lab: LabInstance, task_subnet: str = "", wait: float = 30) -> i
     """Start the routes watcher in the background (log in traefik.log); return its pid once it has loaded
     the directory into the edge (or rejected it). With `task_subnet`, the routes carry the lab's per-task
     route for addresses of that subnet (translate.task_route)."""
-    log = lab.path("traefik.log").open("ab")
     argv = [sys.executable, "-m", "graphsite.lab.traefik.watcher", "--lab-dir", str(lab.root),
             "--task-subnet", task_subnet]
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                               start_new_session=True, cwd=lab.root)
+
+    def loaded(process: subprocess.Popen[bytes]) -> bool:
+        health = routes_health(lab)
+        return bool(health and health.get("pid") == process.pid and (health.get("applied") or health.get("rejected")))
+
+    return _spawn(lab, argv, "traefik.log", "the routes watcher", loaded, wait,
+                  f"the routes watcher loaded nothing into the edge within {wait:.0f} s")
+
+
+def _spawn(lab: LabInstance, argv: list[str], log_name: str, what: str,
+           ready: Callable[[subprocess.Popen[bytes]], bool], wait: float, late: str) -> int:
+    """Start `argv` in the background in a session of its own (its output appended to the lab's `log_name`);
+    return its pid once `ready(process)`, or raise LabError when it exits first or `wait` seconds pass."""
+    with lab.path(log_name).open("ab") as log:  # the child keeps its own descriptor
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, cwd=lab.root)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise LabError(f"the routes watcher exited with status {process.returncode}",
-                           hint=f"read {lab.path('traefik.log')}")
-        health = routes_health(lab)
-        if health and health.get("pid") == process.pid and (health.get("applied") or health.get("rejected")):
+            raise LabError(f"{what} exited with status {process.returncode}", hint=f"read {lab.path(log_name)}")
+        if ready(process):
             return process.pid
         time.sleep(0.1)
-    raise LabError(f"the routes watcher loaded nothing into the edge within {wait:.0f} s",
-                   hint=f"read {lab.path('traefik.log')}")
+    raise LabError(late, hint=f"read {lab.path(log_name)}")
