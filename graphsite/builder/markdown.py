@@ -68,6 +68,10 @@ class Parsed:
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
     written: tuple[tuple[str, int], ...] = ()  # (href as written, file line) of every link, before annotation
 
+    def heading_ids(self) -> tuple[str, ...]:
+        """Return the id of every heading, in order."""
+        return tuple(h.id for h in self.headings)
+
     def headings_between(self, start: int, end: int) -> list[Heading]:
         """Return the headings after token `start` and before token `end` (a bisection: headings are in order)."""
         indexes = self.__dict__.get("_heading_indexes")
