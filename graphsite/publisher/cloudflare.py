@@ -235,10 +235,6 @@ def _errors(exc: cloudflare.APIStatusError) -> list[dict]:
     return [e for e in body.get("errors") or [] if isinstance(e, dict)]
 
 
-def _codes(exc: cloudflare.APIStatusError) -> set:
-    return {e.get("code") for e in _errors(exc)}
-
-
 def _messages(exc: cloudflare.APIStatusError) -> str:
     text = "; ".join(f"{e.get('code', '')} {e.get('message', '')}".strip() for e in _errors(exc))
     return text or exc.message

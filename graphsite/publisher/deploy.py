@@ -19,9 +19,9 @@ from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
 from graphsite.publisher import bind, dynamic, probe, route
-from graphsite.publisher.access import Access, decide_access
+from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Deployment, route_path
+from graphsite.publisher.deployment import Deployment, bind_dir, route_path
 from graphsite.publisher.doctor import preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
@@ -249,8 +249,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")
-        plan = plan.with_access("private" if access.private else "public",
-                                route.route_document(config, subdomain, plan.fqdn, users=access.users))
+        plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
         route.check_route(plan.route, plan.route_path)
     return _Prepared(plan, decision, current, access)
@@ -283,7 +282,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients,
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:
     """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
-    directory = Path(config.deploy.bind_root) / plan.subdomain
+    directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
         for name in old:

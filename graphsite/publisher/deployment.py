@@ -177,9 +177,6 @@ class Deployment:
     def route_path(self, dynamic_dir: str | Path) -> Path:
         return route_path(dynamic_dir, self.name)
 
-    def bind_dir(self, bind_root: str | Path) -> Path:
-        return bind_dir(bind_root, self.name)
-
 
 def route_path(dynamic_dir: str | Path, name: str) -> Path:
     """Return the route file of deployment `name`: `<dynamic_dir>/NAME.yml`."""

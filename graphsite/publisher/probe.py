@@ -52,5 +52,5 @@ def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", tim
             body = response.read()
             return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
                          body=body, cert=cert, headers=dict(response.headers))
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: an address like host:abc in the config
         return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

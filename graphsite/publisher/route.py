@@ -132,12 +132,10 @@ def remove_file(path: Path) -> bool:
 
 
 def read_route(path: Path) -> dict | None:
-    """Return the parsed route file, or None when it is missing or not YAML."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return None
-    return data if isinstance(data, dict) else None
+    """Return the parsed route file, or None when it is missing, empty, unreadable or not a YAML mapping."""
+    from graphsite.publisher.dynamic import parse_file
+
+    return parse_file(path).data or None
 
 
 def _our_shape(data: dict | None, name: str) -> bool:

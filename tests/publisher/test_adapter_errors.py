@@ -210,3 +210,11 @@ def test_a_daemon_that_is_no_swarm_manager(publab, tmp_path):
     role = [c for name, c in doctor.items() if name.startswith("docker.") and c["status"] == "FAIL"
             and "swarm" in c["evidence"].lower()]
     assert role and "swarm init" in role[0]["fix"], doctor
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:abc", "[::1"])
+def test_a_mistyped_probe_address_is_a_failed_probe_not_a_traceback(address):
+    from graphsite.publisher import probe
+
+    result = probe.fetch("https", "page.example", address, timeout=1)
+    assert result.status == 0 and result.error.startswith("InvalidURL: Invalid port")

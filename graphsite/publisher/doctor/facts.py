@@ -23,7 +23,7 @@ def docker_facts(config: Config, *, image: bool = True, client: Any = None) -> d
 
     own = client is None
     try:
-        client = client or swarm.Swarm()
+        client = client or swarm.Swarm(timeout=config.deploy.docker_timeout)
     except GraphsiteError as exc:
         return {"daemon": Unknown(_docker_reason(exc))}
     try:
