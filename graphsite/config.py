@@ -135,24 +135,42 @@ class LinksConfig:
         return (Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache") / "graphsite"
 
 
-# links.* keys that must be a number above zero, and those that may also be zero.
-_POSITIVE = ("timeout", "link_timeout", "concurrency", "per_host", "max_page_mib")
-_NOT_NEGATIVE = ("deadline", "retries", "max_retry_after", "max_age")
+# Keys that must be a finite number above zero, and those that may also be zero (inf or nan is never a count of
+# seconds: `deploy.docker_timeout = inf` ended in an OverflowError in the Docker client).
+_POSITIVE = ("links.timeout", "links.link_timeout", "links.concurrency", "links.per_host", "links.max_page_mib",
+             "deploy.converge_timeout", "deploy.docker_timeout", "dns.timeout", "dns.teardown_deadline")
+_NOT_NEGATIVE = ("links.deadline", "links.retries", "links.max_retry_after", "links.max_age", "deploy.gc_grace",
+                 "dns.retries", "verify.deadline")
 
 
-def _links_errors(links: LinksConfig) -> list[str]:
-    """Return a message for every links.* number out of range (the file and the environment alike)."""
+def _number_errors(config: Config) -> list[str]:
+    """Return a message for every number out of its range (the file and the environment alike)."""
     import math
 
     errors = []
     for key in (*_POSITIVE, *_NOT_NEGATIVE):
-        value = getattr(links, key)
+        section, _, name = key.partition(".")
+        value = getattr(getattr(config, section), name)
         floor_ok = value > 0 if key in _POSITIVE else value >= 0
         if not (math.isfinite(value) and floor_ok):
             wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
-            errors.append(f"links.{key}: expected {wanted}, got {value!r}")
+            errors.append(f"{key}: expected {wanted}, got {value!r}")
+    return errors
+
+
+def _links_errors(links: LinksConfig) -> list[str]:
+    """Return a message for every links.* setting that cannot work: the CA bundle, the states of fail_on."""
+    errors = []
     if links.ca_bundle and not Path(links.ca_bundle).expanduser().is_file():
         errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
+    elif links.ca_bundle:
+        import ssl  # only a configured bundle is loaded here: one that holds no certificate is the user's to fix
+
+        try:
+            ssl.create_default_context(cafile=str(Path(links.ca_bundle).expanduser()))
+        except (OSError, ValueError) as exc:
+            errors.append(f"links.ca_bundle: cannot load {links.ca_bundle!r} as PEM CA certificates "
+                          f"({getattr(exc, 'reason', None) or exc})")
     errors += [f"links.fail_on: unknown state {state!r} (known: {', '.join(LINK_STATES)})"
                for state in links.fail_on if state not in LINK_STATES]
     return errors
@@ -336,7 +354,7 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             errors.append("citations.accept: every entry needs a code and a reason")
         elif not _known_finding_code(acceptance.code):
             errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
-    errors += _links_errors(config.links)
+    errors += _number_errors(config) + _links_errors(config.links)
     errors = [_name_source(error, from_env) for error in errors]
     if errors:
         where = f"{path}: " if path else ""

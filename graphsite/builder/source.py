@@ -153,6 +153,9 @@ def _load_yaml(path: Path, text: str) -> tuple[Any, Any]:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SourceError(path, f"invalid YAML front matter: {problem}", line=line,
                           hint="fix the YAML between the two --- lines") from None
+    except (ValueError, TypeError) as exc:  # a tagged or dated value YAML cannot build (date: 2024-02-30)
+        raise SourceError(path, f"invalid YAML front matter: a value cannot be read ({exc})", line=1,
+                          hint="fix the value between the two --- lines (quote it to keep it as text)") from None
     finally:
         loader.dispose()
     return data, node

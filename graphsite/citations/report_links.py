@@ -153,13 +153,21 @@ def _local_verdict(url: str, source: Source, ids: frozenset[str]) -> LinkResult:
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
         return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
                           checked_at=now)
-    target = (source.path.parent / unquote(parts.path)).resolve()
+    target = source.path.parent / unquote(parts.path)
     shown = unquote(parts.path)
-    if target.exists():
+    if _exists(target):
         return LinkResult(url, "local", f"{shown} exists beside the report, but the published page is one "
                                         "index.html: link its public URL instead", checked_at=now)
     return LinkResult(url, "local", f"no file {shown} beside the report (and the published page is one "
                                     "index.html)", checked_at=now)
+
+
+def _exists(path: Path) -> bool:
+    """Return whether `path` exists; a name no file can have (a NUL byte, too long, unreadable) does not."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _page_ids(source: Source, report: Report) -> frozenset[str]:

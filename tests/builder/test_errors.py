@@ -125,3 +125,14 @@ def test_partial_cards_still_build(run_cli, write_md, tmp_path):
     assert [card.find(class_="card-title").get_text() for card in cards[:1]] == ["Only a title"]
     assert [tag["class"] for tag in cards[0].find_all(True)] == [["card-title"]], "no empty label, year, definition"
     assert cards[1].blockquote.get_text() == "q" and cards[1].find(class_="card-who") is None
+
+
+@pytest.mark.parametrize("value", ["2024-02-30", '!!int "abc"'])
+def test_a_front_matter_value_yaml_cannot_build_is_a_one_line_error(tmp_path, value):
+    from graphsite.builder.source import read_source
+    from graphsite.errors import SourceError
+
+    path = tmp_path / "r.md"
+    path.write_text(f"---\ntitle: T\ndate: {value}\n---\n\n# T\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"r.md:1: invalid YAML front matter: a value cannot be read"):
+        read_source(path)

@@ -134,3 +134,15 @@ def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp
     config = Config().replace("links", cache_dir=str(tmp_path / "cache"))
     states = {r.url: r.state for r in check_report_links(path, config, progress=False).results}
     assert states == {"#1-first-part": "ok", "#raw-id": "ok", "#nowhere": "local"}
+
+
+def test_a_relative_link_no_file_can_have_is_a_missing_file_not_a_traceback(tmp_path):
+    from graphsite.citations.report_links import check_report_links
+    from graphsite.config import Config
+
+    path = tmp_path / "r.md"
+    path.write_text(f"# T\n\n[nul](a%00b) and [long](./{'x' * 300}.md)\n", encoding="utf-8")
+    config = Config().replace("links", cache_dir=str(tmp_path / "cache"))
+    results = check_report_links(path, config, progress=False).results
+    assert [(r.state, r.detail.split(" beside")[0]) for r in results] == [("local", "no file a\x00b"),
+                                                                          ("local", f"no file ./{'x' * 300}.md")]
