@@ -107,6 +107,7 @@ def test_a_signal_stops_the_run_and_keeps_the_verdicts_reached(workdir, pitfall_
     give_up = time.monotonic() + 20
     while not any("checked 1/" in line for line in lines) and time.monotonic() < give_up:
         time.sleep(0.05)
+    assert any("checked 1/" in line for line in lines), lines  # a verdict was reached before the signal
     process.send_signal(number)
     assert process.stdout is not None
     stdout = process.stdout.read()  # until the process closes it: it has exited

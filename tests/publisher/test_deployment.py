@@ -3,6 +3,7 @@ version's records are still recognised, and a half-made deployment's state is de
 
 from __future__ import annotations
 
+import fcntl
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -96,20 +97,25 @@ def test_a_run_that_opened_the_lock_file_before_it_was_removed_takes_the_new_one
     from graphsite.publisher.lock import subdomain_lock
 
     inside: list[str] = []
-    release = threading.Event()
+    release, entered = threading.Event(), threading.Event()
 
     def holder() -> None:
         with subdomain_lock(tmp_path, "s1"):
             inside.append("first")
+            entered.set()
             release.wait(5)
 
     thread = threading.Thread(target=holder)
     thread.start()
-    while not inside:
-        pass
+    assert entered.wait(5), "the first holder never got the lock"
     threading.Timer(0.2, release.set).start()
     with subdomain_lock(tmp_path, "s1", wait=5) as path:
-        assert Path(path).exists() and os.stat(path).st_ino  # the lock held is the file the name leads to
+        probe = os.open(path, os.O_RDWR)  # the lock held is on the file the name leads to: it cannot be taken
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)
         inside.append("second")
     thread.join()
     assert inside == ["first", "second"] and list(tmp_path.iterdir()) == []

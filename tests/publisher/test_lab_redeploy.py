@@ -31,6 +31,8 @@ def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
                        ca_bundle=config.verify.ca_bundle).status == 200:
             break
         stop.wait(0.1)
+    else:
+        pytest.fail(f"the edge never served {old['fqdn']} in 10 s")
 
     def hammer():
         while not stop.is_set():
