@@ -1,7 +1,7 @@
 """Live link checks: every link gets one verdict: from its text alone (malformed, a scheme not checked, a private
 address), from the cache (a success still fresh), or from the network (graphsite/citations/checker.py).
 
-The run has an optional total deadline (links.deadline) and stops cleanly on SIGINT or SIGTERM: the verdicts
+The run has an optional total deadline (links.deadline) and stops cleanly on SIGINT, SIGTERM or SIGHUP: the verdicts
 reached so far are kept, cached and returned as a partial report, and the rest are `unchecked`.
 """
 
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.results import Link, LinkReport, LinkResult
+from graphsite.signals import SIGNALS
 from graphsite.urls import malformed, non_public, normalize
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _NOT_CHECKED = {"mailto": "an e-mail address", "tel": "a telephone number", "sms
                 "ftp": "an FTP server", "sftp": "an SFTP server", "ssh": "an SSH server", "irc": "an IRC channel",
                 "news": "a news group", "xmpp": "a chat address", "data": "inline data",
                 "javascript": "a script", "magnet": "a torrent"}
-_SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}
+_SIGNALS = {number: signal.Signals(number).name for number in SIGNALS}  # the signals that stop any graphsite run
 WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names the URLs in flight
 
 
@@ -234,7 +235,7 @@ def _outcome(url: str, task: asyncio.Future[LinkResult], stopped_by: str, settin
 
 
 class _Stop:
-    """SIGINT and SIGTERM end the run (in the main thread): `name` says which, `event_waiter` completes."""
+    """SIGINT, SIGTERM and SIGHUP end the run (in the main thread): `name` says which, `event_waiter` completes."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop, self.name, self.installed = loop, "", []

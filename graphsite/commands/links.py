@@ -1,8 +1,8 @@
 """`graphsite links [SOURCE]`: check every link of a report, over the network where it leads there.
 
 Exit status: 0 when no link ends in a state of links.fail_on (dead by default), 1 when one does, 2 for a usage,
-configuration or input error, 130 / 143 when SIGINT (Ctrl-C) / SIGTERM stopped the run (the verdicts reached
-are printed, saved in the cache and marked partial in --json).
+configuration or input error, 130 / 143 / 129 when SIGINT (Ctrl-C) / SIGTERM / SIGHUP stopped the run (the verdicts
+reached are printed, saved in the cache and marked partial in --json).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
                   config_path: Path | None) -> None:
     """Check every link of SOURCE (default: content/graph-engineering.md): ok, redirected, blocked, unavailable,
     dead, timeout, unverified, local, private, skipped, each with its Markdown line. Exits 0 when clean, 1 when a
-    link is dead (links.fail_on), 2 on a usage or configuration error, 130/143 when interrupted."""
+    link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129 when interrupted."""
     from graphsite.citations.report_links import check_report_links
     from graphsite.citations.summary import show_links
     from graphsite.errors import BuildError, ConfigError

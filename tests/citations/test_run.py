@@ -95,7 +95,7 @@ def _start(workdir: Path, source: str, *extra: str) -> subprocess.Popen[str]:
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("number, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_a_signal_stops_the_run_and_keeps_the_verdicts_reached(workdir, pitfall_server, number, code):
     paths = ["/ok", "/slow", "/trickle-body#present", "/slow#present"]
     (workdir / "r.md").write_text("# R\n\n" + "".join(f"- [l]({pitfall_server.url(p)})\n" for p in paths))
