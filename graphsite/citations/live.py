@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import functools
 import itertools
 import signal
 import threading
@@ -39,7 +38,6 @@ _SIGNALS = {number: signal.Signals(number).name for number in SIGNALS}  # the si
 WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names the URLs in flight
 
 
-@functools.lru_cache(maxsize=8192)  # a run asks for each URL's form more than once (its key, its verdict)
 def request_url(url: str) -> str:
     """Return the URL as it is requested: normalised (IDN host in ASCII, scheme and host lower case)."""
     url = url.strip()
