@@ -29,6 +29,7 @@ class DynamicFile:
     path: Path
     data: dict[str, Any] | None
     error: str = ""  # "line 3, column 5: …" for a parse error; empty when it parsed
+    gone: bool = False  # removed since it was listed
 
     def middlewares(self) -> tuple[str, ...]:
         """Return the names of the http middlewares the file defines (none when it did not parse)."""
@@ -52,10 +53,19 @@ def provider_files(directory: Path) -> list[Path]:
     return found
 
 
+def read_directory(directory: Path) -> list[DynamicFile]:
+    """Return every file Traefik's file provider reads in `directory`, parsed, in its order. A file removed
+    between the listing and its reading (another deploy's teardown, an editor's save) is not there any more:
+    it is left out rather than reported as unreadable, as Traefik's next reload would leave it out."""
+    return [parsed for parsed in map(parse_file, provider_files(directory)) if not parsed.gone]
+
+
 def parse_file(path: Path) -> DynamicFile:
     """Return the file parsed as YAML or TOML (by its extension); an empty file is an empty configuration."""
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return DynamicFile(path, None, "cannot read: it was removed", gone=True)
     except (OSError, UnicodeDecodeError) as exc:
         return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
     try:
@@ -85,11 +95,11 @@ def schema_problems(parsed: DynamicFile) -> list[str]:
 def blocking_files(directory: Path) -> list[str]:
     """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'."""
     lines = []
-    for path in provider_files(directory):
-        problems = schema_problems(parse_file(path))
+    for parsed in read_directory(directory):
+        problems = schema_problems(parsed)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            lines.append(f"{path}: {problems[0]}{more}")
+            lines.append(f"{parsed.path}: {problems[0]}{more}")
     return lines
 
 

@@ -192,9 +192,9 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
 def defined_middlewares(dynamic_dir: Path) -> set[str]:
     """Return the names of the http middlewares the dynamic directory defines (as `name@file`), reading the
     files Traefik reads (yml, yaml and toml, subdirectories included)."""
-    from graphsite.publisher.dynamic import parse_file, provider_files
+    from graphsite.publisher.dynamic import read_directory
 
-    return {f"{name}@file" for path in provider_files(dynamic_dir) for name in parse_file(path).middlewares()}
+    return {f"{name}@file" for parsed in read_directory(dynamic_dir) for name in parsed.middlewares()}
 
 
 def undefined_middlewares(config: Config) -> list[str]:

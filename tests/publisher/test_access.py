@@ -91,6 +91,42 @@ def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
     assert "line 2, column 1" in lines[0] and "http.routers.r" in lines[1]
 
 
+def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_broken(tmp_path):
+    """Another deploy's teardown removes its route file while this deploy's preflight reads the directory: the
+    file is gone, not broken (CI once refused a deploy over it). A real race, bounded: one thread writes and
+    removes route files while the directory is judged again and again."""
+    import threading
+    import time
+
+    from graphsite.publisher.dynamic import parse_file, read_directory
+
+    gone = parse_file(tmp_path / "never.yml")
+    assert gone.gone and gone.data is None and "removed" in gone.error
+    (tmp_path / "kept.yml").write_text("http: {}\n")
+    stop = threading.Event()
+
+    def churn() -> None:
+        for turn in range(1_000_000):
+            if stop.is_set():
+                return
+            path = tmp_path / f"route-{turn % 50}.yml"
+            path.write_text("http:\n  middlewares:\n    m: {redirectScheme: {scheme: https}}\n" * 40)
+            path.unlink()
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    try:
+        deadline, judged = time.monotonic() + 1.5, 0
+        while time.monotonic() < deadline:
+            assert blocking_files(tmp_path) == []
+            assert "kept.yml" in [parsed.path.name for parsed in read_directory(tmp_path)]
+            judged += 1
+    finally:
+        stop.set()
+        writer.join(timeout=10)
+    assert judged > 10 and not writer.is_alive()
+
+
 def test_undefined_operator_middlewares_are_refused_or_warned_about(production, tmp_path):
     (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n"
                                              "    redirect-to-https: {redirectScheme: {scheme: https}}\n"

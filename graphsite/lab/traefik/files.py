@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.lab.traefik import subset
-from graphsite.publisher.dynamic import parse_file, provider_files, schema_problems
+from graphsite.publisher.dynamic import read_directory, schema_problems
 
 SECTIONS = ("routers", "middlewares", "services")
 
@@ -75,9 +75,8 @@ def merge(documents: list[tuple[str, dict[str, Any]]]) -> Dynamic:
 def load_directory(directory: Path) -> tuple[Dynamic | None, list[Problem]]:
     """Return the directory's merged configuration, or None and every problem that rejects it."""
     documents, problems = [], []
-    for path in provider_files(directory):
-        name = str(path.relative_to(directory))
-        parsed = parse_file(path)
+    for parsed in read_directory(directory):
+        name = str(parsed.path.relative_to(directory))
         found = file_problems(name, parsed.data, parsed.error, schema_problems(parsed) if parsed.data is not None
                               else [])
         problems.extend(found)

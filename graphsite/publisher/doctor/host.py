@@ -7,9 +7,13 @@ import os
 import platform
 import ssl
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsite.config import Config
 from graphsite.publisher.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
+
+if TYPE_CHECKING:
+    from graphsite.publisher.dynamic import DynamicFile
 
 
 def ipvs_facts(proc: Path = Path("/proc"), modules: Path = Path("/lib/modules")) -> Ipvs:
@@ -29,26 +33,25 @@ def ipvs_facts(proc: Path = Path("/proc"), modules: Path = Path("/lib/modules"))
 # --- Traefik --------------------------------------------------------------------------------------------------
 
 
-def route_file(path: Path) -> RouteFile:
-    """Return one dynamic-configuration file as Traefik would judge it: parse, then the v3 schema (the same
+def route_file(parsed: DynamicFile) -> RouteFile:
+    """Return one dynamic-configuration file as Traefik would judge it: parsed, then the v3 schema (the same
     reading as deploy's and verify's, publisher/dynamic.py)."""
-    from graphsite.publisher.dynamic import parse_file, schema_problems
+    from graphsite.publisher.dynamic import schema_problems
 
-    parsed = parse_file(path)
     if parsed.data is None:
-        return RouteFile(path, (parsed.error,))
-    return RouteFile(path, tuple(schema_problems(parsed)), parsed.middlewares())
+        return RouteFile(parsed.path, (parsed.error,))
+    return RouteFile(parsed.path, tuple(schema_problems(parsed)), parsed.middlewares())
 
 
 def dynamic_dir_facts(directory: Path) -> DynamicDir:
     """Return the directory's state and every file Traefik's file provider reads there (subdirectories too)."""
-    from graphsite.publisher.dynamic import provider_files
+    from graphsite.publisher.dynamic import read_directory
 
     if not directory.exists():
         return DynamicDir(directory, exists=False, is_dir=False, writable=False)
     if not directory.is_dir():
         return DynamicDir(directory, exists=True, is_dir=False, writable=False)
-    files = tuple(route_file(path) for path in provider_files(directory))
+    files = tuple(route_file(parsed) for parsed in read_directory(directory))
     return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
                       files=files)
 
