@@ -3,7 +3,9 @@
 Pure (no network): the checker feeds the body chunk by chunk and stops as soon as every wanted fragment was
 seen, so a target past the first megabytes of a big page costs only the bytes up to it and no copy of the page
 is kept. A regular-expression scanner, not html.parser: it is about forty times faster on big pages, and it
-still skips comments, scripts and styles, where an `id=` is no target.
+still skips comments, scripts and styles, where an `id=` is no target. Linear in the page whatever the chunks:
+inside a comment, script or style it looks for the ending in the new text only, and an unfinished start tag
+is searched for its `>` only past what was searched already.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from urllib.parse import unquote
 SNIFF_BYTES = 4096  # how much of the body is looked at for a BOM or a <meta> charset before decoding
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _META_CHARSET = re.compile(rb"""<meta\s[^>]*?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
-_SCAN = re.compile(r"""
-    <!--.*?(?:-->|\Z)                        # a comment (or the start of one, at the end of what has come)
-  | <(script|style)\b.*?(?:</\1\s*>|\Z)      # a raw-text element: no tags inside
-  | <([a-zA-Z][a-zA-Z0-9-]*)[^>]*(?:>|\Z)    # a start tag
-""", re.IGNORECASE | re.DOTALL | re.VERBOSE)
+# Where the scanner looks next: a comment's opening, or a start tag (its name, then up to its '>' when it has
+# come). End tags, `<!doctype>` and `<?…>` hold no target and are passed over as text.
+_OPEN = re.compile(r"<(?:(!--)|([a-zA-Z][a-zA-Z0-9-]*)[^>]*(>)?)")
+_COMMENT_END = re.compile("-->")
+# Raw text ends at `</script` or `</style` followed by a space, `/` or `>` (HTML's "appropriate end tag").
+_RAW_END = {"script": re.compile(r"</script[\s/>]", re.IGNORECASE),
+            "style": re.compile(r"</style[\s/>]", re.IGNORECASE)}
+_CARRY = 16  # the end of a chunk that may hold the start of a tag or of an ending the next chunk completes
 _ATTRIBUTE = re.compile(r"""[\s"'/](id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
@@ -82,7 +87,9 @@ class AnchorScanner:
         self.received = 0
         self._head = b""
         self._decoder: codecs.IncrementalDecoder | None = None
-        self._text = ""
+        self._carry = ""  # the end of the text so far that the next chunk may complete
+        self._searched = 0  # when _carry is an unfinished start tag: how much of it is known to hold no '>'
+        self._inside: re.Pattern[str] | None = None  # the ending of the comment, script or style we are in
 
     @property
     def done(self) -> bool:
@@ -116,20 +123,47 @@ class AnchorScanner:
         self._decoder = codecs.getincrementaldecoder(self.charset)(errors="replace")
         self._scan(self._decoder.decode(head, final=False))
 
-    def _scan(self, text: str, final: bool = False) -> None:
-        text = self._text + text
-        last_end = 0
-        for match in _SCAN.finditer(text):
-            if match.end() == len(text) and not final and not _closed(match):
-                self._text = text[match.start():]
+    def _scan(self, new: str, final: bool = False) -> None:
+        text, pos = self._carry + new, 0
+        self._carry = ""
+        if self._searched:  # an unfinished start tag was carried over: look for its '>' in the new text only
+            end = text.find(">", self._searched)
+            if end < 0 and not final:
+                self._carry, self._searched = text, len(text)
                 return
-            last_end = match.end()
-            tag = match.group(2)
-            if tag:
-                self._attributes(tag.lower(), match.group(0))
+            pos, self._searched = len(text) if end < 0 else end + 1, 0
+            self._start_tag(_OPEN.match(text), text[:pos])
+        while pos < len(text):
+            if self._inside is not None:  # a comment, script or style: only its ending matters
+                ending = self._inside.search(text, pos)
+                if ending is None:
+                    self._carry = "" if final else text[max(pos, len(text) - _CARRY):]
+                    return
+                pos, self._inside = ending.end(), None
+            for match in _OPEN.finditer(text, pos):
+                pos = match.end()
+                if match.group(1):
+                    self._inside = _COMMENT_END
+                    break
+                if not match.group(3) and not final:
+                    self._carry, self._searched = text[match.start():], pos - match.start()
+                    return
+                if self._start_tag(match, match.group(0)):
+                    break
+            else:
+                break
         # A '<' in the last few characters may open a comment or a tag that the next chunk completes.
-        tail = text.rfind("<", max(last_end, len(text) - 16))
-        self._text = text[tail:] if tail >= 0 and not final else ""
+        tail = text.rfind("<", max(pos, len(text) - _CARRY))
+        self._carry = text[tail:] if tail >= 0 and not final else ""
+
+    def _start_tag(self, match: re.Match[str] | None, text: str) -> bool:
+        """Read the tag's targets; return True when it opens raw text (a script or style)."""
+        assert match is not None and match.group(2)
+        tag = match.group(2).lower()
+        if "=" in text:
+            self._attributes(tag, text)
+        self._inside = _RAW_END.get(tag)
+        return self._inside is not None
 
     def _attributes(self, tag: str, text: str) -> None:
         for key, *values in _ATTRIBUTE.findall(text):
@@ -142,15 +176,6 @@ class AnchorScanner:
                 self.names.add(value)
             elif value in self.wanted:
                 self.found.add(value)
-
-
-def _closed(match: re.Match[str]) -> bool:
-    text = match.group(0)
-    if text.startswith("<!--"):
-        return text.endswith("-->") and len(text) >= 7
-    if match.group(1):
-        return text.lower().rstrip().endswith(">") and "</" in text
-    return text.endswith(">")
 
 
 def anchors(document: str) -> frozenset[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphsite.citations.pages import AnchorScanner, anchors, sniff_charset, wanted_names
 
@@ -61,3 +63,52 @@ def test_wanted_names(fragment, names):
 ])
 def test_the_charset_is_the_bom_then_the_header_then_meta_then_detection(prefix, declared, charset):
     assert sniff_charset(prefix, declared) == charset
+
+
+def feed_in(data: bytes, size: int, groups=()) -> AnchorScanner:
+    scanner = AnchorScanner(list(groups))
+    for start in range(0, len(data), size):
+        scanner.feed(data[start:start + size])
+    scanner.close()
+    return scanner
+
+
+@pytest.mark.parametrize("opening, closing", [("<!--", "-->"), ("<script>", "</script>"),
+                                              ("<style type=x>", "</STYLE >")])
+def test_a_big_comment_script_or_style_is_not_kept_while_its_ending_is_awaited(opening, closing):
+    """The scanner used to keep an unclosed comment, script or style whole and match it again from its start
+    on every chunk (2.7 s of a stalled event loop for a 4 MB script): now only a few characters are carried."""
+    scanner = AnchorScanner([])
+    scanner.feed(f"<p id=before>{opening}".encode())
+    carried = []
+    for _ in range(300):
+        scanner.feed(b"var a = '<b id=hidden>'; // -- - </scrip </styl\n" * 100)
+        carried.append(len(scanner._carry))
+    scanner.feed(f"{closing}<p id=after>".encode())
+    scanner.close()
+    assert max(carried) <= 16 and scanner.names == {"before", "after"}
+
+
+def test_a_huge_start_tag_split_over_many_chunks_keeps_its_id():
+    data = b"<div " + b"data-x='y' " * 50_000 + b"id=deep>text</div><p id=next>"
+    assert feed_in(data, 4096).names == {"deep", "next"}
+    assert feed_in(data, 4096, [wanted_names("deep")]).done
+
+
+def test_raw_text_ends_at_the_appropriate_end_tag_only():
+    document = ("<script id=js>'</scripts><b id=no1>' </script\t><i id=yes1>"
+                "<style>/* </stylex><b id=no2> */</style/><i id=yes2><!-- <b id=no3> --><i id=yes3><!--")
+    for size in (1, 3, 7, 4096):
+        assert feed_in(document.encode(), size).names == {"js", "yes1", "yes2", "yes3"}, size
+
+
+_PIECES = st.sampled_from(["<p id=a>", "<a name='b'>", "<!--", "-->", "<script>", "</script>", "<style>",
+                           "</style >", "<div\nid=\"c\"", ">", "<", "x", "</p>", "<!doctype html>", "<i id=d/>",
+                           "é", "&amp;", " id=e ", "<br>"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PIECES, max_size=40), st.integers(min_value=1, max_value=9))
+def test_the_chunking_never_changes_what_is_found(pieces, size):
+    data = ("<html>" + "".join(pieces)).encode() + b" " * 4096  # past the sniffing window
+    assert feed_in(data, size).names == feed_in(data, len(data)).names
