@@ -34,10 +34,11 @@ class HTTPError(Exception):
 
 
 class ShortBody(Exception):
-    """The connection closed before the body was whole: `received` of `expected` bytes (None: chunked)."""
+    """The body ended before it was whole: the connection closed after `received` of `expected` bytes (None:
+    chunked), or a chunked body's framing broke."""
 
-    def __init__(self, received: int, expected: int | None) -> None:
-        super().__init__(f"the body ended after {received} bytes")
+    def __init__(self, received: int, expected: int | None, message: str = "") -> None:
+        super().__init__(message or f"the body ended after {received} bytes")
         self.received, self.expected = received, expected
 
 
@@ -92,8 +93,7 @@ class Response:
         reader = self._connection.reader
         if self._chunked:
             while True:
-                line = await _line(reader, self.received)
-                size = int(line.split(b";")[0].strip() or b"0", 16)
+                size = _chunk_size(await _line(reader, self.received), self.received)
                 if size == 0:
                     while (await _line(reader, self.received)).strip():
                         pass  # trailers
@@ -252,6 +252,16 @@ async def _line(reader: asyncio.StreamReader, received: int) -> bytes:
         raise ShortBody(received, None) from None
     except asyncio.LimitOverrunError:
         raise HTTPError("a chunk size line is too long") from None
+
+
+def _chunk_size(line: bytes, received: int) -> int:
+    """Return the size a chunked body's size line gives (hexadecimal, extensions after ';'). A line that is no
+    size ends the body there, like a connection that closed: what came is kept."""
+    digits = line.split(b";")[0].strip()
+    if not digits or len(digits) > 16 or digits.strip(b"0123456789abcdefABCDEF"):
+        raise ShortBody(received, None, f"the chunked body broke off after {received:,} bytes "
+                                        f"(not a chunk size: {line[:40]!r})")
+    return int(digits, 16)
 
 
 async def _exactly(reader: asyncio.StreamReader, size: int, received: int, expected: int | None

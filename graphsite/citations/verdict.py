@@ -85,8 +85,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
             return LinkResult(url, *_missing_fragment(fragment, scan, settings), answer.status, final_url,
                               redirects, now)
         elif scan.outcome == "short":
-            warning = f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes (the #{fragment} " \
-                      "anchor was already there)"
+            warning = f"{_ended(scan)} (the #{fragment} anchor was already there)"
     if moved:
         return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", answer.status,
                           final_url, redirects, now, warning=warning)
@@ -98,6 +97,11 @@ def _missing_fragment(fragment: str, scan: Scan, settings: LinksConfig) -> tuple
         return "unverified", (f"no #{fragment} anchor in the first {settings.max_page_mib:g} MiB of the page "
                               "(links.max_page_mib); the rest was not read")
     if scan.outcome == "short":
-        return "unverified", (f"the body ended after {scan.received:,} of {scan.expected or 0:,} bytes, "
-                              f"before any #{fragment} anchor")
+        return "unverified", f"{_ended(scan)}, before any #{fragment} anchor"
     return "dead", f"the page has no #{fragment} anchor"
+
+
+def _ended(scan: Scan) -> str:
+    if scan.expected is None:
+        return f"the body ended after {scan.received:,} bytes (chunked: its framing broke or it was cut off)"
+    return f"the body ended after {scan.received:,} of {scan.expected:,} bytes"

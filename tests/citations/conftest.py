@@ -134,11 +134,13 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._send(200, gzip.compress(PAGE), head, {"Content-Encoding": "gzip"})
         if path == "/chunked-page":
             return self._chunked([PAGE[:40], PAGE[40:90], PAGE[90:]], head)
+        if path == "/bad-chunk":  # the page whole in its first chunk, then a size line that is no size
+            return self._chunked([PAGE], head, end=b"zz\r\n\r\n")
         if path == "/maintenance":
             return self._send(503, b"down for maintenance", head, {"Retry-After": "3600"})
         return self._send(404, b"not found", head)
 
-    def _chunked(self, parts: list[bytes], head: bool) -> None:
+    def _chunked(self, parts: list[bytes], head: bool, end: bytes = b"0\r\nX-Trailer: yes\r\n\r\n") -> None:
         try:
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -147,7 +149,8 @@ class PitfallHandler(BaseHTTPRequestHandler):
             if not head:
                 for part in parts:
                     self.wfile.write(b"%x;ext=1\r\n%s\r\n" % (len(part), part))
-                self.wfile.write(b"0\r\nX-Trailer: yes\r\n\r\n")
+                self.wfile.write(end)
+            self.close_connection = end.startswith(b"zz")
         except (BrokenPipeError, ConnectionResetError):
             pass
 

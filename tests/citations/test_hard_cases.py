@@ -197,3 +197,12 @@ def test_a_link_waiting_for_its_turn_on_a_busy_host_keeps_its_whole_deadline(pit
     urls = [pitfall_server.url(f"/host/q{i}") for i in range(5)]  # 0.2 s each, one at a time: 1 s in all
     report = check_links(urls, settings(tmp_path, per_host=1, timeout=0.5, link_timeout=0.5), progress=False)
     assert [r.state for r in report.results] == ["ok"] * 5
+
+
+def test_a_chunked_body_whose_framing_breaks_keeps_what_came(pitfall_server, tmp_path):
+    """A size line that is no size used to end as 'dead: invalid URL'. What came before it is read like a
+    body cut off: an anchor in it counts (with a warning), a missing one is unverified, not dead."""
+    urls = [pitfall_server.url("/bad-chunk#present"), pitfall_server.url("/bad-chunk#nowhere")]
+    found, missing = check_links(urls, settings(tmp_path), progress=False).results
+    assert found.state == "ok" and "the body ended after" in found.warning and "chunked" in found.warning, found
+    assert missing.state == "unverified" and "before any #nowhere anchor" in missing.detail, missing
