@@ -67,6 +67,7 @@ class Parsed:
     section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
     written: tuple[tuple[str, int], ...] = ()  # (href as written, file line) of every link, before annotation
+    raw_ids: tuple[str, ...] = ()  # the ids (and <a name>s) of raw HTML kept on the page, sorted
 
     def heading_ids(self) -> tuple[str, ...]:
         """Return the id of every heading, in order."""
@@ -174,6 +175,7 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     _assign_heading_ids(parsed, body_line)
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)
     guard_tokens(parsed.tokens, guard, body_line)
+    parsed.raw_ids = tuple(sorted(guard.raw_ids))
     found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
     parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}

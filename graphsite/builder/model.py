@@ -111,6 +111,7 @@ class Report:
     warnings: tuple[Finding, ...] = ()  # build warnings that are not citation findings
     written_links: tuple[tuple[str, int], ...] = ()  # (href as the author wrote it, file line), in body order
     heading_ids: tuple[str, ...] = ()  # the id of every heading of the body, in order
+    raw_ids: tuple[str, ...] = ()  # the ids and <a name>s of the body's raw HTML that the page keeps
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

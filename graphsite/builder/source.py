@@ -42,6 +42,11 @@ class Source:
     body: str
     body_line: int  # 1-based line in the file of the body's first line
     warnings: tuple[Finding, ...] = ()
+    head: str = ""  # the front matter with its two fences, as in the file (its lines precede the body's)
+
+    def text(self) -> str:
+        """Return the whole file as decoded (line endings made \\n): the front matter's lines, then the body's."""
+        return f"{self.head}\n{self.body}" if self.head else self.body
 
 
 def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Source:
@@ -111,7 +116,7 @@ def parse_source(path: Path, raw: bytes) -> Source:
         return Source(path, FrontMatter(), text, 1)
     data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
     front, warnings = front_matter(path, data, nodes)
-    return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings)
+    return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings, "\n".join(lines[:end + 1]))
 
 
 def _opens_front_matter(lines: list[str]) -> bool:

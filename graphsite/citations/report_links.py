@@ -12,7 +12,6 @@ import bisect
 import contextlib
 import dataclasses
 import gc
-import itertools
 import re
 import time
 from collections.abc import Iterator
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
 # only punctuation, emphasis or a closing bracket (a bare URL's end leaves them out: builder/references._trim).
 _TAIL = re.compile(r"[^\s<>|]*")
 _URL_CLOSERS = ".,;:!?*_~`'\")]}"
-_GENERATED_ID = re.compile(r"^(?:ref-|fn|fnref)\d+(?::\d+)?$")  # references and footnotes: the builder's ids
-_HTML_ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True, offline: bool = False,
@@ -43,10 +40,10 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
     from graphsite.builder.source import read_source
 
     with _fewer_collections():
-        text = read_source(Path(source))
+        text = read_source(Path(source), max_bytes=config.build.max_bytes)
         report = report_from_source(text)
         links = report_links(text, report)
-        ids = _page_ids(text, report) if any(_is_relative(link.url) for link in links) else frozenset()
+        ids = frozenset({*report.heading_ids, *report.raw_ids})
         local = {link.url: _local_verdict(link.url, text, ids) for link in links if _is_relative(link.url)}
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
@@ -75,16 +72,14 @@ def report_links(source: Source, report: Report) -> list[Link]:
     """Return every link of `source` once, with the file lines that hold it: the links the author wrote in the
     body (Markdown and raw HTML, from the builder's one parse), then each of the page's http(s) URLs not seen
     there (a bare URL, a reference entry, front matter), found by its text."""
-    file_lines = source.path.read_text(encoding="utf-8", errors="replace").split("\n") \
-        if source.path.is_file() else []
     found: dict[str, list[int]] = {}
     for href, line in report.written_links:
         found.setdefault(href, []).append(line)
-    _add_written(found, report.links, file_lines)
+    _add_written(found, report.links, source.text())
     return [Link(url, tuple(sorted(set(lines)))) for url, lines in found.items()]
 
 
-def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], file_lines: list[str]) -> None:
+def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], text: str) -> None:
     """Add each page URL the Markdown links did not give (a bare URL, a reference entry, front matter) with every
     line that holds its text; an IDN host is written two ways (markdown-it's href is punycode): both count.
     Only those URLs are looked for, each with str.find over the whole text: a Python scan of every line for
@@ -92,8 +87,7 @@ def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], file_l
     wanted = [url for url in page_urls if url not in found or "xn--" in url]
     if not wanted:
         return
-    text = "\n".join(file_lines)
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in file_lines[:-1])]  # offset of each line
+    starts = [0, *(newline.end() for newline in re.finditer("\n", text))]  # the offset of each line
     for url in wanted:
         written = sorted({bisect.bisect_right(starts, at) for form in _written_forms(url)
                           for at in _occurrences(text, form)})
@@ -143,13 +137,16 @@ def _is_relative(url: str) -> bool:
 
 
 def _local_verdict(url: str, source: Source, ids: frozenset[str]) -> LinkResult:
-    """Return the verdict on a relative link: a #fragment of the page itself (`ids`: the page's), or a file
+    """Return the verdict on a relative link: a #fragment of the page itself (`ids`: its headings' and its raw
+    HTML's, from the builder's parse; the template's and the renderer's ids are known by name), or a file
     beside the report."""
+    from graphsite.builder.sanitize import is_reserved_id
+
     now = time.time()
     parts = urlsplit(url.strip())
     if not parts.path:
         fragment = unquote(parts.fragment)
-        if not fragment or fragment in ids or _GENERATED_ID.match(fragment):
+        if not fragment or fragment in ids or is_reserved_id(fragment):
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
         return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
                           checked_at=now)
@@ -168,11 +165,3 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except (OSError, ValueError):
         return False
-
-
-def _page_ids(source: Source, report: Report) -> frozenset[str]:
-    """Return the ids the page will have: its headings' (from the builder's parse), the page's own, raw HTML's."""
-    from graphsite.builder.sanitize import RESERVED_IDS
-
-    found = {next(v for v in m.groups() if v is not None) for m in _HTML_ID.finditer(source.body)}
-    return frozenset({*report.heading_ids, *RESERVED_IDS, *found})

@@ -129,11 +129,32 @@ def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp
     from graphsite.config import Config
 
     path = tmp_path / "r.md"
-    path.write_text("# T\n\n## 1. First part\n\nSee [the part](#1-first-part), [raw](#raw-id), [gone](#nowhere).\n\n"
-                    "<p id='raw-id'>raw</p>\n", encoding="utf-8")
+    path.write_text("# T\n\n## 1. First part\n\nSee [the part](#1-first-part), [raw](#raw-id), [gone](#nowhere), "
+                    "[code](#in-code), [fence](#in-fence), [section](#sec-2), [note](#fn1), [top](#top).\n\n"
+                    "<p id='raw-id'>raw</p>\n\nNot an element: `<p id='in-code'>`.\n\n"
+                    "```html\n<p id='in-fence'>\n```\n", encoding="utf-8")
     config = Config().replace("links", cache_dir=str(tmp_path / "cache"))
     states = {r.url: r.state for r in check_report_links(path, config, progress=False).results}
-    assert states == {"#1-first-part": "ok", "#raw-id": "ok", "#nowhere": "local"}
+    # The ids of raw HTML are the builder's (a Markdown code span or fence holds no element), and the
+    # renderer's own (sections, notes, the template's) are the builder's one pattern.
+    assert states == {"#1-first-part": "ok", "#raw-id": "ok", "#nowhere": "local", "#in-code": "local",
+                      "#in-fence": "local", "#sec-2": "ok", "#fn1": "ok", "#top": "ok"}
+
+
+def test_links_reads_the_report_once_within_build_max_bytes_and_finds_front_matter_lines(tmp_path):
+    from graphsite.citations.report_links import check_report_links
+    from graphsite.config import Config
+    from graphsite.errors import SourceError
+
+    path = tmp_path / "r.md"
+    path.write_text("---\ntitle: T\nlede: a lede\n---\n# T\n\n[x](https://x.example/)\nBare: https://bare.example/b\n",
+                    encoding="utf-8")
+    source = read_source(path)
+    found = {link.url: link.lines for link in report_links(source, report_from_source(source))}
+    assert found == {"https://x.example/": (7,), "https://bare.example/b": (8,)}  # file lines, front matter's too
+    config = Config().replace("links", cache_dir=str(tmp_path / "cache")).replace("build", max_bytes=40)
+    with pytest.raises(SourceError, match="more than the limit of 40"):
+        check_report_links(path, config, progress=False)
 
 
 def test_a_relative_link_no_file_can_have_is_a_missing_file_not_a_traceback(tmp_path):
