@@ -37,8 +37,9 @@ class Citable:
 
     number: int
     href: str
-    label: str
+    label: str  # the accessible name of a citation's link: the name, then where the link goes
     outbound: bool
+    name: str = ""  # "Reference 3: its title" (empty for a citation without an entry)
 
 
 def public_url(url: str) -> str:
@@ -73,14 +74,12 @@ def citables(references: Iterable[Reference]) -> dict[int, Citable]:
         if reference.number in found:
             continue
         url = public_url(reference.url)
-        title = _short(reference_title(reference))
+        name = f"Reference {reference.number}: {_short(reference_title(reference))}"
         if url:
-            found[reference.number] = Citable(reference.number, url, f"Reference {reference.number}: {title}"
-                                              " (opens the source)", True)
+            found[reference.number] = Citable(reference.number, url, f"{name} (opens the source)", True, name)
         else:
             found[reference.number] = Citable(reference.number, f"#ref-{reference.number}",
-                                              f"Reference {reference.number}: {title} (not public; "
-                                              "goes to the reference list)", False)
+                                              f"{name} (not public; goes to the reference list)", False, name)
     return found
 
 

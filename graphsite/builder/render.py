@@ -181,8 +181,7 @@ def _source_links(report: Report, table: dict[int, Citable]) -> dict[int, tuple[
     for citation in report.citations:
         entry = table.get(citation.number)
         if entry is not None:
-            name = entry.label.split(" (")[0]
-            links.setdefault(citation.number, (f"#ref-{citation.number}", f"{name} (in the reference list)"))
+            links.setdefault(citation.number, (f"#ref-{citation.number}", f"{entry.name} (in the reference list)"))
         elif public_url(citation.url):
             links.setdefault(citation.number, (citation.url, f"Citation {citation.number} (opens the source)"))
     return links

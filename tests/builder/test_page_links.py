@@ -101,3 +101,13 @@ def test_a_damaged_font_is_a_one_line_error(tmp_path):
     report = Report(path=tmp_path / "r.md", front=FrontMatter(), title="T", sections=())
     with pytest.raises(BuildError, match=r"inter-latin-400-normal\.woff2: not a usable font"):
         render_page(report, fonts="embedded", theme=load_theme(theme))
+
+
+def test_a_source_lines_link_is_named_by_the_whole_reference_title(tmp_path):
+    """The name was cut at the title's first " (": "Reference 1: Smith" for "Smith (2020), a study"."""
+    path = tmp_path / "report.md"
+    path.write_text("# T\n\n## 1. Claims\n\nKnown [[1](https://one.example/)].\n\n## References\n\n"
+                    "1. Smith (2020), a study. https://one.example/\n", encoding="utf-8")
+    soup = BeautifulSoup(build_page(path, fonts="system").html, "html.parser")
+    names = [a["aria-label"] for a in soup.select('a[href="#ref-1"]') if "reference list" in a["aria-label"]]
+    assert names == ["Reference 1: Smith (2020), a study (in the reference list)"]
