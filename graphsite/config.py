@@ -131,8 +131,9 @@ class LinksConfig:
         """Return the directory of the link cache: links.cache_dir (with ~ expanded), else the user's cache."""
         if self.cache_dir.strip():
             return Path(self.cache_dir).expanduser()
-        base = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return (Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache") / "graphsite"
+        from graphsite.paths import user_cache_dir
+
+        return user_cache_dir()
 
 
 # Keys that must be a finite number above zero, and those that may also be zero (inf or nan is never a count of

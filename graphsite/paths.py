@@ -6,6 +6,7 @@ wheel they are packaged under `graphsite/_data/`. Look in the wheel first, then 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -36,6 +37,15 @@ def default_source(cwd: Path | None = None) -> Path:
     """Return `content/graph-engineering.md` in the working directory, else the packaged copy."""
     local = (cwd or Path.cwd()) / "content" / DEFAULT_REPORT_NAME
     return local if local.is_file() else packaged_report()
+
+
+def user_cache_dir(*parts: str) -> Path:
+    """Return graphsite's cache directory `parts` under the user's: $XDG_CACHE_HOME/graphsite, else
+    ~/.cache/graphsite. A relative (or empty) XDG_CACHE_HOME is ignored, as the XDG specification says: the
+    cache would otherwise follow the working directory (and the compiled templates are code)."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
+    return root.joinpath("graphsite", *parts)
 
 
 def schema_path(name: str) -> Path:

@@ -10,7 +10,6 @@ import contextlib
 import hashlib
 import html
 import io
-import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
+from graphsite.paths import user_cache_dir
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
 BASE_CHARACTERS = "".join(chr(code) for code in range(0x20, 0x7F)) + "§·—–…’‘“”•→↗"
@@ -51,7 +51,7 @@ def page_characters(page_html: str) -> str:
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "graphsite" / "fonts"
+    return user_cache_dir("fonts")
 
 
 @lru_cache(maxsize=64)

@@ -27,7 +27,7 @@ from graphsite.builder.ladder import ladder, vertical_ladder
 from graphsite.builder.markdown import text_html
 from graphsite.builder.model import Report, Section
 from graphsite.builder.sanitize import url_scheme
-from graphsite.paths import theme_dir
+from graphsite.paths import theme_dir, user_cache_dir
 
 # embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
 FONTS = ("embedded", "google", "system")
@@ -81,8 +81,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     A cached template is a pickle of Python code: it is loaded only from a real directory (not a symlink)
     owned by this user with mode 0700, as Jinja's own default cache directory is, so that no other user can
     plant a file there that runs at the next build."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    directory = base / "graphsite" / "jinja"
+    directory = user_cache_dir("jinja")
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = directory.lstat()

@@ -32,13 +32,6 @@ LOCK_WAIT = 10.0  # seconds a save waits for another run's save before giving up
 KEEP_FOR = 30 * 86400.0  # seconds an entry stays in the file (at least links.max_age): the file does not grow for ever
 
 
-def default_directory() -> Path:
-    """Return the user's cache directory for graphsite: $XDG_CACHE_HOME/graphsite, else ~/.cache/graphsite."""
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root / "graphsite"
-
-
 @dataclass
 class LinkCache:
     """Verdicts by URL, loaded from and saved to one JSON file. Entries stay the file's dicts until one is

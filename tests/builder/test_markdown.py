@@ -273,6 +273,19 @@ def test_template_cache_never_changes_the_page(tmp_path):
     assert pages[0] == pages[1] == pages[2]
 
 
+def test_a_relative_xdg_cache_home_is_ignored_by_every_cache(tmp_path):
+    """XDG: a relative $XDG_CACHE_HOME is invalid. The fonts and the compiled templates (code) used to follow
+    the working directory then; every cache now falls back to ~/.cache, as the link cache did."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "work").mkdir()
+    env = {**os.environ, "XDG_CACHE_HOME": "cache", "HOME": str(tmp_path / "home")}
+    subprocess.run([sys.executable, "-m", "graphsite", "-q", "build", str(CITATIONS), "--out", "site"], check=True,
+                   env=env, capture_output=True, cwd=tmp_path / "work")
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["site"]
+    made = {p.name for p in (tmp_path / "home" / ".cache" / "graphsite").iterdir()}
+    assert {"fonts", "jinja"} <= made
+
+
 def test_without_source_the_working_directory_copy_wins(run_cli):
     local = Path("content") / "graph-engineering.md"  # run_cli works in an empty folder
     local.parent.mkdir()
