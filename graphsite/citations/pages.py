@@ -132,7 +132,7 @@ class AnchorScanner:
                 self._carry, self._searched = text, len(text)
                 return
             pos, self._searched = len(text) if end < 0 else end + 1, 0
-            self._start_tag(_OPEN.match(text), text[:pos])
+            self._start_tag(_OPEN.match(text).group(2), text[:pos])  # type: ignore[union-attr]
         while pos < len(text):
             if self._inside is not None:  # a comment, script or style: only its ending matters
                 ending = self._inside.search(text, pos)
@@ -141,14 +141,15 @@ class AnchorScanner:
                     return
                 pos, self._inside = ending.end(), None
             for match in _OPEN.finditer(text, pos):
+                comment, tag, closed = match.groups()
                 pos = match.end()
-                if match.group(1):
+                if comment:
                     self._inside = _COMMENT_END
                     break
-                if not match.group(3) and not final:
+                if not closed and not final:
                     self._carry, self._searched = text[match.start():], pos - match.start()
                     return
-                if self._start_tag(match, match.group(0)):
+                if self._start_tag(tag, match.group(0)):
                     break
             else:
                 break
@@ -156,20 +157,21 @@ class AnchorScanner:
         tail = text.rfind("<", max(pos, len(text) - _CARRY))
         self._carry = text[tail:] if tail >= 0 and not final else ""
 
-    def _start_tag(self, match: re.Match[str] | None, text: str) -> bool:
+    def _start_tag(self, tag: str, text: str) -> bool:
         """Read the tag's targets; return True when it opens raw text (a script or style)."""
-        assert match is not None and match.group(2)
-        tag = match.group(2).lower()
+        tag = tag.lower()
         if "=" in text:
             self._attributes(tag, text)
         self._inside = _RAW_END.get(tag)
         return self._inside is not None
 
     def _attributes(self, tag: str, text: str) -> None:
-        for key, *values in _ATTRIBUTE.findall(text):
-            if key.lower() == "name" and tag != "a":
+        for key, double, single, bare in _ATTRIBUTE.findall(text):
+            if tag != "a" and key.lower() == "name":
                 continue
-            value = html.unescape(next((v for v in values if v), ""))
+            value = double or single or bare
+            if "&" in value:
+                value = html.unescape(value)
             if not value:
                 continue
             if not self.wanted:
