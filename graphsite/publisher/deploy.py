@@ -352,6 +352,8 @@ def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     index = directory / "index.html"
+    for stale in bind.temporaries(directory.parent).get(plan.subdomain, []):  # a killed run's half-filled one
+        bind.remove_temporary(stale)
     if not directory.exists():
         undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
     elif index.is_file():  # a redeploy in bind mode rewrites the page in place: keep the old one to put back

@@ -30,7 +30,7 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
     if state == "expired":
         return f"expired {held.expires}"
     if state == "partial" and Stamp(held.name, held.created).older_than(now, grace):
-        missing = ", ".join(held.missing()) or "a temporary route file"
+        missing = ", ".join(held.missing()) or "temporary files"
         return f"partial for over {grace / 60:g} min (no {missing})"
     return ""
 

@@ -36,7 +36,8 @@ class Holding:
     nodes: tuple[str, ...] = ()  # the node (hostname) of each running task
     configs: tuple[str, ...] = ()
     route: Path | None = None
-    temporaries: tuple[Path, ...] = ()
+    temporaries: tuple[Path, ...] = ()  # route files a killed write left
+    temporary_dirs: tuple[Path, ...] = ()  # page directories a killed deploy left half-filled
     directory: Path | None = None
     records: tuple[Record, ...] = ()
     stamps: tuple[Stamp, ...] = ()  # what each resource says of itself
@@ -59,8 +60,8 @@ class Holding:
 
     @property
     def empty(self) -> bool:
-        return not (self.deployment or self.configs or self.route or self.temporaries or self.directory
-                    or self.records)
+        return not (self.deployment or self.configs or self.route or self.temporaries or self.temporary_dirs
+                    or self.directory or self.records)
 
     def missing(self) -> list[str]:
         """Return what a complete deployment has and this one lacks (empty: complete). What could not be read
@@ -78,7 +79,7 @@ class Holding:
         """Return `expired`, `partial` or `deployed` (a state, derived every time from what was found)."""
         if Stamp(self.name, self.created, self.expires).expired(now):
             return "expired"
-        return "partial" if self.missing() or self.temporaries else "deployed"
+        return "partial" if self.missing() or self.temporaries or self.temporary_dirs else "deployed"
 
     def resources(self) -> list[tuple[str, str]]:
         """Return (kind, name) of every resource found, in teardown order."""
@@ -87,6 +88,7 @@ class Holding:
         found += [("service", self.name)] if self.deployment else []
         found += [("config", c) for c in self.configs]
         found += [("directory", str(self.directory))] if self.directory else []
+        found += [("temporary directory", str(p)) for p in self.temporary_dirs]
         found += [("record", f"A {r.name} id={r.id}") for r in self.records]
         return found
 
@@ -106,6 +108,7 @@ class _Found:
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
+    temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
 
@@ -120,7 +123,7 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
     if dns:
         _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
-             | set(found.directories) | set(found.records))
+             | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
     holdings = {n: _holding(config, n, found) for n in sorted(names)}
@@ -185,6 +188,9 @@ def _read_directories(found: _Found, bind_root: Path, name: str | None) -> None:
         stamp = bind.bind_stamp(directory)
         if stamp is not None:
             found.directories[owner] = (directory, stamp)
+    for owner, temporaries in bind.temporaries(bind_root).items():
+        if name is None or owner == name:
+            found.temporary_dirs[owner] = temporaries
 
 
 def _read_dns(found: _Found, config: Config, clients: Clients, name: str | None) -> None:
@@ -216,13 +222,15 @@ def _holding(config: Config, name: str, found: _Found) -> Holding:
     directory = found.directories.get(name)
     records = found.records.get(name, [])
     stamps += [s for s in (route_found and route_found[1], directory and directory[1]) if s]
+    temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
+    stamps += [s for s in map(bind.bind_stamp, temporary_dirs) if s]
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
                                     else make_fqdn(name, config.site.domain)),
                    deployment=deployment, running=found.running.get(name, ""),
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
-                   temporaries=tuple(found.temporaries.get(name, ())),
+                   temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None, records=tuple(records), stamps=tuple(stamps),
                    unknown=tuple(found.unreadable))
 

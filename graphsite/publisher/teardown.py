@@ -129,6 +129,8 @@ def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
         outcomes.append(Outcome("directory", str(directory), KEPT, "graphsite did not make it"))
     else:
         _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
+    for temporary in held.temporary_dirs:
+        _attempt(outcomes, "temporary directory", str(temporary), partial(bind.remove_temporary, temporary))
 
 
 def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:

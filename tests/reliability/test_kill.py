@@ -48,7 +48,7 @@ def kill_then_resume(driver: Driver, name: str, step: str, mode: str) -> None:
     assert _made(step, mode) <= _kinds(held), f"{step} was done, yet only {held} exists"
     if held:
         assert entry is not None
-        complete = COMPLETE[mode] <= _kinds(held) and not any(k == "temporary route" for k, _ in held)
+        complete = COMPLETE[mode] <= _kinds(held) and not any(k.startswith("temporary") for k, _ in held)
         assert entry["state"] == ("deployed" if complete else "partial"), entry
         assert (entry["missing"] == []) == complete, entry
 
@@ -137,3 +137,29 @@ def test_a_route_half_written_by_a_killed_run_is_removed_by_the_rerun_so_the_dep
     entry, listed, held, run = driver.compare(name)
     assert listed == held and "temporary route" not in _kinds(held), held
     assert entry is not None and entry["state"] == "deployed", run
+
+
+def test_a_directory_half_filled_by_a_killed_run_is_listed_then_removed_by_the_rerun_or_teardown(driver, names):
+    """A SIGKILL while a bind deploy fills its new directory leaves `.NAME.<random>.tmp` (it is renamed into
+    place only once whole: tests/publisher/test_bind.py kills real fillers). It is made here as a kill leaves
+    it: list shows the name as partial, a rerun removes it and deploys, a teardown removes it."""
+    from graphsite.atomic import TEMPORARY_SUFFIX
+    from graphsite.publisher.deployment import MARKER, Stamp
+
+    resumed, abandoned = names(), names()
+    for name in (resumed, abandoned):
+        building = driver.bind_root / f".{name}.k1ll3d{TEMPORARY_SUFFIX}"
+        building.mkdir(parents=True)
+        (building / MARKER).write_text(Stamp(name, "2026-07-01T12:00:00Z").marker("0" * 64))
+        entry, listed, held, run = driver.compare(name)
+        assert listed == held == {("temporary directory", str(building))}, run
+        assert entry is not None and entry["state"] == "partial", run
+    rerun = driver.run(*_deploy_args(resumed, "bind"))
+    assert rerun.code == 0, rerun
+    entry, listed, held, run = driver.compare(resumed)
+    assert listed == held and _kinds(held) == COMPLETE["bind"], held
+    assert entry is not None and entry["state"] == "deployed", run
+    for name in (resumed, abandoned):
+        done = driver.run("teardown", name)
+        assert done.code == 0, done
+        assert driver.leftovers(name) == []

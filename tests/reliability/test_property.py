@@ -47,7 +47,7 @@ def _check_list_equals_systems(driver: Driver, names: list[str]) -> dict[str, di
 def _complete(driver: Driver, name: str, entry: dict | None) -> bool:
     kinds = {kind for kind, _ in driver.held(name)}
     mode = "bind" if "directory" in kinds else "config"
-    return entry is not None and COMPLETE[mode] <= kinds and "temporary route" not in kinds
+    return entry is not None and COMPLETE[mode] <= kinds and not any(kind.startswith("temporary") for kind in kinds)
 
 
 def _apply(driver: Driver, names: list[str], group: str, operation: tuple) -> None:
