@@ -22,13 +22,32 @@ class LockBusy(DeployError):
     """Another run holds the name's lock."""
 
 
-def _open(directory: Path, path: Path) -> int:
+def _open(directory: Path, path: Path, create: bool) -> int:
+    """Open the lock file (made when `create`; else FileNotFoundError when there is none)."""
     try:
+        if not create:
+            return os.open(path, os.O_RDWR | os.O_NOFOLLOW)
         directory.mkdir(parents=True, exist_ok=True)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except FileNotFoundError:
+        if not create:
+            raise
+        raise DeployError(f"deploy.lock_dir: cannot create a lock in {directory}: it was removed",
+                          hint="set deploy.lock_dir to a writable directory") from None
     except OSError as exc:
         raise DeployError(f"deploy.lock_dir: cannot create a lock in {directory}: {exc.strerror}",
                           hint="set deploy.lock_dir to a writable directory") from None
+
+
+def _holder(fd: int) -> str:
+    """Return who holds the lock, as its file says ('pid N'). The holder writes it just after it took the lock:
+    a file still empty is read again for a moment before the holder is called 'another process'."""
+    for _ in range(20):
+        text = os.pread(fd, 64, 0).decode(errors="replace").strip()
+        if text:
+            return text
+        time.sleep(0.01)
+    return "another process"
 
 
 def _still_named(fd: int, path: Path) -> bool:
@@ -39,17 +58,19 @@ def _still_named(fd: int, path: Path) -> bool:
 
 
 @contextmanager
-def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -> Iterator[Path]:
-    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it."""
+def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, create: bool = True
+                   ) -> Iterator[Path]:
+    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it.
+    Without `create`, only an existing lock file is taken (FileNotFoundError when there is none)."""
     directory = Path(lock_dir)
     path = directory / f"{subdomain}.lock"
     deadline = time.monotonic() + wait
     while True:
-        fd = _open(directory, path)
+        fd = _open(directory, path, create)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            holder = _holder(fd)
             os.close(fd)
             if time.monotonic() >= deadline:
                 raise LockBusy(f"{subdomain} is being deployed or torn down by {holder} ({path})",
@@ -79,8 +100,10 @@ def sweep(lock_dir: str | Path, prefix: str = "") -> list[str]:
         if not name.startswith(prefix):
             continue
         try:
-            with subdomain_lock(directory, name):  # taking it and letting go removes the file
+            # Taking it and letting go removes the file. Never made here: a file its holder removed since the
+            # listing must not come back, locked by this sweep, in the way of the name's next run.
+            with subdomain_lock(directory, name, create=False):
                 removed.append(name)
-        except LockBusy:
+        except (LockBusy, FileNotFoundError):
             continue
     return removed
