@@ -97,12 +97,19 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The standard library listens with a backlog of 5: a burst of connections (eight deploys at once, or what
+    # queued while the process was stopped) lost SYNs to it, and a client waits a second or more before it
+    # tries again, as long as the fast DNS timeouts some tests set.
+    request_queue_size = 128
+
+
 def serve(lab_dir: Path, port: int, zone: str, zone_id: str) -> ThreadingHTTPServer:
     """Return the bound server (call serve_forever); 127.0.0.1 only."""
     app = FakeCloudflare(lab_dir, zone, zone_id)
     handler = type("BoundHandler", (Handler,), {"app": app})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", port), handler)
     app.log(f"listening on http://127.0.0.1:{port}{API} (zone {zone} {zone_id}, pid {os.getpid()})")
     return server
 

@@ -139,11 +139,33 @@ class Driver:
             found.add(("record", name.rsplit("id=", 1)[-1]) if kind == "record" else (kind, name))
         return found
 
-    def compare(self, name: str) -> tuple[dict | None, set, set, Run]:
-        """Return `list --json`'s entry for `name`, the resources it lists, those the systems hold, and the run."""
-        listed, run = self.listing()
+    def compare(self, name: str, *, attempts: int = 5) -> tuple[dict | None, set, set, Run]:
+        """Return `list --json`'s entry for `name`, the resources it lists, those the systems hold, and the run.
+        The systems are read before and after `list`, again (a bounded number of times) until both reads agree:
+        an effect still landing after a kill or a stall (dockerd committing a create, the fake Cloudflare working
+        through requests queued while it was stopped) must not pass for a disagreement of list's."""
+        for attempt in range(attempts):
+            before = self.held(name)
+            listed, run = self.listing()
+            held = self.held(name)
+            if held == before:
+                break
+            time.sleep(0.2 * (attempt + 1))
         entry = listed.get(name)
-        return entry, self.listed_resources(entry), self.held(name), run
+        return entry, self.listed_resources(entry), held, run
+
+    def cloudflare_quiet(self, *, quiet: float = 0.6, within: float = 15.0) -> None:
+        """Return once the fake Cloudflare has logged no new request for `quiet` seconds (it works through what
+        was queued while it was stopped); raise AssertionError after `within` seconds."""
+        deadline, last, since = time.monotonic() + within, None, time.monotonic()
+        while time.monotonic() < deadline:
+            newest = self.cloudflare.requests()[-1:]
+            if newest != last:
+                last, since = newest, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"the fake Cloudflare was still answering requests after {within:g} s")
 
     def leftovers(self, name: str, *, listing: bool = True) -> list[str]:
         """Return what is left of `name` anywhere (resources, its lock file, and with `listing` a `list` entry):
@@ -183,6 +205,8 @@ class Driver:
                     found.add(("temporary route", str(path)))
         if (self.bind_root / name).exists():
             found.add(("directory", str(self.bind_root / name)))
+        if self.bind_root.is_dir():
+            found |= {("temporary directory", str(path)) for path in self.bind_root.glob(f".{name}.*")}
         found |= {("record", r["id"]) for r in self.records(name)}
         return found
 
@@ -198,7 +222,7 @@ class Driver:
         if self.dynamic_dir.is_dir():
             names |= {p.name.lstrip(".").split(".")[0] for p in self.dynamic_dir.iterdir()}
         if self.bind_root.is_dir():
-            names |= {p.name for p in self.bind_root.iterdir()}
+            names |= {p.name.lstrip(".").split(".")[0] for p in self.bind_root.iterdir()}
         names |= {r["name"].split(".")[0] for r in self.cloudflare.records()}
         return {n for n in names if n.startswith(self.prefix)}
 
@@ -254,9 +278,17 @@ def dockerd_pid(socket_path: str = "/var/run/docker.sock") -> int:
         with contextlib.suppress(OSError):
             if (entry / "comm").read_text().strip() != "dockerd":
                 continue
-            if any(os.readlink(fd) in listening for fd in (entry / "fd").iterdir()):
+            if any(_link(fd) in listening for fd in (entry / "fd").iterdir()):
                 return int(entry.name)
     raise RuntimeError(f"no dockerd listens on {socket_path}")
+
+
+def _link(fd: Path) -> str:
+    """Return where a /proc fd leads; '' for one closed since its directory was listed (dockerd is busy)."""
+    try:
+        return os.readlink(fd)
+    except OSError:
+        return ""
 
 
 @contextlib.contextmanager

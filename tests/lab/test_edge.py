@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from graphsite.atomic import write_atomic
 from graphsite.lab.docker import docker
 from graphsite.lab.probe import fetch
 from graphsite.lab.traefik.translate import NOT_FOUND
@@ -78,7 +79,7 @@ def page_service(lab, tmp_path_factory):
            "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
            lab.config.deploy.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile")
     route = Path(lab.config.deploy.dynamic_dir) / f"{name}.yml"
-    route.write_text(dump(route_document(lab.config, name, f"{name}.{lab.domain}")))
+    write_atomic(route, dump(route_document(lab.config, name, f"{name}.{lab.domain}")))
     yield name, html
     route.unlink(missing_ok=True)
     _cleanup()
@@ -128,7 +129,7 @@ def test_an_ip_allow_list_in_a_route_file_keeps_other_clients_out(lab, page_serv
     fqdn, route = f"{name}-guarded.{lab.domain}", Path(lab.config.deploy.dynamic_dir) / f"{name}-guarded.yml"
 
     def write(source_range: str) -> None:
-        route.write_text(yaml.safe_dump({"http": {
+        write_atomic(route, yaml.safe_dump({"http": {
             "routers": {f"{name}-guarded": {"rule": f"Host(`{fqdn}`)", "entryPoints": ["websecure"],
                                             "service": f"{name}-guarded", "middlewares": [f"{name}-allow@file"],
                                             "tls": {"certResolver": "letsencrypt"}}},

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from graphsite.atomic import write_atomic
 from graphsite.lab.probe import fetch
 from graphsite.lab.traefik.translate import NOT_FOUND
 
@@ -118,12 +119,13 @@ def test_a_wrong_route_fails_verify_at_the_edge(publab, shared_deployment, break
     good = route.read_text()
     document = yaml.safe_load(good)
     breaking(document, name)
-    route.write_text(yaml.safe_dump(document))
+    written = time.time()
+    write_atomic(route, yaml.safe_dump(document))
     try:
-        time.sleep(1.0)  # the watcher loads it within 0.25 s + the edge's reload
+        _applied_since(written)  # the edge serves the wrong route (it used to be a sleep of 1 s)
         done = publab.run("verify", name, "--json", env=FAST_VERIFY)
     finally:
-        route.write_text(good)
+        write_atomic(route, good)
     assert done.exit_code == 1, done.stdout
     checks = {c["name"]: c for c in json.loads(done.stdout)["checks"]}
     assert {n for n, c in checks.items() if c["status"] == "FAIL"} == failed | {"route"}, checks
@@ -165,10 +167,27 @@ def test_an_unparsable_file_keeps_the_previous_configuration_and_blocks_deploys(
         publab.run("teardown", second)
 
 
-def _lab_files(root: Path):
+def _applied_since(moment: float, seconds: float = 15.0) -> None:
+    """Return once the routes watcher has loaded the dynamic directory into the edge after `moment`."""
+    from graphsite.lab.instance import LabInstance
+    from graphsite.lab.processes import routes_health
+
+    def applied() -> bool:
+        status = routes_health(LabInstance.from_env()) or {}
+        return float((status.get("applied") or {}).get("at") or 0) > moment
+
+    _until(applied, seconds)
+
+
+def _lab_bytes(root: Path):
+    """Yield (path, bytes) of every file under `root`; one replaced or removed while the walk goes on (the
+    watcher's status, the fake Cloudflare's state, the edge's storage) is passed over."""
     for path in root.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            yield path
+        try:
+            if path.is_file() and not path.is_symlink():
+                yield path, path.read_bytes()
+        except FileNotFoundError:
+            continue
 
 
 def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(publab):
@@ -184,7 +203,7 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         route = Path(result["route"]).read_text()
         assert "basicAuth" in route and "$2b$" in route
         lab_dir = Path(publab.config.verify.ca_bundle).parent
-        assert not [p for p in _lab_files(lab_dir) if password.encode() in p.read_bytes()]
+        assert not [path for path, data in _lab_bytes(lab_dir) if password.encode() in data]
         spec = subprocess.run(["docker", "service", "inspect", name], capture_output=True, text=True, check=True)
         logs = subprocess.run(["docker", "service", "logs", "--raw", name], capture_output=True, text=True,
                               check=False)
@@ -235,7 +254,7 @@ def operator_middleware(publab, dynamic_dir):
     """A security-headers middleware of the operator's, in a file of its own, as on a Dokploy host."""
     name = f"{publab.prefix}-security"
     path = dynamic_dir / f"{name}.yml"
-    path.write_text(yaml.safe_dump({"http": {"middlewares": {name: {"headers": {
+    write_atomic(path, yaml.safe_dump({"http": {"middlewares": {name: {"headers": {
         "frameDeny": True, "stsSeconds": 31536000, "customResponseHeaders": {"X-Operator": "graphsite-lab"}}}}}}))
     yield f"{name}@file"
     path.unlink(missing_ok=True)
