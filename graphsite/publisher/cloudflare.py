@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import cloudflare
 import httpx
@@ -196,6 +196,34 @@ class Dns:
         with contextlib.suppress(OSError, httpx.HTTPError):
             self._client.close()
 
+    # --- read-only facts for `graphsite doctor` (through the same retries and deadline) ----------------------
+
+    def token_status(self) -> str:
+        """Return the token's status from GET /user/tokens/verify (`active` when it may be used)."""
+        verified = self._call("verify the API token", lambda c: c.user.tokens.verify())
+        return str(getattr(verified, "status", "") or "unknown")
+
+    def zone_by_id(self, zone_id: str) -> Zone | None:
+        """Return the zone with id `zone_id`, or None when Cloudflare has none this token may see."""
+        def read(client: cloudflare.Cloudflare) -> Any:
+            try:
+                return client.zones.get(zone_id=zone_id)
+            except (cloudflare.NotFoundError, cloudflare.BadRequestError):
+                return None
+
+        return _zone(self._call(f"read zone {zone_id}", read))
+
+    def zone_by_name(self, name: str) -> Zone | None:
+        """Return the zone called `name` that the token may see, or None."""
+        found = self._call(f"look up zone {name}", lambda c: list(c.zones.list(name=name)))
+        return _zone(found[0]) if found else None
+
+    def count_records(self, zone_id: str) -> int:
+        """Return how many records the first page of the zone's listing holds (proves DNS read permission)."""
+        page = self._call(f"list the records of zone {zone_id}",
+                          lambda c: c.dns.records.list(zone_id=zone_id, per_page=5))
+        return len(page.result)
+
 
 def _retry_after(exc: cloudflare.APIError, attempt: int) -> float | None:
     """Return how long to wait before retrying after `exc`, or None when retrying cannot help."""
@@ -240,9 +268,6 @@ def _messages(exc: cloudflare.APIStatusError) -> str:
     return text or exc.message
 
 
-# --- read-only facts for `graphsite doctor` (nothing below changes the zone) --------------------------------
-
-
 @dataclass(frozen=True)
 class Zone:
     """A zone as Cloudflare describes it."""
@@ -252,44 +277,7 @@ class Zone:
     status: str
 
 
-def token_status(dns: Dns) -> str:
-    """Return the token's status from GET /user/tokens/verify (`active` when it may be used)."""
-    try:
-        verified = dns._client.user.tokens.verify()
-    except cloudflare.APIError as exc:
-        raise dns._fail("verify the API token", exc) from None
-    return str(getattr(verified, "status", "") or "unknown")
-
-
-def zone_by_id(dns: Dns, zone_id: str) -> Zone | None:
-    """Return the zone with id `zone_id`, or None when Cloudflare has none this token may see."""
-    try:
-        raw = dns._client.zones.get(zone_id=zone_id)
-    except (cloudflare.NotFoundError, cloudflare.BadRequestError):
-        return None
-    except cloudflare.APIError as exc:
-        raise dns._fail(f"read zone {zone_id}", exc) from None
+def _zone(raw: Any) -> Zone | None:
     if raw is None:
         return None
     return Zone(id=raw.id, name=str(raw.name).lower().rstrip("."), status=str(getattr(raw, "status", "") or ""))
-
-
-def zone_by_name(dns: Dns, name: str) -> Zone | None:
-    """Return the zone called `name` that the token may see, or None."""
-    try:
-        found = list(dns._client.zones.list(name=name))
-    except cloudflare.APIError as exc:
-        raise dns._fail(f"look up zone {name}", exc) from None
-    if not found:
-        return None
-    raw = found[0]
-    return Zone(id=raw.id, name=str(raw.name).lower().rstrip("."), status=str(getattr(raw, "status", "") or ""))
-
-
-def count_records(dns: Dns, zone_id: str) -> int:
-    """Return how many records the first page of the zone's listing holds (proves DNS read permission)."""
-    try:
-        page = dns._client.dns.records.list(zone_id=zone_id, per_page=5)
-    except cloudflare.APIError as exc:
-        raise dns._fail(f"list the records of zone {zone_id}", exc) from None
-    return len(page.result)

@@ -192,3 +192,22 @@ def test_a_missing_ca_bundle(lab, tmp_path):
     code, checks, text = doctor(lab, {"GRAPHSITE_DNS_CA_BUNDLE": str(missing)})
     assert code == 1 and "tls.dns_ca" in failed(checks), text
     assert f"dns.ca_bundle: cannot load {missing}" in checks["tls.dns_ca"]["evidence"]
+
+
+def test_a_throttled_cloudflare_is_retried_like_deploys_calls_and_an_absent_one_costs_a_bounded_time(lab):
+    """The doctor's Cloudflare reads reached past the retry loop: one 429 failed the token check. They now go
+    through it, within one deadline for them all (twice dns.timeout)."""
+    import time
+
+    lab.cloudflare.fail_next(1, status=429, retry_after=1, match="tokens/verify")
+    try:
+        code, checks, text = doctor(lab)
+    finally:
+        lab.cloudflare.fail_next(0)
+    assert code == 0 and checks["cloudflare.verify"]["status"] == "PASS", text
+    assert any(r["path"].endswith("/tokens/verify") and r["status"] == 429 for r in lab.cloudflare.requests())
+    started = time.monotonic()
+    code, checks, text = doctor(lab, {"GRAPHSITE_DNS_API_BASE_URL": "http://127.0.0.1:9/client/v4",
+                                      "GRAPHSITE_DNS_TIMEOUT": "1", "GRAPHSITE_DNS_RETRIES": "6"})
+    assert code == 1 and checks["cloudflare.verify"]["status"] == "FAIL", text
+    assert time.monotonic() - started < 20, f"the doctor took {time.monotonic() - started:.1f} s"

@@ -73,16 +73,19 @@ def cloudflare_facts(config: Config) -> dict[str, Any]:
         dns = cloudflare.Dns(config)
     except GraphsiteError as exc:
         return {"token_status": Unknown(exc.message.splitlines()[0])}
+    # The calls retry throttling and failures like deploy's, within one deadline for all of them: an unreachable
+    # Cloudflare costs the doctor twice dns.timeout, not every call's every retry.
+    dns.limit(2 * config.dns.timeout)
     try:
-        facts: dict[str, Any] = {"token_status": _read(lambda: cloudflare.token_status(dns))}
+        facts: dict[str, Any] = {"token_status": _read(dns.token_status)}
         if config.dns.zone_id:
-            zone = _read(lambda: cloudflare.zone_by_id(dns, config.dns.zone_id))
+            zone = _read(lambda: dns.zone_by_id(config.dns.zone_id))
         else:
-            zone = _read(lambda: cloudflare.zone_by_name(dns, config.site.domain))
+            zone = _read(lambda: dns.zone_by_name(config.site.domain))
             facts["zone_looked_up"] = True
         facts["zone"] = zone
         if zone is not None and not isinstance(zone, Unknown):
-            facts["records"] = _read(lambda: cloudflare.count_records(dns, zone.id))
+            facts["records"] = _read(lambda: dns.count_records(zone.id))
         return facts
     finally:
         dns.close()
