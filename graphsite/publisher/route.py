@@ -14,7 +14,7 @@ from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.paths import schema_path
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import Stamp, owned_by
 
 SCHEMA = "traefik-v3-file-provider.json"
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
@@ -184,7 +184,7 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
         except OSError:
             continue
         stamp = Stamp.from_route_text(head)
-        if not head or (stamp is not None and stamp.name == match["name"]):
+        if not head or owned_by(stamp, match["name"]):
             found.setdefault(match["name"], []).append(path)
     return found
 

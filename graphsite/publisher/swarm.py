@@ -97,10 +97,15 @@ def _translate(action: str, exc: BaseException) -> SwarmError:
 
 class _Api:
     """The SDK's low-level client with every call translated at this boundary: NotFound passes (callers ask
-    "is it there?"), anything else the SDK or its transport raises becomes one SwarmError."""
+    "is it there?"), anything else the SDK or its transport raises becomes one SwarmError, named after the
+    call ("inspect service") or, through `doing`, after what the caller does ("inspect service NAME")."""
 
-    def __init__(self, api) -> None:
-        self._api = api
+    def __init__(self, api, action: str = "") -> None:
+        self._api, self._action = api, action
+
+    def doing(self, action: str) -> _Api:
+        """Return this client with its errors named `action`."""
+        return _Api(self._api, action)
 
     def __getattr__(self, attribute: str):
         call = getattr(self._api, attribute)
@@ -113,7 +118,7 @@ class _Api:
             except docker.errors.NotFound:
                 raise
             except _WORLD as exc:
-                raise _translate(attribute.replace("_", " "), exc) from exc
+                raise _translate(self._action or attribute.replace("_", " "), exc) from exc
 
         return translated
 
@@ -124,11 +129,9 @@ class Swarm:
     def __init__(self, client=None, *, timeout: float = 30.0) -> None:
         try:
             self.api = _Api((client or docker.from_env(timeout=int(max(1, timeout)))).api)
-            self.api.ping()
-        except SwarmError as exc:
-            raise _translate("cannot reach the daemon", exc.__cause__ or exc) from None
         except _WORLD as exc:
             raise _translate("cannot reach the daemon", exc) from None
+        self.api.doing("cannot reach the daemon").ping()
 
     def close(self) -> None:
         with contextlib.suppress(DeployError):
@@ -141,19 +144,14 @@ class Swarm:
                               hint="run graphsite on a manager node (docker swarm init)")
         return info["NodeID"]
 
-    def network_exists(self, name: str) -> bool:
-        return any(n["Name"] == name for n in self.api.networks(names=[name]))  # the filter matches prefixes
-
     # --- services -------------------------------------------------------------------------------------------
 
     def service(self, name: str) -> Service | None:
         """Return the service called exactly `name`, or None."""
         try:
-            raw = self.api.inspect_service(name)
+            raw = self.api.doing(f"inspect service {name}").inspect_service(name)
         except docker.errors.NotFound:
             return None
-        except SwarmError as exc:
-            raise _translate(f"inspect service {name}", exc.__cause__ or exc) from None
         return _service(raw) if raw["Spec"]["Name"] == name else None
 
     def services(self) -> list[Service]:
@@ -174,36 +172,28 @@ class Swarm:
         kwargs = {"task_template": template, "name": spec.name, "labels": dict(spec.labels),
                   "mode": types.ServiceMode("replicated", replicas=spec.replicas), "update_config": config,
                   "endpoint_spec": types.EndpointSpec(mode=spec.endpoint_mode)}
-        try:
-            if current is None:
-                self.api.create_service(**kwargs)
-                return "created"
-            self.api.update_service(current.id, current.version, **kwargs)
-            return "updated"
-        except SwarmError as exc:
-            action = f"{'create' if current is None else 'update'} service {spec.name}"
-            raise _translate(action, exc.__cause__ or exc) from None
+        api = self.api.doing(f"{'create' if current is None else 'update'} service {spec.name}")
+        if current is None:
+            api.create_service(**kwargs)
+            return "created"
+        api.update_service(current.id, current.version, **kwargs)
+        return "updated"
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         """Put the service back on the spec it had before `spec` was applied (the undo of a redeploy); return
         False when `spec` is no longer the current one (Swarm rolled it back already) or there is nothing."""
         name = spec.name
         try:
-            raw = self.api.inspect_service(name)
+            raw = self.api.doing(f"inspect service {name}").inspect_service(name)
         except docker.errors.NotFound:
             return False
-        except SwarmError as exc:
-            raise _translate(f"inspect service {name}", exc.__cause__ or exc) from None
         previous = raw.get("PreviousSpec")
         if raw["Spec"]["Name"] != name or not previous or not _same(_service(raw), spec):
             return False
-        try:
-            self.api.update_service(raw["ID"], raw["Version"]["Index"], name=previous["Name"],
-                                    task_template=previous["TaskTemplate"], labels=previous.get("Labels") or {},
-                                    mode=previous.get("Mode"), update_config=previous.get("UpdateConfig"),
-                                    endpoint_spec=previous.get("EndpointSpec"))
-        except SwarmError as exc:
-            raise _translate(f"restore the previous version of service {name}", exc.__cause__ or exc) from None
+        self.api.doing(f"restore the previous version of service {name}").update_service(
+            raw["ID"], raw["Version"]["Index"], name=previous["Name"], task_template=previous["TaskTemplate"],
+            labels=previous.get("Labels") or {}, mode=previous.get("Mode"),
+            update_config=previous.get("UpdateConfig"), endpoint_spec=previous.get("EndpointSpec"))
         return True
 
     def _task_template(self, spec: ServiceSpec) -> types.TaskTemplate:
@@ -230,20 +220,16 @@ class Swarm:
     def tasks(self, name: str) -> list[Task]:
         """Return the tasks of service `name`, newest first."""
         try:
-            raw = self.api.tasks(filters={"service": name})
+            raw = self.api.doing(f"list the tasks of {name}").tasks(filters={"service": name})
         except docker.errors.NotFound:  # the service was removed meanwhile (another run's teardown): no tasks
             return []
-        except SwarmError as exc:
-            raise _translate(f"list the tasks of {name}", exc.__cause__ or exc) from None
         raw.sort(key=lambda t: t.get("UpdatedAt", ""), reverse=True)
         return [_task(t) for t in raw]
 
     def node_names(self) -> dict[str, str]:
         """Return {node id: hostname} of every node of the swarm."""
-        try:
-            return {n["ID"]: (n.get("Description") or {}).get("Hostname", "") for n in self.api.nodes()}
-        except SwarmError as exc:
-            raise _translate("list the swarm's nodes", exc.__cause__ or exc) from None
+        nodes = self.api.doing("list the swarm's nodes").nodes()
+        return {n["ID"]: (n.get("Description") or {}).get("Hostname", "") for n in nodes}
 
     def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
         """Wait until `spec.replicas` tasks of `spec` run and no older task is wanted running; raise DeployError
@@ -268,7 +254,7 @@ class Swarm:
         """Remove the service; return False when there was none."""
         if self.service(name) is None:  # by exact name: Docker would also take `name` as an id prefix
             return False
-        return self._remove("service", self.api.remove_service, name)
+        return self._remove(self.api.doing(f"remove service {name}").remove_service, name)
 
     # --- configs --------------------------------------------------------------------------------------------
 
@@ -309,16 +295,14 @@ class Swarm:
 
     def remove_config(self, name: str) -> bool:
         """Remove the config; return False when there was none."""
-        return self._remove("config", self.api.remove_config, name)
+        return self._remove(self.api.doing(f"remove config {name}").remove_config, name)
 
     @staticmethod
-    def _remove(kind: str, remove: Callable[[str], object], name: str) -> bool:
+    def _remove(remove: Callable[[str], object], name: str) -> bool:
         try:
             remove(name)
         except docker.errors.NotFound:
             return False
-        except SwarmError as exc:
-            raise _translate(f"remove {kind} {name}", exc.__cause__ or exc) from None
         return True
 
 
@@ -428,10 +412,8 @@ class ImageFacts:
 
 def daemon_facts(swarm: Swarm) -> DaemonFacts:
     """Return the daemon's version, API version and this node's Swarm role."""
-    try:
-        version, info = swarm.api.version(), swarm.api.info()
-    except SwarmError as exc:
-        raise _translate("read the daemon's version and info", exc.__cause__ or exc) from None
+    api = swarm.api.doing("read the daemon's version and info")
+    version, info = api.version(), api.info()
     state = info.get("Swarm") or {}
     return DaemonFacts(version=version.get("Version", ""), api_version=version.get("ApiVersion", ""),
                        swarm_state=state.get("LocalNodeState", ""), manager=bool(state.get("ControlAvailable")),
@@ -440,10 +422,7 @@ def daemon_facts(swarm: Swarm) -> DaemonFacts:
 
 def network_facts(swarm: Swarm, name: str) -> NetworkFacts:
     """Return the network called exactly `name` (Docker's name filter also matches prefixes)."""
-    try:
-        found = [n for n in swarm.api.networks(names=[name]) if n["Name"] == name]
-    except SwarmError as exc:
-        raise _translate(f"list networks named {name}", exc.__cause__ or exc) from None
+    found = [n for n in swarm.api.doing(f"list networks named {name}").networks(names=[name]) if n["Name"] == name]
     if not found:
         return NetworkFacts(name=name, found=False)
     raw = found[0]

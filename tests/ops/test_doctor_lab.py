@@ -52,12 +52,12 @@ def test_the_preflight_subset_passes_on_the_lab_and_names_a_missing_network(lab)
     missing = f"{PREFIX}-missing"
     error = preflight_error(preflight(lab.config.replace("deploy", network=missing)))
     assert error is not None and f"deploy.network: Docker network {missing} does not exist" in error.message
-    from graphsite.publisher.swarm import Swarm
+    from graphsite.publisher.swarm import Swarm, network_facts
 
     swarm = Swarm()
     try:  # the deploy's own adapter, reused and left open
         assert preflight_error(preflight(lab.config, swarm)) is None
-        assert swarm.network_exists(lab.config.deploy.network)
+        assert network_facts(swarm, lab.config.deploy.network).found
     finally:
         swarm.close()
 
