@@ -17,8 +17,10 @@ SWARM, ROUTES, DIRECTORIES, DNS = "Docker Swarm", "route directory", "bind direc
 
 @dataclass
 class Clients:
-    """The adapters. With `partial=True`, an adapter that cannot be opened is left out and named in
-    `unavailable` (list, teardown and gc still work on the other systems)."""
+    """The adapters. With `partial=True`, a Docker daemon that cannot be reached is left out and named in
+    `unavailable` (list, teardown and gc still work on the other systems). Opening Dns makes no request: what
+    it refuses is the configuration (the token, the CA bundle), an error whatever `partial` says; Cloudflare
+    unreachable shows at the first call, where each verb judges it."""
 
     swarm: Any = None  # graphsite.publisher.swarm.Swarm
     dns: Any = None  # graphsite.publisher.cloudflare.Dns
@@ -29,18 +31,14 @@ class Clients:
         from graphsite.publisher.cloudflare import Dns
         from graphsite.publisher.swarm import Swarm
 
-        clients = cls()
+        clients = cls(dns=Dns(config))
         try:
-            clients.dns = Dns(config)  # no request yet: a bad token or setting is refused here
             clients.swarm = Swarm(timeout=config.deploy.docker_timeout)
-        except ConfigError:
-            clients.close()
-            raise
         except GraphsiteError as exc:
-            if not partial:
+            if not partial or isinstance(exc, ConfigError):
                 clients.close()
                 raise
-            clients.unavailable[SWARM if clients.dns is not None else DNS] = exc.message.splitlines()[0]
+            clients.unavailable[SWARM] = exc.message.splitlines()[0]
         return clients
 
     def close(self) -> None:
