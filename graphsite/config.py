@@ -144,6 +144,27 @@ _NOT_NEGATIVE = ("links.deadline", "links.retries", "links.max_retry_after", "li
                  "dns.retries", "verify.deadline")
 
 
+# Values a text setting accepts, where its type alone does not say (the schema of `graphsite config schema` says
+# them too): checked when the configuration is loaded, and again by deploy for a Config built in code.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "deploy.endpoint_mode": ("vip", "dnsrr"),
+    "deploy.content": ("config", "bind"),
+    "deploy.tls": ("host", "wildcard"),
+    "deploy.undefined_middleware": ("refuse", "warn"),
+}
+
+
+def choice_errors(config: Config) -> list[str]:
+    """Return a message for every setting of CHOICES whose value is not one it accepts."""
+    errors = []
+    for key, allowed in CHOICES.items():
+        section, _, name = key.partition(".")
+        value = getattr(getattr(config, section), name)
+        if value not in allowed:
+            errors.append(f"{key}: expected {' or '.join(allowed)}, got {value!r}")
+    return errors
+
+
 def _number_errors(config: Config) -> list[str]:
     """Return a message for every number out of its range (the file and the environment alike)."""
     import math
@@ -355,7 +376,7 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             errors.append("citations.accept: every entry needs a code and a reason")
         elif not _known_finding_code(acceptance.code):
             errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
-    errors += _number_errors(config) + _links_errors(config.links)
+    errors += choice_errors(config) + _number_errors(config) + _links_errors(config.links)
     errors = [_name_source(error, from_env) for error in errors]
     if errors:
         where = f"{path}: " if path else ""

@@ -14,16 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphsite.config import CONFIG_ENV, TOKEN_ENV, Config, find_config_file, load_config
+from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, find_config_file, load_config
 
 SCHEMA_ID = "https://graphsite.invalid/graphsite.schema.json"  # an identifier only: nothing is fetched from it
 SCHEMA_FILE = "graphsite.schema.json"
-# Values a field accepts, where its type alone does not say (checked in publisher/plan.py and config.py).
-CHOICES: dict[str, tuple[str, ...]] = {
-    "deploy.endpoint_mode": ("vip", "dnsrr"),
-    "deploy.content": ("config", "bind"),
-    "deploy.tls": ("host", "wildcard"),
-}
 SECTION_DOCS = {
     "site": "Where the pages live.",
     "deploy": "The Swarm service, its content and its Traefik route.",

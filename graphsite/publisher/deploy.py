@@ -18,11 +18,11 @@ from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
-from graphsite.publisher import bind, dynamic, probe, route
+from graphsite.publisher import bind, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, bind_dir, route_path
-from graphsite.publisher.doctor import preflight, preflight_error
+from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import draw_name, fqdn
@@ -241,11 +241,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
             plan = plan.renewing(previous)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses
-        failed = preflight_error(preflight(config, clients.swarm))
+        checks = preflight(config, clients.swarm)
+        failed = preflight_error(checks)
         if failed is not None:
             raise failed
-        for warning in dynamic.check_middlewares(config):  # deploy.middlewares defined nowhere (warn mode)
-            output.warn(warning)
+        for check in checks:  # deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
+            if check.name == "traefik.middlewares" and check.status == WARN:
+                output.warn(check.evidence)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")

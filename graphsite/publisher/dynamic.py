@@ -12,12 +12,9 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
-
-if TYPE_CHECKING:
-    from graphsite.config import Config
 
 EXTENSIONS = (".yml", ".yaml", ".toml")
 
@@ -101,23 +98,3 @@ def blocking_files(directory: Path) -> list[str]:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             lines.append(f"{parsed.path}: {problems[0]}{more}")
     return lines
-
-
-def check_middlewares(config: Config) -> list[str]:
-    """Raise DeployError (deploy.undefined_middleware = "refuse") when a deploy.middlewares entry is defined in
-    no file of the dynamic directory; return warnings to show otherwise ("warn"). The directory's broken files
-    and the redirect middleware are doctor's preflight checks, run just before in the same plan step."""
-    from graphsite.errors import ConfigError, DeployError
-    from graphsite.publisher.route import undefined_middlewares
-
-    if config.deploy.undefined_middleware not in ("refuse", "warn"):
-        raise ConfigError(f"deploy.undefined_middleware: expected refuse or warn, got "
-                          f"{config.deploy.undefined_middleware!r}")
-    directory = Path(config.deploy.dynamic_dir)
-    undefined = undefined_middlewares(config)
-    if undefined and config.deploy.undefined_middleware == "refuse":
-        raise DeployError(f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory}: "
-                          "Traefik would not build the page's router", hint="define it there, fix the name, or set "
-                          'deploy.undefined_middleware = "warn"')
-    return [f"deploy.middlewares: {name} is defined in no file of {directory}: Traefik will not build the page's "
-            "router until it is" for name in undefined]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from graphsite.config import Config
+from graphsite.config import CHOICES, Config, choice_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
 from graphsite.publisher import caddy, route
@@ -17,7 +17,7 @@ from graphsite.publisher.deployment import Deployment, Stamp, bind_dir, iso
 from graphsite.publisher.names import fqdn as make_fqdn
 
 MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
-CONTENT_MODES = ("config", "bind")
+CONTENT_MODES = CHOICES["deploy.content"]
 _TTL = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -152,10 +152,11 @@ def check_settings(config: Config, content: str) -> None:
     """Raise ConfigError naming the first setting a deploy cannot work with."""
     deploy = config.deploy
     check_domain(config.site.domain)
-    for name, value, allowed in (("--content", content, CONTENT_MODES), ("deploy.endpoint_mode", deploy.endpoint_mode,
-                                 ("vip", "dnsrr")), ("deploy.tls", deploy.tls, ("host", "wildcard"))):
-        if value not in allowed:
-            raise ConfigError(f"{name}: expected {' or '.join(allowed)}, got {value!r}")
+    if content not in CONTENT_MODES:
+        raise ConfigError(f"--content: expected {' or '.join(CONTENT_MODES)}, got {content!r}")
+    errors = choice_errors(config)
+    if errors:
+        raise ConfigError(errors[0])
     if not deploy.image.strip():
         raise ConfigError("deploy.image: empty", hint="name the Caddy image that serves the page, e.g. caddy:2-alpine")
     if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:

@@ -189,20 +189,7 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
     return found
 
 
-def defined_middlewares(dynamic_dir: Path) -> set[str]:
-    """Return the names of the http middlewares the dynamic directory defines (as `name@file`), reading the
-    files Traefik reads (yml, yaml and toml, subdirectories included)."""
-    from graphsite.publisher.dynamic import read_directory
-
-    return {f"{name}@file" for parsed in read_directory(dynamic_dir) for name in parsed.middlewares()}
-
-
-def undefined_middlewares(config: Config) -> list[str]:
-    """Return the deploy.middlewares entries of the file provider that no file of the dynamic directory defines
-    (the directory is read only when there is such an entry: another provider's is not visible from here)."""
-    names = [name if "@" in name else f"{name}@file" for name in config.deploy.middlewares]  # no provider: file
-    wanted = [name for name in names if name.endswith("@file")]
-    if not wanted:
-        return []
-    defined = defined_middlewares(Path(config.deploy.dynamic_dir))
-    return [name for name in wanted if name not in defined]
+def qualified_middlewares(names: tuple[str, ...]) -> list[str]:
+    """Return deploy.middlewares as Traefik reads a router's names: one without a provider is the file
+    provider's (`name@file`)."""
+    return [name if "@" in name else f"{name}@file" for name in names]

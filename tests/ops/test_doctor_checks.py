@@ -232,3 +232,36 @@ def test_a_zone_id_that_is_not_one(tmp_path):
     config = Config().replace("dns", zone_id="0" * 32)
     check = by_name(evaluate(config, good(tmp_path, zone=None)))["cloudflare.zone"]
     assert check.evidence == f"dns.zone_id: no zone {'0' * 32} for this token"
+
+
+def test_the_operators_middlewares_are_looked_for_in_every_file_and_refused_or_warned_about(tmp_path):
+    """deploy.middlewares: a doctor check (and so deploy's preflight, reading the directory once): each of the
+    file provider's defined in some file, subdirectories included; another provider's is not visible here."""
+    config = Config().replace("deploy", middlewares=("sec", "auth@file", "x@docker"))
+    directory = tmp_path / "dynamic"
+    facts = good(tmp_path)
+    check = by_name(evaluate(config, facts))["traefik.middlewares"]
+    assert check.status == FAIL and "sec@file, auth@file defined in no file of" in check.evidence, check
+    assert 'deploy.undefined_middleware = "warn"' in check.fix
+    (directory / "shared").mkdir()
+    (directory / "shared" / "more.yml").write_text("http:\n  middlewares:\n    sec: {headers: {frameDeny: true}}\n")
+    facts = good(tmp_path)
+    check = by_name(evaluate(config, facts))["traefik.middlewares"]
+    assert check.status == FAIL and "auth@file defined in no file" in check.evidence and "sec@" not in check.evidence
+    warned = by_name(evaluate(config.replace("deploy", undefined_middleware="warn"), facts))["traefik.middlewares"]
+    assert warned.status == WARN and "auth@file" in warned.evidence, warned
+    found = by_name(evaluate(config.replace("deploy", middlewares=("sec@file", "x@docker")), facts))
+    assert found["traefik.middlewares"].status == PASS, found["traefik.middlewares"]
+    assert "x@docker: another provider's" in found["traefik.middlewares"].evidence
+
+
+def test_a_setting_with_a_fixed_set_of_values_is_checked_when_the_configuration_loads(tmp_path):
+    from graphsite.config import load_config
+    from graphsite.errors import ConfigError
+
+    path = tmp_path / "graphsite.toml"
+    path.write_text('[deploy]\nundefined_middleware = "ignore"\nendpoint_mode = "ipvs"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+    assert "deploy.undefined_middleware: expected refuse or warn, got 'ignore'" in info.value.message
+    assert "deploy.endpoint_mode: expected vip or dnsrr, got 'ipvs'" in info.value.message

@@ -8,10 +8,10 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from graphsite.errors import ConfigError, DeployError
+from graphsite.errors import ConfigError
 from graphsite.publisher import route
 from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
-from graphsite.publisher.dynamic import blocking_files, check_middlewares
+from graphsite.publisher.dynamic import blocking_files
 
 FQDN = "graph-eng-0a1b2c.hhdevs.space"
 
@@ -127,20 +127,6 @@ def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_bro
     assert judged > 10 and not writer.is_alive()
 
 
-def test_undefined_operator_middlewares_are_refused_or_warned_about(production, tmp_path):
-    (tmp_path / "middlewares.yml").write_text("http:\n  middlewares:\n"
-                                             "    redirect-to-https: {redirectScheme: {scheme: https}}\n"
-                                             "    sec: {headers: {frameDeny: true}}\n")
-    config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec@file", "nope"))
-    with pytest.raises(DeployError, match="deploy.middlewares: nope@file defined in no file"):
-        check_middlewares(config)
-    warned = check_middlewares(config.replace("deploy", undefined_middleware="warn"))
-    assert len(warned) == 1 and "nope@file" in warned[0]
-    assert check_middlewares(config.replace("deploy", middlewares=("sec@file", "x@docker"))) == []
-    with pytest.raises(ConfigError, match="deploy.undefined_middleware: expected refuse or warn"):
-        check_middlewares(config.replace("deploy", undefined_middleware="ignore"))
-
-
 def test_a_private_deployment_whose_route_is_gone_stays_private_with_new_credentials(tmp_path):
     """The service's record says private; its route file (and so its credentials) is gone: a redeploy without
     flags must not publish it, so it makes new credentials (shown once)."""
@@ -159,4 +145,3 @@ def test_the_middlewares_a_file_defines_are_read_the_same_for_doctor_and_deploy(
     for name, (text, names) in cases.items():
         (tmp_path / name).write_text(text)
         assert parse_file(tmp_path / name).middlewares() == names, name
-    assert route.defined_middlewares(tmp_path) == {"a@file", "z@file", "t@file"}

@@ -69,15 +69,6 @@ def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
     assert route.route_files(path.parent) == {"s1": path}
 
 
-def test_undefined_operator_middlewares_are_noticed_in_any_file_of_the_directory(production, tmp_path):
-    config = production.replace("deploy", dynamic_dir=str(tmp_path), middlewares=("sec", "auth@file", "x@docker"))
-    assert route.undefined_middlewares(config) == ["sec@file", "auth@file"]  # another provider's: not visible
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {
-        "sec": {"headers": {"frameDeny": True}}}}}))
-    assert route.undefined_middlewares(config) == ["auth@file"]
-
-
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     ours = tmp_path / "s1.yml"
     route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"))

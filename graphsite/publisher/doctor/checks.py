@@ -137,7 +137,8 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
                       "point it at the directory Traefik's file provider watches (Dokploy: "
                       "/etc/dokploy/traefik/dynamic)"),
                 _skip("traefik.files", f"{path} is not a directory"),
-                _skip("traefik.middleware", f"{path} is not a directory")]
+                _skip("traefik.middleware", f"{path} is not a directory"),
+                _skip("traefik.middlewares", f"{path} is not a directory")]
     files = _count(len(directory.files), "file")
     checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
               if directory.writable else
@@ -152,7 +153,32 @@ def traefik_checks(config: Config, facts: Facts) -> list[Check]:
     else:
         checks.append(Check("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
     checks.append(_middleware(config, directory))
+    checks.append(_operator_middlewares(config, directory))
     return checks
+
+
+def _operator_middlewares(config: Config, directory) -> Check:
+    """deploy.middlewares: each of the file provider's defined in some file of the directory (FAIL, or WARN with
+    deploy.undefined_middleware = "warn"); another provider's is not visible from here."""
+    from graphsite.publisher.route import qualified_middlewares
+
+    names = qualified_middlewares(config.deploy.middlewares)
+    if not names:
+        return Check("traefik.middlewares", PASS, "deploy.middlewares: none (the page's router has only its own)")
+    defined = {f"{name}@file" for f in directory.files for name in f.middlewares}
+    undefined = [name for name in names if name.endswith("@file") and name not in defined]
+    others = [name for name in names if not name.endswith("@file")]
+    elsewhere = f"; {', '.join(others)}: another provider's, not visible from here" if others else ""
+    if not undefined:
+        found = [name for name in names if name.endswith("@file")]
+        return Check("traefik.middlewares", PASS,
+                     (f"deploy.middlewares: {', '.join(found)} defined in {directory.path}" if found else
+                      "deploy.middlewares: none of the file provider's") + elsewhere)
+    refuse = config.deploy.undefined_middleware != "warn"
+    return Check("traefik.middlewares", FAIL if refuse else WARN,
+                 f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory.path}: Traefik "
+                 f"{'would not build' if refuse else 'will not build'} the page's router until it is",
+                 "define it there, fix the name" + (', or set deploy.undefined_middleware = "warn"' if refuse else ""))
 
 
 def _middleware(config: Config, directory) -> Check:
