@@ -312,15 +312,17 @@ def _build(prefix: str, cls: Any, data: dict[str, Any], errors: list[str]) -> An
     return cls(**values)
 
 
-def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, dict[str, str]]:
-    overrides: dict[str, dict[str, str]] = {}
-    for name, value in environ.items():
+def _env_overrides(environ: typing.Mapping[str, str]) -> dict[str, dict[str, tuple[str, str]]]:
+    """Return {section: {key: (value, variable)}} of the GRAPHSITE_SECTION_KEY variables. The key part is read
+    in any case; when two spellings of one setting are set, the upper-case one wins (whatever the order)."""
+    overrides: dict[str, dict[str, tuple[str, str]]] = {}
+    for name in sorted(environ, key=lambda n: n == n.upper()):  # the upper-case spelling last: it wins
         if not name.startswith("GRAPHSITE_") or name == CONFIG_ENV:
             continue
         rest = name[len("GRAPHSITE_"):].lower()
         section, _, key = rest.partition("_")
         if section in _SECTIONS and key:
-            overrides.setdefault(section, {})[key] = value
+            overrides.setdefault(section, {})[key] = (environ[name], name)
     return overrides
 
 
@@ -351,6 +353,14 @@ def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None
 
 def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[str, str] | None = None) -> Config:
     """Return the validated configuration, or raise ConfigError listing every problem found."""
+    return load_config_sources(explicit, environ=environ)[0]
+
+
+def load_config_sources(explicit: str | Path | None = None, *, environ: typing.Mapping[str, str] | None = None
+                        ) -> tuple[Config, dict[str, str]]:
+    """Return the validated configuration and where each value not left at its default came from
+    ({"links.timeout": "environment GRAPHSITE_LINKS_TIMEOUT" or "file PATH"}); raise ConfigError listing
+    every problem found."""
     path = find_config_file(explicit)
     data: dict[str, Any] = {}
     if path is not None:
@@ -363,12 +373,15 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
             raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    sources = {f"{section}.{key}": f"file {path}" for section, values in data.items() if isinstance(values, dict)
+               for key in values}
     from_env: dict[str, str] = {}
     for section, values in _env_overrides(os.environ if environ is None else environ).items():
         data.setdefault(section, {})
         if isinstance(data[section], dict):
-            data[section].update(values)
-            from_env.update({f"{section}.{key}": f"GRAPHSITE_{section}_{key}".upper() for key in values})
+            data[section].update({key: value for key, (value, _) in values.items()})
+            from_env.update({f"{section}.{key}": variable for key, (_, variable) in values.items()})
+    sources.update({key: f"environment {variable}" for key, variable in from_env.items()})
     errors: list[str] = []
     config = _build("", Config, data, errors)
     for acceptance in config.citations.accept:
@@ -381,4 +394,4 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
     if errors:
         where = f"{path}: " if path else ""
         raise ConfigError(where + "invalid configuration:\n  " + "\n  ".join(errors))
-    return dataclasses.replace(config, path=path)
+    return dataclasses.replace(config, path=path), sources

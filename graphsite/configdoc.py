@@ -7,14 +7,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tomllib
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, find_config_file, load_config
+from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, load_config_sources
 
 SCHEMA_ID = "https://graphsite.invalid/graphsite.schema.json"  # an identifier only: nothing is fetched from it
 SCHEMA_FILE = "graphsite.schema.json"
@@ -67,23 +66,15 @@ def effective(explicit: str | Path | None = None, environ: Mapping[str, str] | N
               ) -> tuple[Config, list[Setting], str]:
     """Return the configuration, each value with its source, and where the file choice came from."""
     env = os.environ if environ is None else environ
-    config = load_config(explicit, environ=env)
-    path = find_config_file(explicit)
+    config, sources = load_config_sources(explicit, environ=env)
     chosen = ("flag --config" if explicit else f"environment {CONFIG_ENV}" if env.get(CONFIG_ENV)
-              else "./graphsite.toml" if path else "none: built-in defaults")
-    data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8")) if path else {}
+              else "./graphsite.toml" if config.path else "none: built-in defaults")
     settings = []
     for section, _ in _sections():
         values = getattr(config, section)
         for field in dataclasses.fields(values):
-            variable = f"GRAPHSITE_{section.upper()}_{field.name.upper()}"
-            if variable in env:
-                source = f"environment {variable}"
-            elif field.name in (data.get(section) or {}):
-                source = f"file {path}"
-            else:
-                source = "default"
-            settings.append(Setting(f"{section}.{field.name}", getattr(values, field.name), source,
+            name = f"{section}.{field.name}"
+            settings.append(Setting(name, getattr(values, field.name), sources.get(name, "default"),
                                     field.metadata.get("doc", "")))
     return config, settings, chosen
 

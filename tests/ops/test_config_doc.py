@@ -78,6 +78,22 @@ def test_show_names_each_source_and_round_trips(tmp_path):
     assert load_config(shown, environ={}) == load_config(config, environ={"GRAPHSITE_DEPLOY_PORT": "8080"})
 
 
+def test_show_names_the_variable_a_value_came_from_in_any_case_and_the_upper_case_one_wins(tmp_path, monkeypatch):
+    """`GRAPHSITE_links_timeout` was applied but shown as 'default' (show looked for the upper-case name only);
+    with both spellings set, which won depended on the environment's order."""
+    from graphsite.configdoc import effective
+
+    monkeypatch.chdir(tmp_path)  # no ./graphsite.toml
+    lower = {"GRAPHSITE_links_timeout": "7"}
+    config, settings, _ = effective(None, lower)
+    shown = {s.name: s for s in settings}["links.timeout"]
+    assert config.links.timeout == shown.value == 7 and shown.source == "environment GRAPHSITE_links_timeout"
+    for both in ({**lower, "GRAPHSITE_LINKS_TIMEOUT": "9"}, {"GRAPHSITE_LINKS_TIMEOUT": "9", **lower}):
+        config, settings, _ = effective(None, both)
+        assert config.links.timeout == 9
+        assert {s.name: s for s in settings}["links.timeout"].source == "environment GRAPHSITE_LINKS_TIMEOUT"
+
+
 def test_show_json_redacts_the_token(tmp_path):
     token = "t0ken-" + "x" * 34
     result = run("config", "show", "--json", env={"CLOUDFLARE_API_TOKEN": token, "GRAPHSITE_CONFIG": str(
