@@ -13,8 +13,9 @@ from graphsite.errors import GraphsiteError
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0: any free port).")
-@click.option("--fonts", type=click.Choice(["google", "system"]), default="google", show_default=True,
-              help="system: no external request at all (private networks).")
+@click.option("--fonts", type=click.Choice(["embedded", "google", "system"]), default="embedded", show_default=True,
+              help="As `graphsite build`: embedded (the default there too, so the preview is the page a deploy "
+                   "publishes; no request), google (Google Fonts' stylesheet) or system.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def serve_command(source: Path | None, port: int, fonts: str, config_path: Path | None) -> None:
     """Serve SOURCE on http://127.0.0.1:PORT/, rebuilt when it, the theme or the configuration changes."""
