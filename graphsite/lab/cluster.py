@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsite.lab import LabError, processes
+from graphsite.lab import LabError, background, processes
 from graphsite.lab.docker import apt_install, docker, dockerd_path
 from graphsite.lab.instance import LabInstance
 from graphsite.lab.leftovers import kill_leftovers, link_exists, mounts_under, netns_exists
@@ -154,19 +154,10 @@ def start_worker_daemon(worker: Worker, wait: float = 120) -> int:
             dockerd_path() or "dockerd", "--data-root", str(worker.root / "data"),
             "--exec-root", str(worker.run / "exec"), "-H", worker.socket,
             "--pidfile", str(worker.run / "docker.pid")]
-    with (worker.root / "dockerd.log").open("ab") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LabError(f"the dockerd of worker {worker.index} exited with status {process.returncode}",
-                           hint=f"read {worker.root / 'dockerd.log'}")
-        if worker_answers(worker):
-            return process.pid  # nsenter, unshare and sh exec: the pid is dockerd's
-        time.sleep(0.3)
-    raise LabError(f"the dockerd of worker {worker.index} did not answer within {wait:.0f} s",
-                   hint=f"read {worker.root / 'dockerd.log'}")
+    # nsenter, unshare and sh exec: the pid is dockerd's
+    return background.start(argv, worker.root / "dockerd.log", what=f"the dockerd of worker {worker.index}",
+                            ready=lambda _: worker_answers(worker), wait=wait, poll=0.3,
+                            late=f"the dockerd of worker {worker.index} did not answer within {wait:.0f} s")
 
 
 def _join(plan: ClusterPlan, worker: Worker) -> str:

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from graphsite.lab import LabError
+from graphsite.lab import LabError, background
 from graphsite.lab.instance import LabInstance, caddy_binary
 
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
@@ -62,17 +62,9 @@ def daemon_answers() -> bool:
 
 def start_daemon(log_path: Path, wait: float = 60) -> int:
     """Start dockerd in the background (its output in `log_path`); return its pid once it answers."""
-    log = log_path.open("ab")
-    process = subprocess.Popen([*_sudo(), dockerd_path() or "dockerd"], stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LabError(f"dockerd exited with status {process.returncode}", hint=f"read {log_path}")
-        if daemon_answers():
-            return process.pid
-        time.sleep(0.5)
-    raise LabError(f"dockerd did not answer within {wait:.0f} s", hint=f"read {log_path}")
+    return background.start([*_sudo(), dockerd_path() or "dockerd"], log_path, what="dockerd",
+                            ready=lambda _: daemon_answers(), wait=wait, poll=0.5,
+                            late=f"dockerd did not answer within {wait:.0f} s")
 
 
 def swarm_state() -> tuple[str, bool]:

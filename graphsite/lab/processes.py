@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from graphsite.lab import LabError
+from graphsite.lab import LabError, background
 from graphsite.lab.instance import LabInstance
 
 
@@ -145,16 +145,6 @@ def start_routes(lab: LabInstance, task_subnet: str = "", wait: float = 30) -> i
 
 def _spawn(lab: LabInstance, argv: list[str], log_name: str, what: str,
            ready: Callable[[subprocess.Popen[bytes]], bool], wait: float, late: str) -> int:
-    """Start `argv` in the background in a session of its own (its output appended to the lab's `log_name`);
-    return its pid once `ready(process)`, or raise LabError when it exits first or `wait` seconds pass."""
-    with lab.path(log_name).open("ab") as log:  # the child keeps its own descriptor
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, cwd=lab.root)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LabError(f"{what} exited with status {process.returncode}", hint=f"read {lab.path(log_name)}")
-        if ready(process):
-            return process.pid
-        time.sleep(0.1)
-    raise LabError(late, hint=f"read {lab.path(log_name)}")
+    """Start `argv` in the background (its output appended to the lab's `log_name`); return its pid once
+    `ready(process)`, or raise LabError when it exits first or `wait` seconds pass."""
+    return background.start(argv, lab.path(log_name), what=what, ready=ready, wait=wait, late=late, cwd=lab.root)
