@@ -29,7 +29,7 @@ from graphsite.publisher.names import draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import DeployPlan, make_plan
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
-from graphsite.publisher.swarm import Service
+from graphsite.publisher.swarm import Service, runs
 from graphsite.publisher.verify import CheckResult, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
 
@@ -305,7 +305,7 @@ def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
         outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
     current = prepared.current
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
-                            UNCHANGED if swarm.unchanged(plan.service) else UPDATED))
+                            UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
     now = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
     outcomes.append(Outcome("route", str(plan.route_path),
@@ -332,7 +332,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
                       partial(swarm.remove_service, plan.subdomain))
-        elif not swarm.unchanged(plan.service):  # a redeploy: the previous version serves again
+        elif not runs(prepared.current, plan.service):  # a redeploy: the previous version serves again
             undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the

@@ -158,15 +158,10 @@ class Swarm:
         """Return every service graphsite made (those labelled graphsite.subdomain)."""
         return [_service(raw) for raw in self.api.services(filters={"label": NAME})]
 
-    def unchanged(self, spec: ServiceSpec) -> bool:
-        """True when the service already runs exactly `spec`."""
-        current = self.service(spec.name)
-        return current is not None and _same(current, spec)
-
     def ensure_service(self, spec: ServiceSpec) -> str:
         """Create the service or roll it to `spec`; return created, updated or unchanged."""
         current = self.service(spec.name)
-        if current and _same(current, spec):
+        if runs(current, spec):
             return "unchanged"
         template, config = self._task_template(spec), self._update_config()
         kwargs = {"task_template": template, "name": spec.name, "labels": dict(spec.labels),
@@ -188,7 +183,7 @@ class Swarm:
         except docker.errors.NotFound:
             return False
         previous = raw.get("PreviousSpec")
-        if raw["Spec"]["Name"] != name or not previous or not _same(_service(raw), spec):
+        if raw["Spec"]["Name"] != name or not previous or not runs(_service(raw), spec):
             return False
         self.api.doing(f"restore the previous version of service {name}").update_service(
             raw["ID"], raw["Version"]["Index"], name=previous["Name"], task_template=previous["TaskTemplate"],
@@ -360,8 +355,9 @@ def same_image(running: str, wanted: str) -> bool:
     return running == wanted if "@" in wanted else running.split("@")[0] == wanted
 
 
-def _same(current: Service, spec: ServiceSpec) -> bool:
-    return (current.labels == dict(spec.labels) and current.replicas == spec.replicas
+def runs(current: Service | None, spec: ServiceSpec) -> bool:
+    """True when the service `current` (as inspected) already runs exactly `spec`."""
+    return current is not None and (current.labels == dict(spec.labels) and current.replicas == spec.replicas
             and same_image(current.image, spec.image)
             and current.configs == tuple(sorted(c.name for c in spec.configs)))
 
