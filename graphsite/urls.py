@@ -97,6 +97,13 @@ def _path(path: str) -> str:
 
 
 @lru_cache(maxsize=65536)
+def origin(url: str) -> str:
+    """Return `scheme://host[:port]` of an http(s) URL, lower-cased: the key of a host's request limit and turn
+    (the host a link names, or the one a redirect leads to, however it is written)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
 def normalize(url: str) -> str:
     """Return `url` serialised the WHATWG way, for comparison: scheme and host lower case, the host in IDNA
     (UTS #46) form, a default port dropped, an empty path as `/`, dot segments resolved, path, query and

@@ -27,7 +27,7 @@ from graphsite.citations.results import (
     retry_after,
 )
 from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
-from graphsite.urls import non_public
+from graphsite.urls import non_public, origin
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -197,8 +197,7 @@ class Checker:
         return True
 
     def _host(self, url: str) -> asyncio.Semaphore:
-        parts = urlsplit(url)
-        key = f"{parts.scheme}://{parts.netloc}".lower()
+        key = origin(url)
         if key not in self.hosts:
             self.hosts[key] = asyncio.Semaphore(self.settings.per_host)
         return self.hosts[key]

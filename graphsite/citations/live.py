@@ -20,7 +20,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.results import Link, LinkReport, LinkResult
 from graphsite.signals import SIGNALS
-from graphsite.urls import malformed, non_public, normalize
+from graphsite.urls import malformed, non_public, normalize, origin
 
 if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
@@ -208,16 +208,10 @@ def interleave(urls: list[str]) -> list[str]:
     connection its previous one kept alive: on 2,000 links over 200 hosts, 200 connections instead of 800."""
     by_host: dict[str, list[str]] = {}
     for url in urls:
-        by_host.setdefault(_origin(url), []).append(url)
+        by_host.setdefault(origin(url), []).append(url)
     if len(by_host) <= 1:
         return list(urls)
     return [url for turn in itertools.zip_longest(*by_host.values()) for url in turn if url is not None]
-
-
-def _origin(url: str) -> str:
-    """Return scheme://host[:port] of an http(s) URL (its netloc as written: normalised already)."""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0].split('#', 1)[0]}"
 
 
 def _outcome(url: str, task: asyncio.Future[LinkResult], stopped_by: str, settings: LinksConfig) -> LinkResult:
