@@ -22,5 +22,5 @@ def list_command(as_json: bool, config_path: Path | None) -> None:
 
     config = site(load_config(config_path))
     with connected(config, partial=True) as clients:
-        inventory = survey(config, clients)
+        inventory = survey(config, clients, runtime=True)
     present.listing(inventory, datetime.now(UTC), as_json)

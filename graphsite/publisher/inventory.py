@@ -113,11 +113,13 @@ class _Found:
     unreadable: dict[str, str] = field(default_factory=dict)
 
 
-def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bool = True) -> Inventory:
+def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bool = True,
+           runtime: bool = False) -> Inventory:
     """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
-    is not asked and no record is reported)."""
+    is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
+    only `list` shows, are asked for too)."""
     found = _Found()
-    _read(found, SWARM, lambda: _read_swarm(found, clients, name), clients.unavailable)
+    _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime), clients.unavailable)
     _read(found, ROUTES, lambda: _read_routes(found, Path(config.deploy.dynamic_dir), name))
     _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name))
     if dns:
@@ -149,19 +151,21 @@ def _read(found: _Found, system: str, read, unavailable: dict[str, str] | None =
         found.unreadable[system] = f"{exc.filename or ''}: {exc.strerror or exc}"
 
 
-def _read_swarm(found: _Found, clients: Clients, name: str | None) -> None:
+def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool) -> None:
     swarm = clients.swarm
     if name is not None:
         service = swarm.service(name)
         services = [service] if service is not None else []
     else:
         services = swarm.services()
-    hostnames = swarm.node_names() if services else {}
+    hostnames = swarm.node_names() if services and runtime else {}
     for service in services:
         stamp = Stamp.from_labels(service.labels)
         if stamp is None or stamp.name != service.name:
             continue  # not graphsite's, or a label that names another deployment: not ours to hold
         found.services[service.name] = service
+        if not runtime:
+            continue
         tasks = [t for t in swarm.tasks(service.name) if t.state == "running" and t.desired == "running"]
         found.running[service.name] = f"{len(tasks)}/{service.replicas}"
         found.nodes[service.name] = tuple(sorted(hostnames.get(t.node) or t.node[:12] for t in tasks))
