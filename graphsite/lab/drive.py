@@ -139,20 +139,26 @@ class Driver:
             found.add(("record", name.rsplit("id=", 1)[-1]) if kind == "record" else (kind, name))
         return found
 
-    def compare(self, name: str, *, attempts: int = 5) -> tuple[dict | None, set, set, Run]:
-        """Return `list --json`'s entry for `name`, the resources it lists, those the systems hold, and the run.
-        The systems are read before and after `list`, again (a bounded number of times) until both reads agree:
-        an effect still landing after a kill or a stall (dockerd committing a create, the fake Cloudflare working
-        through requests queued while it was stopped) must not pass for a disagreement of list's."""
+    def compare(self, name: str) -> tuple[dict | None, set, set, Run]:
+        """Return `list --json`'s entry for `name`, the resources it lists, those the systems hold, and the run."""
+        listed, held, run = self.compare_many([name])
+        entry = listed.get(name)
+        return entry, self.listed_resources(entry), held[name], run
+
+    def compare_many(self, names: list[str], *, attempts: int = 5
+                     ) -> tuple[dict[str, dict], dict[str, set[tuple[str, str]]], Run]:
+        """Return `list --json`'s entries, what the systems hold of each of `names`, and the run. The systems are
+        read before and after `list`, again (a bounded number of times) until both reads agree: an effect still
+        landing after a kill or a stall (dockerd committing a create, the fake Cloudflare working through
+        requests queued while it was stopped) must not pass for a disagreement of list's."""
         for attempt in range(attempts):
-            before = self.held(name)
+            before = {name: self.held(name) for name in names}
             listed, run = self.listing()
-            held = self.held(name)
+            held = {name: self.held(name) for name in names}
             if held == before:
                 break
             time.sleep(0.2 * (attempt + 1))
-        entry = listed.get(name)
-        return entry, self.listed_resources(entry), held, run
+        return listed, held, run
 
     def cloudflare_quiet(self, *, quiet: float = 0.6, within: float = 15.0) -> None:
         """Return once the fake Cloudflare has logged no new request for `quiet` seconds (it works through what
