@@ -25,6 +25,7 @@ root, page = Path(sys.argv[1]), b"<p>page</p>" * 200_000
 print("ready", flush=True)
 for turn in range(100_000):
     ensure_bind_dir(root / f"gs-{turn}", page, Stamp(f"gs-{turn}", "2026-07-01T12:00:00Z"), "0" * 64)
+    print("made", flush=True)
 """
 
 
@@ -40,15 +41,18 @@ def test_a_new_directory_appears_whole_with_its_marker_and_its_page(tmp_path):
 
 def test_a_deploy_killed_while_filling_its_directory_leaves_none_without_a_marker(tmp_path):
     """Before, the directory was made first and its marker written next: a kill between the two left a
-    directory list did not show and a rerun refused ('graphsite did not make it'). Real SIGKILLs, at varied
-    moments, of a process making directories of a 2 MB page in a loop."""
+    directory list did not show and a rerun refused ('graphsite did not make it'). Real SIGKILLs of a process
+    making directories of a 2 MB page in a loop, each after it made a few (however slow the disk), at varied
+    moments of the next one."""
     root = tmp_path / "root"
     root.mkdir()
     for round_ in range(6):
         process = subprocess.Popen([sys.executable, "-c", _FILLER, str(root / str(round_))], stdout=subprocess.PIPE,
                                    text=True)
         assert process.stdout is not None and process.stdout.readline() == "ready\n"
-        time.sleep(0.05 + 0.04 * round_)
+        for _ in range(round_ % 3 + 1):
+            assert process.stdout.readline() == "made\n"
+        time.sleep(0.002 * round_)
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
     finished = 0
