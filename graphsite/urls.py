@@ -96,7 +96,6 @@ def _path(path: str) -> str:
     return "/" + "/".join(segments)
 
 
-@lru_cache(maxsize=65536)
 def origin(url: str) -> str:
     """Return `scheme://host[:port]` of an http(s) URL, lower-cased: the key of a host's request limit and turn
     (the host a link names, or the one a redirect leads to, however it is written)."""
@@ -104,6 +103,7 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+@lru_cache(maxsize=65536)
 def normalize(url: str) -> str:
     """Return `url` serialised the WHATWG way, for comparison: scheme and host lower case, the host in IDNA
     (UTS #46) form, a default port dropped, an empty path as `/`, dot segments resolved, path, query and
