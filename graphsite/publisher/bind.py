@@ -14,7 +14,7 @@ from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix, write_atomic
 from graphsite.errors import DeployError
-from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.publisher.deployment import MARKER, Stamp, owned_by
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -102,12 +102,14 @@ def made_by_graphsite(directory: Path) -> bool:
 
 
 def bind_dirs(bind_root: Path) -> dict[str, Path]:
-    """Return {subdomain: directory} of the directories under `bind_root` that graphsite made."""
+    """Return {subdomain: directory} of the directories under `bind_root` that graphsite made for the name they
+    have (a killed deploy's `.NAME.<random>.tmp`, which holds a marker too, is one of `temporaries`)."""
     try:
         children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
     except OSError:
         return {}
-    return {path.name: path for path in children if made_by_graphsite(path)}
+    return {path.name: path for path in children if not path.name.startswith(".")
+            and owned_by(bind_stamp(path), path.name)}
 
 
 def remove_bind_dir(directory: Path) -> bool:

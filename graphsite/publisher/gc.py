@@ -30,8 +30,9 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
     if state == "expired":
         return f"expired {held.expires}"
     if state == "partial" and Stamp(held.name, held.created).older_than(now, grace):
-        missing = ", ".join(held.missing()) or "temporary files"
-        return f"partial for over {grace / 60:g} min (no {missing})"
+        why = [f"no {', '.join(held.missing())}"] if held.missing() else []
+        why += ["temporary files left"] if held.temporaries or held.temporary_dirs else []
+        return f"partial for over {grace / 60:g} min ({'; '.join(why)})"
     return ""
 
 

@@ -87,4 +87,20 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     make(".gs-e" + TEMPORARY_SUFFIX)  # no random part: not a name mkdtemp gives
     make("gs-f")
     (tmp_path / (".gs-g.x9" + TEMPORARY_SUFFIX)).symlink_to(empty)
+    whole = make("gs-h", marker_for="gs-h")
+    make("gs-i", marker_for="gs-other")
     assert bind.temporaries(tmp_path) == {"gs-a": [empty], "gs-b": [half]}
+    # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
+    assert bind.bind_dirs(tmp_path) == {"gs-h": whole}
+
+
+def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
+    from datetime import UTC, datetime
+
+    from graphsite.publisher.gc import reason
+    from graphsite.publisher.inventory import Holding
+
+    held = Holding("gs-a", "gs-a.example.org", temporary_dirs=(tmp_path / ".gs-a.x.tmp",),
+                   stamps=(Stamp("gs-a", "2026-07-01T12:00:00Z"),))
+    assert reason(held, datetime(2026, 7, 1, 13, tzinfo=UTC), 900) == \
+        "partial for over 15 min (no service, route, record, configs; temporary files left)"
