@@ -154,6 +154,7 @@ def test_a_directory_half_filled_by_a_killed_run_is_listed_then_removed_by_the_r
         entry, listed, held, run = driver.compare(name)
         assert listed == held == {("temporary directory", str(building))}, run
         assert entry is not None and entry["state"] == "partial", run
+        assert not [d for d in run.json()["deployments"] if d["subdomain"].startswith(".")], run  # no row of its own
     rerun = driver.run(*_deploy_args(resumed, "bind"))
     assert rerun.code == 0, rerun
     entry, listed, held, run = driver.compare(resumed)
