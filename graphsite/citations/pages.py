@@ -5,7 +5,7 @@ seen, so a target past the first megabytes of a big page costs only the bytes up
 is kept. A regular-expression scanner, not html.parser: it is about forty times faster on big pages, and it
 still skips comments, scripts and styles, where an `id=` is no target. Linear in the page whatever the chunks:
 inside a comment, script or style it looks for the ending in the new text only, and an unfinished start tag
-is searched for its `>` only past what was searched already.
+is searched for its `>` in the new text only, its parts joined once that has come.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class AnchorScanner:
         self._head = b""
         self._decoder: codecs.IncrementalDecoder | None = None
         self._carry = ""  # the end of the text so far that the next chunk may complete
-        self._searched = 0  # when _carry is an unfinished start tag: how much of it is known to hold no '>'
+        self._tag: list[str] = []  # the parts of a start tag whose '>' has not come yet
         self._inside: re.Pattern[str] | None = None  # the ending of the comment, script or style we are in
 
     @property
@@ -126,13 +126,14 @@ class AnchorScanner:
     def _scan(self, new: str, final: bool = False) -> None:
         text, pos = self._carry + new, 0
         self._carry = ""
-        if self._searched:  # an unfinished start tag was carried over: look for its '>' in the new text only
-            end = text.find(">", self._searched)
+        if self._tag:  # an unfinished start tag: its '>' is looked for in the new text only, its parts kept apart
+            end = new.find(">")
             if end < 0 and not final:
-                self._carry, self._searched = text, len(text)
+                self._tag.append(new)
                 return
-            pos, self._searched = len(text) if end < 0 else end + 1, 0
-            self._start_tag(_OPEN.match(text).group(2), text[:pos])  # type: ignore[union-attr]
+            pos = len(new) if end < 0 else end + 1
+            whole, self._tag = "".join(self._tag) + new[:pos], []
+            self._start_tag(_OPEN.match(whole).group(2), whole)  # type: ignore[union-attr]
         while pos < len(text):
             if self._inside is not None:  # a comment, script or style: only its ending matters
                 ending = self._inside.search(text, pos)
@@ -147,7 +148,7 @@ class AnchorScanner:
                     self._inside = _COMMENT_END
                     break
                 if not closed and not final:
-                    self._carry, self._searched = text[match.start():], pos - match.start()
+                    self._tag = [text[match.start():]]
                     return
                 if self._start_tag(tag, match.group(0)):
                     break
