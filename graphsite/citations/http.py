@@ -255,10 +255,11 @@ async def _line(reader: asyncio.StreamReader, received: int) -> bytes:
 
 
 def _chunk_size(line: bytes, received: int) -> int:
-    """Return the size a chunked body's size line gives (hexadecimal, extensions after ';'). A line that is no
-    size ends the body there, like a connection that closed: what came is kept."""
-    digits = line.split(b";")[0].strip()
-    if not digits or len(digits) > 16 or digits.strip(b"0123456789abcdefABCDEF"):
+    """Return the size a chunked body's size line gives (hexadecimal, extensions after ';'; an empty line is
+    read as the last chunk, as before). A line that is no size ends the body there, like a connection that
+    closed: what came is kept."""
+    digits = line.split(b";")[0].strip() or b"0"
+    if len(digits) > 16 or digits.strip(b"0123456789abcdefABCDEF"):
         raise ShortBody(received, None, f"the chunked body broke off after {received:,} bytes "
                                         f"(not a chunk size: {line[:40]!r})")
     return int(digits, 16)

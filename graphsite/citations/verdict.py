@@ -103,5 +103,5 @@ def _missing_fragment(fragment: str, scan: Scan, settings: LinksConfig) -> tuple
 
 def _ended(scan: Scan) -> str:
     if scan.expected is None:
-        return f"the body ended after {scan.received:,} bytes (chunked: its framing broke or it was cut off)"
+        return f"the body ended early, after {scan.received:,} bytes (no length was given)"
     return f"the body ended after {scan.received:,} of {scan.expected:,} bytes"
