@@ -77,6 +77,8 @@ class Handler(BaseHTTPRequestHandler):
                  "body": _json_or_text(app.redact(body.decode("utf-8", "replace"))),
                  "fault": bool(fault), "ms": round((time.monotonic() - started) * 1000, 1)}
         with app.lock:
+            app.answered += 1
+            entry["seq"] = app.answered
             app.requests.append(entry)
             del app.requests[:-2000]
         app.log(f"{self.command} {path} {status}" + (" (injected)" if fault else ""))

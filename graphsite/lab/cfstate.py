@@ -33,6 +33,7 @@ class FakeCloudflare:
         self.faults: dict[str, Any] = {"fail_next": 0, "status": 500, "retry_after": 1, "match": "", "after": False}
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
+        self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps the last 2,000)
 
     def _load(self) -> tuple[dict[str, Any], ...]:
         try:

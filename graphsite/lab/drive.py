@@ -151,21 +151,22 @@ class Driver:
         read before and after `list`, again (a bounded number of times) until both reads agree: an effect still
         landing after a kill or a stall (dockerd committing a create, the fake Cloudflare working through
         requests queued while it was stopped) must not pass for a disagreement of list's."""
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
+            attempt += 1
             before = {name: self.held(name) for name in names}
             listed, run = self.listing()
             held = {name: self.held(name) for name in names}
-            if held == before:
-                break
-            time.sleep(0.2 * (attempt + 1))
-        return listed, held, run
+            if held == before or attempt >= attempts:  # never settled: list is compared with the last read
+                return listed, held, run
+            time.sleep(0.2 * attempt)
 
     def cloudflare_quiet(self, *, quiet: float = 0.6, within: float = 15.0) -> None:
         """Return once the fake Cloudflare has logged no new request for `quiet` seconds (it works through what
         was queued while it was stopped); raise AssertionError after `within` seconds."""
         deadline, last, since = time.monotonic() + within, None, time.monotonic()
         while time.monotonic() < deadline:
-            newest = self.cloudflare.requests()[-1:]
+            newest = [entry.get("seq") for entry in self.cloudflare.requests()[-1:]]
             if newest != last:
                 last, since = newest, time.monotonic()
             elif time.monotonic() - since >= quiet:
