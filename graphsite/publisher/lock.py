@@ -41,8 +41,8 @@ def _open(directory: Path, path: Path, create: bool) -> int:
 
 def _holder(fd: int) -> str:
     """Return who holds the lock, as its file says ('pid N'). The holder writes it just after it took the lock:
-    a file still empty is read again for a moment before the holder is called 'another process'."""
-    for _ in range(20):
+    a file still empty is read again for up to half a second before the holder is called 'another process'."""
+    for _ in range(50):
         text = os.pread(fd, 64, 0).decode(errors="replace").strip()
         if text:
             return text
