@@ -15,8 +15,8 @@ from graphsite.lab import LabError
 def start(argv: list[str], log_path: Path, *, what: str, ready: Callable[[subprocess.Popen[bytes]], bool],
           wait: float, late: str, poll: float = 0.1, cwd: Path | None = None) -> int:
     """Start `argv` (its output appended to `log_path`); return its pid once `ready(process)`, or raise LabError
-    when it exits first (naming `what`) or `wait` seconds pass (saying `late`). The log file is closed here once
-    the child has its own descriptor."""
+    when it exits first (naming `what`) or `wait` seconds pass (saying `late`; the process is stopped then). The
+    log file is closed here once the child has its own descriptor."""
     with log_path.open("ab") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, cwd=cwd)
@@ -27,4 +27,14 @@ def start(argv: list[str], log_path: Path, *, what: str, ready: Callable[[subpro
         if ready(process):
             return process.pid
         time.sleep(poll)
+    _stop(process)  # one that never answered is not left running for the next `up` to stumble on
     raise LabError(late, hint=f"read {log_path}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)

@@ -28,8 +28,9 @@ def diagnose(config: Config) -> tuple[Check, ...]:
 
 def preflight(config: Config, swarm: Swarm | None = None) -> tuple[Check, ...]:
     """Return the cheap subset for deploy's plan step: the daemon, Swarm role, network, IPVS/endpoint mode, the
-    dynamic directory, its files and the redirect middleware. No registry or Cloudflare call (about 0.15 s on the
-    lab). `swarm`: the deploy's connected adapter, reused and left open; without it one is made and closed."""
+    dynamic directory, its files, the redirect middleware and deploy.middlewares. No registry or Cloudflare call
+    (about 0.15 s on the lab). `swarm`: the deploy's connected adapter, reused and left open; without it one is
+    made and closed."""
     return evaluate(config, gather(config, cheap=True, swarm=swarm))
 
 
