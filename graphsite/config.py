@@ -356,23 +356,36 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
     return load_config_sources(explicit, environ=environ)[0]
 
 
+def _read_file(path: Path) -> dict[str, Any]:
+    """Return the TOML document at `path`, or raise ConfigError saying why it cannot be read."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: configuration file not found",
+                          hint=f"create it, or unset {CONFIG_ENV} / --config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _acceptance_errors(config: Config) -> list[str]:
+    errors = []
+    for acceptance in config.citations.accept:
+        if not acceptance.code or not acceptance.reason:
+            errors.append("citations.accept: every entry needs a code and a reason")
+        elif not _known_finding_code(acceptance.code):
+            errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
+    return errors
+
+
 def load_config_sources(explicit: str | Path | None = None, *, environ: typing.Mapping[str, str] | None = None
                         ) -> tuple[Config, dict[str, str]]:
     """Return the validated configuration and where each value not left at its default came from
     ({"links.timeout": "environment GRAPHSITE_LINKS_TIMEOUT" or "file PATH"}); raise ConfigError listing
     every problem found."""
     path = find_config_file(explicit)
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: configuration file not found",
-                              hint=f"create it, or unset {CONFIG_ENV} / --config") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    data = _read_file(path) if path is not None else {}
     sources = {f"{section}.{key}": f"file {path}" for section, values in data.items() if isinstance(values, dict)
                for key in values}
     from_env: dict[str, str] = {}
@@ -384,12 +397,7 @@ def load_config_sources(explicit: str | Path | None = None, *, environ: typing.M
     sources.update({key: f"environment {variable}" for key, variable in from_env.items()})
     errors: list[str] = []
     config = _build("", Config, data, errors)
-    for acceptance in config.citations.accept:
-        if not acceptance.code or not acceptance.reason:
-            errors.append("citations.accept: every entry needs a code and a reason")
-        elif not _known_finding_code(acceptance.code):
-            errors.append(f"citations.accept: unknown code {acceptance.code!r} (known: {', '.join(_finding_codes())})")
-    errors += choice_errors(config) + _number_errors(config) + _links_errors(config.links)
+    errors += _acceptance_errors(config) + choice_errors(config) + _number_errors(config) + _links_errors(config.links)
     errors = [_name_source(error, from_env) for error in errors]
     if errors:
         where = f"{path}: " if path else ""
