@@ -4,7 +4,6 @@ status, a host that comes back, redirects that change host, and a total deadline
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from http.server import ThreadingHTTPServer
@@ -95,14 +94,14 @@ def test_challenges_in_any_status_are_blocked_and_a_long_retry_after_is_unavaila
 
 
 def test_a_refused_connection_is_not_served_from_the_cache_once_the_host_is_back(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/ok"
-    first = check_links([url], settings(tmp_path), progress=False).results[0]
-    assert first.state == "dead" and first.detail.startswith("connection failed")
     hits = Hits()
-    server = ThreadingHTTPServer(("127.0.0.1", port), type("Handler", (PitfallHandler,), {"hits": hits}))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (PitfallHandler,), {"hits": hits}),
+                                 bind_and_activate=False)
+    server.server_bind()  # the port is this test's, but nothing listens: a connection is refused
+    url = f"http://127.0.0.1:{server.server_address[1]}/ok"
+    first = check_links([url], settings(tmp_path), progress=False).results[0]
+    assert first.state == "dead" and first.detail.startswith("connection failed"), first
+    server.server_activate()  # the host is back, on the same port (no other process could take it meanwhile)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
