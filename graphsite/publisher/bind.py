@@ -98,7 +98,9 @@ def bind_stamp(directory: Path) -> Stamp | None:
 
 
 def made_by_graphsite(directory: Path) -> bool:
-    return bind_stamp(directory) is not None
+    """True when `directory`'s marker says graphsite made it for the name it has (one whose marker names another
+    deployment, or a killed deploy's `.NAME.<random>.tmp`, is not that name's)."""
+    return owned_by(bind_stamp(directory), directory.name)
 
 
 def bind_dirs(bind_root: Path) -> dict[str, Path]:
@@ -108,8 +110,7 @@ def bind_dirs(bind_root: Path) -> dict[str, Path]:
         children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
     except OSError:
         return {}
-    return {path.name: path for path in children if not path.name.startswith(".")
-            and owned_by(bind_stamp(path), path.name)}
+    return {path.name: path for path in children if made_by_graphsite(path)}
 
 
 def remove_bind_dir(directory: Path) -> bool:

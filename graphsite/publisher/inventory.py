@@ -66,7 +66,8 @@ class Holding:
     def missing(self) -> list[str]:
         """Return what a complete deployment has and this one lacks (empty: complete). What could not be read
         is not called missing."""
-        content = self.deployment.content if self.deployment else ("bind" if self.directory else "config")
+        content = self.deployment.content if self.deployment else \
+            ("bind" if self.directory or self.temporary_dirs else "config")
         wanted = [("service", self.deployment is not None, SWARM), ("route", self.route is not None, ROUTES),
                   ("record", bool(self.records), DNS)]
         if content == "bind":
@@ -190,7 +191,7 @@ def _read_directories(found: _Found, bind_root: Path, name: str | None) -> None:
     directories = ({name: bind_dir_of(bind_root, name)} if name is not None else bind.bind_dirs(bind_root))
     for owner, directory in directories.items():
         stamp = bind.bind_stamp(directory)
-        if stamp is not None:
+        if stamp is not None and bind.made_by_graphsite(directory):
             found.directories[owner] = (directory, stamp)
     for owner, temporaries in bind.temporaries(bind_root).items():
         if name is None or owner == name:

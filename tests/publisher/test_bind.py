@@ -10,7 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
+from graphsite.errors import DeployError
 from graphsite.publisher import bind
 from graphsite.publisher.deployment import MARKER, Stamp
 
@@ -88,10 +91,14 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     make("gs-f")
     (tmp_path / (".gs-g.x9" + TEMPORARY_SUFFIX)).symlink_to(empty)
     whole = make("gs-h", marker_for="gs-h")
-    make("gs-i", marker_for="gs-other")
+    foreign = make("gs-i", marker_for="gs-other")
     assert bind.temporaries(tmp_path) == {"gs-a": [empty], "gs-b": [half]}
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
+    # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
     assert bind.bind_dirs(tmp_path) == {"gs-h": whole}
+    assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)
+    with pytest.raises(DeployError, match="graphsite did not make it"):
+        bind.remove_bind_dir(foreign)
 
 
 def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
@@ -103,4 +110,4 @@ def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
     held = Holding("gs-a", "gs-a.example.org", temporary_dirs=(tmp_path / ".gs-a.x.tmp",),
                    stamps=(Stamp("gs-a", "2026-07-01T12:00:00Z"),))
     assert reason(held, datetime(2026, 7, 1, 13, tzinfo=UTC), 900) == \
-        "partial for over 15 min (no service, route, record, configs; temporary files left)"
+        "partial for over 15 min (no service, route, record, directory; temporary files left)"
