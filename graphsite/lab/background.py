@@ -4,6 +4,9 @@ they answer."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -20,21 +23,27 @@ def start(argv: list[str], log_path: Path, *, what: str, ready: Callable[[subpro
     with log_path.open("ab") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, cwd=cwd)
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise LabError(f"{what} exited with status {process.returncode}", hint=f"read {log_path}")
-        if ready(process):
-            return process.pid
-        time.sleep(poll)
-    _stop(process)  # one that never answered is not left running for the next `up` to stumble on
-    raise LabError(late, hint=f"read {log_path}")
+    try:
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise LabError(f"{what} exited with status {process.returncode}", hint=f"read {log_path}")
+            if ready(process):
+                return process.pid
+            time.sleep(poll)
+        raise LabError(late, hint=f"read {log_path}")
+    except BaseException:
+        _stop(process)  # one that never answered (or whose check failed) is not left running for the next `up`
+        raise
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+    """Stop the process's whole session (it leads one: `sudo dockerd` is two processes), TERM then KILL."""
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue

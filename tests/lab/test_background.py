@@ -1,0 +1,42 @@
+"""The lab's long-running processes are started by one function: a process that never answers, or whose
+readiness check fails, is stopped with its whole session (real processes, no lab needed)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from graphsite.lab import LabError
+from graphsite.lab.background import start
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("ready", ["never", "fails"])
+def test_a_process_that_never_answers_is_stopped_with_its_children(tmp_path, ready):
+    child = tmp_path / "child.pid"
+    argv = ["sh", "-c", f'sleep 60 & echo $! > {child}; trap "" TERM; wait']  # the shell even ignores TERM
+    seen: list[int] = []
+
+    def check(process) -> bool:
+        seen.append(process.pid)
+        if ready == "fails" and child.exists():
+            raise LabError("the readiness check itself failed")
+        return False
+
+    with pytest.raises(LabError, match="never answered" if ready == "never" else "check itself failed"):
+        start(argv, tmp_path / "log", what="a shell", ready=check, wait=1.0, late="a shell never answered",
+              poll=0.05)
+    assert seen and child.exists()
+    assert _gone(seen[0]) and _gone(int(child.read_text()))
