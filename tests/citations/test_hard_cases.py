@@ -98,16 +98,18 @@ def test_a_refused_connection_is_not_served_from_the_cache_once_the_host_is_back
     server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (PitfallHandler,), {"hits": hits}),
                                  bind_and_activate=False)
     server.server_bind()  # the port is this test's, but nothing listens: a connection is refused
-    url = f"http://127.0.0.1:{server.server_address[1]}/ok"
-    first = check_links([url], settings(tmp_path), progress=False).results[0]
-    assert first.state == "dead" and first.detail.startswith("connection failed"), first
-    server.server_activate()  # the host is back, on the same port (no other process could take it meanwhile)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
     try:
-        again = check_links([url], settings(tmp_path), progress=False).results[0]
+        url = f"http://127.0.0.1:{server.server_address[1]}/ok"
+        first = check_links([url], settings(tmp_path), progress=False).results[0]
+        assert first.state == "dead" and first.detail.startswith("connection failed"), first
+        server.server_activate()  # the host is back, on the same port, which this test held all along
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        thread.start()
+        try:
+            again = check_links([url], settings(tmp_path), progress=False).results[0]
+        finally:
+            server.shutdown()
     finally:
-        server.shutdown()
         server.server_close()
     assert (again.state, again.cached) == ("ok", False)
     assert len(hits.log) == 1
@@ -205,3 +207,11 @@ def test_a_chunked_body_whose_framing_breaks_keeps_what_came(pitfall_server, tmp
     found, missing = check_links(urls, settings(tmp_path), progress=False).results
     assert found.state == "ok" and "the body ended early, after" in found.warning, found
     assert missing.state == "unverified" and "before any #nowhere anchor" in missing.detail, missing
+
+
+def test_an_empty_chunk_size_line_ends_the_body_but_the_connection_is_not_used_again(pitfall_server, tmp_path):
+    """Read as the last chunk (as always), but the framing is off: the next request takes a new connection."""
+    urls = [pitfall_server.url("/empty-size-line#present"), pitfall_server.url("/ok")]
+    report = check_links(urls, settings(tmp_path, per_host=1), progress=False)
+    assert [r.state for r in report.results] == ["ok", "ok"], report.results
+    assert len(pitfall_server.hits.connections) == 2
