@@ -9,6 +9,8 @@ new route included, waits until that file is fixed. So deploy and verify look at
 
 from __future__ import annotations
 
+import functools
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,10 @@ from typing import Any
 
 import yaml
 
+from graphsite.paths import schema_path
+
 EXTENSIONS = (".yml", ".yaml", ".toml")
+SCHEMA = "traefik-v3-file-provider.json"  # graphsite/schemas/SOURCES.md says where it comes from
 
 
 @dataclass(frozen=True)
@@ -80,10 +85,22 @@ def parse_file(path: Path) -> DynamicFile:
     return DynamicFile(path, data)
 
 
+@functools.cache
+def _validator():
+    import jsonschema
+
+    schema = json.loads(schema_path(SCHEMA).read_text(encoding="utf-8"))
+    return jsonschema.Draft7Validator(schema)
+
+
+def schema_errors(document: object) -> list[str]:
+    """Return every way `document` breaks Traefik's v3 file-provider schema (empty: valid)."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}" for e in errors]
+
+
 def schema_problems(parsed: DynamicFile) -> list[str]:
     """Return how a parsed file breaks Traefik's v3 schema ('key.path: message'), or its parse error."""
-    from graphsite.publisher.route import schema_errors
-
     if parsed.data is None:
         return [parsed.error]
     return schema_errors(parsed.data)

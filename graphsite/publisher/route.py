@@ -3,8 +3,6 @@ written atomically (one unparsable file in the directory stops Traefik applying 
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from pathlib import Path
 
@@ -13,10 +11,9 @@ import yaml
 from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.paths import schema_path
 from graphsite.publisher.deployment import Stamp, owned_by
+from graphsite.publisher.dynamic import parse_file, schema_errors
 
-SCHEMA = "traefik-v3-file-provider.json"
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
 # a temporary file ending otherwise is ignored. graphsite.atomic names it `.NAME.yml.<random>.tmp`; the first
 # version named it `.NAME.<random>.graphsite-tmp`. Both still carry the deployment's name.
@@ -81,20 +78,6 @@ def dump(document: dict, stamp: Stamp | None = None) -> str:
     return head + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
-@functools.cache
-def _validator():
-    import jsonschema
-
-    schema = json.loads(schema_path(SCHEMA).read_text(encoding="utf-8"))
-    return jsonschema.Draft7Validator(schema)
-
-
-def schema_errors(document: object) -> list[str]:
-    """Return every way `document` breaks Traefik's v3 file-provider schema (empty: valid)."""
-    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
-    return [f"{'.'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}" for e in errors]
-
-
 def check_route(document: object, path: Path) -> None:
     """Raise DeployError naming each schema violation of the route for `path`."""
     errors = schema_errors(document)
@@ -133,8 +116,6 @@ def remove_file(path: Path) -> bool:
 
 def read_route(path: Path) -> dict | None:
     """Return the parsed route file, or None when it is missing, empty, unreadable or not a YAML mapping."""
-    from graphsite.publisher.dynamic import parse_file
-
     return parse_file(path).data or None
 
 
