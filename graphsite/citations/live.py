@@ -278,8 +278,4 @@ def _run_to_completion(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def exit_code(report: LinkReport) -> int:
-    """Return the exit status of a stopped run: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM)."""
-    numbers = {name: number for number, name in _SIGNALS.items()}
-    return 128 + int(numbers[report.stopped_by]) if report.stopped_by in numbers else 0
 

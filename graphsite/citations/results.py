@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -72,11 +73,20 @@ class LinkReport:
     seconds: float = 0.0
     requests: int = 0
     warnings: tuple[str, ...] = field(default=())
-    stopped_by: str = ""  # SIGINT or SIGTERM when the run was stopped: the results are then partial
+    stopped_by: str = ""  # SIGINT, SIGTERM or SIGHUP when the run was stopped: the results are then partial
 
     @property
     def partial(self) -> bool:
         return bool(self.stopped_by)
+
+    @property
+    def stopped_status(self) -> int:
+        """Return the exit status of a stopped run: 128 + the signal's number (130 for SIGINT, 143 for SIGTERM,
+        129 for SIGHUP); 0 when no signal stopped it."""
+        try:
+            return 128 + signal.Signals[self.stopped_by].value
+        except KeyError:
+            return 0
 
     def counts(self) -> dict[str, int]:
         """Return how many URLs ended in each state (every state present, zeros included)."""

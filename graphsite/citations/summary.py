@@ -146,12 +146,10 @@ class LinkCheckStopped(LinkCheckError):
     """A signal stopped the run: exit 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
 
     def __init__(self, report: LinkReport) -> None:
-        from graphsite.citations.live import exit_code
-
         done = sum(1 for r in report.results if r.state != "unchecked")
         super().__init__(f"stopped by {report.stopped_by}: {done} of {len(report.results)} links have a verdict "
                          "(partial results; the verdicts reached are in the link cache)")
-        self.ending_with(exit_code(report))
+        self.ending_with(report.stopped_status)
 
 
 def _verbosity() -> int:
