@@ -72,11 +72,18 @@ def median_time(read: Callable[[bytes, int], set[str]], data: bytes, chunk: int,
     return statistics.median(times), names
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text}")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--chunk", type=int, default=65536, help="bytes per feed (the checker reads 64 KiB)")
-    parser.add_argument("--megabytes", type=int, default=4)
+    parser.add_argument("--runs", type=_positive, default=5)
+    parser.add_argument("--chunk", type=_positive, default=65536, help="bytes per feed (the checker reads 64 KiB)")
+    parser.add_argument("--megabytes", type=_positive, default=4)
     args = parser.parse_args()
     print(f"{'page':<16} {'MB':>5} {'graphsite':>10} {'html.parser':>12} {'ratio':>7}  targets found")
     for name, data in pages(args.megabytes).items():

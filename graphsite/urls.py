@@ -96,11 +96,17 @@ def _path(path: str) -> str:
     return "/" + "/".join(segments)
 
 
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 def origin(url: str) -> str:
-    """Return `scheme://host[:port]` of an http(s) URL, lower-cased: the key of a host's request limit and turn
-    (the host a link names, or the one a redirect leads to, however it is written)."""
+    """Return `scheme://host[:port]` of an http(s) URL, lower-cased, without user info, a trailing dot or the
+    scheme's default port: the key of a host's request limit and turn (the host a link names, or the one a
+    redirect leads to, however it is written). Raise ValueError for a port out of range."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
+    scheme, host, port = parts.scheme.lower(), (parts.hostname or "").rstrip("."), parts.port
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" + (f":{port}" if port is not None and port != _DEFAULT_PORTS.get(scheme) else "")
 
 
 @lru_cache(maxsize=65536)

@@ -60,7 +60,7 @@ class Response:
         self.received = 0  # body bytes received, before decoding
         self.complete = method == "HEAD" or status in _NO_BODY or 100 <= status < 200
         length = headers.get("content-length", "").strip()
-        self.length = int(length) if length.isdigit() else None
+        self.length = int(length) if _is_number(length) else None
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         self.encoding = headers.get("content-encoding", "").strip().lower()
         self.decodable = self.encoding in ("", "identity", "gzip", "x-gzip", "deflate")
@@ -93,10 +93,9 @@ class Response:
         reader = self._connection.reader
         if self._chunked:
             while True:
-                line = await _line(reader, self.received)
-                size = _chunk_size(line, self.received)
-                if not line.split(b";")[0].strip():  # an empty size line: read as the end, but the framing is
-                    self._keep_alive = False  # off, so the connection is not used for another request
+                size = _chunk_size(await _line(reader, self.received), self.received)
+                if size is None:  # an empty size line: read as the end, but the framing is off, so the
+                    self._keep_alive, size = False, 0  # connection is not used for another request
                 if size == 0:
                     while (await _line(reader, self.received)).strip():
                         pass  # trailers
@@ -172,7 +171,7 @@ class Client:
         lines = head.decode("latin-1").split("\r\n")
         version, _, rest = lines[0].partition(" ")
         code = rest[:3]
-        if not version.startswith("HTTP/") or not code.isdigit():
+        if not version.startswith("HTTP/") or not _is_number(code):
             connection.close()
             raise HTTPError(f"not an HTTP answer: {lines[0][:60]!r}")
         headers: dict[str, str] = {}
@@ -257,11 +256,18 @@ async def _line(reader: asyncio.StreamReader, received: int) -> bytes:
         raise HTTPError("a chunk size line is too long") from None
 
 
-def _chunk_size(line: bytes, received: int) -> int:
-    """Return the size a chunked body's size line gives (hexadecimal, extensions after ';'; an empty line is
-    read as the last chunk, as before). A line that is no size ends the body there, like a connection that
-    closed: what came is kept."""
-    digits = line.split(b";")[0].strip() or b"0"
+def _is_number(text: str) -> bool:
+    """True for ASCII digits only (headers are decoded as latin-1, where str.isdigit() also takes '²')."""
+    return text.isascii() and text.isdigit()
+
+
+def _chunk_size(line: bytes, received: int) -> int | None:
+    """Return the size a chunked body's size line gives (hexadecimal, extensions after ';'), None for an empty
+    line (read as the last chunk, as before). A line that is no size ends the body there, like a connection
+    that closed: what came is kept."""
+    digits = line.split(b";")[0].strip()
+    if not digits:
+        return None
     if len(digits) > 16 or digits.strip(b"0123456789abcdefABCDEF"):
         raise ShortBody(received, None)
     return int(digits, 16)

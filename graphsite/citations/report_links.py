@@ -160,8 +160,9 @@ def _local_verdict(url: str, source: Source, ids: frozenset[str]) -> LinkResult:
 
 
 def _exists(path: Path) -> bool:
-    """Return whether `path` exists; a name no file can have (a NUL byte, too long, unreadable) does not."""
+    """Return whether `path` exists; a name no file can have (too long, unreadable) does not. (A NUL byte is
+    answered False by Path.exists itself.)"""
     try:
         return path.exists()
-    except (OSError, ValueError):
+    except OSError:
         return False

@@ -136,6 +136,8 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._chunked([PAGE[:40], PAGE[40:90], PAGE[90:]], head)
         if path == "/bad-chunk":  # the page whole in its first chunk, then a size line that is no size
             return self._chunked([PAGE], head, end=b"zz\r\n\r\n")
+        if path == "/odd-length":  # a Content-Length of non-ASCII digits (latin-1 '²'): no length given
+            return self._send(200, PAGE, head, {"Content-Length": "1\u00b2"}, length=False)
         if path == "/empty-size-line":  # the page, then an empty size line where "0" belongs
             return self._chunked([PAGE], head, end=b"\r\n\r\n")
         if path == "/maintenance":

@@ -215,3 +215,9 @@ def test_an_empty_chunk_size_line_ends_the_body_but_the_connection_is_not_used_a
     report = check_links(urls, settings(tmp_path, per_host=1), progress=False)
     assert [r.state for r in report.results] == ["ok", "ok"], report.results
     assert len(pitfall_server.hits.connections) == 2
+
+
+def test_a_content_length_of_non_ascii_digits_is_no_length_not_an_invalid_url(pitfall_server, tmp_path):
+    """'1²'.isdigit() is True and int('1²') raises ValueError, which the checker reported as 'dead: invalid URL'."""
+    result = check_links([pitfall_server.url("/odd-length#present")], settings(tmp_path), progress=False).results[0]
+    assert result.state == "ok", result

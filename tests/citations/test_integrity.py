@@ -235,3 +235,5 @@ def test_normalize_is_memoised_and_origin_keys_a_host_however_it_is_written():
     assert origin("HTTPS://Example.ORG:8443/a?b#c") == origin("https://example.org:8443/x") == \
         "https://example.org:8443"
     assert origin("http://example.org/") != origin("https://example.org/")
+    assert origin("https://u@Example.org.:443/x") == origin("https://example.org/") == "https://example.org"
+    assert origin("http://[::1]:8080/") == "http://[::1]:8080"

@@ -141,7 +141,7 @@ def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp
                       "#in-fence": "local", "#sec-2": "ok", "#fn1": "ok", "#top": "ok"}
 
 
-def test_links_reads_the_report_once_within_build_max_bytes_and_finds_front_matter_lines(tmp_path):
+def test_links_reads_the_report_within_build_max_bytes_and_counts_front_matter_lines(tmp_path):
     from graphsite.citations.report_links import check_report_links
     from graphsite.config import Config
     from graphsite.errors import SourceError
