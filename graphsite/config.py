@@ -165,6 +165,17 @@ def choice_errors(config: Config) -> list[str]:
     return errors
 
 
+_MOST = 100_000_000  # no count or number of seconds is larger (1e12 s made the Docker client fail misleadingly)
+_ADDRESSES = ("verify.origin_address", "verify.resolve_https", "verify.resolve_http")  # host:port, or empty
+
+
+def settings_errors(config: Config) -> list[str]:
+    """Return a message for every setting a Config holds that no run can work with: a value outside its
+    choices, a number out of range, an address that is not host:port. The loader checks them, and deploy
+    again for a Config built in code."""
+    return choice_errors(config) + _number_errors(config) + _address_errors(config)
+
+
 def _number_errors(config: Config) -> list[str]:
     """Return a message for every number out of its range (the file and the environment alike)."""
     import math
@@ -177,6 +188,27 @@ def _number_errors(config: Config) -> list[str]:
         if not (math.isfinite(value) and floor_ok):
             wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
             errors.append(f"{key}: expected {wanted}, got {value!r}")
+        elif value > _MOST:
+            errors.append(f"{key}: expected at most {_MOST:,}, got {value!r}")
+    return errors
+
+
+def _address_errors(config: Config) -> list[str]:
+    """Return a message for every verify address that is set but not host:port (a port of 1-65535)."""
+    from urllib.parse import urlsplit
+
+    errors = []
+    for key in _ADDRESSES:
+        value = getattr(config.verify, key.partition(".")[2]).strip()
+        if not value:
+            continue
+        try:
+            parts = urlsplit(f"//{value}")
+            valid = bool(parts.hostname) and parts.port is not None and parts.port > 0 and not parts.path
+        except ValueError:
+            valid = False
+        if not valid:
+            errors.append(f"{key}: expected host:port (e.g. 127.0.0.1:443), got {value!r}")
     return errors
 
 
@@ -340,11 +372,13 @@ def _name_source(error: str, from_env: dict[str, str]) -> str:
     return f"{error} (from {from_env[key]})" if key in from_env else error
 
 
-def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None) -> Path | None:
-    """Return the configuration file in effect: the flag, then GRAPHSITE_CONFIG, then ./graphsite.toml."""
+def find_config_file(explicit: str | Path | None = None, cwd: Path | None = None,
+                     environ: typing.Mapping[str, str] | None = None) -> Path | None:
+    """Return the configuration file in effect: the flag, then GRAPHSITE_CONFIG (of `environ`, default the
+    process's), then ./graphsite.toml."""
     if explicit:
         return Path(explicit)
-    env = os.environ.get(CONFIG_ENV)
+    env = (os.environ if environ is None else environ).get(CONFIG_ENV)
     if env:
         return Path(env)
     local = (cwd or Path.cwd()) / DEFAULT_FILENAME
@@ -384,7 +418,7 @@ def load_config_sources(explicit: str | Path | None = None, *, environ: typing.M
     """Return the validated configuration and where each value not left at its default came from
     ({"links.timeout": "environment GRAPHSITE_LINKS_TIMEOUT" or "file PATH"}); raise ConfigError listing
     every problem found."""
-    path = find_config_file(explicit)
+    path = find_config_file(explicit, environ=environ)
     data = _read_file(path) if path is not None else {}
     sources = {f"{section}.{key}": f"file {path}" for section, values in data.items() if isinstance(values, dict)
                for key in values}
@@ -397,7 +431,7 @@ def load_config_sources(explicit: str | Path | None = None, *, environ: typing.M
     sources.update({key: f"environment {variable}" for key, variable in from_env.items()})
     errors: list[str] = []
     config = _build("", Config, data, errors)
-    errors += _acceptance_errors(config) + choice_errors(config) + _number_errors(config) + _links_errors(config.links)
+    errors += _acceptance_errors(config) + settings_errors(config) + _links_errors(config.links)
     errors = [_name_source(error, from_env) for error in errors]
     if errors:
         where = f"{path}: " if path else ""

@@ -28,7 +28,7 @@ def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> 
             _fill(directory, page, stamp, sha256)
             return False
         directory.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", suffix=TEMPORARY_SUFFIX,
+        building = Path(tempfile.mkdtemp(prefix=temporary_prefix(directory), suffix=TEMPORARY_SUFFIX,
                                          dir=directory.parent))
         try:
             _fill(building, page, stamp, sha256)
@@ -97,20 +97,26 @@ def bind_stamp(directory: Path) -> Stamp | None:
     return Stamp.from_marker(text, directory.name)
 
 
+def own_stamp(directory: Path) -> Stamp | None:
+    """Return the stamp of `directory` when its marker says graphsite made it for the name it has, else None
+    (one whose marker names another deployment, or a killed deploy's `.NAME.<random>.tmp`, is not that name's)."""
+    stamp = bind_stamp(directory)
+    return stamp if owned_by(stamp, directory.name) else None
+
+
 def made_by_graphsite(directory: Path) -> bool:
-    """True when `directory`'s marker says graphsite made it for the name it has (one whose marker names another
-    deployment, or a killed deploy's `.NAME.<random>.tmp`, is not that name's)."""
-    return owned_by(bind_stamp(directory), directory.name)
+    return own_stamp(directory) is not None
 
 
-def bind_dirs(bind_root: Path) -> dict[str, Path]:
-    """Return {subdomain: directory} of the directories under `bind_root` that graphsite made for the name they
-    have (a killed deploy's `.NAME.<random>.tmp`, which holds a marker too, is one of `temporaries`)."""
+def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
+    """Return {subdomain: (directory, its stamp)} of the directories under `bind_root` that graphsite made for
+    the name they have (a killed deploy's `.NAME.<random>.tmp`, which holds a marker too, is one of
+    `temporaries`)."""
     try:
         children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
     except OSError:
         return {}
-    return {path.name: path for path in children if made_by_graphsite(path)}
+    return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
 
 
 def remove_bind_dir(directory: Path) -> bool:

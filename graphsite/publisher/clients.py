@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphsite.config import Config
-from graphsite.errors import ConfigError, GraphsiteError
+from graphsite.errors import GraphsiteError
 from graphsite.labels import check_domain
 
 # The systems a deployment lives in, as messages and `list` name them.
@@ -35,7 +35,7 @@ class Clients:
         try:
             clients.swarm = Swarm(timeout=config.deploy.docker_timeout)
         except GraphsiteError as exc:
-            if not partial or isinstance(exc, ConfigError):
+            if not partial:
                 clients.close()
                 raise
             clients.unavailable[SWARM] = exc.message.splitlines()[0]

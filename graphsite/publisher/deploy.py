@@ -245,8 +245,8 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
-        for check in checks:  # deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
-            if check.name == "traefik.middlewares" and check.status == WARN:
+        for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
+            if check.status == WARN:
                 output.warn(check.evidence)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,

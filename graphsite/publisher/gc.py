@@ -31,7 +31,7 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
         return f"expired {held.expires}"
     if state == "partial" and Stamp(held.name, held.created).older_than(now, grace):
         why = [f"no {', '.join(held.missing())}"] if held.missing() else []
-        why += ["temporary files left"] if held.temporaries or held.temporary_dirs else []
+        why += ["temporary files left"] if held.leftovers else []
         return f"partial for over {grace / 60:g} min ({'; '.join(why)})"
     return ""
 

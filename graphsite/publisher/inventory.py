@@ -60,8 +60,13 @@ class Holding:
 
     @property
     def empty(self) -> bool:
-        return not (self.deployment or self.configs or self.route or self.temporaries or self.temporary_dirs
-                    or self.directory or self.records)
+        return not (self.deployment or self.configs or self.route or self.leftovers or self.directory
+                    or self.records)
+
+    @property
+    def leftovers(self) -> bool:
+        """True when a killed run left a temporary route file or page directory."""
+        return bool(self.temporaries or self.temporary_dirs)
 
     def missing(self) -> list[str]:
         """Return what a complete deployment has and this one lacks (empty: complete). What could not be read
@@ -80,7 +85,7 @@ class Holding:
         """Return `expired`, `partial` or `deployed` (a state, derived every time from what was found)."""
         if Stamp(self.name, self.created, self.expires).expired(now):
             return "expired"
-        return "partial" if self.missing() or self.temporaries or self.temporary_dirs else "deployed"
+        return "partial" if self.missing() or self.leftovers else "deployed"
 
     def resources(self) -> list[tuple[str, str]]:
         """Return (kind, name) of every resource found, in teardown order."""
@@ -188,11 +193,10 @@ def _read_routes(found: _Found, dynamic_dir: Path, name: str | None) -> None:
 
 
 def _read_directories(found: _Found, bind_root: Path, name: str | None) -> None:
-    directories = ({name: bind_dir_of(bind_root, name)} if name is not None else bind.bind_dirs(bind_root))
-    for owner, directory in directories.items():
-        stamp = bind.bind_stamp(directory)
-        if stamp is not None and bind.made_by_graphsite(directory):
-            found.directories[owner] = (directory, stamp)
+    if name is None:
+        found.directories.update(bind.bind_dirs(bind_root))
+    elif (stamp := bind.own_stamp(bind_dir_of(bind_root, name))) is not None:
+        found.directories[name] = (bind_dir_of(bind_root, name), stamp)
     for owner, temporaries in bind.temporaries(bind_root).items():
         if name is None or owner == name:
             found.temporary_dirs[owner] = temporaries

@@ -70,11 +70,12 @@ def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, c
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
-            os.close(fd)
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:  # who holds it is read only to say so (a retry need not know)
+                holder = _holder(fd)
+                os.close(fd)
                 raise LockBusy(f"{subdomain} is being deployed or torn down by {holder} ({path})",
                                hint="wait for it to finish, or pass --wait SECONDS") from None
+            os.close(fd)
             time.sleep(0.1)
             continue
         if _still_named(fd, path):

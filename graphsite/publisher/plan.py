@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from graphsite.config import CHOICES, Config, choice_errors
+from graphsite.config import CHOICES, Config, settings_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
 from graphsite.publisher import caddy, route
@@ -154,7 +154,7 @@ def check_settings(config: Config, content: str) -> None:
     check_domain(config.site.domain)
     if content not in CONTENT_MODES:
         raise ConfigError(f"--content: expected {' or '.join(CONTENT_MODES)}, got {content!r}")
-    errors = choice_errors(config)
+    errors = settings_errors(config)
     if errors:
         raise ConfigError(errors[0])
     if not deploy.image.strip():

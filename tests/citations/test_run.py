@@ -75,6 +75,8 @@ def test_every_link_of_the_report_is_listed_with_its_line_and_state(workdir, pit
     ("file", 'ca_bundle = "r.md"', "links.ca_bundle: cannot load 'r.md' as PEM CA certificates"),
     ("env", "GRAPHSITE_DEPLOY_DOCKER_TIMEOUT=inf", "deploy.docker_timeout: expected a number above 0, got inf"),
     ("env", "GRAPHSITE_DEPLOY_GC_GRACE=-1", "deploy.gc_grace: expected a number of 0 or more, got -1.0"),
+    ("env", "GRAPHSITE_DEPLOY_DOCKER_TIMEOUT=1e12", "deploy.docker_timeout: expected at most 100,000,000"),
+    ("env", "GRAPHSITE_VERIFY_ORIGIN_ADDRESS=127.0.0.1:abc", "verify.origin_address: expected host:port"),
 ])
 def test_a_value_that_is_not_a_positive_number_is_a_configuration_error_exit_2(workdir, monkeypatch, where,
                                                                                 text, key):

@@ -92,6 +92,10 @@ def test_show_names_the_variable_a_value_came_from_in_any_case_and_the_upper_cas
         config, settings, _ = effective(None, both)
         assert config.links.timeout == 9
         assert {s.name: s for s in settings}["links.timeout"].source == "environment GRAPHSITE_LINKS_TIMEOUT"
+    chosen_file = tmp_path / "chosen.toml"
+    chosen_file.write_text("[links]\ntimeout = 3.0\n")
+    config, settings, chosen = effective(None, {"GRAPHSITE_CONFIG": str(chosen_file)})  # the mapping's, not ours
+    assert chosen == "environment GRAPHSITE_CONFIG" and config.links.timeout == 3 and config.path == chosen_file
 
 
 def test_show_json_redacts_the_token(tmp_path):

@@ -149,14 +149,3 @@ def test_a_port_in_use_is_a_one_line_error(served):
     assert result.exit_code == 1, result.output
     assert f"--port {port}: cannot listen on 127.0.0.1:{port}" in result.output
     assert "Traceback" not in result.output
-
-
-def test_serve_defaults_to_the_fonts_build_embeds():
-    """The preview is the page a deploy publishes: embedded fonts by default, as `build` (it was Google's)."""
-    from graphsite.commands.build import build_command
-    from graphsite.commands.serve import serve_command
-
-    def default(command) -> str:
-        return next(p for p in command.params if p.name == "fonts").default
-
-    assert default(serve_command) == default(build_command) == "embedded"

@@ -4,6 +4,7 @@ and by content, never a user's directory."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -16,6 +17,9 @@ from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
 from graphsite.errors import DeployError
 from graphsite.publisher import bind
 from graphsite.publisher.deployment import MARKER, Stamp
+
+# Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
 
 STAMP = Stamp("gs-bind", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
 
@@ -95,7 +99,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     assert bind.temporaries(tmp_path) == {"gs-a": [empty], "gs-b": [half]}
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
-    assert bind.bind_dirs(tmp_path) == {"gs-h": whole}
+    assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, Stamp("gs-h"))}
     assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)
     with pytest.raises(DeployError, match="graphsite did not make it"):
         bind.remove_bind_dir(foreign)

@@ -119,10 +119,10 @@ def test_a_wrong_route_fails_verify_at_the_edge(publab, shared_deployment, break
     good = route.read_text()
     document = yaml.safe_load(good)
     breaking(document, name)
-    written = time.time()
+    before = _applied_config()
     write_atomic(route, yaml.safe_dump(document))
     try:
-        _applied_since(written)  # the edge serves the wrong route (it used to be a sleep of 1 s)
+        _until(lambda: _applied_config() not in ("", before), 15.0)  # the edge serves the wrong route (was: sleep 1)
         done = publab.run("verify", name, "--json", env=FAST_VERIFY)
     finally:
         write_atomic(route, good)
@@ -167,16 +167,14 @@ def test_an_unparsable_file_keeps_the_previous_configuration_and_blocks_deploys(
         publab.run("teardown", second)
 
 
-def _applied_since(moment: float, seconds: float = 15.0) -> None:
-    """Return once the routes watcher has loaded the dynamic directory into the edge after `moment`."""
+def _applied_config() -> str:
+    """Return the id of the configuration the routes watcher last loaded into the edge ("" before any): a change
+    of the directory it has applied changes it (a reload that read the directory before a write does not)."""
     from graphsite.lab.instance import LabInstance
     from graphsite.lab.processes import routes_health
 
-    def applied() -> bool:
-        status = routes_health(LabInstance.from_env()) or {}
-        return float((status.get("applied") or {}).get("at") or 0) > moment
-
-    _until(applied, seconds)
+    status = routes_health(LabInstance.from_env()) or {}
+    return str((status.get("applied") or {}).get("config_id") or "")
 
 
 def _lab_bytes(root: Path):
