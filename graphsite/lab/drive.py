@@ -151,22 +151,22 @@ class Driver:
         read before and after `list`, again (a bounded number of times) until both reads agree: an effect still
         landing after a kill or a stall (dockerd committing a create, the fake Cloudflare working through
         requests queued while it was stopped) must not pass for a disagreement of list's."""
-        attempt = 0
-        while True:
-            attempt += 1
-            before = {name: self.held(name) for name in names}
+        before = {name: self.held(name) for name in names}
+        for attempt in range(1, attempts + 1):
             listed, run = self.listing()
             held = {name: self.held(name) for name in names}
-            if held == before or attempt >= attempts:  # never settled: list is compared with the last read
+            if held == before:
                 return listed, held, run
+            before = held  # the read after this list is the read before the next one
             time.sleep(0.2 * attempt)
+        raise AssertionError(f"the systems never held still over {attempts} listings: last {held}\n{run}")
 
     def cloudflare_quiet(self, *, quiet: float = 0.6, within: float = 15.0) -> None:
-        """Return once the fake Cloudflare has logged no new request for `quiet` seconds (it works through what
-        was queued while it was stopped); raise AssertionError after `within` seconds."""
+        """Return once the fake Cloudflare has answered no new API call for `quiet` seconds (it works through
+        what was queued while it was stopped); raise AssertionError after `within` seconds."""
         deadline, last, since = time.monotonic() + within, None, time.monotonic()
         while time.monotonic() < deadline:
-            newest = [entry.get("seq") for entry in self.cloudflare.requests()[-1:]]
+            newest = self.cloudflare.health().get("answered")  # a count, not the whole request log
             if newest != last:
                 last, since = newest, time.monotonic()
             elif time.monotonic() - since >= quiet:

@@ -43,14 +43,14 @@ def stop(pid: int, *markers: str, wait: float = 20) -> str:
     """Terminate a process the lab started (SIGTERM, then SIGKILL); return 'stopped' or 'absent'."""
     if not is_ours(pid, *markers):
         return "absent"
-    os.kill(pid, signal.SIGTERM)
+    background.terminate(pid, signal.SIGTERM)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if not is_ours(pid, *markers) or _zombie(pid):
             _reap(pid)
             return "stopped"
         time.sleep(0.1)
-    os.kill(pid, signal.SIGKILL)
+    background.terminate(pid, signal.SIGKILL)  # its whole session, as background.start made it
     _reap(pid)
     return "stopped"
 

@@ -25,8 +25,9 @@ def _gone(pid: int, within: float = 5.0) -> bool:
 
 @pytest.mark.parametrize("ready", ["never", "fails"])
 def test_a_process_that_never_answers_is_stopped_with_its_children(tmp_path, ready):
+    """The shell ignores SIGTERM and keeps a child: only the KILL of its whole session ends them both."""
     child = tmp_path / "child.pid"
-    argv = ["sh", "-c", f'sleep 60 & echo $! > {child}; trap "" TERM; wait']  # the shell even ignores TERM
+    argv = ["sh", "-c", f'trap "" TERM; sleep 60 & echo $! > {child}; while :; do sleep 1; done']
     seen: list[int] = []
 
     def check(process) -> bool:
@@ -36,7 +37,7 @@ def test_a_process_that_never_answers_is_stopped_with_its_children(tmp_path, rea
         return False
 
     with pytest.raises(LabError, match="never answered" if ready == "never" else "check itself failed"):
-        start(argv, tmp_path / "log", what="a shell", ready=check, wait=1.0, late="a shell never answered",
-              poll=0.05)
+        start(argv, tmp_path / "log", what="a shell", ready=check, wait=3.0 if ready == "never" else 60.0,
+              late="a shell never answered", poll=0.05, grace=0.5)
     assert seen and child.exists()
     assert _gone(seen[0]) and _gone(int(child.read_text()))
