@@ -29,10 +29,12 @@ import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from graphsite.builder.pdf import DEFAULT_CHROMIUM
+
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "content" / "graph-engineering.md"
 LIGHTHOUSE = REPO / "tools" / "npm" / "node_modules" / ".bin" / "lighthouse"
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = DEFAULT_CHROMIUM  # Debian's, never a downloaded browser
 OUT = REPO / "benchmarks" / "out" / "page"
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 COMPRESSIBLE = (".html", ".css", ".js", ".svg", ".json", ".xml", ".txt")

@@ -21,10 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from graphsite.builder.pdf import DEFAULT_CHROMIUM
+
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "content" / "graph-engineering.md"
 BIN = Path(sys.executable).parent
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = DEFAULT_CHROMIUM  # Debian's, never a downloaded browser
 
 
 def _free_port() -> int:

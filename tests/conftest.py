@@ -8,6 +8,8 @@ import os
 
 import pytest
 
+from graphsite.builder.pdf import DEFAULT_CHROMIUM
+
 
 def pytest_collection_modifyitems(items):
     """A test that uses the running lab (directly or through another fixture) is marked `lab`, so that
@@ -31,7 +33,7 @@ def lab():
     return handle
 
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = DEFAULT_CHROMIUM  # Debian's, never a downloaded browser
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
