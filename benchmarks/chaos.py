@@ -143,7 +143,7 @@ class Worker:
         name = self.name()
         status = self.rng.choice((429, 500, 502, 503))
         self.driver.cloudflare.fail_next(self.rng.randint(1, 4), status=status, retry_after=1,
-                                         match=f"graphsite: {name} (", after=self.rng.random() < 0.6)
+                                         match=f"graphsite:2 {name}.", after=self.rng.random() < 0.6)
         self.record(self.driver.run(*self.deploy_args(name), env={"GRAPHSITE_DNS_RETRIES": "2"}), name)
 
     def cloudflare_stall(self) -> None:

@@ -1,3 +1,3 @@
 """graphsite: a decision-ready Markdown report as one page, published on Swarm + Traefik + Cloudflare."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

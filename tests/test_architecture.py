@@ -17,7 +17,6 @@ SHARED = {"config", "errors", "output", "paths", "labels", "atomic", "signals", 
 ADAPTERS = {
     "docker": {"publisher/swarm.py"},
     "requests": {"publisher/swarm.py"},  # the Docker SDK's transport: its errors are translated there
-    "cloudflare": {"publisher/cloudflare.py"},
     "httpx": {"publisher/cloudflare.py", "publisher/probe.py", "citations/live.py", "citations/http.py",
               "citations/fetch.py"},
 }

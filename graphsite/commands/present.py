@@ -71,7 +71,9 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
     if report.nothing_was_there and report.clean:
         output.info(f"nothing left of {report.name}: every resource was already absent")
     if not report.clean:
-        left = ", ".join(report.left) or ("the page is still served" if not report.page_offline else "")
+        left = ", ".join(report.left) or ("" if report.page_offline else
+                                          "the page is still served" if report.page_state == "served"
+                                          else f"the page's absence is not proven ({report.page})")
         failed = [o for o in report.outcomes if o.failed]
         what = "; ".join(f"{o.resource} {o.name}: {o.detail}" for o in failed)
         raise Incomplete(f"teardown of {report.name} is not finished" + (f": {what}" if what else "")
@@ -96,7 +98,7 @@ def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
     holdings = list(inventory.holdings.values())
     if as_json:
         output.emit_json({"deployments": [_held_json(h, now) for h in holdings],
-                          "unreadable": inventory.unreadable})
+                          "foreign": [f.as_json() for f in inventory.foreign], "unreadable": inventory.unreadable})
     else:
         rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE")]
         rows += [_row(h, now) for h in holdings]
@@ -106,6 +108,8 @@ def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
         for held in holdings:
             if held.state(now) == "partial":
                 output.info(f"{held.name}: " + ", ".join(f"{kind} {name}" for kind, name in held.resources()))
+        for foreign in inventory.foreign:  # stamped like graphsite's, but not this configuration's: never touched
+            output.info(f"not this configuration's, left alone: {foreign.line()}")
     if inventory.unreadable:
         raise Incomplete("could not read " + "; ".join(f"{system}: {why}" for system, why in
                                                        inventory.unreadable.items()),
@@ -141,5 +145,7 @@ def gc(report: GcReport, as_json: bool) -> None:
         failed = [c.name for c in report.collected if c.failed]
         parts = [f"{len(failed)} name(s) failed: {', '.join(failed)}"] if failed else []
         parts += [f"could not read {system}: {why}" for system, why in report.unreadable.items()]
+        parts += ["nothing was decided or removed: gc acts only on a state every system answered for"] \
+            if report.unreadable else []
         raise Incomplete("gc is not finished: " + "; ".join(parts),
                          hint="run `graphsite gc` again; `graphsite teardown NAME` removes one name")

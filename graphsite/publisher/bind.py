@@ -14,7 +14,7 @@ from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix, write_atomic
 from graphsite.errors import DeployError
-from graphsite.publisher.deployment import MARKER, Stamp, owned_by
+from graphsite.publisher.deployment import MARKER, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -56,10 +56,9 @@ def temporaries(bind_root: Path) -> dict[str, list[Path]]:
     """Return {subdomain: [directories]} of the temporary directories a killed deploy left in `bind_root`:
     named after the deployment, and holding nothing but the marker and the page (or their temporary files)."""
     found: dict[str, list[Path]] = {}
-    try:
-        candidates = sorted(bind_root.glob(".*" + TEMPORARY_SUFFIX)) if bind_root.is_dir() else []
-    except OSError:
-        return found
+    # iterdir, not glob: a root that cannot be listed raises (glob says "nothing"), and the caller names it
+    candidates = sorted(p for p in bind_root.iterdir() if p.name.startswith(".")
+                        and p.name.endswith(TEMPORARY_SUFFIX)) if bind_root.is_dir() else []
     for path in candidates:
         match = _TEMPORARY.match(path.name)
         if match and not path.is_symlink() and path.is_dir() and _only_ours(path, match["name"]):
@@ -79,8 +78,10 @@ def _only_ours(directory: Path, name: str) -> bool:
                                             and entry.name.endswith(TEMPORARY_SUFFIX) for known in ours)
         if not written or entry.is_symlink() or not entry.is_file():
             return False
+    if not (directory / MARKER).exists():  # killed before the marker was written
+        return True
     stamp = bind_stamp(directory)
-    return stamp is None or stamp.name == name
+    return stamp is not None and stamp.name == name
 
 
 def remove_temporary(directory: Path) -> bool:
@@ -94,14 +95,14 @@ def bind_stamp(directory: Path) -> Stamp | None:
         text = (directory / MARKER).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    return Stamp.from_marker(text, directory.name)
+    return Stamp.from_marker(text)
 
 
 def own_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of `directory` when its marker says graphsite made it for the name it has, else None
     (one whose marker names another deployment, or a killed deploy's `.NAME.<random>.tmp`, is not that name's)."""
     stamp = bind_stamp(directory)
-    return stamp if owned_by(stamp, directory.name) else None
+    return stamp if stamp is not None and stamp.name == directory.name else None
 
 
 def made_by_graphsite(directory: Path) -> bool:
@@ -112,10 +113,8 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
     """Return {subdomain: (directory, its stamp)} of the directories under `bind_root` that graphsite made for
     the name they have (a killed deploy's `.NAME.<random>.tmp`, which holds a marker too, is one of
     `temporaries`)."""
-    try:
-        children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
-    except OSError:
-        return {}
+    # a root that cannot be listed raises OSError: the caller names the system it could not read
+    children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
     return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
 
 

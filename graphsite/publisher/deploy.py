@@ -21,7 +21,7 @@ from graphsite.labels import check_label
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Deployment, bind_dir, route_path
+from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, route_path
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
@@ -235,7 +235,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.swarm.service(subdomain)
-        _refuse_foreign(plan, current)
+        _refuse_foreign(plan, current, config.site.domain)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -252,23 +252,40 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")
         plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
-        decision = decide_record(clients.dns.records(plan.fqdn), plan.record, force=request.force)
+        decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
+                                 force=request.force)
         route.check_route(plan.route, plan.route_path)
     return _Prepared(plan, decision, current, access)
 
 
-def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
-    """Refuse to take over a service, a route file or a directory graphsite did not make for this name."""
+def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> None:
+    """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
+    of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
-    if current is not None and (previous is None or previous.name != plan.subdomain):
-        raise DeployError(f"a Swarm service named {plan.subdomain} exists and graphsite did not make it",
-                          hint="choose another subdomain; graphsite never changes services it did not make")
-    if plan.route_path.exists() and not route.is_ours(plan.route_path):
-        raise DeployError(f"{plan.route_path} exists and is not a route graphsite wrote",
-                          hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    if plan.bind_dir and plan.bind_dir.exists() and not bind.made_by_graphsite(plan.bind_dir):
-        raise DeployError(f"{plan.bind_dir} exists and graphsite did not make it",
-                          hint="choose another subdomain or another deploy.bind_root")
+    if current is not None:
+        owner = claim(previous.stamp if previous else None, plan.subdomain, domain)
+        if owner != Claim.OURS:
+            raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
+                              f"{_whose(owner, previous)}",
+                              hint="choose another subdomain; graphsite never changes services it did not make")
+    if plan.route_path.exists() or plan.route_path.is_symlink():
+        owner = claim(route.route_stamp(plan.route_path), plan.subdomain, domain)
+        if owner not in (Claim.OURS, Claim.OLDER) or plan.route_path.is_symlink():
+            raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
+                              f"{_whose(owner, None)}",
+                              hint="choose another subdomain; graphsite never overwrites routes it did not write")
+    if plan.bind_dir and (plan.bind_dir.exists() or plan.bind_dir.is_symlink()):
+        owner = claim(bind.bind_stamp(plan.bind_dir), plan.subdomain, domain)
+        if owner not in (Claim.OURS, Claim.OLDER) or plan.bind_dir.is_symlink():
+            raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {_whose(owner, None)}",
+                              hint="choose another subdomain or another deploy.bind_root")
+
+
+def _whose(owner: Claim | None, previous: Deployment | None) -> str:
+    if owner == Claim.OTHER:
+        return f"another graphsite configuration's ({previous.fqdn})" if previous else \
+            "another graphsite configuration's"
+    return "graphsite did not make it" if owner is None else f"its graphsite stamp proves nothing ({owner})"
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients,
@@ -286,7 +303,10 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
     """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
-        old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
+        domain = config.site.domain
+        mine = {name for name, stamp in clients.swarm.config_stamps(plan.subdomain).items()
+                if stamp.claim(plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
+        old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
             clients.swarm.remove_config(name)
         if plan.bind_dir is None and directory.exists():

@@ -9,25 +9,44 @@ so that a half-made deployment is still fully visible from the systems alone (no
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 
+from graphsite import __version__
 from graphsite.labels import check_label
 
 PREFIX = "graphsite"
-# The service's labels: the systems' own record of a deployment. Configs carry the first three.
+STAMP_VERSION = 2  # the stamp this release writes; version 1 (graphsite 0.1) is still read
+# The labels: the systems' own record of a deployment. Configs carry the stamp's; the service all of them.
 NAME, CREATED, EXPIRES = f"{PREFIX}.subdomain", f"{PREFIX}.created", f"{PREFIX}.expires"
 FQDN, SHA256, TITLE, CONTENT, ACCESS = (f"{PREFIX}.fqdn", f"{PREFIX}.sha256", f"{PREFIX}.title",
                                          f"{PREFIX}.content", f"{PREFIX}.access")
+ID, STAMP, VERSION = f"{PREFIX}.id", f"{PREFIX}.stamp", f"{PREFIX}.version"
 MARKER = ".graphsite"  # the file in a bind directory that says graphsite made it
 RECORD_COMMENT = "graphsite:"  # how every DNS record comment graphsite writes starts
 ROUTE_COMMENT = "# graphsite:"  # the first line of every route file graphsite writes
 COMMENT_LIMIT = 100  # Cloudflare keeps at most 100 characters of a record's comment on most plans
-_STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
-_RECORD = re.compile(rf"^graphsite: (?P<name>[a-z0-9-]+)(?: \((?:created (?P<created>{_STAMP}))?"
-                     rf"(?:,? ?expires (?P<expires>{_STAMP}))?[^)]*\))?$")
-_FIELDS = re.compile(r"\b(name|created|expires)=(\S+)")
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
+_COMPACT = r"\d{8}T\d{6}Z"
+_ID = r"[0-9a-f]{8}"
+_HOST = r"[a-z0-9.-]{1,253}"
+_LABEL = r"[a-z0-9-]{1,63}"
+# Version 2: every field present, in this order, nothing else on the line.
+_FIELDS_V2 = (rf"stamp=2 name=(?P<name>{_LABEL}) fqdn=(?P<fqdn>{_HOST}) id=(?P<id>{_ID}) "
+              rf"created=(?P<created>{_ISO}) expires=(?P<expires>(?:{_ISO})?)")
+_ROUTE_V2 = re.compile(rf"^{re.escape(ROUTE_COMMENT)} {_FIELDS_V2}$")
+_MARKER_V2 = re.compile(rf"^made by graphsite deploy: {_FIELDS_V2}(?: sha256=[0-9a-f]{{64}})?$")
+_RECORD_V2 = re.compile(rf"^graphsite:2 (?P<fqdn>{_HOST}) id=(?P<id>{_ID}) c=(?P<created>{_COMPACT})"
+                        rf"(?: e=(?P<expires>{_COMPACT}))?$")
+# Version 1 (graphsite 0.1): name, created and expires; no fqdn, no id.
+_V1 = rf"name=(?P<name>{_LABEL}) created=(?P<created>(?:{_ISO})?) expires=(?P<expires>(?:{_ISO})?)"
+_ROUTE_V1 = re.compile(rf"^{re.escape(ROUTE_COMMENT)} {_V1}$")
+_MARKER_V1 = re.compile(rf"^made by graphsite deploy: {_V1}(?: sha256=[0-9a-f]{{64}})?$")
+_RECORD_V1 = re.compile(rf"^graphsite: (?P<name>{_LABEL}) \(created (?P<created>{_ISO})"
+                        rf"(?:, expires (?P<expires>{_ISO}))?\)$")
 
 
 def iso(moment: datetime) -> str:
@@ -44,13 +63,41 @@ def parse_stamp(stamp: str) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _compact(stamp: str) -> str:
+    return stamp.replace("-", "").replace(":", "")
+
+
+def _expanded(compact: str | None) -> str:
+    if not compact:
+        return ""
+    return f"{compact[:4]}-{compact[4:6]}-{compact[6:11]}:{compact[11:13]}:{compact[13:]}"
+
+
+def new_id() -> str:
+    """Return a fresh deployment id: 8 random hex digits, made at a name's first deploy."""
+    return secrets.token_hex(4)
+
+
+class Claim(StrEnum):
+    """Whose a resource that carries a graphsite stamp is, judged against the configuration in use."""
+
+    OURS = "ours"  # a complete stamp for this name under this configuration's domain
+    OTHER = "another configuration"  # a complete stamp for another domain: never touched
+    OLDER = "older graphsite"  # a version-1 stamp that cannot name its domain: ours only beside a proven resource
+    UNPROVEN = "not proven"  # a lookalike: a partial stamp, or one that names another resource
+
+
 @dataclass(frozen=True)
 class Stamp:
-    """What every resource says about itself: made by graphsite for `name`, when, and until when."""
+    """What every resource says about itself: made by graphsite for `name` at `fqdn`, in deployment `id`, when,
+    and until when. `version` 1 stamps (graphsite 0.1) carry no id and, but for the service's, no fqdn."""
 
     name: str
+    fqdn: str = ""
+    id: str = ""
     created: str = ""
     expires: str = ""
+    version: int = STAMP_VERSION
 
     def expired(self, now: datetime) -> bool:
         moment = parse_stamp(self.expires)
@@ -61,70 +108,91 @@ class Stamp:
         moment = parse_stamp(self.created)
         return moment is None or (now - moment).total_seconds() > seconds
 
+    def claim(self, resource: str, domain: str) -> Claim:
+        """Return whose the resource named `resource` (a subdomain) carrying this stamp is, for `domain`."""
+        if self.name != resource or not parse_stamp(self.created):
+            return Claim.UNPROVEN
+        if self.version < STAMP_VERSION and not self.fqdn:
+            return Claim.OLDER
+        if self.fqdn.split(".", 1)[0] != self.name or (self.version >= STAMP_VERSION and not self.id):
+            return Claim.UNPROVEN
+        return Claim.OURS if self.fqdn == f"{self.name}.{domain}" else Claim.OTHER
+
     # --- labels (Swarm configs and services) --------------------------------------------------------------
 
     def labels(self) -> dict[str, str]:
-        return {NAME: self.name, CREATED: self.created, EXPIRES: self.expires}
+        return {NAME: self.name, FQDN: self.fqdn, ID: self.id, CREATED: self.created, EXPIRES: self.expires,
+                STAMP: str(STAMP_VERSION)}
 
     @classmethod
     def from_labels(cls, labels: dict | None) -> Stamp | None:
-        """Return the stamp of a Swarm object's labels, or None when graphsite did not make it."""
-        name = (labels or {}).get(NAME)
+        """Return the stamp of a Swarm object's labels (complete or not), or None when they carry none."""
+        labels = labels or {}
+        name = labels.get(NAME)
         if not name:
             return None
-        return cls(name, (labels or {}).get(CREATED, ""), (labels or {}).get(EXPIRES, ""))
+        version = STAMP_VERSION if labels.get(STAMP) == str(STAMP_VERSION) else 1
+        expires = labels.get(EXPIRES, "")
+        created = labels.get(CREATED, "") if not expires or parse_stamp(expires) else ""  # a bad expiry: unproven
+        return cls(name, labels.get(FQDN, ""), labels.get(ID, "") if version > 1 else "", created, expires,
+                   version)
 
     # --- the bind directory's marker file --------------------------------------------------------------------
 
     def marker(self, sha256: str = "") -> str:
         tail = f" sha256={sha256}" if sha256 else ""
-        return f"made by graphsite deploy: name={self.name} created={self.created} expires={self.expires}{tail}\n"
+        return f"made by graphsite deploy: {self._fields()}{tail}\n"
+
+    def _fields(self) -> str:
+        return (f"stamp={STAMP_VERSION} name={self.name} fqdn={self.fqdn} id={self.id} created={self.created} "
+                f"expires={self.expires}")
 
     @classmethod
-    def from_marker(cls, text: str, directory_name: str) -> Stamp:
-        """Return the stamp a marker file holds (a marker of the first version holds none: the directory's name)."""
-        fields = dict(_FIELDS.findall(text))
-        return cls(fields.get("name") or directory_name, fields.get("created", ""), fields.get("expires", ""))
+    def from_marker(cls, text: str) -> Stamp | None:
+        """Return the stamp a marker file holds, or None when it holds none that parses completely."""
+        return _parsed(text.strip(), _MARKER_V2, _MARKER_V1)
 
     # --- the route file's first line ------------------------------------------------------------------------
 
     def route_comment(self) -> str:
-        return f"{ROUTE_COMMENT} name={self.name} created={self.created} expires={self.expires}\n"
+        return f"{ROUTE_COMMENT} {self._fields()}\n"
 
     @classmethod
     def from_route_text(cls, text: str) -> Stamp | None:
-        """Return the stamp of a route file's leading comment, or None when it has none."""
-        first = text.split("\n", 1)[0]
-        if not first.startswith(ROUTE_COMMENT):
-            return None
-        fields = dict(_FIELDS.findall(first))
-        return cls(fields["name"], fields.get("created", ""), fields.get("expires", "")) if "name" in fields else None
+        """Return the stamp of a route file's leading comment, or None when it has none that parses completely."""
+        return _parsed(text.split("\n", 1)[0].rstrip("\r"), _ROUTE_V2, _ROUTE_V1)
 
     # --- the DNS record's comment ---------------------------------------------------------------------------
 
-    def record_comment(self) -> str:
-        """Return `graphsite: NAME (created …, expires …)`, without the expiry when it would pass the limit."""
-        parts = [f"created {self.created}"] if self.created else []
-        if self.expires:
-            parts.append(f"expires {self.expires}")
-        while parts:
-            comment = f"{RECORD_COMMENT} {self.name} ({', '.join(parts)})"
-            if len(comment) <= COMMENT_LIMIT:
-                return comment
-            parts.pop()
-        return f"{RECORD_COMMENT} {self.name}"
+    def record_comment(self, limit: int = COMMENT_LIMIT) -> str:
+        """Return `graphsite:2 FQDN id=ID c=CREATED e=EXPIRES` (compact times), without the expiry when it would
+        pass `limit`; raise ValueError when even that does not fit."""
+        comment = f"{RECORD_COMMENT}{STAMP_VERSION} {self.fqdn} id={self.id} c={_compact(self.created)}"
+        if self.expires and len(comment) + 3 + len(_compact(self.expires)) <= limit:
+            return f"{comment} e={_compact(self.expires)}"
+        if len(comment) > limit:
+            raise ValueError(f"the ownership stamp needs {len(comment)} characters; Cloudflare keeps {limit}")
+        return comment
 
     @classmethod
-    def from_record_comment(cls, comment: str, record_name: str = "") -> Stamp | None:
-        """Return the stamp of a record comment graphsite wrote, or None when graphsite did not write it."""
+    def from_record_comment(cls, comment: str) -> Stamp | None:
+        """Return the stamp of a record comment (complete, or a version-1 one), or None: a comment that merely
+        starts like graphsite's is no stamp."""
         comment = (comment or "").strip()
-        if not comment.startswith(RECORD_COMMENT):
-            return None
-        match = _RECORD.match(comment)
-        if match:
-            return cls(match["name"], match["created"] or "", match["expires"] or "")
-        # an older comment ("graphsite: NAME (made by graphsite deploy)") or one cut short: the name is the label
-        return cls(record_name.split(".", 1)[0]) if record_name else None
+        if (match := _RECORD_V2.match(comment)) is not None:
+            return cls(match["fqdn"].split(".", 1)[0], match["fqdn"], match["id"], _expanded(match["created"]),
+                       _expanded(match["expires"]))
+        if (match := _RECORD_V1.match(comment)) is not None:
+            return cls(match["name"], "", "", match["created"], match["expires"] or "", version=1)
+        return None
+
+
+def _parsed(line: str, current: re.Pattern[str], older: re.Pattern[str]) -> Stamp | None:
+    if (match := current.match(line)) is not None:
+        return Stamp(match["name"], match["fqdn"], match["id"], match["created"], match["expires"])
+    if (match := older.match(line)) is not None:
+        return Stamp(match["name"], "", "", match["created"], match["expires"], version=1)
+    return None
 
 
 @dataclass(frozen=True)
@@ -141,6 +209,9 @@ class Deployment:
     content: str = "config"
     replicas: int = 1
     access: str = "public"
+    id: str = ""  # random, made at the name's first deploy, carried by every resource of the deployment
+    made_by: str = ""  # the graphsite version that wrote the service ("" : graphsite 0.1, which did not say)
+    stamp_version: int = STAMP_VERSION
 
     @property
     def url(self) -> str:
@@ -148,29 +219,38 @@ class Deployment:
 
     @property
     def stamp(self) -> Stamp:
-        return Stamp(self.name, self.created, self.expires)
+        return Stamp(self.name, self.fqdn, self.id, self.created, self.expires, self.stamp_version)
+
+    @property
+    def current(self) -> bool:
+        """True when this release's graphsite wrote the deployment (its labels, Caddyfile and stamps)."""
+        return self.made_by == __version__
 
     def expired(self, now: datetime) -> bool:
         return self.stamp.expired(now)
 
     def labels(self) -> dict[str, str]:
         """Return the service's labels."""
-        return {**self.stamp.labels(), FQDN: self.fqdn, SHA256: self.sha256, CONTENT: self.content,
-                TITLE: self.title, ACCESS: self.access}
+        return {**self.stamp.labels(), SHA256: self.sha256, CONTENT: self.content, TITLE: self.title,
+                ACCESS: self.access, VERSION: self.made_by}
 
     @classmethod
     def from_labels(cls, labels: dict | None, replicas: int = 1) -> Deployment | None:
-        """Return the deployment a service's labels describe, or None when graphsite did not make the service."""
+        """Return the deployment a service's labels describe, or None when they carry no graphsite stamp (whose it
+        is, is `deployment.stamp.claim(...)`'s to say)."""
         stamp = Stamp.from_labels(labels)
         if stamp is None or labels is None:
             return None
-        return cls(name=stamp.name, fqdn=labels.get(FQDN, ""), sha256=labels.get(SHA256, ""),
-                   title=labels.get(TITLE, ""), created=stamp.created, expires=stamp.expires,
-                   content=labels.get(CONTENT, "config"), replicas=replicas, access=labels.get(ACCESS, "public"))
+        return cls(name=stamp.name, fqdn=stamp.fqdn, sha256=labels.get(SHA256, ""), title=labels.get(TITLE, ""),
+                   created=stamp.created, expires=stamp.expires, content=labels.get(CONTENT, "config"),
+                   replicas=replicas, access=labels.get(ACCESS, "public"), id=stamp.id,
+                   made_by=labels.get(VERSION, "") if stamp.version > 1 else "", stamp_version=stamp.version)
 
     def renewed(self, previous: Deployment) -> Deployment:
-        """Return this deployment keeping `previous`'s creation time, and its expiry unless this one sets one."""
-        return replace(self, created=previous.created or self.created, expires=self.expires or previous.expires)
+        """Return this deployment keeping `previous`'s creation time and id (an older deployment, which had no
+        id, gets this one's), and its expiry unless this one sets one. The stamp written is this release's."""
+        return replace(self, created=previous.created or self.created, expires=self.expires or previous.expires,
+                       id=previous.id or self.id)
 
     # --- where its resources live ---------------------------------------------------------------------------
 
@@ -188,9 +268,9 @@ def bind_dir(bind_root: str | Path, name: str) -> Path:
     return Path(bind_root) / name
 
 
-def owned_by(stamp: Stamp | None, name: str) -> bool:
-    """True when a resource's stamp says graphsite made it for `name`."""
-    return stamp is not None and stamp.name == name
+def claim(stamp: Stamp | None, resource: str, domain: str) -> Claim | None:
+    """Return whose a resource named `resource` is by its stamp under `domain`; None when it carries no stamp."""
+    return None if stamp is None else stamp.claim(resource, domain)
 
 
 def subdomain_of(name: str, domain: str) -> str:

@@ -19,7 +19,7 @@ from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.teardown import TeardownReport, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
-GONE = "already gone"
+GONE, UNDECIDED = "already gone", "not decided"
 
 
 def reason(held: Holding, now: datetime, grace: float) -> str:
@@ -29,7 +29,7 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
     state = held.state(now)
     if state == "expired":
         return f"expired {held.expires}"
-    if state == "partial" and Stamp(held.name, held.created).older_than(now, grace):
+    if state == "partial" and Stamp(held.name, created=held.created).older_than(now, grace):
         why = [f"no {', '.join(held.missing())}"] if held.missing() else []
         why += ["temporary files left"] if held.leftovers else []
         return f"partial for over {grace / 60:g} min ({'; '.join(why)})"
@@ -45,7 +45,7 @@ class Collected:
 
     @property
     def failed(self) -> bool:
-        return self.outcome == FAILED or (self.report is not None and not self.report.clean)
+        return self.outcome in (FAILED, UNDECIDED) or (self.report is not None and not self.report.clean)
 
     def line(self) -> str:
         return f"{self.outcome} {self.name} ({self.reason})"
@@ -72,6 +72,8 @@ def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: 
     with `prefix`; return one outcome per name visited."""
     grace = config.deploy.gc_grace
     inventory = survey(config, clients)
+    if not inventory.complete:  # nothing is decided, let alone removed, on a state that was not fully read
+        return GcReport((), dict(inventory.unreadable), dry_run)
     collected = []
     for name, held in inventory.holdings.items():
         if not name.startswith(prefix):
@@ -91,7 +93,10 @@ def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: 
 def _collect_one(config: Config, clients: Clients, name: str, wait: float, now: datetime | None) -> Collected:
     try:
         with subdomain_lock(config.deploy.lock_dir, name, wait=wait):
-            fresh, _ = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
+            fresh, unreadable = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
+            if unreadable:
+                return Collected(name, UNDECIDED, "could not read " + "; ".join(
+                    f"{system}: {why}" for system, why in unreadable.items()))
             why = reason(fresh, now or datetime.now(UTC), config.deploy.gc_grace)
             if not why:
                 if fresh.empty:

@@ -16,13 +16,13 @@ from graphsite.errors import GraphsiteError
 from graphsite.publisher import bind, route
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import Deployment, Stamp, parse_stamp
+from graphsite.publisher.deployment import Claim, Deployment, Stamp, claim, parse_stamp
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.deployment import route_path as route_path_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.swarm import Service
 
-__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Holding", "Inventory", "age", "holding", "survey"]
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Holding:
 
     def state(self, now: datetime) -> str:
         """Return `expired`, `partial` or `deployed` (a state, derived every time from what was found)."""
-        if Stamp(self.name, self.created, self.expires).expired(now):
+        if Stamp(self.name, created=self.created, expires=self.expires).expired(now):
             return "expired"
         return "partial" if self.missing() or self.leftovers else "deployed"
 
@@ -100,9 +100,35 @@ class Holding:
 
 
 @dataclass(frozen=True)
+class Foreign:
+    """A resource that carries a graphsite stamp but is not this configuration's to touch: another
+    configuration's, a lookalike, or one made by an older graphsite that nothing of this configuration vouches
+    for. `list` shows it; nothing removes it."""
+
+    kind: str  # service, config, route, directory, record
+    name: str  # the service, config or record name, or the path
+    claim: Claim
+    stamp: Stamp | None = None
+
+    def line(self) -> str:
+        owner = f" ({self.stamp.fqdn})" if self.claim == Claim.OTHER and self.stamp else ""
+        return f"{self.kind} {self.name}: {self.claim}{owner}"
+
+    def as_json(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "claim": str(self.claim),
+                "fqdn": self.stamp.fqdn if self.stamp else None}
+
+
+@dataclass(frozen=True)
 class Inventory:
     holdings: dict[str, Holding] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)  # system -> why it could not be read
+    foreign: tuple[Foreign, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """True when every system was read: the only state a destructive decision may be made on."""
+        return not self.unreadable
 
 
 @dataclass
@@ -117,6 +143,20 @@ class _Found:
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
+    older: dict[str, list[tuple[str, str, Stamp]]] = field(default_factory=dict)  # name -> (kind, what, stamp)
+    foreign: list[Foreign] = field(default_factory=list)
+
+    def judge(self, kind: str, what: str, stamp: Stamp | None, resource: str, domain: str) -> bool:
+        """Return True when the resource is this configuration's; remember it as foreign (or, made by an
+        older graphsite, as waiting for a proven resource of its name) otherwise."""
+        owner = claim(stamp, resource, domain)
+        if owner == Claim.OURS:
+            return True
+        if owner == Claim.OLDER and stamp is not None:
+            self.older.setdefault(resource, []).append((kind, what, stamp))
+        elif owner is not None:
+            self.foreign.append(Foreign(kind, what, owner, stamp))
+        return False
 
 
 def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bool = True,
@@ -125,18 +165,35 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
     is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
     only `list` shows, are asked for too)."""
     found = _Found()
-    _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime), clients.unavailable)
-    _read(found, ROUTES, lambda: _read_routes(found, Path(config.deploy.dynamic_dir), name))
-    _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name))
+    domain = config.site.domain
+    _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
+    _read(found, ROUTES, lambda: _read_routes(found, Path(config.deploy.dynamic_dir), name, domain))
+    _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name, domain))
     if dns:
         _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
+    _adopt_older(found, names)
     if name is not None:
         names = {name}
     holdings = {n: _holding(config, n, found) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
-                     unreadable=dict(found.unreadable))
+                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
+
+
+def _adopt_older(found: _Found, proven: set[str]) -> None:
+    """Resources an older graphsite made (their stamp names no domain) are a name's when a resource of that name
+    proves it is this configuration's; the others are shown as foreign and kept."""
+    for resource, older in found.older.items():
+        for kind, what, stamp in older:
+            if resource not in proven:
+                found.foreign.append(Foreign(kind, what, Claim.OLDER, stamp))
+            elif kind == "config":
+                found.configs.setdefault(resource, {})[what] = stamp
+            elif kind == "route":
+                found.routes[resource] = (Path(what), stamp)
+            elif kind == "directory":
+                found.directories[resource] = (Path(what), stamp)
 
 
 def holding(config: Config, clients: Clients, name: str, *, dns: bool = True) -> tuple[Holding, dict[str, str]]:
@@ -157,7 +214,7 @@ def _read(found: _Found, system: str, read, unavailable: dict[str, str] | None =
         found.unreadable[system] = f"{exc.filename or ''}: {exc.strerror or exc}"
 
 
-def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool) -> None:
+def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool, domain: str) -> None:
     swarm = clients.swarm
     if name is not None:
         service = swarm.service(name)
@@ -166,9 +223,8 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
         services = swarm.services()
     hostnames = swarm.node_names() if services and runtime else {}
     for service in services:
-        stamp = Stamp.from_labels(service.labels)
-        if stamp is None or stamp.name != service.name:
-            continue  # not graphsite's, or a label that names another deployment: not ours to hold
+        if not found.judge("service", service.name, Stamp.from_labels(service.labels), service.name, domain):
+            continue  # not graphsite's, another configuration's, or a label that names another deployment
         found.services[service.name] = service
         if not runtime:
             continue
@@ -176,27 +232,35 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
         found.running[service.name] = f"{len(tasks)}/{service.replicas}"
         found.nodes[service.name] = tuple(sorted(hostnames.get(t.node) or t.node[:12] for t in tasks))
     for config_name, stamp in swarm.config_stamps(name).items():
-        found.configs.setdefault(stamp.name, {})[config_name] = stamp
+        resource = stamp.name if config_name.startswith(f"{stamp.name}-") else config_name
+        if found.judge("config", config_name, stamp, resource, domain):
+            found.configs.setdefault(stamp.name, {})[config_name] = stamp
 
 
-def _read_routes(found: _Found, dynamic_dir: Path, name: str | None) -> None:
+def _read_routes(found: _Found, dynamic_dir: Path, name: str | None, domain: str) -> None:
     if not dynamic_dir.is_dir():
         return
-    paths = [route_path_of(dynamic_dir, name)] if name is not None else sorted(dynamic_dir.glob("*.yml"))
+    paths = [route_path_of(dynamic_dir, name)] if name is not None else \
+        sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
     for path in paths:
-        stamp = route.route_stamp(path) if path.is_file() else None
-        if stamp is not None:
+        stamp = route.route_stamp(path) if path.is_file() and not path.is_symlink() else None
+        if found.judge("route", str(path), stamp, path.stem, domain) and stamp is not None:
             found.routes[path.stem] = (path, stamp)
     for owner, temporaries in route.temporaries(dynamic_dir).items():
         if name is None or owner == name:
             found.temporaries[owner] = temporaries
 
 
-def _read_directories(found: _Found, bind_root: Path, name: str | None) -> None:
+def _read_directories(found: _Found, bind_root: Path, name: str | None, domain: str) -> None:
     if name is None:
-        found.directories.update(bind.bind_dirs(bind_root))
+        directories = bind.bind_dirs(bind_root)
     elif (stamp := bind.own_stamp(bind_dir_of(bind_root, name))) is not None:
-        found.directories[name] = (bind_dir_of(bind_root, name), stamp)
+        directories = {name: (bind_dir_of(bind_root, name), stamp)}
+    else:
+        directories = {}
+    for owner, (path, stamp) in directories.items():
+        if found.judge("directory", str(path), stamp, owner, domain):
+            found.directories[owner] = (path, stamp)
     for owner, temporaries in bind.temporaries(bind_root).items():
         if name is None or owner == name:
             found.temporary_dirs[owner] = temporaries
@@ -205,20 +269,22 @@ def _read_directories(found: _Found, bind_root: Path, name: str | None) -> None:
 def _read_dns(found: _Found, config: Config, clients: Clients, name: str | None) -> None:
     domain = config.site.domain
     if name is not None:
-        records = [r for r in clients.dns.records(make_fqdn(name, domain)) if r.type == "A" and r.ours]
+        records = [r for r in clients.dns.records(make_fqdn(name, domain)) if r.type == "A"]
     else:
-        records = clients.dns.graphsite_records()
+        records = clients.dns.a_records()
     for record in records:
-        owner = record_owner(record, domain)
-        if owner:
-            found.records.setdefault(owner, []).append(record)
+        owner = record.claim(domain)
+        if owner == Claim.OURS and record.stamp is not None:
+            found.records.setdefault(record.stamp.name, []).append(record)
+        elif owner is not None:
+            found.foreign.append(Foreign("record", f"A {record.name} id={record.id}", owner, record.stamp))
 
 
 def record_owner(record: Record, domain: str) -> str:
-    """Return the name of the deployment a record belongs to (its comment names it, and so does its own name),
-    or '' when graphsite did not make it."""
+    """Return the name of the deployment a record belongs to under `domain` (its comment holds a complete stamp
+    whose fqdn is the record's own name), or '' when it is not this configuration's."""
     stamp = record.stamp
-    return stamp.name if stamp is not None and record.name == make_fqdn(stamp.name, domain) else ""
+    return stamp.name if stamp is not None and record.claim(domain) == Claim.OURS else ""
 
 
 def _holding(config: Config, name: str, found: _Found) -> Holding:

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from graphsite import __version__
 from graphsite.config import CHOICES, Config, settings_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
 from graphsite.publisher import caddy, route
-from graphsite.publisher.deployment import Deployment, Stamp, bind_dir, iso
+from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, bind_dir, iso, new_id
 from graphsite.publisher.names import fqdn as make_fqdn
 
 MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
@@ -135,8 +136,20 @@ class DeployPlan:
         expiry unless this deploy sets one."""
         deployment = self.deployment.renewed(previous)
         service = replace(self.service, labels=tuple(deployment.labels().items()))
-        record = replace(self.record, comment=deployment.stamp.record_comment())
+        record = replace(self.record, comment=record_comment(deployment))
         return replace(self, deployment=deployment, service=service, record=record)
+
+
+def record_comment(deployment: Deployment) -> str:
+    """Return the record's comment (its ownership stamp); raise ConfigError when the fqdn is too long for it."""
+    try:
+        return deployment.stamp.record_comment()
+    except ValueError as exc:
+        room = COMMENT_LIMIT - (len(deployment.stamp.record_comment(limit=10_000).split(" e=")[0])
+                                - len(deployment.fqdn))
+        raise ConfigError(f"--subdomain: {deployment.fqdn} is too long for the DNS record's comment: {exc}",
+                          hint=f"graphsite proves a record is its own by that comment; use a name and domain of at "
+                               f"most {room} characters together") from None
 
 
 def config_name(subdomain: str, kind: str, sha256: str) -> str:
@@ -176,8 +189,10 @@ def check_settings(config: Config, content: str) -> None:
 
 
 def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: str, content: str,
-              now: datetime, ttl: timedelta | None = None, node_id: str = "") -> DeployPlan:
-    """Return every resource of the deployment of `html` under `subdomain`."""
+              now: datetime, ttl: timedelta | None = None, node_id: str = "",
+              deployment_id: str = "") -> DeployPlan:
+    """Return every resource of the deployment of `html` under `subdomain` (a fresh deployment id unless
+    `deployment_id` gives one)."""
     check_settings(config, content)
     deploy, page = config.deploy, html.encode("utf-8")
     if content == "config" and len(page) > MAX_CONFIG_BYTES:
@@ -186,7 +201,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     created, expires = iso(now), iso(now + ttl) if ttl else ""
     deployment = Deployment(name=subdomain, fqdn=make_fqdn(subdomain, config.site.domain), sha256=sha256,
                             title=title, created=created, expires=expires, content=content,
-                            replicas=deploy.replicas)
+                            replicas=deploy.replicas, id=deployment_id or new_id(), made_by=__version__)
     # The Caddyfile is a config in both modes: it is small and the same on every node.
     caddy_text = caddy.caddyfile(deploy.port, csp=caddy.page_csp(html), indexing=config.site.indexable).encode()
     caddy_sha = hashlib.sha256(caddy_text).hexdigest()
@@ -207,7 +222,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
         endpoint_mode=deploy.endpoint_mode, port=deploy.port, configs=configs, bind_source=source,
         constraints=constraints, spread=("node.id",) if deploy.replicas > 1 else ())
     record = DnsRecord(name=deployment.fqdn, type="A", content=config.dns.record_content, ttl=config.dns.ttl,
-                       proxied=config.dns.proxied, comment=deployment.stamp.record_comment())
+                       proxied=config.dns.proxied, comment=record_comment(deployment))
     return DeployPlan(deployment=deployment, service=service,
                       route_path=deployment.route_path(deploy.dynamic_dir),
                       route=route.route_document(config, subdomain, deployment.fqdn), record=record,

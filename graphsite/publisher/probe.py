@@ -45,13 +45,16 @@ def _context(ca_bundle: str, _content: str) -> ssl.SSLContext:
 
 
 def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
-          auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None) -> Probe:
+          auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
+          insecure: bool = False) -> Probe:
     """GET `<scheme>://<fqdn>/`, connecting to `address` (host:port) instead of resolving the name when given;
-    `auth` sends Basic credentials, `headers` more request headers (Host is always the page's)."""
+    `auth` sends Basic credentials, `headers` more request headers (Host is always the page's); `insecure`
+    skips certificate verification (for teardown's proof only: it asks whether the page is served, not what)."""
     url, shown = f"{scheme}://{address or fqdn}/", f"{scheme}://{fqdn}/" + (f" via {address}" if address else "")
     extensions = {"sni_hostname": fqdn} if scheme == "https" else {}
     try:
-        with httpx.Client(verify=tls_context(ca_bundle), timeout=timeout, trust_env=False) as client, \
+        verify: ssl.SSLContext | bool = False if insecure else tls_context(ca_bundle)
+        with httpx.Client(verify=verify, timeout=timeout, trust_env=False) as client, \
                 client.stream("GET", url, headers={**(headers or {}), "Host": fqdn}, extensions=extensions,
                               auth=auth) as response:
             cert = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from graphsite.errors import DeployError
 from graphsite.publisher.cloudflare import Dns, Record
+from graphsite.publisher.deployment import Claim
 from graphsite.publisher.plan import DnsRecord
 
 
@@ -18,8 +19,9 @@ class RecordDecision:
     existing: Record | None = None
 
 
-def decide_record(found: list[Record], wanted: DnsRecord, *, force: bool = False) -> RecordDecision:
-    """Return what the DNS step does given the A/AAAA/CNAME records named like `wanted`; raise when it must not."""
+def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force: bool = False) -> RecordDecision:
+    """Return what the DNS step does given the A/AAAA/CNAME records named like `wanted` under `domain`; raise
+    when it must not."""
     others = [r for r in found if r.type in ("CNAME", "AAAA")]
     if others:
         kinds = ", ".join(f"{r.type} {r.content} (id={r.id})" for r in others)
@@ -27,7 +29,7 @@ def decide_record(found: list[Record], wanted: DnsRecord, *, force: bool = False
                           hint="choose another subdomain, or remove that record in Cloudflare first")
     a_records = [r for r in found if r.type == "A"]
     same = [r for r in a_records if r.content == wanted.content]
-    if same and same[0].ours:
+    if same and same[0].claim(domain) == Claim.OURS:
         return RecordDecision("exists", same[0])
     if same:  # the right address, but not graphsite's: nothing would say whose it is, and gc would call it missing
         if not force:

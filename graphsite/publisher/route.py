@@ -11,7 +11,7 @@ import yaml
 from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher.deployment import Stamp, owned_by
+from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import parse_file, schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
@@ -128,8 +128,9 @@ def _our_shape(data: dict | None, name: str) -> bool:
 
 
 def route_stamp(path: Path) -> Stamp | None:
-    """Return the stamp of the route file at `path` when graphsite wrote it (only its own routers and service,
-    by name), else None. A route of the first version, without the leading comment, has the file's name."""
+    """Return the stamp of the route file at `path` when it has graphsite's shape (only its own routers and
+    service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
+    `claim` to say)."""
     try:
         text = path.read_text(encoding="utf-8")
         data = yaml.safe_load(text)
@@ -138,7 +139,7 @@ def route_stamp(path: Path) -> Stamp | None:
     if not isinstance(data, dict) or not _our_shape(data, path.stem):
         return None
     stamp = Stamp.from_route_text(text)
-    return stamp if stamp is not None and stamp.name == path.stem else Stamp(path.stem)
+    return stamp if stamp is not None and stamp.name == path.stem else None
 
 
 def is_ours(path: Path) -> bool:
@@ -148,7 +149,7 @@ def is_ours(path: Path) -> bool:
 
 def route_files(dynamic_dir: Path) -> dict[str, Path]:
     """Return {subdomain: path} of the route files in the dynamic directory that graphsite wrote."""
-    paths = sorted(dynamic_dir.glob("*.yml")) if dynamic_dir.is_dir() else []
+    paths = sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml") if dynamic_dir.is_dir() else []
     return {path.stem: path for path in paths if is_ours(path)}
 
 
@@ -156,7 +157,8 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
     """Return {subdomain: [paths]} of the temporary route files a killed write left behind: named after the
     deployment, and empty or stamped by graphsite."""
     found: dict[str, list[Path]] = {}
-    for path in sorted(dynamic_dir.glob(".*")) if dynamic_dir.is_dir() else ():
+    # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
+    for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
         match = _TEMPORARY.match(path.name)
         if not match or not path.is_file():
             continue
@@ -165,7 +167,7 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
         except OSError:
             continue
         stamp = Stamp.from_route_text(head)
-        if not head or owned_by(stamp, match["name"]):
+        if not head or (stamp is not None and stamp.name == match["name"]):
             found.setdefault(match["name"], []).append(path)
     return found
 

@@ -13,6 +13,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import partial
 
 from graphsite import output
@@ -20,7 +21,8 @@ from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import bind_dir, route_path, subdomain_of
+from graphsite.publisher.cloudflare import Record
+from graphsite.publisher.deployment import Claim, bind_dir, route_path, subdomain_of
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
@@ -34,8 +36,12 @@ class TeardownReport:
     fqdn: str
     outcomes: tuple[Outcome, ...]
     left: tuple[str, ...]  # what the proof still found (or could not look at)
-    page: str  # the evidence that the page is no longer served
-    page_offline: bool
+    page: str  # the evidence that the page is no longer served, or why that is not proven
+    page_state: PageState
+
+    @property
+    def page_offline(self) -> bool:
+        return self.page_state == PageState.OFFLINE
 
     @property
     def clean(self) -> bool:
@@ -48,7 +54,7 @@ class TeardownReport:
     def as_json(self) -> dict:
         return {"name": self.name, "fqdn": self.fqdn, "clean": self.clean,
                 "resources": [o.as_json() for o in self.outcomes], "left": list(self.left),
-                "page": {"offline": self.page_offline, "evidence": self.page}}
+                "page": {"offline": self.page_offline, "state": str(self.page_state), "evidence": self.page}}
 
 
 def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> TeardownReport:
@@ -83,10 +89,10 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients) -> Teardow
             after, still_unreadable = holding(config, clients, subdomain)
             left = [f"{kind} {name}" for kind, name in after.resources()]
             left += [f"{system}: not checked ({why})" for system, why in still_unreadable.items()]
-            offline, evidence = page_offline(config, held)
+            state, evidence = page_offline(config, held)
     finally:
         clients.dns.limit(None)
-    return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, offline)
+    return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, state)
 
 
 def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable[[], object],
@@ -139,29 +145,53 @@ def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome
         mine = [r for r in found if record_owner(r, config.site.domain) == held.name]
         for record in mine:
             _attempt(outcomes, "record", f"A {record.name} id={record.id}", partial(clients.dns.delete, record.id))
-        foreign = [r for r in found if not r.ours]
-        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, "graphsite did not make it") for r in foreign]
+        foreign = [r for r in found if r not in mine]
+        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, _whose(r, config.site.domain))
+                     for r in foreign]
         if not mine and not foreign:
             outcomes.append(Outcome("record", f"A {held.fqdn}", ABSENT))
     except GraphsiteError as exc:
         outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, exc.message.splitlines()[0]))
 
 
-def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tuple[bool, str]:
-    """Return whether the edge no longer serves the page, with the evidence; the edge gets `wait` seconds to
-    drop the route. Without an edge address to ask, say so (that is not a proof)."""
+def _whose(record: Record, domain: str) -> str:
+    owner = record.claim(domain)
+    if owner == Claim.OTHER and record.stamp is not None:
+        return f"another configuration's ({record.stamp.fqdn})"
+    if owner is not None:
+        return f"its comment looks like graphsite's but proves nothing ({owner})"
+    return "graphsite did not make it"
+
+
+class PageState(StrEnum):
+    """What the edge says of the page after a teardown."""
+
+    OFFLINE = "offline"  # the edge answered, and not with the page
+    SERVED = "served"  # the edge still serves the page
+    NOT_PROVEN = "not proven"  # the edge could not be asked, or never answered
+
+
+def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tuple[PageState, str]:
+    """Return what the edge says of the page, with the evidence; the edge gets `wait` seconds to drop the route.
+    Only an HTTP answer that is not the page proves it offline: an edge that cannot be asked proves nothing."""
     address = config.verify.origin_address or config.verify.resolve_https
     if not address:
-        return True, "not asked: verify.origin_address and verify.resolve_https are empty"
+        return PageState.NOT_PROVEN, "not asked: verify.origin_address and verify.resolve_https are empty"
     sha256 = held.deployment.sha256 if held.deployment else ""
     deadline = time.monotonic() + wait
     while True:
         result = probe.fetch("https", held.fqdn, address, ca_bundle=config.verify.ca_bundle, timeout=3.0)
+        if result.error and "CERTIFICATE_VERIFY_FAILED" in result.error:
+            # Traefik answers a name it no longer routes with its default certificate: ask again, unverified,
+            # for the HTTP answer (only whether it is the page counts, never its content)
+            result = probe.fetch("https", held.fqdn, address, timeout=3.0, insecure=True)
         served = not result.error and result.status == 200 and (
             not sha256 or hashlib.sha256(result.body).hexdigest() == sha256)
-        if not served:
-            why = result.error or f"HTTP {result.status}"
-            return True, f"{result.url}: {why}: the page is no longer served"
+        if not result.error and not served:
+            return PageState.OFFLINE, f"{result.url}: HTTP {result.status}: the page is no longer served"
         if time.monotonic() > deadline:
-            return False, f"{result.url}: HTTP 200: the edge still serves the page after {wait:.0f} s"
+            if result.error:
+                return PageState.NOT_PROVEN, (f"{result.url}: {result.error}: the edge could not be asked, so "
+                                              "the page's absence is not proven")
+            return PageState.SERVED, f"{result.url}: HTTP 200: the edge still serves the page after {wait:.0f} s"
         time.sleep(0.3)

@@ -56,7 +56,7 @@ def fixed_plan(production):
 
     sha = hashlib.sha256(HTML.encode()).hexdigest()
     return make_plan(production, "graph-eng-0a1b2c", html=HTML, sha256=sha, title="Graph engineering",
-                     content="config", now=NOW, ttl=timedelta(days=7))
+                     content="config", now=NOW, ttl=timedelta(days=7), deployment_id="0a1b2c3d")
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pytest
 from graphsite.errors import ConfigError
 from graphsite.publisher import route
 from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
+from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import blocking_files
 
 FQDN = "graph-eng-0a1b2c.hhdevs.space"
@@ -38,10 +39,13 @@ def test_the_route_of_a_private_deployment_asks_for_the_users_first(production):
 def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(production, tmp_path):
     path = tmp_path / "graph-eng-0a1b2c.yml"
     document = route.route_document(production, "graph-eng-0a1b2c", FQDN, users=(hash_line("r", "p", rounds=4),))
-    path.write_text(route.dump(document))
+    stamp = Stamp("graph-eng-0a1b2c", FQDN, "0a1b2c3d", "2026-07-01T12:00:00Z")
+    path.write_text(route.dump(document, stamp))
     assert route.is_ours(path)
+    path.write_text(route.dump(document))  # the same document without its stamp proves nothing
+    assert not route.is_ours(path)
     document["http"]["middlewares"]["someone-else"] = {"headers": {}}
-    path.write_text(route.dump(document))
+    path.write_text(route.dump(document, stamp))
     assert not route.is_ours(path)
 
 

@@ -21,7 +21,12 @@ from graphsite.publisher.deployment import MARKER, Stamp
 # Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
 
-STAMP = Stamp("gs-bind", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
+STAMP = Stamp("gs-bind", "gs-bind.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
+
+
+def _stamp(name: str) -> Stamp:
+    return Stamp(name, f"{name}.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
+
 
 _FILLER = """
 import sys
@@ -31,7 +36,8 @@ from graphsite.publisher.deployment import Stamp
 root, page = Path(sys.argv[1]), b"<p>page</p>" * 200_000
 print("ready", flush=True)
 for turn in range(100_000):
-    ensure_bind_dir(root / f"gs-{turn}", page, Stamp(f"gs-{turn}", "2026-07-01T12:00:00Z"), "0" * 64)
+    stamp = Stamp(f"gs-{turn}", f"gs-{turn}.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
+    ensure_bind_dir(root / f"gs-{turn}", page, stamp, "0" * 64)
     print("made", flush=True)
 """
 
@@ -69,7 +75,7 @@ def test_a_deploy_killed_while_filling_its_directory_leaves_none_without_a_marke
             if directory.name.startswith("."):
                 assert directory in found, f"{directory} is left and nothing would find it"
             else:
-                assert bind.bind_stamp(directory) == Stamp(directory.name, "2026-07-01T12:00:00Z"), directory
+                assert bind.bind_stamp(directory) == _stamp(directory.name), directory
                 finished += 1
         for path in found:
             assert bind.remove_temporary(path) and not path.exists()
@@ -83,7 +89,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
         for file in files:
             (path / file).write_text("x")
         if marker_for:
-            (path / MARKER).write_text(Stamp(marker_for).marker())
+            (path / MARKER).write_text(_stamp(marker_for).marker())
         return path
 
     page_temporary = temporary_prefix(Path("index.html")) + "abc" + TEMPORARY_SUFFIX
@@ -99,7 +105,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     assert bind.temporaries(tmp_path) == {"gs-a": [empty], "gs-b": [half]}
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
-    assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, Stamp("gs-h"))}
+    assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}
     assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)
     with pytest.raises(DeployError, match="graphsite did not make it"):
         bind.remove_bind_dir(foreign)
@@ -112,6 +118,6 @@ def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
     from graphsite.publisher.inventory import Holding
 
     held = Holding("gs-a", "gs-a.example.org", temporary_dirs=(tmp_path / ".gs-a.x.tmp",),
-                   stamps=(Stamp("gs-a", "2026-07-01T12:00:00Z"),))
+                   stamps=(_stamp("gs-a"),))
     assert reason(held, datetime(2026, 7, 1, 13, tzinfo=UTC), 900) == \
         "partial for over 15 min (no service, route, record, directory; temporary files left)"

@@ -8,6 +8,7 @@ import pytest
 
 from graphsite.errors import ConfigError
 from graphsite.publisher.cloudflare import Dns, DnsError
+from graphsite.publisher.deployment import Claim
 
 SECRET = "gs-test-secret-token-unreachable"
 
@@ -53,7 +54,8 @@ def test_a_create_whose_answer_was_lost_takes_the_record_cloudflare_made(private
     """The first POST creates the record but answers 500; the SDK's retry is refused as identical (81058):
     graphsite returns the record that exists instead of failing and leaving it behind."""
     config, control = private_cf
-    wanted = replace(fixed_plan.record, name="gs-lost.lab.graphsite.test", content="127.0.0.1")
+    stamp = replace(fixed_plan.stamp, name="gs-lost", fqdn="gs-lost.lab.graphsite.test")
+    wanted = replace(fixed_plan.record, name=stamp.fqdn, content="127.0.0.1", comment=stamp.record_comment())
     control.fail_next(1, status=500, match=wanted.name, after=True)
     dns = Dns(config)
     try:
@@ -64,7 +66,7 @@ def test_a_create_whose_answer_was_lost_takes_the_record_cloudflare_made(private
     assert [(r["id"], r["name"], r["content"]) for r in stored] == [(made.id, wanted.name, "127.0.0.1")]
     answers = [(r["method"], r["status"], r["fault"]) for r in control.requests()]
     assert answers[:2] == [("POST", 500, True), ("POST", 400, False)]
-    assert made.ours
+    assert made.claim(config.site.domain) == Claim.OURS
 
 
 def test_a_create_refused_for_another_reason_still_fails(private_cf, fixed_plan):

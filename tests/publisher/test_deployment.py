@@ -11,37 +11,105 @@ from pathlib import Path
 import pytest
 
 from graphsite.publisher import route
-from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, owned_by
+from graphsite.publisher.cloudflare import Record
+from graphsite.publisher.deployment import COMMENT_LIMIT, Claim, Deployment, Stamp
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
-STAMP = Stamp("graph-eng-0a1b2c", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
+STAMP = Stamp("graph-eng-0a1b2c", "graph-eng-0a1b2c.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z",
+              "2026-07-08T12:00:00Z")
+
+
+def _record(comment: str, name: str = "graph-eng-0a1b2c.example.com") -> Record:
+    return Record(name, "A", "1.2.3.4", 1, False, comment, id="r1")
 
 
 def test_every_system_s_record_reads_back_the_same_stamp(tmp_path):
     assert Stamp.from_labels(STAMP.labels()) == STAMP
-    assert Stamp.from_marker(STAMP.marker("a" * 64), "ignored") == STAMP
+    assert Stamp.from_marker(STAMP.marker("a" * 64)) == STAMP
     assert Stamp.from_route_text(STAMP.route_comment() + "http: {}\n") == STAMP
     assert Stamp.from_record_comment(STAMP.record_comment()) == STAMP
 
 
 def test_a_deployment_round_trips_through_its_service_labels():
     deployment = Deployment(name="s1", fqdn="s1.example.com", sha256="b" * 64, title="T", created=STAMP.created,
-                            expires=STAMP.expires, content="bind", replicas=3, access="private")
+                            expires=STAMP.expires, content="bind", replicas=3, access="private", id="0a1b2c3d",
+                            made_by="9.9.9")
     assert Deployment.from_labels(deployment.labels(), replicas=3) == deployment
     assert Deployment.from_labels({"other": "label"}) is None
 
 
-def test_records_of_the_first_version_are_still_ours():
-    assert Stamp.from_record_comment("graphsite: gs-1 (made by graphsite deploy)", "gs-1.example.com") == Stamp("gs-1")
-    assert Stamp.from_marker("made by graphsite deploy; page sha256 abc\n", "gs-1") == Stamp("gs-1")
-    assert Stamp.from_record_comment("made by hand", "gs-1.example.com") is None
+def test_a_complete_stamp_under_the_domain_in_use_is_ours_and_under_another_domain_is_not():
+    assert STAMP.claim("graph-eng-0a1b2c", "example.com") == Claim.OURS
+    assert STAMP.claim("graph-eng-0a1b2c", "staging.example.com") == Claim.OTHER
+    assert STAMP.claim("another-name", "example.com") == Claim.UNPROVEN  # names another resource
+
+
+@pytest.mark.parametrize("labels", [
+    {"graphsite.subdomain": "s1"},  # the one label alone proves nothing
+    {"graphsite.subdomain": "s1", "graphsite.stamp": "2", "graphsite.fqdn": "s1.example.com",
+     "graphsite.created": "2026-07-01T12:00:00Z"},  # no deployment id
+    {"graphsite.subdomain": "s1", "graphsite.stamp": "2", "graphsite.fqdn": "s1.example.com",
+     "graphsite.id": "0a1b2c3d", "graphsite.created": "yesterday"},  # a creation time that is none
+    {"graphsite.subdomain": "s1", "graphsite.stamp": "2", "graphsite.fqdn": "s2.example.com",
+     "graphsite.id": "0a1b2c3d", "graphsite.created": "2026-07-01T12:00:00Z"},  # an fqdn of another name
+])
+def test_labels_that_do_not_make_a_complete_stamp_prove_nothing(labels):
+    stamp = Stamp.from_labels(labels)
+    assert stamp is not None and stamp.claim("s1", "example.com") in (Claim.UNPROVEN, Claim.OLDER)
+    assert stamp.claim("s1", "example.com") != Claim.OURS
+
+
+@pytest.mark.parametrize("comment", [
+    "graphsite: made by hand",
+    "graphsite: graph-eng-0a1b2c",
+    "graphsite: graph-eng-0a1b2c (made by graphsite deploy)",  # graphsite 0.0's comment held no time: unproven
+    "graphsite:2 graph-eng-0a1b2c.example.com id=0a1b2c3d",  # no creation time
+    "graphsite:2 graph-eng-0a1b2c.example.com id=xyz c=20260701T120000Z",  # an id that is none
+    "graphsite:2 graph-eng-0a1b2c.example.com id=0a1b2c3d c=20260701T120000Z and more",
+])
+def test_a_comment_that_merely_starts_like_graphsite_s_claims_nothing(comment):
+    assert _record(comment).claim("example.com") in (None, Claim.UNPROVEN)
+
+
+def test_a_record_whose_stamp_names_another_fqdn_is_not_proven():
+    comment = Stamp("other", "other.example.com", "0a1b2c3d", STAMP.created).record_comment()
+    assert _record(comment, "other.example.com").claim("example.com") == Claim.OURS
+    assert _record(comment).claim("example.com") == Claim.UNPROVEN  # copied onto another record
+
+
+def test_the_previous_release_s_stamps_are_still_recognised():
+    """graphsite 0.1 wrote name, created and expires; the record's own name and the service's fqdn label say
+    which configuration made them; a config, a marker or a route file of 0.1 names no domain."""
+    v1_record = _record("graphsite: graph-eng-0a1b2c (created 2026-07-01T12:00:00Z, expires 2026-07-08T12:00:00Z)")
+    assert v1_record.claim("example.com") == Claim.OURS and v1_record.claim("other.org") == Claim.OTHER
+    service = {"graphsite.subdomain": "s1", "graphsite.created": STAMP.created, "graphsite.expires": "",
+               "graphsite.fqdn": "s1.example.com", "graphsite.sha256": "a" * 64}
+    deployment = Deployment.from_labels(service)
+    assert deployment is not None and deployment.stamp.claim("s1", "example.com") == Claim.OURS
+    assert deployment.made_by == "" and not deployment.current and deployment.stamp_version == 1
+    config = Stamp.from_labels({"graphsite.subdomain": "s1", "graphsite.created": STAMP.created})
+    assert config is not None and config.claim("s1", "example.com") == Claim.OLDER
+    marker = Stamp.from_marker(f"made by graphsite deploy: name=s1 created={STAMP.created} expires=\n")
+    assert marker is not None and marker.claim("s1", "example.com") == Claim.OLDER
+    route_line = Stamp.from_route_text(f"# graphsite: name=s1 created={STAMP.created} expires=\nhttp: {{}}\n")
+    assert route_line is not None and route_line.claim("s1", "example.com") == Claim.OLDER
+
+
+def test_a_redeploy_keeps_the_deployment_s_id_and_gives_an_older_one_an_id():
+    new = Deployment("s1", "s1.example.com", created="2026-07-02T00:00:00Z", id="ffffffff")
+    assert new.renewed(Deployment("s1", "s1.example.com", created=STAMP.created, id="0a1b2c3d")).id == "0a1b2c3d"
+    older = Deployment("s1", "s1.example.com", created=STAMP.created, stamp_version=1)
+    renewed = new.renewed(older)
+    assert renewed.id == "ffffffff" and renewed.created == STAMP.created and renewed.stamp_version == 2
 
 
 def test_a_record_comment_fits_cloudflare_s_limit_for_the_longest_name():
-    stamp = Stamp("s" * 41, STAMP.created, STAMP.expires)
+    stamp = Stamp("s" * 41, "s" * 41 + ".hhdevs.space", "0a1b2c3d", STAMP.created, STAMP.expires)
     comment = stamp.record_comment()
-    assert len(comment) <= COMMENT_LIMIT and stamp.name in comment and stamp.created in comment
-    assert Stamp.from_record_comment(comment).created == stamp.created
+    assert len(comment) <= COMMENT_LIMIT and stamp.fqdn in comment
+    assert Stamp.from_record_comment(comment) == Stamp(stamp.name, stamp.fqdn, stamp.id, stamp.created)
+    with pytest.raises(ValueError, match="Cloudflare keeps 100"):
+        Stamp("s1", "s1." + "d" * 60 + ".com", "0a1b2c3d", STAMP.created).record_comment()
 
 
 def test_expiry_and_grace_are_derived_from_the_stamp():
@@ -49,7 +117,6 @@ def test_expiry_and_grace_are_derived_from_the_stamp():
     assert not Stamp("x").expired(NOW)  # no expiry: never expires
     assert STAMP.older_than(NOW + timedelta(minutes=16), 900) and not STAMP.older_than(NOW, 900)
     assert Stamp("x").older_than(NOW, 900)  # says nothing of its age: old enough to be collected
-    assert owned_by(STAMP, "graph-eng-0a1b2c") and not owned_by(STAMP, "other") and not owned_by(None, "x")
 
 
 def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_path):
@@ -70,9 +137,9 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
 def test_a_route_file_says_whose_it_is(tmp_path, production):
     path = tmp_path / "gs-1.yml"
     document = route.route_document(production, "gs-1", "gs-1.hhdevs.space")
-    stamp = Stamp("gs-1", STAMP.created, STAMP.expires)
+    stamp = Stamp("gs-1", "gs-1.hhdevs.space", "0a1b2c3d", STAMP.created, STAMP.expires)
     assert route.write_route(path, document, stamp) is True
-    assert path.read_text().startswith("# graphsite: name=gs-1 created=")
+    assert path.read_text().startswith("# graphsite: stamp=2 name=gs-1 fqdn=gs-1.hhdevs.space id=0a1b2c3d created=")
     assert route.route_stamp(path) == stamp
     assert route.write_route(path, document, stamp) is False  # unchanged: not rewritten
     other = tmp_path / "gs-2.yml"
@@ -132,7 +199,7 @@ def test_what_a_partial_deployment_lacks_is_derived(present, missing):
 
     fields = {"deployment": Deployment("s1", "s1.x", created=STAMP.created), "configs": ("s1-page-x",),
               "route": Path("/d/s1.yml"), "records": (object(),)}
-    held = Holding(name="s1", fqdn="s1.x", stamps=(Stamp("s1", STAMP.created),),
+    held = Holding(name="s1", fqdn="s1.x", stamps=(Stamp("s1", created=STAMP.created),),
                    **{k: v for k, v in fields.items() if k in present})
     assert held.missing() == missing
     assert held.state(NOW) == ("partial" if missing else "deployed")
@@ -156,8 +223,11 @@ def test_an_a_record_with_the_right_address_that_graphsite_did_not_make_is_refus
 
     wanted = DnsRecord("s1.x", "A", "1.2.3.4", 60, False, STAMP.record_comment())
     foreign = Record("s1.x", "A", "1.2.3.4", 60, False, "made by hand", id="r1")
-    ours = Record("s1.x", "A", "1.2.3.4", 60, False, "graphsite: s1 (made by graphsite deploy)", id="r2")
+    ours = Record("s1.x", "A", "1.2.3.4", 60, False, Stamp("s1", "s1.x", "0a1b2c3d", STAMP.created).record_comment(),
+                  id="r2")
     with pytest.raises(DeployError, match="graphsite did not make that record"):
-        decide_record([foreign], wanted)
-    assert decide_record([foreign], wanted, force=True).action == "replace"
-    assert decide_record([ours], wanted).action == "exists"
+        decide_record([foreign], wanted, "x")
+    assert decide_record([foreign], wanted, "x", force=True).action == "replace"
+    assert decide_record([ours], wanted, "x").action == "exists"
+    with pytest.raises(DeployError, match="graphsite did not make that record"):
+        decide_record([ours], wanted, "other.x")  # another configuration's record is not taken over

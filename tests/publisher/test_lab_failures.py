@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphsite.errors import DeployError
+from graphsite.publisher.deployment import Claim
 
 pytestmark = pytest.mark.lab
 
@@ -18,7 +19,7 @@ def _left(publab, name: str) -> list[str]:
         left = [f"service {name}"] if clients.swarm.service(name) else []
         left += [f"config {c}" for c in clients.swarm.configs(name)]
         left += [f"record {r.type} {r.content}" for r in clients.dns.records(f"{name}.{config.site.domain}")
-                 if r.ours]
+                 if r.claim(config.site.domain) == Claim.OURS]
     finally:
         clients.close()
     if (Path(config.deploy.dynamic_dir) / f"{name}.yml").exists():
@@ -56,7 +57,8 @@ def test_an_a_record_with_other_content_is_refused_without_force(publab):
     assert json.loads(forced.stdout)["dns"].startswith("REPLACED 192.0.2.7 with id=")
     clients = publab.clients()
     try:
-        assert [(r.type, r.content, r.ours) for r in clients.dns.records(fqdn)] == [("A", "127.0.0.1", True)]
+        assert [(r.type, r.content, r.claim(publab.config.site.domain)) for r in clients.dns.records(fqdn)] \
+            == [("A", "127.0.0.1", Claim.OURS)]
     finally:
         clients.close()
     assert publab.run("teardown", name).exit_code == 0
@@ -243,7 +245,7 @@ def test_services_and_routes_graphsite_did_not_make_are_never_touched(publab):
     clients = publab.clients()
     try:
         refused = publab.run("deploy", "--subdomain", name, "--no-verify")
-        assert refused.exit_code == 1 and "is not a route graphsite wrote" in refused.stderr
+        assert refused.exit_code == 1 and "is not a route of this configuration" in refused.stderr
         route_path.unlink()
         clients.swarm.api.create_service({"ContainerSpec": {"Image": config.deploy.image,
                                                              "Command": ["caddy", "version"]}}, name=name)

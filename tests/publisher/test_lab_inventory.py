@@ -25,11 +25,16 @@ def test_list_shows_deployments_and_orphans(publab):
     config = publab.config
     whole = publab.name()
     assert publab.run("deploy", "--subdomain", whole, "--no-verify", "--ttl", "1h").exit_code == 0
-    lone_route, lone_record = publab.name(), publab.name()
+    lone_route, lone_record, lookalike = publab.name(), publab.name(), publab.name()
     write_route(Path(config.deploy.dynamic_dir) / f"{lone_route}.yml",
-                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"), Stamp(lone_route))
-    publab.api("POST", "dns_records", type="A", name=f"{lone_record}.{config.site.domain}", content="127.0.0.1",
-               ttl=60, comment="graphsite: left behind")
+                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"),
+                Stamp(lone_route, f"{lone_route}.{config.site.domain}", "0a1b2c3d", "2026-07-01T12:00:00Z"))
+    lone_fqdn = f"{lone_record}.{config.site.domain}"
+    publab.api("POST", "dns_records", type="A", name=lone_fqdn, content="127.0.0.1", ttl=60,
+               comment=Stamp(lone_record, lone_fqdn, "0a1b2c3d", "2026-07-01T12:00:00Z").record_comment())
+    # a hand-made record whose comment merely starts like graphsite's: foreign, shown, never a deployment
+    publab.api("POST", "dns_records", type="A", name=f"{lookalike}.{config.site.domain}", content="127.0.0.1",
+               ttl=60, comment=f"graphsite: {lookalike} left behind")
     entries = _entries(publab)
     assert entries[whole]["orphan"] is None and entries[whole]["replicas"] == "1/1"
     assert len(entries[whole]["nodes"]) == 1 and entries[whole]["nodes"][0]  # the node the task runs on
@@ -38,6 +43,9 @@ def test_list_shows_deployments_and_orphans(publab):
     assert entries[lone_route]["orphan"] == "orphan: no service, record, configs"
     assert entries[lone_route]["state"] == "partial"
     assert entries[lone_record]["orphan"] == "orphan: no service, route, configs"
+    assert lookalike not in entries
+    foreign = [f for f in json.loads(publab.run("list", "--json").stdout)["foreign"] if lookalike in f["name"]]
+    assert [f["claim"] for f in foreign] == ["not proven"], foreign
     table = publab.run("list").stdout.splitlines()
     assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS",
                                 "STATE"]

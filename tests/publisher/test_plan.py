@@ -76,7 +76,7 @@ def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan):
     labels = dict(kept.service.labels)
     assert labels["graphsite.created"] == kept.deployment.created == "2026-06-01T00:00:00Z"
     assert labels["graphsite.expires"] == kept.deployment.expires == "2026-06-30T00:00:00Z"
-    assert "created 2026-06-01T00:00:00Z" in kept.record.comment  # every resource carries the same stamp
+    assert "c=20260601T000000Z" in kept.record.comment  # every resource carries the same stamp
     renewed = dict(fixed_plan.renewing(previous).service.labels)
     assert renewed["graphsite.expires"] == "2026-07-08T12:00:00Z"
 

@@ -6,6 +6,9 @@ import yaml
 
 from graphsite.errors import DeployError
 from graphsite.publisher import route
+from graphsite.publisher.deployment import Stamp
+
+STAMP = Stamp("s1", "s1.hhdevs.space", "0a1b2c3d", "2026-07-01T12:00:00Z")
 
 
 def test_route_file_matches_the_golden_file(production, golden):
@@ -61,17 +64,17 @@ def test_a_malformed_route_is_refused_and_never_written(production, tmp_path, br
 def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
     document = route.route_document(production, "s1", "s1.hhdevs.space")
     path = tmp_path / "dynamic" / "s1.yml"
-    assert route.write_route(path, document) is True
+    assert route.write_route(path, document, STAMP) is True
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert yaml.safe_load(path.read_text()) == document
-    assert route.write_route(path, document) is False
+    assert route.write_route(path, document, STAMP) is False
     assert [p.name for p in path.parent.iterdir()] == ["s1.yml"]  # no temporary file left behind
     assert route.route_files(path.parent) == {"s1": path}
 
 
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     ours = tmp_path / "s1.yml"
-    route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"))
+    route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"), STAMP)
     assert route.is_ours(ours)
     foreign = tmp_path / "dokploy.yml"
     foreign.write_text(yaml.safe_dump({"http": {"routers": {"dokploy-router-app": {

@@ -24,7 +24,7 @@ def _deploy(name: str) -> tuple[str, ...]:
 def _create_of(name: str) -> str:
     """Text only the record's create holds (its comment, in the request body): a fault matched on it spares the
     plan's lookups and the undo's."""
-    return f"graphsite: {name} ("
+    return f"graphsite:2 {name}."
 
 
 def _teardown_later_is_clean(driver, name: str) -> None:

@@ -150,7 +150,8 @@ def test_a_directory_half_filled_by_a_killed_run_is_listed_then_removed_by_the_r
     for name in (resumed, abandoned):
         building = driver.bind_root / f".{name}.k1ll3d{TEMPORARY_SUFFIX}"
         building.mkdir(parents=True)
-        (building / MARKER).write_text(Stamp(name, "2026-07-01T12:00:00Z").marker("0" * 64))
+        (building / MARKER).write_text(Stamp(name, f"{name}.{driver.lab.domain}", "0a1b2c3d",
+                                                  "2026-07-01T12:00:00Z").marker("0" * 64))
         entry, listed, held, run = driver.compare(name)
         assert listed == held == {("temporary directory", str(building))}, run
         assert entry is not None and entry["state"] == "partial", run
