@@ -91,14 +91,13 @@ def _zones(app: FakeCloudflare, headers: dict[str, str], query: dict[str, str],
     if zone_id is not None:
         if zone_id != app.zone.zone_id:
             return 404, records.error(records.CODE_BAD_ZONE, zone=zone_id)
-        return 200, records.ok(records.zones(app.zone, None).envelope["result"][0])
-    page = query.get("page", "1")
-    if not page.isdigit() or int(page) < 1:
-        return 400, records.error(CONTRACT, detail=f"page: expected a positive integer, got {page!r}")
-    envelope = records.zones(app.zone, query.get("name"), int(page)).envelope
-    assert set(envelope) >= {"success", "errors", "messages", "result", "result_info"}
-    assert isinstance(envelope["result"], list) and envelope["success"] is True
-    return 200, envelope
+        return 200, records.ok(records.zone_object(app.zone))
+    outcome = records.zones(app.zone, query)
+    if outcome.status != 200:
+        return outcome.status, outcome.envelope
+    assert set(outcome.envelope) >= {"success", "errors", "messages", "result", "result_info"}
+    assert isinstance(outcome.envelope["result"], list) and outcome.envelope["success"] is True
+    return 200, outcome.envelope
 
 
 def _verify_token(app: FakeCloudflare, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:

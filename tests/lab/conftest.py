@@ -66,11 +66,17 @@ class FakeCloudflareProcess:
 
 
 @pytest.fixture
-def fake_cf(tmp_path):
+def unstarted_cf(tmp_path):
+    """A fake Cloudflare not started yet (a test writes its state first), stopped at the end."""
     server = FakeCloudflareProcess(tmp_path)
-    server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def fake_cf(unstarted_cf):
+    unstarted_cf.start()
+    return unstarted_cf
 
 
 @pytest.fixture
