@@ -79,6 +79,15 @@ def fake_cf(unstarted_cf):
     return unstarted_cf
 
 
+@pytest.fixture(scope="module")
+def module_cf(tmp_path_factory):
+    """One fake Cloudflare for a module's tests, each of which starts with `control.reset()`."""
+    server = FakeCloudflareProcess(tmp_path_factory.mktemp("cf"))
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def run_lab():
     """Return a function running `scripts/lab <command>` for an instance (the finished process)."""
