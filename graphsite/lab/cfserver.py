@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from graphsite.lab import records, routes
+from graphsite.lab import faults, records, routes
 from graphsite.lab.cfstate import FakeCloudflare
 
 API = "/client/v4"
-_RATE_LIMITED = (971, "Please wait and consider throttling your request speed")
-_INJECTED_500 = (1000, "Internal server error (injected by the lab)")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -39,54 +37,62 @@ class Handler(BaseHTTPRequestHandler):
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_GET
 
-    def _send(self, status: int, body: dict[str, Any] | list[Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
+    def _send(self, reply: faults.Reply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.body)))
+        for name, value in reply.headers:
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(data)
+        self.wfile.write(reply.body)
 
     def _dispatch(self) -> None:
         url = urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if url.path.startswith("/__lab/"):
-            status, answer = routes.control(self.app, self.command, url.path, body)
-            self._send(status, answer)
+            self._send(faults.plain(*routes.control(self.app, self.command, url.path, body)))
         elif url.path.startswith(API + "/"):
             self._api(url.path, parse_qsl(url.query, keep_blank_values=True), body)
         else:
-            self._send(404, records.error(routes.NO_ROUTE))
+            self._send(faults.plain(404, records.error(routes.NO_ROUTE)))
 
     def _api(self, path: str, query: list[tuple[str, str]], body: bytes) -> None:
         app, started = self.app, time.monotonic()
         if app.latency_ms:
             time.sleep(app.latency_ms / 1000)
-        fault = app.take_fault(f"{self.command} {self.path} {body.decode('utf-8', 'replace')}")
-        headers: dict[str, str] = {}
-        if not fault or fault["after"]:  # `after`: the call is carried out, then its answer is lost to the fault
-            status, envelope = self._answer(path, query, body)
-        if fault:
-            status = fault["status"]
-            if status == 429:
-                headers["Retry-After"] = str(fault["retry_after"])
-            envelope = records.error(_RATE_LIMITED if status == 429 else _INJECTED_500)
-        entry = {"method": self.command, "path": path, "query": query, "status": status,
+        fault = app.take_fault(f"{self.command} {self.path} {body.decode('utf-8', 'replace')}",
+                               routes.shape(self.command, path))
+        answer = None
+        # `after`: the call is carried out, then its answer is replaced; a lie made from the answer of a call
+        # not carried out is made from what it would have answered, the zone left as it was.
+        if fault is None or fault.after or fault.kind in faults.DISTORTING:
+            answer = self._answer(path, query, body, commit=fault is None or fault.after)
+        lie = faults.reply(fault, answer) if fault else None
+        if fault and lie is None:  # nothing to distort (a real failure, an empty list): the real answer goes out
+            app.give_back(fault)  # and the fault waits; nothing was lost, for a failure changes nothing
+            fault = None
+        if lie is not None:  # deliberate: not checked against the contract, which it is meant to break
+            reply = lie
+        else:  # the lab's own answer, checked against the contract in routes.answer
+            assert answer is not None  # without a fault (or with one given back) the call was answered
+            reply = faults.plain(*answer)
+        entry = {"method": self.command, "path": path, "query": query, "status": reply.status,
                  "body": _json_or_text(app.redact(body.decode("utf-8", "replace"))),
-                 "fault": bool(fault), "ms": round((time.monotonic() - started) * 1000, 1)}
+                 "fault": bool(fault), "fault_kind": str(fault.kind) if fault else None,
+                 "ms": round((time.monotonic() - started) * 1000, 1)}
         with app.lock:
             app.answered += 1
             entry["seq"] = app.answered
             app.requests.append(entry)
             del app.requests[:-2000]
-        app.log(f"{self.command} {path} {status}" + (" (injected)" if fault else ""))
-        self._send(status, envelope, headers)
+        injected = f" (injected {fault.kind}, exempt from the contract)" if fault else ""
+        app.log(f"{self.command} {path} {reply.status}{injected}")
+        self._send(reply)
 
-    def _answer(self, path: str, query: list[tuple[str, str]], body: bytes) -> tuple[int, dict[str, Any]]:
+    def _answer(self, path: str, query: list[tuple[str, str]], body: bytes,
+                commit: bool) -> tuple[int, dict[str, Any]]:
         try:
-            return routes.answer(self.app, self.command, path, query, dict(self.headers.items()), body)
+            return routes.answer(self.app, self.command, path, query, dict(self.headers.items()), body, commit)
         except Exception as exc:  # noqa: BLE001 -- a lab bug must answer loudly, not drop the connection
             self.app.log(f"lab bug: {self.command} {path}: {exc.__class__.__name__}: {exc}")
             return 500, records.error(routes.LAB_BUG, detail=f"{exc.__class__.__name__}: {exc}")

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from graphsite.atomic import write_atomic
-from graphsite.lab import processes, records
+from graphsite.lab import faults, processes, records
 from graphsite.lab.contract import Contract
 
 REDACTED = "[REDACTED-TOKEN]"
@@ -30,7 +31,7 @@ class FakeCloudflare:
         self.contract = Contract.load()
         self.lock = threading.Lock()
         self.zone = records.Zone(zone, zone_id, self._load())
-        self.faults: dict[str, Any] = {"fail_next": 0, "status": 500, "retry_after": 1, "match": "", "after": False}
+        self.fault = faults.Fault()
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
         self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps the last 2,000)
@@ -52,19 +53,34 @@ class FakeCloudflare:
     def redact(self, text: str) -> str:
         return text.replace(self.token, REDACTED) if self.token else text
 
-    def take_fault(self, request: str) -> dict[str, Any] | None:
-        """Return the fault to answer `request` (method, path, query and body as text) with, or None.
-        With a `match`, only requests holding it fail: tests on a shared lab fault their own calls only."""
+    def set_fault(self, data: dict[str, Any]) -> faults.Fault | str:
+        """Replace the fault with the one a control call asks for; return it, or why it cannot be one."""
         with self.lock:
-            if self.faults["fail_next"] <= 0 or self.faults["match"] not in request:
+            fault = faults.parse(data, serial=self.fault.serial + 1)
+            if isinstance(fault, faults.Fault):
+                self.fault = fault
+            return fault
+
+    def take_fault(self, request: str, shape: faults.Shape) -> faults.Fault | None:
+        """Return the fault to answer `request` (method, path, query and body as text) with, or None.
+        With a `match`, only requests holding it fail: tests on a shared lab fault their own calls only; a kind
+        that cannot lie about a call of this shape (a page's lie, a delete's) leaves it alone."""
+        with self.lock:
+            if not faults.fits(self.fault, request, shape):
                 return None
-            self.faults["fail_next"] -= 1
-            return dict(self.faults)
+            self.fault = replace(self.fault, count=self.fault.count - 1)
+            return self.fault
+
+    def give_back(self, fault: faults.Fault) -> None:
+        """Count a taken fault as not used (it had nothing to distort), unless another has replaced it since."""
+        with self.lock:
+            if self.fault.serial == fault.serial:
+                self.fault = replace(self.fault, count=self.fault.count + 1)
 
     def reset(self) -> None:
         with self.lock:
             self.zone = records.Zone(self.zone.name, self.zone.zone_id, ())
-            self.faults.update(fail_next=0, match="", after=False)
+            self.fault = faults.Fault(serial=self.fault.serial + 1)
             self.latency_ms = 0
             self.requests.clear()
         self.save()

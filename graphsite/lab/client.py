@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from graphsite.config import Config, load_config
+from graphsite.lab.faults import Kind
 from graphsite.lab.instance import LabInstance
 
 
@@ -31,6 +32,18 @@ class LabCloudflare:
         with `after`, each call is carried out first and only its answer fails (a lost response)."""
         return self._call("POST", "faults", {"fail_next": count, "status": status, "retry_after": retry_after,
                                              "match": match, "after": after})
+
+    def lie_next(self, count: int, kind: Kind, match: str = "", after: bool = False,
+                 variant: str = "") -> dict[str, Any]:
+        """Make the next `count` API calls that hold `match` and fit `kind` answer with that lie instead (the kinds
+        and their variants are in docs/lab.md); with `after`, each call is carried out first. Replaces any fault
+        set before, as fail_next does; `fail_next(0)` clears it."""
+        return self._call("POST", "faults", {"kind": str(kind), "fail_next": count, "match": match, "after": after,
+                                             "variant": variant})
+
+    def fault(self) -> dict[str, Any]:
+        """Return the fault set now: its kind, variant, match, after and `fail_next`, the calls it has left."""
+        return self._call("GET", "faults")
 
     def latency(self, ms: int) -> dict[str, Any]:
         """Delay every API call by `ms` milliseconds (0 to stop)."""

@@ -13,6 +13,8 @@ normalised in memory, never on disk, where the upstream text cannot be satisfied
 4. The 4XX responses describe `result` as a record or array, yet Cloudflare sends `"result": null` with an error
    (and `enum: [null]` without `nullable` can never validate): the error `result` is null only.
 The zone lookup (`GET /zones?name=`) lies outside this description; the server checks that envelope by hand.
+Answers the lab injects on purpose (`faults.py`: error statuses and lies such as `success: false` in a 200) are
+never checked: they are meant to break the contract, and the server logs each as injected instead.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ CODE_NOT_FOUND = (81044, "Record does not exist.")
 CODE_BAD_ZONE = (7003, "Could not route to /zones/{zone}/dns_records, perhaps your object identifier is invalid?")
 # Not Cloudflare's: the lab says so rather than silently ignoring a filter it does not implement.
 CODE_NOT_IMPLEMENTED = (1002, "The lab does not implement the query parameter '{name}'.")
+CODE_NOT_WHOLE = (1002, "The lab pages by whole numbers only: {name}={value}.")
 
 _ADDRESS_TYPES = {"A", "AAAA", "CNAME"}
 _TEXT_OPERATORS = ("exact", "contains", "startswith", "endswith")
@@ -207,18 +208,38 @@ def listing(zone: Zone, query: dict[str, str]) -> Outcome:
     order = query.get("order")
     if order in _ORDER_KEYS:
         chosen.sort(key=lambda r: r[order], reverse=query.get("direction") == "desc")
-    page, per_page = int(float(query.get("page", 1))), int(float(query.get("per_page", 100)))
+    return _paged(zone, chosen, query, default_per_page=100)
+
+
+def _whole(query: dict[str, str], name: str, default: int) -> int | None:
+    """Return the query's page or per_page as a positive whole number, None when it is not one."""
+    text = query.get(name, str(default)).strip()
+    return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else None
+
+
+def _paged(zone: Zone, chosen: list[dict[str, Any]], query: dict[str, str], default_per_page: int) -> Outcome:
+    """Return one page of `chosen` with the `result_info` Cloudflare documents: the page and page size asked
+    for, `count` on this page, `total_count` matching the filters, `total_pages` = ceil(total / per_page)
+    (0 when nothing matches, as Cloudflare answers). A page past the end is empty with the same totals."""
+    page, per_page = _whole(query, "page", 1), _whole(query, "per_page", default_per_page)
+    if page is None or per_page is None:
+        name = "page" if page is None else "per_page"
+        # The contract types them as numbers: 2.5 fits it, and answering page 2 for it would hide the mistake.
+        return Outcome(400, error(CODE_NOT_WHOLE, name=name, value=query[name]), zone.records)
     start = (page - 1) * per_page
     shown = chosen[start:start + per_page]
     info = {"page": page, "per_page": per_page, "count": len(shown), "total_count": len(chosen),
-            "total_pages": max(1, -(-len(chosen) // per_page))}
+            "total_pages": -(-len(chosen) // per_page)}
     return Outcome(200, ok(shown, info), zone.records)
 
 
-def zones(zone: Zone, name: str | None, page: int = 1) -> Outcome:
+def zones(zone: Zone, query: dict[str, str]) -> Outcome:
     """GET /zones?name=…: the one zone the lab serves, when the name matches (outside the DNS description)."""
-    found = [] if name not in (None, zone.name) or page > 1 else [
-        {"id": zone.zone_id, "name": zone.name, "status": "active", "paused": False, "type": "full",
-         "name_servers": [f"ns1.{zone.name}", f"ns2.{zone.name}"]}]
-    info = {"page": page, "per_page": 20, "count": len(found), "total_count": len(found), "total_pages": 1}
-    return Outcome(200, ok(found, info), zone.records)
+    found = [] if query.get("name", zone.name) != zone.name else [zone_object(zone)]
+    return _paged(zone, found, query, default_per_page=20)
+
+
+def zone_object(zone: Zone) -> dict[str, Any]:
+    """Return the zone as GET /zones/{id} describes it."""
+    return {"id": zone.zone_id, "name": zone.name, "status": "active", "paused": False, "type": "full",
+            "name_servers": [f"ns1.{zone.name}", f"ns2.{zone.name}"]}

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from graphsite.lab import records
+from graphsite.lab import faults, records
 from graphsite.lab.cfstate import FakeCloudflare
 
 _RECORDS_PATH = re.compile(r"^/client/v4/zones/(?P<zone>[^/]+)/dns_records(?:/(?P<record>[^/]+))?$")
@@ -34,9 +34,25 @@ def _authorised(headers: dict[str, str], token: str) -> tuple[int, str] | None:
     return None
 
 
+def shape(method: str, path: str) -> faults.Shape:
+    """Return what a call to `path` answers: a list, one record or zone, a deleted record's id, or other."""
+    path = path.rstrip("/")
+    in_records, in_zones = _RECORDS_PATH.match(path), _ZONES_PATH.match(path)
+    if in_records:
+        one = in_records["record"]
+    elif in_zones:
+        one = in_zones["zone"]
+    else:
+        return "other"
+    if one is None and method == "GET":
+        return "list"
+    return "deleted" if method == "DELETE" else "record"  # a POST to the list answers the record it made
+
+
 def answer(app: FakeCloudflare, method: str, path: str, query: list[tuple[str, str]],
-           headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
-    """Return the status and envelope for one `/client/v4` request, updating the zone on success."""
+           headers: dict[str, str], body: bytes, commit: bool = True) -> tuple[int, dict[str, Any]]:
+    """Return the status and envelope for one `/client/v4` request, updating the zone on success; without
+    `commit`, what it would answer, leaving the zone as it is (a fault replaces the answer of a call not made)."""
     path = path.rstrip("/")
     match = _RECORDS_PATH.match(path)
     if match is None:
@@ -59,8 +75,9 @@ def answer(app: FakeCloudflare, method: str, path: str, query: list[tuple[str, s
         return 404, records.error(records.CODE_BAD_ZONE, zone=match["zone"])
     with app.lock:
         outcome = _operate(app.zone, method, match["record"], dict(query), json.loads(body) if body else {})
-        changed = outcome.records is not app.zone.records
-        app.zone = records.Zone(app.zone.name, app.zone.zone_id, outcome.records)
+        changed = commit and outcome.records is not app.zone.records
+        if changed:
+            app.zone = records.Zone(app.zone.name, app.zone.zone_id, outcome.records)
     if changed:
         app.save()
     encoded = json.dumps(outcome.envelope).encode()
@@ -91,14 +108,13 @@ def _zones(app: FakeCloudflare, headers: dict[str, str], query: dict[str, str],
     if zone_id is not None:
         if zone_id != app.zone.zone_id:
             return 404, records.error(records.CODE_BAD_ZONE, zone=zone_id)
-        return 200, records.ok(records.zones(app.zone, None).envelope["result"][0])
-    page = query.get("page", "1")
-    if not page.isdigit() or int(page) < 1:
-        return 400, records.error(CONTRACT, detail=f"page: expected a positive integer, got {page!r}")
-    envelope = records.zones(app.zone, query.get("name"), int(page)).envelope
-    assert set(envelope) >= {"success", "errors", "messages", "result", "result_info"}
-    assert isinstance(envelope["result"], list) and envelope["success"] is True
-    return 200, envelope
+        return 200, records.ok(records.zone_object(app.zone))
+    outcome = records.zones(app.zone, query)
+    if outcome.status != 200:
+        return outcome.status, outcome.envelope
+    assert set(outcome.envelope) >= {"success", "errors", "messages", "result", "result_info"}
+    assert isinstance(outcome.envelope["result"], list) and outcome.envelope["success"] is True
+    return 200, outcome.envelope
 
 
 def _verify_token(app: FakeCloudflare, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
@@ -127,14 +143,10 @@ def control(app: FakeCloudflare, method: str, path: str, body: bytes) -> tuple[i
         with app.lock:
             return 200, list(app.zone.records)
     if method == "POST" and path == "/__lab/faults":
-        status = int(data.get("status", 500))
-        if status not in (429, 500, 502, 503):
-            return 400, {"error": "status must be 429, 500, 502 or 503"}
-        with app.lock:
-            app.faults.update(fail_next=int(data.get("fail_next", 1)), status=status,
-                              retry_after=int(data.get("retry_after", 1)), match=str(data.get("match", "")),
-                              after=bool(data.get("after", False)))
-        return 200, dict(app.faults)
+        fault = app.set_fault(data)
+        return (200, fault.as_json()) if isinstance(fault, faults.Fault) else (400, {"error": fault})
+    if method == "GET" and path == "/__lab/faults":
+        return 200, app.fault.as_json()
     if method == "POST" and path == "/__lab/latency":
         app.latency_ms = max(0, int(data.get("ms", 0)))
         return 200, {"ms": app.latency_ms}

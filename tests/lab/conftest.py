@@ -66,8 +66,23 @@ class FakeCloudflareProcess:
 
 
 @pytest.fixture
-def fake_cf(tmp_path):
+def unstarted_cf(tmp_path):
+    """A fake Cloudflare not started yet (a test writes its state first), stopped at the end."""
     server = FakeCloudflareProcess(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_cf(unstarted_cf):
+    unstarted_cf.start()
+    return unstarted_cf
+
+
+@pytest.fixture(scope="module")
+def module_cf(tmp_path_factory):
+    """One fake Cloudflare for a module's tests, each of which starts with `control.reset()`."""
+    server = FakeCloudflareProcess(tmp_path_factory.mktemp("cf"))
     server.start()
     yield server
     server.stop()

@@ -9,6 +9,8 @@ import cloudflare
 import httpx
 import pytest
 
+from graphsite.lab import records
+
 
 def _sdk(server, max_retries: int = 0) -> cloudflare.Cloudflare:
     return cloudflare.Cloudflare(api_token=server.token, base_url=server.base_url, max_retries=max_retries)
@@ -136,3 +138,30 @@ def test_reset_forgets_records_and_the_log(fake_cf):
     _post(fake_cf, {"name": "gone", "type": "A", "content": "127.0.0.1", "ttl": 60})
     fake_cf.control.reset()
     assert fake_cf.control.records() == [] and fake_cf.control.requests() == []
+
+
+
+def _seed(server, count: int) -> list[str]:
+    """Return the ids of `count` A records written into the state of a server not started yet (250 POSTs take
+    20 s: the server writes its state to disk after each)."""
+    zone = records.Zone(server.zone, server.zone_id)
+    for index in range(count):
+        zone = records.Zone(zone.name, zone.zone_id, records.create(zone, {
+            "name": f"r{index}", "type": "A", "content": "127.0.0.1", "ttl": 60}).records)
+    (server.lab_dir / "cloudflare-state.json").write_text(json.dumps({"records": list(zone.records)}))
+    server.start()
+    return [record["id"] for record in zone.records]
+
+
+def test_250_records_come_back_in_3_pages_of_100_whose_totals_add_up(unstarted_cf):
+    made = _seed(unstarted_cf, 250)
+    with httpx.Client(headers={"Authorization": f"Bearer {unstarted_cf.token}"}) as client:
+        pages = [client.get(_records_url(unstarted_cf), params={"per_page": 100, "page": page}).json()
+                 for page in (1, 2, 3, 4)]
+        fraction = client.get(_records_url(unstarted_cf), params={"per_page": "2.5"})
+    assert [(page["result_info"]["page"], page["result_info"]["count"], len(page["result"])) for page in pages] == [
+        (1, 100, 100), (2, 100, 100), (3, 50, 50), (4, 0, 0)]
+    assert {(p["result_info"]["per_page"], p["result_info"]["total_count"], p["result_info"]["total_pages"])
+            for p in pages} == {(100, 250, 3)}
+    assert [record["id"] for page in pages for record in page["result"]] == made
+    assert fraction.status_code == 400 and "per_page=2.5" in fraction.json()["errors"][0]["message"]

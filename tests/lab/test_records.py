@@ -61,6 +61,35 @@ def test_list_filters_by_exact_name_and_type_and_pages_past_the_end_are_empty():
     assert records.listing(zone, {"per_page": "2", "page": "4"}).envelope["result"] == []
 
 
+def test_pages_of_250_records_add_up_to_the_zone_and_a_page_past_the_end_keeps_the_totals():
+    zone = _with(*[_a(f"r{i}") for i in range(250)])
+    pages = [records.listing(zone, {"per_page": "100", "page": str(page)}).envelope for page in (1, 2, 3, 4)]
+    assert [page["result_info"] for page in pages] == [
+        {"page": page, "per_page": 100, "count": count, "total_count": 250, "total_pages": 3}
+        for page, count in ((1, 100), (2, 100), (3, 50), (4, 0))]
+    seen = [record["id"] for page in pages for record in page["result"]]
+    assert seen == [record["id"] for record in zone.records]
+
+
+def test_nothing_matching_is_zero_pages_and_a_fractional_page_is_refused_not_rounded():
+    empty = records.listing(ZONE, {}).envelope
+    assert empty["result"] == []
+    assert empty["result_info"] == {"page": 1, "per_page": 100, "count": 0, "total_count": 0, "total_pages": 0}
+    for query, named in (({"page": "1.5"}, "page=1.5"), ({"per_page": "2.5"}, "per_page=2.5"),
+                         ({"page": "1e400"}, "page=1e400"), ({"per_page": "0"}, "per_page=0")):
+        refused = records.listing(_with(_a("a")), query)
+        assert refused.status == 400 and named in refused.envelope["errors"][0]["message"], query
+
+
+def test_the_zone_list_honours_page_and_per_page():
+    first = records.zones(ZONE, {"per_page": "5"}).envelope
+    assert [z["id"] for z in first["result"]] == [ZONE.zone_id]
+    assert first["result_info"] == {"page": 1, "per_page": 5, "count": 1, "total_count": 1, "total_pages": 1}
+    second = records.zones(ZONE, {"page": "2"}).envelope
+    assert second["result"] == [] and second["result_info"]["total_count"] == 1
+    assert records.zones(ZONE, {"name": "other.test"}).envelope["result_info"]["total_pages"] == 0
+
+
 def test_comment_filters_and_an_unimplemented_filter_is_said_not_ignored():
     zone = _with(_a("a", comment="made by graphsite"), _a("b"))
     found = records.listing(zone, {"comment.startswith": "made by"}).envelope["result"]
