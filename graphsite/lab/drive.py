@@ -217,6 +217,17 @@ class Driver:
         found |= {("record", r["id"]) for r in self.records(name)}
         return found
 
+    def cloudflare_api(self, method: str, path: str, **body: object) -> dict:
+        """Call the fake Cloudflare's API under the lab's zone as another tool on the zone would (`path` after
+        `/zones/<id>/`); return its answer."""
+        import httpx
+
+        config = self.lab.config
+        answer = httpx.request(method, f"{config.dns.api_base_url}/zones/{config.dns.zone_id}/{path}",
+                               json=body or None, headers={"Authorization": f"Bearer {self.lab.token()}"}, timeout=10)
+        answer.raise_for_status()
+        return answer.json()
+
     def records(self, name: str) -> list[dict]:
         """Return every record of any type named `name`'s fqdn, as the fake Cloudflare stores them."""
         return [r for r in self.cloudflare.records() if r["name"] == self.fqdn(name)]

@@ -88,7 +88,9 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients) -> Teardow
         with output.step("prove"):
             after, still_unreadable = holding(config, clients, subdomain)
             left = [f"{kind} {name}" for kind, name in after.resources()]
-            left += [f"{system}: not checked ({why})" for system, why in still_unreadable.items()]
+            said = {o.detail for o in outcomes if o.failed}  # a reason a failed step gave already is not repeated
+            left += [f"{system}: not checked" + ("" if why in said else f" ({why})")
+                     for system, why in still_unreadable.items()]
             state, evidence = page_offline(config, held)
     finally:
         clients.dns.limit(None)

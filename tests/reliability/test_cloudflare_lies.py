@@ -1,0 +1,120 @@
+"""Cloudflare answering what it should not, for real: the lab's fake Cloudflare lies (`success: false` on a 200,
+JSON cut short, an HTML 502, an empty page that says there are more, totals that do not add up) during
+deploy, list, teardown and gc. Nothing is ever decided or removed on an answer that was not a full read, every
+failure is one line, and once Cloudflare tells the truth again a teardown leaves nothing.
+
+Each lie is matched on text only this test's name carries, so nothing else on the lab is lied to."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsite.lab.faults import Kind
+
+pytestmark = pytest.mark.lab
+
+QUICK = {"GRAPHSITE_DNS_RETRIES": "0", "GRAPHSITE_DNS_TIMEOUT": "3"}
+
+
+def _expired(driver, name: str) -> None:
+    """Deploy `name` with a TTL that has passed by the time gc looks."""
+    made = driver.run("deploy", "--subdomain", name, "--no-verify", "--ttl", "1s")
+    assert made.code == 0, made
+
+
+def _whole(driver, name: str) -> None:
+    kinds = {kind for kind, _ in driver.held(name)}
+    assert {"service", "config", "route", "record"} <= kinds, kinds
+
+
+@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.EMPTY_PAGE, Kind.TRUNCATED, Kind.BAD_PAGINATION])
+def test_a_zone_listing_that_lies_makes_list_fail_and_gc_remove_nothing(driver, names, kind):
+    name = names()
+    _expired(driver, name)
+    driver.cloudflare.lie_next(20, kind, match="type=A")  # the zone-wide listing list and gc make
+    try:
+        listed = driver.run("list", "--json", env=QUICK)
+        assert listed.code == 1 and "could not read Cloudflare" in listed.stderr, listed
+        assert not listed.traceback, listed
+        collected = driver.run("gc", "--prefix", driver.prefix, env=QUICK)
+        assert collected.code == 1 and "nothing was decided or removed" in collected.stderr, collected
+        assert "tore down" not in collected.stdout and not collected.traceback, collected
+    finally:
+        driver.cloudflare.fail_next(0)
+    _whole(driver, name)  # the expired deployment is untouched: gc acts only on a full read
+    collected = driver.run("gc", "--prefix", driver.prefix)
+    assert collected.code == 0 and f"tore down {name}" in collected.stdout, collected
+    assert driver.leftovers(name) == []
+
+
+@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.TRUNCATED, Kind.HTML, Kind.EMPTY_BODY, Kind.WRONG_TYPES])
+def test_teardown_whose_record_lookup_lies_says_so_keeps_the_record_and_a_rerun_finishes(driver, names, kind):
+    name = names()
+    made = driver.run("deploy", "--subdomain", name, "--no-verify", "--ttl", "1h")
+    assert made.code == 0, made
+    driver.cloudflare.lie_next(20, kind, match=f"name.exact={driver.fqdn(name)}")
+    try:
+        run = driver.run("teardown", name, env=QUICK)
+    finally:
+        driver.cloudflare.fail_next(0)
+    assert run.code == 1 and f"teardown of {name} is not finished" in run.stderr, run
+    assert "nothing is left" not in run.stderr and not run.traceback, run
+    assert max(len(line) for line in run.stderr.splitlines()) < 400, run  # an excerpt, never a whole page
+    assert {kind for kind, _ in driver.held(name)} == {"record"}  # the page went offline; DNS waits
+    again = driver.run("teardown", name)
+    assert again.code == 0 and "nothing is left and the page is no longer served" in again.stderr, again
+    assert driver.leftovers(name) == []
+
+
+@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.TRUNCATED, Kind.HTML])
+def test_a_deploy_whose_plan_lookup_lies_stops_in_one_line_before_anything_is_made(driver, names, kind):
+    name = names()
+    driver.cloudflare.lie_next(5, kind, match=f"name.exact={driver.fqdn(name)}")
+    try:
+        run = driver.run("deploy", "--subdomain", name, "--no-verify", env=QUICK)
+    finally:
+        driver.cloudflare.fail_next(0)
+    assert run.code == 1 and f"Error: Cloudflare: list records named {driver.fqdn(name)}" in run.stderr, run
+    assert not run.traceback, run
+    assert driver.leftovers(name) == []
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["refused", "carried-out"])
+def test_a_create_answered_success_false_leaves_no_record_behind(driver, names, after):
+    """`200 {"success": false, "result": null}` to the create: an error naming the call (it was an
+    AttributeError); when Cloudflare made the record anyway, the undo finds it by name and stamp."""
+    name = names()
+    driver.cloudflare.lie_next(1, Kind.SUCCESS_FALSE, match=f"graphsite:2 {name}.", after=after)
+    run = driver.run("deploy", "--subdomain", name, "--no-verify", env=QUICK)
+    assert run.code == 1 and f"Error: Cloudflare: create A {driver.fqdn(name)}: HTTP 200 but success is False" \
+        in run.stderr, run
+    assert f"proof: nothing of {name} is left" in run.stderr and not run.traceback, run
+    assert driver.leftovers(name) == []
+
+
+def test_records_that_merely_look_like_graphsite_s_are_listed_as_foreign_and_never_removed(driver, names):
+    """A hand-made A record whose comment starts with `graphsite:`, and one carrying a whole stamp copied from
+    another name: neither is a deployment, gc (past the grace period) and teardown keep both."""
+    copied_from, lookalike, copy = names(), names(), names()
+    _expired(driver, copied_from)
+    comment = next(r["comment"] for r in driver.records(copied_from))
+    made = [driver.cloudflare_api("POST", "dns_records", type="A", name=driver.fqdn(lookalike),
+                                  content="192.0.2.7", ttl=60, comment=f"graphsite: {lookalike} (by hand)"),
+            driver.cloudflare_api("POST", "dns_records", type="A", name=driver.fqdn(copy), content="192.0.2.8",
+                                  ttl=60, comment=comment)]
+    try:
+        listed = driver.run("list", "--json")
+        assert listed.code == 0, listed
+        foreign = {f["name"].split()[1]: f["claim"] for f in listed.json()["foreign"]}
+        assert foreign.get(driver.fqdn(lookalike)) == "not proven", foreign
+        assert foreign.get(driver.fqdn(copy)) == "not proven", foreign
+        names_listed = {d["subdomain"] for d in listed.json()["deployments"]}
+        assert lookalike not in names_listed and copy not in names_listed
+        collected = driver.run("gc", "--prefix", driver.prefix, env={"GRAPHSITE_DEPLOY_GC_GRACE": "0"})
+        assert collected.code == 0 and f"tore down {copied_from}" in collected.stdout, collected
+        torn = driver.run("teardown", lookalike)
+        assert torn.code == 0 and "kept" in torn.stdout, torn
+        assert len(driver.records(lookalike)) == 1 and len(driver.records(copy)) == 1
+    finally:
+        for answer in made:
+            driver.cloudflare_api("DELETE", f"dns_records/{answer['result']['id']}")
