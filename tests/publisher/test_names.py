@@ -19,8 +19,50 @@ def test_invalid_labels_are_refused_with_the_flag_named(name):
     assert info.value.message.startswith("--subdomain:")
 
 
+@pytest.mark.parametrize("name, label", [("xn--bcher-kva", "xn--bcher-kva"), ("XN--Mnchen-3YA", "xn--mnchen-3ya"),
+                                         ("xn--9ca", "xn--9ca")])
+def test_idna_labels_pass_when_they_decode_and_encode_back_to_themselves(name, label):
+    assert check_label(name) == label
+
+
+@pytest.mark.parametrize("name, why", [
+    ("xn--zz", "'xn--zz' starts with xn-- but is not valid IDNA: 'zz' is not Punycode (it decodes to nothing)"),
+    ("xn--ls8h", "'xn--ls8h' starts with xn-- but is not valid IDNA: it decodes to '\U0001f4a9', which IDNA "
+                 "does not allow"),
+    ("xn--a", "'xn--a' starts with xn-- but is not valid IDNA: it decodes to '\\x80', which IDNA does not allow"),
+    ("xn---bbb", "'xn---bbb' starts with xn-- but is not valid IDNA: it decodes to '\u056d', whose IDNA form is "
+                 "'xn--bbb'"),
+])
+def test_an_invalid_idna_label_is_refused_naming_it_and_why(name, why):
+    with pytest.raises(ConfigError) as info:
+        check_label(name)
+    assert info.value.message.startswith(f"--subdomain: {why}")
+
+
+def test_other_labels_with_dashes_in_positions_3_and_4_stay_reserved():
+    with pytest.raises(ConfigError, match=r"'ab--c' has '--' in positions 3-4.*only xn-- labels"):
+        check_label("ab--c")
+
+
+@pytest.mark.parametrize("name, hint", [("bücher", "use 'xn--bcher-kva'"), ("Bücher", "use 'xn--bcher-kva'"),
+                                        ("é", "use 'xn--9ca'")])
+def test_a_unicode_name_is_refused_with_its_idna_form_in_the_hint(name, hint):
+    with pytest.raises(ConfigError) as info:
+        check_label(name)
+    assert info.value.message.startswith(f"--subdomain: {name!r} is not ASCII")
+    assert f"hint: {hint}, the IDNA form of" in info.value.message
+
+
+@pytest.mark.parametrize("name, why", [("😀", "and this name has none"),
+                                       ("bü.cher", "its IDNA form 'xn--b-eha.cher' is not one DNS label")])
+def test_a_unicode_name_without_a_one_label_idna_form_says_so(name, why):
+    with pytest.raises(ConfigError, match=why):
+        check_label(name)
+
+
 def test_domains_are_checked_label_by_label():
     assert check_domain("HHdevs.Space.") == "hhdevs.space"
+    assert check_domain("xn--bcher-kva.example") == "xn--bcher-kva.example"
     with pytest.raises(ConfigError):
         check_domain("localhost")
     with pytest.raises(ConfigError):
