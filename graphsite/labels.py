@@ -71,3 +71,24 @@ def check_domain(domain: str) -> str:
     for label in labels:
         check_label(label, what="site.domain")
     return ".".join(labels)
+
+
+def subdomain_of(name: str, domain: str, *, what: str = "NAME") -> str:
+    """Return the deployment name NAME gives: NAME is the subdomain itself or its fqdn under `domain` (any case,
+    a trailing dot allowed). The one reading of a name that every command taking one applies."""
+    text, domain = name.strip().lower().rstrip("."), domain.strip().lower().rstrip(".")
+    if "." not in text:
+        return check_label(name, what=what)
+    where, suffix = f"the configured domain {domain} (site.domain)", "." + domain
+    if text == domain:
+        raise ConfigError(f"{what}: {name!r} is {where} itself, not a deployment under it",
+                          hint=f"name the deployment: SUBDOMAIN or SUBDOMAIN.{domain}")
+    if not text.endswith(suffix):
+        raise ConfigError(f"{what}: {name!r} is not under {where}",
+                          hint=f"give the subdomain alone or SUBDOMAIN.{domain}; for another domain, set site.domain "
+                               "(graphsite.toml, or GRAPHSITE_SITE_DOMAIN)")
+    label = text.removesuffix(suffix)
+    if "." in label:
+        raise ConfigError(f"{what}: {name!r} is more than one label under {where}: a deployment is one label, "
+                          f"SUBDOMAIN.{domain}", hint=f"give the subdomain alone or SUBDOMAIN.{domain}")
+    return check_label(label, what=f"{what} {name.strip()!r}")

@@ -17,7 +17,7 @@ from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
-from graphsite.labels import check_label
+from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
@@ -125,9 +125,10 @@ class Undo:
 
 
 def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
-    """Return the requested subdomain, or a fresh random one no service, route or record uses."""
+    """Return the requested subdomain (given alone or as its fqdn), or a fresh random one no service, route or
+    record uses."""
     if request.subdomain:
-        return check_label(request.subdomain)
+        return subdomain_of(request.subdomain, config.site.domain, what="--subdomain")
 
     def taken(name: str) -> bool:
         return (clients.swarm.service(name) is not None

@@ -13,8 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphsite.labels import check_label
-
 PREFIX = "graphsite"
 # The service's labels: the systems' own record of a deployment. Configs carry the first three.
 NAME, CREATED, EXPIRES = f"{PREFIX}.subdomain", f"{PREFIX}.created", f"{PREFIX}.expires"
@@ -191,9 +189,3 @@ def bind_dir(bind_root: str | Path, name: str) -> Path:
 def owned_by(stamp: Stamp | None, name: str) -> bool:
     """True when a resource's stamp says graphsite made it for `name`."""
     return stamp is not None and stamp.name == name
-
-
-def subdomain_of(name: str, domain: str) -> str:
-    """Return the subdomain of NAME, which may be the subdomain or the full fqdn under `domain`."""
-    suffix = "." + domain.lower()
-    return check_label(name.strip().lower().removesuffix(suffix), what="NAME")

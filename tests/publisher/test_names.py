@@ -3,7 +3,7 @@ import re
 import pytest
 
 from graphsite.errors import ConfigError
-from graphsite.labels import check_domain, check_label
+from graphsite.labels import check_domain, check_label, subdomain_of
 from graphsite.publisher.names import draw_name
 
 
@@ -96,15 +96,39 @@ def test_a_prefix_that_cannot_make_a_label_is_refused():
         draw_name("bad_prefix", lambda _: False)
 
 
-@pytest.mark.parametrize("name", ["gs-x", "GS-X", "gs-x.hhdevs.space", "GS-X.HHdevs.Space", " gs-x "])
-def test_teardown_and_verify_take_the_subdomain_or_the_fqdn_in_any_case(production, name):
-    from graphsite.publisher.deployment import subdomain_of
-
+@pytest.mark.parametrize("name", ["gs-x", "GS-X", "gs-x.hhdevs.space", "GS-X.HHdevs.Space", " gs-x ",
+                                  "gs-x.hhdevs.space."])
+def test_a_name_is_the_subdomain_or_its_fqdn_in_any_case(production, name):
     assert subdomain_of(name, production.site.domain) == "gs-x"
 
 
-def test_a_name_of_another_domain_is_refused(production):
-    from graphsite.publisher.deployment import subdomain_of
+def test_an_idna_subdomain_is_taken_alone_or_as_its_fqdn(production):
+    assert subdomain_of("xn--bcher-kva.hhdevs.space", production.site.domain) == "xn--bcher-kva"
 
-    with pytest.raises(ConfigError, match="NAME: 'gs-x.example.com' is not a valid DNS label"):
-        subdomain_of("gs-x.example.com", production.site.domain)
+
+@pytest.mark.parametrize("name, why", [
+    ("gs-x.example.com", "'gs-x.example.com' is not under the configured domain hhdevs.space (site.domain)"),
+    ("gs-x.hhdevs.space.example.com", "'gs-x.hhdevs.space.example.com' is not under the configured domain "
+                                      "hhdevs.space"),
+    ("hhdevs.space", "'hhdevs.space' is the configured domain hhdevs.space (site.domain) itself"),
+    ("a.gs-x.hhdevs.space", "'a.gs-x.hhdevs.space' is more than one label under the configured domain"),
+])
+def test_a_name_outside_the_configured_domain_is_refused_naming_it(production, name, why):
+    with pytest.raises(ConfigError) as info:
+        subdomain_of(name, production.site.domain)
+    assert info.value.message.startswith(f"NAME: {why}")
+    assert "hhdevs.space" in info.value.message.split("hint:")[1]
+
+
+def test_an_fqdn_with_an_invalid_label_names_both(production):
+    with pytest.raises(ConfigError) as info:
+        subdomain_of("bücher.hhdevs.space", production.site.domain, what="--subdomain")
+    assert info.value.message.startswith("--subdomain 'bücher.hhdevs.space': 'bücher' is not ASCII")
+    assert "use 'xn--bcher-kva'" in info.value.message
+
+
+def test_deploy_takes_its_subdomain_as_an_fqdn_too(production, tmp_path):
+    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
+
+    request = DeployRequest(source=tmp_path / "report.md", subdomain="GS-X.HHdevs.Space")
+    assert choose_subdomain(production, request, clients=None) == "gs-x"
