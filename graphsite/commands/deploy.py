@@ -34,16 +34,15 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
                    skip_verify, wait, private, auth_file, new_password, public, as_json, config_path) -> None:
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.commands import present
-    from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.deploy import DeployRequest, deploy
+    from graphsite.publisher.deploy import DeployRequest, deploy, requested_subdomain
     from graphsite.publisher.plan import parse_ttl
 
     if bool(random_subdomain) == bool(subdomain):
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
     start, config = time.perf_counter(), site(load_config(config_path))
     if subdomain:  # read before connecting: a mistyped name costs no connection
-        subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain")
+        subdomain = requested_subdomain(config, subdomain)
     request = DeployRequest(source=source or default_source(), subdomain=subdomain,
                             ttl=parse_ttl(ttl) if ttl else None, content=content, dry_run=dry_run, force=force,
                             keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait, private=private,

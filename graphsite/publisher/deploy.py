@@ -25,7 +25,7 @@ from graphsite.publisher.deployment import Deployment, bind_dir, route_path
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.names import draw_name, fqdn
+from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import DeployPlan, make_plan
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
@@ -124,11 +124,15 @@ class Undo:
         return lines
 
 
+def requested_subdomain(config: Config, name: str) -> str:
+    """Return the subdomain `--subdomain NAME` asks for (NAME alone or its fqdn), when a deploy can use it."""
+    return check_length(subdomain_of(name, config.site.domain, what="--subdomain"))
+
+
 def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
-    """Return the requested subdomain (given alone or as its fqdn), or a fresh random one no service, route or
-    record uses."""
+    """Return the requested subdomain, or a fresh random one no service, route or record uses."""
     if request.subdomain:
-        return subdomain_of(request.subdomain, config.site.domain, what="--subdomain")
+        return requested_subdomain(config, request.subdomain)
 
     def taken(name: str) -> bool:
         return (clients.swarm.service(name) is not None

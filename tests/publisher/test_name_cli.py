@@ -52,3 +52,11 @@ def test_build_takes_the_fqdn_as_its_subdomain(run, tmp_path):
     page = _Canonical()
     page.feed((tmp_path / "site" / "index.html").read_text(encoding="utf-8"))
     assert page.href == "https://gs-x.example.org/"
+
+
+def test_deploy_refuses_a_name_too_long_for_swarm_before_connecting(run):
+    name = "s" * 50
+    result = run("deploy", "--subdomain", f"{name}.example.org")
+    assert result.exit_code == 1, result.output
+    assert f"--subdomain: {name!r} has 50 characters, more than the 41 a deployment name may have: Swarm refuses " \
+           "config names over 64 characters" in result.output

@@ -4,7 +4,7 @@ import pytest
 
 from graphsite.errors import ConfigError
 from graphsite.labels import check_domain, check_label, subdomain_of
-from graphsite.publisher.names import draw_name
+from graphsite.publisher.names import LONGEST_NAME, check_length, draw_name
 
 
 @pytest.mark.parametrize("name", ["a", "graph-eng-0a1b2c", "x" * 63, "9lives", "Graph-Eng-1"])
@@ -89,6 +89,41 @@ def test_a_taken_name_is_drawn_again():
 def test_drawing_gives_up_with_a_clear_error_when_everything_is_taken():
     with pytest.raises(ConfigError, match="all taken"):
         draw_name("p", lambda _: True)
+
+
+@pytest.mark.parametrize("length", [42, 63])
+def test_a_valid_label_too_long_for_swarm_config_names_says_the_limit_and_its_length(length):
+    name = "s" * length
+    assert check_label(name) == name  # a valid DNS label: only Swarm's limit refuses it
+    with pytest.raises(ConfigError) as info:
+        check_length(name)
+    message, hint = info.value.message.split("\n  hint: ")
+    assert message == (f"--subdomain: {name!r} has {length} characters, more than the 41 a deployment name may "
+                       "have: Swarm refuses config names over 64 characters, and a deployment's Caddyfile is the "
+                       f"config NAME-caddyfile-<12 hex> ({length + 23} characters for this name)")
+    assert hint.startswith("choose a name of at most 41 characters")
+
+
+def test_a_name_of_41_characters_fits():
+    assert LONGEST_NAME == 41
+    assert check_length("s" * 41) == "s" * 41
+
+
+def test_deploy_refuses_a_name_too_long_at_its_name_step(production, tmp_path):
+    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
+
+    request = DeployRequest(source=tmp_path / "report.md", subdomain="s" * 42 + ".hhdevs.space")
+    with pytest.raises(ConfigError, match="has 42 characters, more than the 41"):
+        choose_subdomain(production, request, clients=None)  # before any system is asked
+
+
+def test_a_prefix_whose_names_would_be_too_long_is_refused_with_its_own_limit():
+    assert re.fullmatch("p" * 34 + r"-[0-9a-f]{6}", draw_name("p" * 34, lambda _: False))
+    with pytest.raises(ConfigError) as info:
+        draw_name("p" * 35, lambda _: False)
+    assert info.value.message.startswith(f"site.prefix: {'p' * 35!r} has 35 characters, so its names "
+                                         "(PREFIX-<6 hex>) would have 42, more than the 41")
+    assert info.value.message.endswith("hint: use a prefix of at most 34 characters")
 
 
 def test_a_prefix_that_cannot_make_a_label_is_refused():
