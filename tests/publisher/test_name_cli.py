@@ -3,6 +3,7 @@ alone or its fqdn under site.domain, and a name under another domain is refused 
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 
 import pytest
@@ -27,7 +28,8 @@ def run(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["deploy", "--subdomain", "gs-x.example.com"], ["verify", "gs-x.example.com"],
-                                  ["teardown", "gs-x.example.com"], ["build", "--subdomain", "gs-x.example.com"]],
+                                  ["teardown", "gs-x.example.com"], ["list", "gs-x.example.com"],
+                                  ["build", "--subdomain", "gs-x.example.com"]],
                          ids=lambda argv: argv[0])
 def test_a_name_under_another_domain_is_refused_naming_the_configured_one(run, argv):
     result = run(*argv)
@@ -60,3 +62,29 @@ def test_deploy_refuses_a_name_too_long_for_swarm_before_connecting(run):
     assert result.exit_code == 1, result.output
     assert f"--subdomain: {name!r} has 50 characters, more than the 41 a deployment name may have: Swarm refuses " \
            "config names over 64 characters" in result.output
+
+
+def test_list_name_reads_the_systems_it_can_and_does_not_call_nothing_an_answer(private_cf, tmp_path):
+    """A real (fake) Cloudflare answers, Docker cannot be reached: the name's fqdn is read as its subdomain, the
+    JSON says which name was asked and which system was not read, and the exit status is 1."""
+    config, _ = private_cf
+    path = tmp_path / "graphsite.toml"
+    path.write_text(f'''[site]
+domain = "{config.site.domain}"
+[deploy]
+dynamic_dir = "{tmp_path}"
+bind_root = "{tmp_path}"
+lock_dir = "{tmp_path}"
+[dns]
+api_base_url = "{config.dns.api_base_url}"
+zone_id = "{config.dns.zone_id}"
+record_content = "127.0.0.1"
+retries = 1
+''', encoding="utf-8")
+    result = CliRunner().invoke(main, ["list", f"GS-X.{config.site.domain}", "--json", "--config", str(path)],
+                                env={"GRAPHSITE_CONFIG": None, "DOCKER_HOST": f"unix://{tmp_path}/no-docker.sock"})
+    assert result.exit_code == 1, result.output
+    shown = json.loads(result.stdout)
+    assert shown["name"] == "gs-x" and shown["deployments"] == [] and list(shown["unreadable"]) == ["Docker Swarm"]
+    assert "nothing of gs-x was found in the other systems, which does not prove it has nothing there" in \
+        result.stderr
