@@ -31,7 +31,7 @@ HELP = {
     "deploy": "Publish the page on Swarm + Traefik + Cloudflare, then verify it.",
     "verify": "Prove a deployment is live: service, origin, public URL, TLS, redirect, DNS, route.",
     "teardown": "Remove everything a deployment made and prove nothing is left.",
-    "list": "List deployments as the systems themselves record them.",
+    "list": "List deployments (or the one NAME) as the systems themselves record them.",
     "gc": "Tear down every expired deployment.",
     "doctor": "Check every precondition of a deploy, read-only: Docker, Traefik, Cloudflare, DNS, TLS.",
     "serve": "Preview a report on 127.0.0.1, rebuilt and reloaded on every change.",

@@ -18,7 +18,8 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
               show_default=True, help="Directory that receives index.html.")
-@click.option("--subdomain", help="Show `live <subdomain>` and name it in the teardown command.")
+@click.option("--subdomain", metavar="NAME",
+              help="Show `live NAME` and name it in the teardown command (NAME alone or NAME.<site.domain>).")
 @click.option("--fonts", type=click.Choice(["embedded", "google", "system"]), default="embedded", show_default=True,
               help="embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
                    "system: the reader's own fonts.")
@@ -34,10 +35,12 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     from graphsite.build import build
     from graphsite.config import load_config
     from graphsite.errors import GraphsiteError
+    from graphsite.labels import subdomain_of
     from graphsite.paths import default_source
 
     try:
         config = load_config(config_path)
+        subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain") if subdomain else None
         outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
                         config=config)
     except GraphsiteError as exc:

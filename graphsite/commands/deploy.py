@@ -14,7 +14,8 @@ from graphsite.paths import default_source
 @click.command("deploy")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("--random-subdomain", is_flag=True, help="Draw a fresh <prefix>-<6 hex> name.")
-@click.option("--subdomain", metavar="NAME", help="Deploy under NAME (a new name, or an existing one to redeploy).")
+@click.option("--subdomain", metavar="NAME",
+              help="Deploy under NAME, given alone or as NAME.<site.domain> (a new name, or one to redeploy).")
 @click.option("--ttl", metavar="DURATION", help="Expire after DURATION (30m, 12h, 7d); `graphsite gc` removes it.")
 @click.option("--content", type=click.Choice(["config", "bind"]), help="How the page reaches Caddy.")
 @click.option("--dry-run", is_flag=True, help="Print the plan; touch nothing.")
@@ -34,16 +35,18 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.deploy import DeployRequest, deploy
+    from graphsite.publisher.deploy import DeployRequest, deploy, requested_subdomain
     from graphsite.publisher.plan import parse_ttl
 
     if bool(random_subdomain) == bool(subdomain):
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
+    start, config = time.perf_counter(), site(load_config(config_path))
+    if subdomain:  # read before connecting: a mistyped name costs no connection
+        subdomain = requested_subdomain(config, subdomain)
     request = DeployRequest(source=source or default_source(), subdomain=subdomain,
                             ttl=parse_ttl(ttl) if ttl else None, content=content, dry_run=dry_run, force=force,
                             keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait, private=private,
                             public=public, auth_file=auth_file, new_password=new_password)
-    start, config = time.perf_counter(), site(load_config(config_path))
     with connected(config) as clients:
         result = deploy(config, request, clients)
     present.deploy(result, time.perf_counter() - start, as_json)

@@ -1,4 +1,4 @@
-"""`graphsite list`: every resource graphsite made, grouped by deployment, as the systems record them."""
+"""`graphsite list [NAME]`: every resource graphsite made, grouped by deployment, as the systems record them."""
 
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ from graphsite.config import load_config
 
 
 @click.command("list")
+@click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def list_command(as_json: bool, config_path: Path | None) -> None:
-    """List every deployment, complete or partial: fqdn, age, expiry, sha, replicas, access, state. Exits 1
-    when a system could not be read (the others are still listed)."""
+def list_command(name: str | None, as_json: bool, config_path: Path | None) -> None:
+    """List every deployment, complete or partial: fqdn, age, expiry, sha, replicas, access, state; with NAME
+    (the subdomain alone or its fqdn), only that one, or "nothing deployed for NAME". Exits 1 when a system could
+    not be read (the others are still listed)."""
     from graphsite.commands import present
+    from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.inventory import survey
 
     config = site(load_config(config_path))
+    subdomain = subdomain_of(name, config.site.domain) if name is not None else None  # before connecting
     with connected(config, partial=True) as clients:
-        inventory = survey(config, clients, runtime=True)
-    present.listing(inventory, datetime.now(UTC), as_json)
+        inventory = survey(config, clients, name=subdomain, runtime=True)
+    present.listing(inventory, datetime.now(UTC), as_json, name=subdomain)

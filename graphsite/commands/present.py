@@ -94,12 +94,19 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
             ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", state)
 
 
-def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
-    holdings = list(inventory.holdings.values())
+def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | None = None) -> None:
+    """Show every holding, or with `name` that deployment's. Nothing found for `name` is an answer (exit 0) only
+    when every system was read; a system that could not be read ends the command with exit 1 either way."""
+    holdings = [h for h in inventory.holdings.values() if not h.empty]  # survey(name=…) holds the name, found or not
+    nothing = name is not None and not holdings
+    if nothing and not inventory.unreadable:
+        output.info(f"nothing deployed for {name}: no system holds a service, config, route, directory or record "
+                    "of it")
     if as_json:
-        output.emit_json({"deployments": [_held_json(h, now) for h in holdings],
+        output.emit_json({**({"name": name} if name is not None else {}),
+                          "deployments": [_held_json(h, now) for h in holdings],
                           "foreign": [f.as_json() for f in inventory.foreign], "unreadable": inventory.unreadable})
-    else:
+    elif not nothing:
         rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE")]
         rows += [_row(h, now) for h in holdings]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -107,13 +114,17 @@ def listing(inventory: Inventory, now: datetime, as_json: bool) -> None:
             output.result("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         for held in holdings:
             if held.state(now) == "partial":
-                output.info(f"{held.name}: " + ", ".join(f"{kind} {name}" for kind, name in held.resources()))
+                output.info(f"{held.name}: " + ", ".join(f"{kind} {what}" for kind, what in held.resources()))
+    if not as_json:
         for foreign in inventory.foreign:  # stamped like graphsite's, but not this configuration's: never touched
             output.info(f"not this configuration's, left alone: {foreign.line()}")
     if inventory.unreadable:
-        raise Incomplete("could not read " + "; ".join(f"{system}: {why}" for system, why in
-                                                       inventory.unreadable.items()),
-                         hint="what is listed comes from the other systems; run `graphsite list` again later")
+        unread = "; ".join(f"{system}: {why}" for system, why in inventory.unreadable.items())
+        again = f"run `graphsite list{f' {name}' if name is not None else ''}` again later"
+        if nothing:
+            raise Incomplete(f"could not read {unread}; nothing of {name} was found in the other systems, which "
+                             "does not prove it has nothing there", hint=again)
+        raise Incomplete(f"could not read {unread}", hint=f"what is listed comes from the other systems; {again}")
 
 
 def _held_json(held: Holding, now: datetime) -> dict:

@@ -16,12 +16,14 @@ from graphsite.config import load_config
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def teardown_command(name: str, wait: float, as_json: bool, config_path: Path | None) -> None:
     """Remove NAME's route, service, configs, directory and record (in that order: the page goes offline first);
-    print removed/absent/kept/failed for each, then the proof."""
+    print removed/absent/kept/failed for each, then the proof. NAME is the subdomain alone or its fqdn."""
     from graphsite.commands import present
+    from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.teardown import teardown
 
     config = site(load_config(config_path))
+    name = subdomain_of(name, config.site.domain)  # before connecting: a mistyped name costs no connection
     with connected(config, partial=True) as clients:
         report = teardown(config, name, clients, wait=wait)
     present.teardown(report, as_json)

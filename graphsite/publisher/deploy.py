@@ -17,7 +17,7 @@ from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
-from graphsite.labels import check_label
+from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
@@ -25,7 +25,7 @@ from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, r
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.names import draw_name, fqdn
+from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import DeployPlan, make_plan
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
@@ -124,10 +124,15 @@ class Undo:
         return lines
 
 
+def requested_subdomain(config: Config, name: str) -> str:
+    """Return the subdomain `--subdomain NAME` asks for (NAME alone or its fqdn), when a deploy can use it."""
+    return check_length(subdomain_of(name, config.site.domain, what="--subdomain"))
+
+
 def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
     """Return the requested subdomain, or a fresh random one no service, route or record uses."""
     if request.subdomain:
-        return check_label(request.subdomain)
+        return requested_subdomain(config, request.subdomain)
 
     def taken(name: str) -> bool:
         return (clients.swarm.service(name) is not None

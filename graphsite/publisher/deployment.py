@@ -16,7 +16,6 @@ from enum import StrEnum
 from pathlib import Path
 
 from graphsite import __version__
-from graphsite.labels import check_label
 
 PREFIX = "graphsite"
 STAMP_VERSION = 2  # the stamp this release writes; version 1 (graphsite 0.1) is still read
@@ -271,9 +270,3 @@ def bind_dir(bind_root: str | Path, name: str) -> Path:
 def claim(stamp: Stamp | None, resource: str, domain: str) -> Claim | None:
     """Return whose a resource named `resource` is by its stamp under `domain`; None when it carries no stamp."""
     return None if stamp is None else stamp.claim(resource, domain)
-
-
-def subdomain_of(name: str, domain: str) -> str:
-    """Return the subdomain of NAME, which may be the subdomain or the full fqdn under `domain`."""
-    suffix = "." + domain.lower()
-    return check_label(name.strip().lower().removesuffix(suffix), what="NAME")

@@ -15,6 +15,7 @@ from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
 from graphsite.publisher import caddy, route
 from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, bind_dir, iso, new_id
+from graphsite.publisher.names import check_length
 from graphsite.publisher.names import fqdn as make_fqdn
 
 MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
@@ -153,12 +154,9 @@ def record_comment(deployment: Deployment) -> str:
 
 
 def config_name(subdomain: str, kind: str, sha256: str) -> str:
-    name = f"{subdomain}-{kind}-{sha256[:12]}"
-    if len(name) > 64:  # the Caddyfile is a config in both content modes: its name sets the limit
-        longest = 64 - len("-caddyfile-") - 12
-        raise ConfigError(f"--subdomain: {subdomain!r} is too long for Swarm config names (64 characters)",
-                          hint=f"use a subdomain of at most {longest} characters")
-    return name
+    """Return `NAME-KIND-<12 hex>`; a name too long for Swarm's config names is refused (deploy's name step has
+    refused it already)."""
+    return f"{check_length(subdomain)}-{kind}-{sha256[:12]}"
 
 
 def check_settings(config: Config, content: str) -> None:

@@ -19,10 +19,11 @@ from functools import partial
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
+from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import Claim, bind_dir, route_path, subdomain_of
+from graphsite.publisher.deployment import Claim, bind_dir, route_path
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome

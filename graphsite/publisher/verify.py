@@ -14,8 +14,9 @@ from html.parser import HTMLParser
 
 from graphsite.config import Config
 from graphsite.errors import VerifyError
+from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
-from graphsite.publisher.deployment import Deployment, route_path, subdomain_of
+from graphsite.publisher.deployment import Deployment, route_path
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 

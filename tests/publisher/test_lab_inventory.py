@@ -57,6 +57,24 @@ def test_list_shows_deployments_and_orphans(publab):
     assert set(_entries(publab)) == set()
 
 
+def test_list_name_shows_that_deployment_alone_or_says_nothing_is_deployed(publab):
+    name, never = publab.name(), publab.name()
+    deployed = publab.run("deploy", "--subdomain", name, "--no-verify")
+    assert deployed.exit_code == 0, deployed.stderr
+    fqdn = f"{name}.{publab.config.site.domain}"
+    one = publab.run("list", fqdn.upper(), "--json")
+    assert one.exit_code == 0, one.stderr
+    shown = json.loads(one.stdout)
+    assert shown["name"] == name and shown["unreadable"] == {}
+    assert [(d["subdomain"], d["state"]) for d in shown["deployments"]] == [(name, "deployed")]
+    table = publab.run("list", name)
+    assert table.exit_code == 0, table.stderr
+    assert [line.split()[0] for line in table.stdout.splitlines()] == ["FQDN", fqdn]
+    nothing = publab.run("list", never)
+    assert nothing.exit_code == 0, nothing.stderr
+    assert nothing.stdout == "" and f"nothing deployed for {never}: " in nothing.stderr
+
+
 def test_gc_removes_only_expired_deployments(publab):
     short, long, forever = publab.name(), publab.name(), publab.name()
     for name, ttl in ((short, ["--ttl", "1s"]), (long, ["--ttl", "1h"]), (forever, [])):

@@ -173,3 +173,16 @@ def test_dry_run_touches_nothing(publab):
     # Traefik disables a router whose middleware does not exist: the plan refuses it, naming it and the fix
     assert other.exit_code == 1 and "Traceback" not in other.stderr
     assert "deploy.redirect_middleware: to-https@file is defined in no file of" in other.stderr
+
+
+def test_an_idna_name_given_as_its_fqdn_deploys_verifies_and_tears_down(publab):
+    import idna
+
+    name = idna.alabel("ü" + publab.name()).decode("ascii")  # xn--<prefix>-<hex>-<punycode>
+    publab.names.append(name)  # torn down after the test whatever happens
+    fqdn = f"{name}.{publab.config.site.domain}"
+    data = _json(publab.run("deploy", "--subdomain", fqdn, "--json"))
+    assert (data["subdomain"], data["fqdn"]) == (name, fqdn)
+    assert {c["name"]: c["status"] for c in data["checks"]} == dict.fromkeys(CHECKS, "PASS")
+    assert _json(publab.run("teardown", fqdn, "--json"))["clean"] is True
+    _nothing_left(publab, name)
