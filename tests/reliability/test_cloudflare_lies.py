@@ -8,6 +8,7 @@ Each lie is matched on text only this test's name carries, so nothing else on th
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from graphsite.lab.faults import Kind
 
@@ -118,3 +119,39 @@ def test_records_that_merely_look_like_graphsite_s_are_listed_as_foreign_and_nev
     finally:
         for answer in made:
             driver.cloudflare_api("DELETE", f"dns_records/{answer['result']['id']}")
+
+
+def test_two_configurations_on_one_swarm_see_and_touch_only_their_own(driver, names, tmp_path):
+    """Staging and production on one Dokploy host: another domain (in the same Cloudflare zone) and another
+    dynamic directory, one Swarm. gc under each, run at the same time, removes only its own expired deployment;
+    `list` under each shows the other's resources as another configuration's; the live page survives both."""
+    routes = tmp_path / "staging-dynamic"
+    routes.mkdir()
+    (routes / "middlewares.yml").write_text(yaml.safe_dump({"http": {"middlewares": {"redirect-to-https": {
+        "redirectScheme": {"scheme": "https", "permanent": True}}}}}))  # the operator's, as in production
+    staging = {"GRAPHSITE_SITE_DOMAIN": f"staging.{driver.lab.domain}",
+               "GRAPHSITE_DEPLOY_DYNAMIC_DIR": str(routes)}
+    live, expired, staged = names(), names(), names()
+    try:
+        for name, ttl, env in ((live, "1h", None), (expired, "1s", None), (staged, "1s", staging)):
+            made = driver.run("deploy", "--subdomain", name, "--no-verify", "--ttl", ttl, env=env)
+            assert made.code == 0, made
+        seen = driver.run("list", "--json", env=staging)
+        assert seen.code == 0, seen
+        assert {d["subdomain"] for d in seen.json()["deployments"]} & {live, expired, staged} == {staged}
+        other = {f["name"] for f in seen.json()["foreign"] if f["claim"] == "another configuration"}
+        assert {live, f"A {driver.fqdn(live)}"} <= {n.split(" id=")[0] for n in other}, other
+        both = [driver.start("gc", "--prefix", driver.prefix, env=staging),
+                driver.start("gc", "--prefix", driver.prefix)]
+        (staged_out, staged_err), (prod_out, prod_err) = (p.communicate(timeout=120) for p in both)
+        assert [p.returncode for p in both] == [0, 0], (staged_err, prod_err)
+        assert f"tore down {staged}" in staged_out and live not in staged_out and expired not in staged_out
+        assert f"tore down {expired}" in prod_out and staged not in prod_out and live not in prod_out
+        _whole(driver, live)
+        assert driver.page_served(live, within=5)
+        assert not any(r["name"].startswith(f"{staged}.") for r in driver.cloudflare.records())
+        assert [p.name for p in routes.iterdir()] == ["middlewares.yml"] and driver.leftovers(expired) == []
+    finally:
+        driver.run("teardown", staged, env=staging)
+    assert driver.run("teardown", live).code == 0
+    assert driver.leftovers(live) == []
