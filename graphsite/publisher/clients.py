@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
 
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_domain
+from graphsite.publisher.ports import DnsPort, EdgePort, SwarmPort
+from graphsite.publisher.probe import HttpEdge
 
 # The systems a deployment lives in, as messages and `list` name them.
 SWARM, ROUTES, DIRECTORIES, DNS = "Docker Swarm", "route directory", "bind directories", "Cloudflare"
@@ -22,9 +23,18 @@ class Clients:
     it refuses is the configuration (the token, the CA bundle), an error whatever `partial` says; Cloudflare
     unreachable shows at the first call, where each verb judges it."""
 
-    swarm: Any = None  # graphsite.publisher.swarm.Swarm
-    dns: Any = None  # graphsite.publisher.cloudflare.Dns
+    dns: DnsPort
+    swarm: SwarmPort | None = None  # None: Docker could not be reached (with partial=True), named in unavailable
+    edge: EdgePort = field(default_factory=HttpEdge)
     unavailable: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def docker(self) -> SwarmPort:
+        """Return the Swarm port; raise the reason Docker could not be reached when it could not."""
+        if self.swarm is None:
+            raise DeployError(self.unavailable.get(SWARM, "Docker: the daemon could not be reached"),
+                              hint="run the command again once the Docker daemon answers")
+        return self.swarm
 
     @classmethod
     def connect(cls, config: Config, *, partial: bool = False) -> Clients:

@@ -135,7 +135,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
         return requested_subdomain(config, request.subdomain)
 
     def taken(name: str) -> bool:
-        return (clients.swarm.service(name) is not None
+        return (clients.docker.service(name) is not None
                 or route_path(config.deploy.dynamic_dir, name).exists()
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
@@ -236,17 +236,17 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         page = build_page(request.source, subdomain=subdomain, config=config)
     content = request.content or config.deploy.content
     with output.step("plan"):
-        node = clients.swarm.node_id() if content == "bind" else ""
+        node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
-        current = clients.swarm.service(subdomain)
+        current = clients.docker.service(subdomain)
         _refuse_foreign(plan, current, config.site.domain)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses
-        checks = preflight(config, clients.swarm)
+        checks = preflight(config, clients.docker)
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
@@ -309,11 +309,11 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         domain = config.site.domain
-        mine = {name for name, stamp in clients.swarm.config_stamps(plan.subdomain).items()
+        mine = {name for name, stamp in clients.docker.config_stamps(plan.subdomain).items()
                 if stamp.claim(plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
         old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
-            clients.swarm.remove_config(name)
+            clients.docker.remove_config(name)
         if plan.bind_dir is None and directory.exists():
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
@@ -322,7 +322,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
 
 def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
     """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
-    plan, swarm, outcomes = prepared.plan, clients.swarm, []
+    plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = set(swarm.configs(plan.subdomain))
     for item in plan.service.configs:
         outcomes.append(Outcome("config", item.name, UNCHANGED if item.name in existing else CREATED))
@@ -343,7 +343,7 @@ _RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "replace": REPLACED}
 
 
 def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
-    plan, swarm, outcomes = prepared.plan, clients.swarm, []
+    plan, swarm, outcomes = prepared.plan, clients.docker, []
     with output.step("content"):
         existing = set(swarm.configs(plan.subdomain))
         for item in plan.service.configs:
@@ -362,8 +362,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
                       lambda: swarm.restore_previous(plan.service))
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
         # version before the live one, and putting it back would roll the live page back
-        outcome = swarm.ensure_service(plan.service)
-        outcomes.append(Outcome("service", plan.subdomain, outcome))
+        changed = swarm.ensure_service(plan.service)
+        outcomes.append(Outcome("service", plan.subdomain, changed))
     with output.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):

@@ -215,7 +215,7 @@ def _read(found: _Found, system: str, read, unavailable: dict[str, str] | None =
 
 
 def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool, domain: str) -> None:
-    swarm = clients.swarm
+    swarm = clients.docker
     if name is not None:
         service = swarm.service(name)
         services = [service] if service is not None else []

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphsite.errors import DeployError
-from graphsite.publisher.cloudflare import Dns, Record
+from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Claim
 from graphsite.publisher.plan import DnsRecord
+from graphsite.publisher.ports import DnsPort
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def describe(record: Record) -> str:
             f"proxied={str(record.proxied).lower()} ttl={record.ttl}")
 
 
-def apply_record(dns: Dns, wanted: DnsRecord, decision: RecordDecision) -> tuple[str, Record]:
+def apply_record(dns: DnsPort, wanted: DnsRecord, decision: RecordDecision) -> tuple[str, Record]:
     """Carry out `decision`; return the line to print (CREATED / EXISTS / REPLACED …) and the record."""
     existing = decision.existing
     if decision.action == "exists" and existing is not None:
@@ -64,7 +65,7 @@ def apply_record(dns: Dns, wanted: DnsRecord, decision: RecordDecision) -> tuple
     return f"CREATED {describe(made)}", made
 
 
-def restore_record(dns: Dns, previous: Record, remove_mine: Callable[[], bool]) -> bool:
+def restore_record(dns: DnsPort, previous: Record, remove_mine: Callable[[], bool]) -> bool:
     """Undo a --force repoint: remove the record this run made, then make the previous one again (same name,
     content, ttl, proxied and comment; Cloudflare gives it a new id)."""
     remove_mine()

@@ -20,13 +20,14 @@ from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Claim, bind_dir, route_path
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
+from graphsite.publisher.ports import EdgePort
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
 
@@ -76,7 +77,7 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients) -> Teardow
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
     with output.step("configs"):
         for name in held.configs:
-            _attempt(outcomes, "config", name, partial(clients.swarm.remove_config, name))
+            _attempt(outcomes, "config", name, partial(clients.docker.remove_config, name))
         if not held.configs:
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
@@ -92,7 +93,7 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients) -> Teardow
             said = {o.detail for o in outcomes if o.failed}  # a reason a failed step gave already is not repeated
             left += [f"{system}: not checked" + ("" if why in said else f" ({why})")
                      for system, why in still_unreadable.items()]
-            state, evidence = page_offline(config, held)
+            state, evidence = page_offline(config, held, clients.edge)
     finally:
         clients.dns.limit(None)
     return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, state)
@@ -127,9 +128,9 @@ def _service(clients: Clients, held: Holding) -> object:
         raise DeployError(clients.unavailable.get(SWARM, "Docker: the daemon could not be reached"),
                           hint="run the command again once the Docker daemon answers")
     if held.deployment is None:
-        current = clients.swarm.service(held.name)
+        current = clients.docker.service(held.name)
         return KEPT if current is not None else False  # a service graphsite did not make stays
-    return clients.swarm.remove_service(held.name)
+    return clients.docker.remove_service(held.name)
 
 
 def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
@@ -174,7 +175,7 @@ class PageState(StrEnum):
     NOT_PROVEN = "not proven"  # the edge could not be asked, or never answered
 
 
-def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tuple[PageState, str]:
+def page_offline(config: Config, held: Holding, edge: EdgePort, wait: float = PAGE_WAIT) -> tuple[PageState, str]:
     """Return what the edge says of the page, with the evidence; the edge gets `wait` seconds to drop the route.
     Only an HTTP answer that is not the page proves it offline: an edge that cannot be asked proves nothing."""
     address = config.verify.origin_address or config.verify.resolve_https
@@ -183,11 +184,11 @@ def page_offline(config: Config, held: Holding, wait: float = PAGE_WAIT) -> tupl
     sha256 = held.deployment.sha256 if held.deployment else ""
     deadline = time.monotonic() + wait
     while True:
-        result = probe.fetch("https", held.fqdn, address, ca_bundle=config.verify.ca_bundle, timeout=3.0)
+        result = edge.fetch("https", held.fqdn, address, ca_bundle=config.verify.ca_bundle, timeout=3.0)
         if result.error and "CERTIFICATE_VERIFY_FAILED" in result.error:
             # Traefik answers a name it no longer routes with its default certificate: ask again, unverified,
             # for the HTTP answer (only whether it is the page counts, never its content)
-            result = probe.fetch("https", held.fqdn, address, timeout=3.0, insecure=True)
+            result = edge.fetch("https", held.fqdn, address, timeout=3.0, insecure=True)
         served = not result.error and result.status == 200 and (
             not sha256 or hashlib.sha256(result.body).hexdigest() == sha256)
         if not result.error and not served:

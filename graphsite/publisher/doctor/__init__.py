@@ -16,7 +16,7 @@ from graphsite.publisher.doctor.facts import gather
 from graphsite.publisher.doctor.model import Facts
 
 if TYPE_CHECKING:
-    from graphsite.publisher.swarm import Swarm
+    from graphsite.publisher.ports import SwarmPort
 
 __all__ = ["FAIL", "PASS", "SKIP", "WARN", "Check", "Facts", "diagnose", "preflight", "preflight_error"]
 
@@ -26,7 +26,7 @@ def diagnose(config: Config) -> tuple[Check, ...]:
     return evaluate(config, gather(config))
 
 
-def preflight(config: Config, swarm: Swarm | None = None) -> tuple[Check, ...]:
+def preflight(config: Config, swarm: SwarmPort | None = None) -> tuple[Check, ...]:
     """Return the cheap subset for deploy's plan step: the daemon, Swarm role, network, IPVS/endpoint mode, the
     dynamic directory, its files, the redirect middleware and deploy.middlewares. No registry or Cloudflare call
     (about 0.15 s on the lab). `swarm`: the deploy's connected adapter, reused and left open; without it one is

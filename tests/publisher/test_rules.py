@@ -1,0 +1,247 @@
+"""The publisher's rules on in-memory fakes of its ports (tests/publisher/fakes.py), real route files and bind
+directories in a temporary directory, and the real use cases: gc, teardown, list and the deploy's undo. Every
+failure is injected at the call it hits. What these prove: nothing is removed on a state that was not fully
+read, nothing that is not this configuration's is ever touched, and a live page survives everything."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphsite.config import Config
+from graphsite.errors import GraphsiteError
+from graphsite.publisher import gc as gc_module
+from graphsite.publisher import route
+from graphsite.publisher.access import Access
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.deploy import Undo, _apply, _Prepared, _undo
+from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.inventory import survey
+from graphsite.publisher.plan import make_plan
+from graphsite.publisher.records import decide_record
+from graphsite.publisher.teardown import PageState, teardown
+from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault
+
+NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
+PAGE = "<!doctype html><title>t</title><p>page</p>"
+READS = {"swarm": ("services", "config_stamps", "service", "tasks"), "dns": ("a_records", "records")}
+
+
+def _config(root: Path, domain: str = "example.com") -> Config:
+    routes = root / f"dynamic-{domain}"
+    routes.mkdir(parents=True, exist_ok=True)
+    return (Config().replace("site", domain=domain)
+            .replace("deploy", dynamic_dir=str(routes), bind_root=str(root / "srv"), lock_dir=str(root / "locks"),
+                     gc_grace=900.0)
+            .replace("verify", origin_address="edge.test:443", resolve_https="")
+            .replace("dns", record_content="127.0.0.1"))
+
+
+def _clients(*configs: Config) -> Clients:
+    """Fakes of every port; the edge serves what the route files of `configs` route."""
+    swarm = FakeSwarm()
+    edge = FakeEdge(swarm, [Path(c.deploy.dynamic_dir) for c in configs], PAGE.encode())
+    return Clients(dns=FakeDns(), swarm=swarm, edge=edge)
+
+
+def _deploy(config: Config, clients: Clients, name: str, *, ttl: timedelta | None = timedelta(hours=1),
+            now: datetime = NOW) -> None:
+    """Make `name` as deploy's own steps make it (content, service, converge, route, record), through the fakes."""
+    plan = make_plan(config, name, html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
+                     content="config", now=now, ttl=ttl)
+    decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain)
+    _apply(_Prepared(plan, decision, None, Access()), clients, Undo(), config)
+
+
+def _state(clients: Clients, *configs: Config) -> tuple:
+    """Everything the systems hold: services, configs, records, route files."""
+    swarm, dns = clients.swarm, clients.dns
+    assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
+    files = tuple(sorted(p.name for c in configs for p in Path(c.deploy.dynamic_dir).iterdir()))
+    return (tuple(sorted(swarm.services_by_name)), tuple(sorted(swarm.config_labels)),
+            tuple(sorted((r.name, r.comment) for r in dns.zone.values())), files)
+
+
+def _expire(config: Config, clients: Clients, name: str) -> None:
+    _deploy(config, clients, name, ttl=timedelta(hours=1), now=NOW - timedelta(days=2))
+
+
+@pytest.mark.parametrize("system,method", [(s, m) for s, methods in READS.items() for m in methods
+                                           if m in ("services", "config_stamps", "a_records")])
+@pytest.mark.parametrize("fault", [Fault.error(), Fault.stall(0.01)], ids=["error", "stall"])
+def test_gc_removes_nothing_when_one_read_of_its_survey_fails(tmp_path, system, method, fault):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _expire(config, clients, "gone-1")
+    _deploy(config, clients, "live-1")
+    before = _state(clients, config)
+    getattr(clients, "docker" if system == "swarm" else "dns").faults.inject(method, fault)
+    report = gc_module.collect(config, clients, now=NOW)
+    assert report.unreadable and not report.ok and report.collected == ()
+    assert _state(clients, config) == before
+    clients.dns.faults.clear()
+    again = gc_module.collect(config, clients, now=NOW)  # the read answers again: the expired one goes
+    assert [(c.name, c.outcome) for c in again.collected] == [("gone-1", gc_module.TORE_DOWN)]
+
+
+def test_gc_decides_nothing_for_a_name_whose_second_look_under_the_lock_fails(tmp_path):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _expire(config, clients, "gone-1")
+    before = _state(clients, config)
+    clients.dns.faults.inject("records", Fault.error())  # the look under the lock asks for the name's records
+    report = gc_module.collect(config, clients, now=NOW)
+    assert [(c.name, c.outcome) for c in report.collected] == [("gone-1", gc_module.UNDECIDED)]
+    assert not report.ok and _state(clients, config) == before
+
+
+def test_gc_never_touches_another_configuration_s_deployment_or_a_lookalike_record(tmp_path):
+    prod, staging = _config(tmp_path), _config(tmp_path, "staging.example.com")
+    clients = _clients(prod, staging)
+    _expire(prod, clients, "gone-1")
+    _expire(staging, clients, "other-1")
+    _deploy(prod, clients, "live-1")
+    dns = clients.dns
+    assert isinstance(dns, FakeDns)
+    dns.add("hand-1.example.com", "graphsite: hand-1 (made by hand)")
+    copied = next(r.comment for r in dns.zone.values() if r.name == "live-1.example.com")
+    dns.add("copy-1.example.com", copied)  # a whole stamp, copied onto another name
+    report = gc_module.collect(prod, clients, now=NOW, dry_run=False)
+    assert [(c.name, c.outcome) for c in report.collected] == [("gone-1", gc_module.TORE_DOWN)]
+    services, _, records, _ = _state(clients, prod, staging)
+    assert services == ("live-1", "other-1")
+    assert {name for name, _ in records} == {"live-1.example.com", "other-1.staging.example.com",
+                                             "hand-1.example.com", "copy-1.example.com"}
+    seen = survey(prod, clients)
+    claims = {(f.kind, f.name.split(" id=")[0]): str(f.claim) for f in seen.foreign}
+    assert claims[("service", "other-1")] == "another configuration"
+    assert claims[("record", "A hand-1.example.com")] == "not proven"
+    assert claims[("record", "A copy-1.example.com")] == "not proven"
+    assert set(seen.holdings) == {"live-1"}
+
+
+def test_teardown_keeps_the_record_it_could_not_look_up_and_says_it_is_not_finished(tmp_path):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _deploy(config, clients, "site-1")
+    clients.dns.faults.inject("records", Fault.error(), times=2)  # the DNS step and the proof
+    report = teardown(config, "site-1", clients)
+    assert not report.clean and any(o.failed and o.resource == "record" for o in report.outcomes)
+    assert report.left == ("Cloudflare: not checked",)
+    _, _, records, files = _state(clients, config)
+    assert [name for name, _ in records] == ["site-1.example.com"] and files == ()
+    after = teardown(config, "site-1", clients)
+    assert after.left == () and not any(o.failed for o in after.outcomes)
+    assert _state(clients, config) == ((), (), (), ())
+
+
+def test_a_teardown_whose_edge_cannot_be_asked_is_not_proven(tmp_path):
+    config, clients = _config(tmp_path).replace("verify", origin_address=""), _clients()
+    _deploy(config, clients, "site-1")
+    report = teardown(config, "site-1", clients)
+    assert report.page_state == PageState.NOT_PROVEN and not report.clean and report.left == ()
+    assert "not asked" in report.page
+
+
+@pytest.mark.parametrize("method", ["create", "ensure_service", "wait_converged"])
+def test_the_undo_of_a_deploy_whose_step_fails_or_loses_its_answer_leaves_nothing(tmp_path, method):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    port = clients.dns if method == "create" else clients.docker
+    port.faults.inject(method, Fault.lost() if method != "wait_converged" else Fault.error())
+    plan = make_plan(config, "site-1", html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
+                     content="config", now=NOW)
+    prepared, undo = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), Undo()
+    with pytest.raises(GraphsiteError):
+        _apply(prepared, clients, undo, config)
+    _undo(config, clients, prepared, undo)
+    assert _state(clients, config) == ((), (), (), ())
+
+
+def test_a_resource_of_the_previous_release_is_adopted_only_beside_a_proven_one(tmp_path):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    swarm = clients.docker
+    assert isinstance(swarm, FakeSwarm)
+    old = {"graphsite.subdomain": "old-1", "graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": ""}
+    swarm.add_service("old-1", {**old, "graphsite.fqdn": "old-1.example.com", "graphsite.sha256": "a" * 64})
+    swarm.add_config("old-1-page-aaaaaaaaaaaa", old)
+    swarm.add_config("stray-1-page-aaaaaaaaaaaa", {**old, "graphsite.subdomain": "stray-1"})
+    seen = survey(config, clients)
+    assert seen.holdings["old-1"].configs == ("old-1-page-aaaaaaaaaaaa",)
+    assert [(f.name, str(f.claim)) for f in seen.foreign] == [("stray-1-page-aaaaaaaaaaaa", "older graphsite")]
+
+
+# --- the property: any failure at any call, any mix of deployments ---------------------------------------------
+
+_METHODS = [("swarm", m) for m in ("services", "config_stamps", "service", "tasks", "remove_service",
+                                   "remove_config")] + [("dns", m) for m in ("a_records", "records", "delete")]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(faults=st.lists(st.tuples(st.sampled_from(_METHODS), st.sampled_from(["error", "lost"]),
+                                 st.integers(1, 3)), max_size=3),
+       expired=st.integers(0, 2), live=st.integers(0, 2), others=st.integers(0, 2), lookalikes=st.booleans())
+def test_gc_under_any_failure_never_removes_what_it_must_keep(tmp_path_factory, faults, expired, live, others,
+                                                              lookalikes):
+    """Any failure, anywhere (an error before the call, or an answer lost after it): no traceback, nothing of
+    another configuration or a lookalike touched, no live page removed, nothing removed when the survey could
+    not read a system; once the failures stop, the next gc leaves exactly the live and the foreign."""
+    root = tmp_path_factory.mktemp("rules")
+    prod, staging = _config(root), _config(root, "staging.example.com")
+    clients = _clients(prod, staging)
+    for index in range(expired):
+        _expire(prod, clients, f"gone-{index}")
+    for index in range(live):
+        _deploy(prod, clients, f"live-{index}")
+    for index in range(others):
+        _expire(staging, clients, f"other-{index}")
+    if lookalikes:
+        assert isinstance(clients.dns, FakeDns)
+        clients.dns.add("hand-1.example.com", "graphsite: hand-1")
+    kept = _kept(clients, prod, staging)
+    before = _state(clients, prod, staging)
+    for (system, method), kind, times in faults:
+        port = clients.docker if system == "swarm" else clients.dns
+        port.faults.inject(method, Fault.lost() if kind == "lost" else Fault.error(), times)
+    try:
+        report = gc_module.collect(prod, clients, now=NOW)
+    except GraphsiteError:
+        report = None  # a failure the command reports in one line: allowed, as long as nothing was lost
+    assert kept <= _everything(clients, prod, staging)
+    if report is not None and report.unreadable:
+        assert _state(clients, prod, staging) == before
+    for port in (clients.docker, clients.dns):
+        port.faults.clear()
+    gc_module.collect(prod, clients, now=NOW)
+    assert _everything(clients, prod, staging) == kept
+
+
+def _everything(clients: Clients, *configs: Config) -> set[str]:
+    services, config_names, records, files = _state(clients, *configs)
+    return set(services) | set(config_names) | {n for n, _ in records} | set(files)
+
+
+def _kept(clients: Clients, prod: Config, staging: Config) -> set[str]:
+    """What gc must leave: every live deployment of prod's, everything of staging's, every lookalike."""
+    return {item for item in _everything(clients, prod, staging) if not item.startswith("gone-")}
+
+
+def test_a_stamp_of_this_release_is_written_on_every_resource_deploy_makes(tmp_path):
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _deploy(config, clients, "site-1")
+    swarm, dns = clients.docker, clients.dns
+    assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
+    stamps = [Stamp.from_labels(swarm.services_by_name["site-1"].labels)]
+    stamps += [Stamp.from_labels(labels) for labels in swarm.config_labels.values()]
+    stamps += [route.route_stamp(Path(config.deploy.dynamic_dir) / "site-1.yml")]
+    stamps += [r.stamp for r in dns.zone.values()]
+    # the service, its two configs, the route and the record: one stamp, this configuration's
+    assert len(stamps) == 5 and len(set(stamps)) == 1
+    assert stamps[0] is not None and stamps[0].claim("site-1", "example.com") == "ours"
