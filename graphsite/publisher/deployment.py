@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from graphsite import __version__
 from graphsite.labels import check_label
 
 PREFIX = "graphsite"
@@ -20,6 +21,7 @@ PREFIX = "graphsite"
 NAME, CREATED, EXPIRES = f"{PREFIX}.subdomain", f"{PREFIX}.created", f"{PREFIX}.expires"
 FQDN, SHA256, TITLE, CONTENT, ACCESS = (f"{PREFIX}.fqdn", f"{PREFIX}.sha256", f"{PREFIX}.title",
                                          f"{PREFIX}.content", f"{PREFIX}.access")
+VERSION = f"{PREFIX}.version"  # the graphsite that wrote the labels (absent: a release before this label)
 MARKER = ".graphsite"  # the file in a bind directory that says graphsite made it
 RECORD_COMMENT = "graphsite:"  # how every DNS record comment graphsite writes starts
 ROUTE_COMMENT = "# graphsite:"  # the first line of every route file graphsite writes
@@ -141,6 +143,7 @@ class Deployment:
     content: str = "config"
     replicas: int = 1
     access: str = "public"
+    made_by: str = ""  # the graphsite version that made it ("": an older release, which wrote no version)
 
     @property
     def url(self) -> str:
@@ -156,7 +159,7 @@ class Deployment:
     def labels(self) -> dict[str, str]:
         """Return the service's labels."""
         return {**self.stamp.labels(), FQDN: self.fqdn, SHA256: self.sha256, CONTENT: self.content,
-                TITLE: self.title, ACCESS: self.access}
+                TITLE: self.title, ACCESS: self.access, VERSION: __version__}
 
     @classmethod
     def from_labels(cls, labels: dict | None, replicas: int = 1) -> Deployment | None:
@@ -166,7 +169,8 @@ class Deployment:
             return None
         return cls(name=stamp.name, fqdn=labels.get(FQDN, ""), sha256=labels.get(SHA256, ""),
                    title=labels.get(TITLE, ""), created=stamp.created, expires=stamp.expires,
-                   content=labels.get(CONTENT, "config"), replicas=replicas, access=labels.get(ACCESS, "public"))
+                   content=labels.get(CONTENT, "config"), replicas=replicas, access=labels.get(ACCESS, "public"),
+                   made_by=labels.get(VERSION, ""))
 
     def renewed(self, previous: Deployment) -> Deployment:
         """Return this deployment keeping `previous`'s creation time, and its expiry unless this one sets one."""

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from graphsite import __version__
 from graphsite.config import CHOICES, Config, settings_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
@@ -186,7 +187,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     created, expires = iso(now), iso(now + ttl) if ttl else ""
     deployment = Deployment(name=subdomain, fqdn=make_fqdn(subdomain, config.site.domain), sha256=sha256,
                             title=title, created=created, expires=expires, content=content,
-                            replicas=deploy.replicas)
+                            replicas=deploy.replicas, made_by=__version__)
     # The Caddyfile is a config in both modes: it is small and the same on every node.
     caddy_text = caddy.caddyfile(deploy.port, csp=caddy.page_csp(html), indexing=config.site.indexable).encode()
     caddy_sha = hashlib.sha256(caddy_text).hexdigest()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from graphsite import __version__
 from graphsite.publisher import route
 from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, owned_by
 
@@ -26,9 +27,18 @@ def test_every_system_s_record_reads_back_the_same_stamp(tmp_path):
 
 def test_a_deployment_round_trips_through_its_service_labels():
     deployment = Deployment(name="s1", fqdn="s1.example.com", sha256="b" * 64, title="T", created=STAMP.created,
-                            expires=STAMP.expires, content="bind", replicas=3, access="private")
+                            expires=STAMP.expires, content="bind", replicas=3, access="private",
+                            made_by=__version__)
     assert Deployment.from_labels(deployment.labels(), replicas=3) == deployment
     assert Deployment.from_labels({"other": "label"}) is None
+
+
+def test_the_labels_name_the_graphsite_that_wrote_them_and_an_older_one_wrote_none():
+    labels = Deployment(name="s1", fqdn="s1.example.com").labels()
+    assert labels["graphsite.version"] == __version__
+    del labels["graphsite.version"]  # what the release before this label wrote
+    older = Deployment.from_labels(labels)
+    assert older is not None and older.made_by == ""
 
 
 def test_records_of_the_first_version_are_still_ours():
