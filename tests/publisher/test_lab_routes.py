@@ -4,7 +4,10 @@ private pages ask for the password, and the operator's middlewares reach the cli
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import secrets
 import shutil
 import ssl
 import subprocess
@@ -224,6 +227,50 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         assert renewed["access"]["password"] != password
         assert _until(lambda: _answer(publab, fqdn, auth=(user, password))[0] == 401)
         assert _answer(publab, fqdn, auth=(user, renewed["access"]["password"]))[0] == 200
+    finally:
+        publab.run("teardown", name)
+
+
+@contextlib.contextmanager
+def _overlay_client(publab, upstream: str):
+    """Yield the port on 127.0.0.1 of a container on the overlay network that passes every request, headers
+    and all, to `upstream` (host:port on the overlay): what any container on deploy.network can ask a service
+    directly, past the edge. The lab's image holds nothing but Caddy, so the client is `caddy reverse-proxy`."""
+    config = publab.config.deploy
+    name = f"{publab.prefix}-overlay-{secrets.token_hex(2)}"
+    subprocess.run(["docker", "run", "--detach", "--rm", "--name", name, "--network", config.network,
+                    "--publish", "127.0.0.1::8000", config.image,
+                    "caddy", "reverse-proxy", "--from", ":8000", "--to", upstream],
+                   capture_output=True, text=True, check=True)
+    try:
+        published = subprocess.run(["docker", "port", name, "8000/tcp"], capture_output=True, text=True,
+                                   check=True).stdout
+        yield int(published.split()[0].rsplit(":", 1)[1])
+    finally:
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False)
+
+
+def test_a_private_page_asks_for_the_password_at_its_own_service_too(publab):
+    """No container on the overlay network reads a private page without the password: the service's Caddy asks
+    for the route's users itself (the edge keeps its own check)."""
+    name = publab.name()
+    try:
+        result = _deploy(publab, name, "--private")
+        credentials, fqdn = (result["access"]["user"], result["access"]["password"]), result["fqdn"]
+        port = publab.config.deploy.port
+        with _overlay_client(publab, f"{name}:{port}") as local:
+            def direct(auth=None) -> int:
+                return fetch(fqdn, local, ca=None, auth=auth).status
+
+            assert _until(lambda: (status := direct()) != 502 and status) == 401  # 502: the proxy is not ready
+            assert direct((credentials[0], credentials[1] + "x")) == 401
+            answer = fetch(fqdn, local, ca=None, auth=credentials)
+            assert answer.status == 200 and hashlib.sha256(answer.body).hexdigest() == result["sha256"]
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        public = _deploy(publab, name, "--public")  # and a public page is served to the overlay as before
+        with _overlay_client(publab, f"{name}:{port}") as local:
+            assert _until(lambda: fetch(fqdn, local, ca=None).status == 200)
+        assert public["private"] is False
     finally:
         publab.run("teardown", name)
 
