@@ -1,8 +1,24 @@
-"""The pure parts of verify: certificate findings, the page title, retry with backoff."""
+"""The pure parts of verify: certificate findings, the page title, what is retried (only what can change with
+time) and how."""
 
+import time
 from datetime import UTC, datetime
 
-from graphsite.publisher.verify import FAIL, PASS, _retry, page_title, tls_findings
+import pytest
+
+from graphsite.publisher import probe
+from graphsite.publisher.verify import (
+    CONFIRM_AFTER,
+    FAIL,
+    PASS,
+    SKIP,
+    WAIT,
+    _retry,
+    changing,
+    next_read,
+    page_title,
+    tls_findings,
+)
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
 
@@ -34,12 +50,60 @@ def test_page_title_is_parsed_not_searched():
     assert page_title(b"<html><body>no title</body></html>") is None
 
 
-def test_retry_stops_at_the_first_pass_and_gives_up_at_the_deadline():
-    import time
-
-    answers = iter([(FAIL, "not yet"), (FAIL, "not yet"), (PASS, "ok")])
+def test_retry_stops_at_the_first_pass_and_gives_up_waiting_at_the_deadline():
+    answers = iter([(WAIT, "not yet"), (WAIT, "not yet"), (PASS, "ok")])
     result = _retry("x", lambda: next(answers), time.monotonic() + 30)
     assert (result.status, result.evidence) == (PASS, "ok")
     calls = []
-    result = _retry("x", lambda: calls.append(1) or (FAIL, "never"), time.monotonic() + 1.5)
-    assert result.status == FAIL and result.evidence == "never" and len(calls) >= 2
+    result = _retry("x", lambda: calls.append(1) or (WAIT, "never"), time.monotonic() + 1.5)
+    assert result.status == FAIL and result.evidence == "never" and len(calls) >= 2  # WAIT is never a result
+
+
+@pytest.mark.parametrize("status, evidence, previous, step", [
+    (PASS, "ok", None, "stop"),
+    (SKIP, "no edge here", None, "stop"),
+    (WAIT, "0/1 replicas running", None, "retry"),
+    (WAIT, "HTTP 502", "HTTP 502", "retry"),  # what can change with time is waited for, however often it repeats
+    (FAIL, "headers: X missing", None, "confirm"),  # a mismatch seen once is read again
+    (FAIL, "sha256 ab… is not cd…", "sha256 ef… is not cd…", "confirm"),  # it changed: read again
+    (FAIL, "headers: X missing", "headers: X missing", "stop"),  # the same twice: it will not change
+])
+def test_next_read_waits_for_time_and_confirms_a_mismatch_once(status, evidence, previous, step):
+    assert next_read(status, evidence, previous) == step
+
+
+def test_a_mismatch_fails_on_its_second_alike_read_not_at_the_deadline(monkeypatch):
+    sleeps = []
+    monkeypatch.setattr(time, "sleep", sleeps.append)
+    reads = iter([(WAIT, "HTTP 404"), (FAIL, "CSP differs"), (FAIL, "CSP differs"), (PASS, "never read")])
+    result = _retry("public", lambda: next(reads), time.monotonic() + 60)
+    assert (result.status, result.evidence) == (FAIL, "CSP differs")
+    assert sleeps == [0.2, CONFIRM_AFTER]  # the backoff while the route loads, then one confirming read
+    assert next(reads) == (PASS, "never read")
+
+
+def test_a_mismatch_whose_confirmation_would_pass_the_deadline_fails_at_once():
+    calls = []
+    result = _retry("tls", lambda: calls.append(1) or (FAIL, "notAfter in 3 days"), time.monotonic() + 1)
+    assert result.status == FAIL and len(calls) == 1
+
+
+def _answer(status: int = 0, failure: str = "") -> probe.Probe:
+    return probe.Probe(url="https://x/", status=status, failure=failure, error="boom" if failure else "")
+
+
+@pytest.mark.parametrize("answer, waits", [
+    (_answer(failure="unreachable"), True),  # refused, reset, timed out: the edge or the task is not there yet
+    (_answer(failure="no-certificate"), True),  # the edge's default certificate until it holds the name's
+    (_answer(404), True),  # the edge has not loaded the route yet
+    (_answer(502), True),
+    (_answer(503), True),
+    (_answer(failure="tls"), False),  # a trusted certificate for another name, or expired
+    (_answer(failure="invalid"), False),
+    (_answer(200), False),  # a 200 where a 401 or a redirect was wanted
+    (_answer(401), False),
+    (_answer(403), False),
+    (_answer(500), False),
+])
+def test_only_answers_that_can_change_with_time_are_waited_for(answer, waits):
+    assert changing(answer) is waits
