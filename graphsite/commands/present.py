@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from graphsite.publisher.gc import GcReport
     from graphsite.publisher.inventory import Holding, Inventory
     from graphsite.publisher.teardown import TeardownReport
-    from graphsite.publisher.verify import CheckResult
+    from graphsite.publisher.verify import CheckResult, VerifyReport
 
 
 class Incomplete(GraphsiteError):
@@ -27,6 +27,8 @@ def checks(results: list[CheckResult] | tuple[CheckResult, ...]) -> None:
 
 
 def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
+    from graphsite.publisher.verify import PASSWORD_SOURCES
+
     plan = result.plan
     if result.dry_run:
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
@@ -34,7 +36,10 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
         output.info(f"  {outcome.line()}")
     if not result.dry_run:
         checks(result.checks)
-        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s")
+        unread = "" if result.content_checked else (
+            f"; its content was not checked (the kept password is not known here: `graphsite verify "
+            f"{plan.subdomain}` with {PASSWORD_SOURCES})")
+        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
     _access(result, as_json)
     output.emit_json(result.as_json()) if as_json else output.result(plan.url)
 
@@ -52,13 +57,19 @@ def _access(result: DeployResult, as_json: bool) -> None:
         output.info("Private: the credentials of the previous deploy are kept (--new-password makes new ones)")
 
 
-def verify(name: str, results: list[CheckResult], as_json: bool) -> None:
-    checks(results)
-    failed = [c.name for c in results if c.status == "FAIL"]
+def verify(report: VerifyReport, as_json: bool) -> None:
+    from graphsite.publisher.verify import UNREAD
+
+    name, failed = report.deployment.name, report.failed
+    checks(report.checks)
     if as_json:
-        output.emit_json({"name": name, "ok": not failed, "checks": [c.as_json() for c in results]})
+        output.emit_json(report.as_json())
+    unread = "" if report.content_checked else f"; {UNREAD}"
     if failed:
-        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}")
+        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}")
+    counts = {status: sum(c.status == status for c in report.checks) for status in ("PASS", "SKIP")}
+    skipped = f", {counts['SKIP']} skipped" if counts["SKIP"] else ""
+    output.info(f"Verified {name}: {counts['PASS']} passed{skipped}{unread}")
 
 
 def teardown(report: TeardownReport, as_json: bool) -> None:

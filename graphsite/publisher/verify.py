@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from typing import Literal
 
-from graphsite.config import Config
+from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.deployment import Deployment, route_path, subdomain_of
@@ -30,6 +30,8 @@ WAITING_STATUSES = frozenset({404, 502, 503})
 # every providersThrottleDuration (2 s by default), so a redeploy's old route may still answer until then.
 CONFIRM_AFTER = 2.0
 Next = Literal["stop", "retry", "confirm"]
+PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
+UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,28 @@ class CheckResult:
     def as_json(self) -> dict:
         return {"name": self.name, "status": self.status, "evidence": self.evidence,
                 "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The checks of one deployment, and whether they could read its content."""
+
+    deployment: Deployment
+    checks: tuple[CheckResult, ...]
+    content_checked: bool  # False: a private page and no password, so the origin and public checks are SKIP
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if c.status == FAIL]
+
+    def as_json(self) -> dict:
+        return {"name": self.deployment.name, "ok": not self.failed, "content_checked": self.content_checked,
+                "checks": [c.as_json() for c in self.checks]}
+
+
+def reads_content(target: Deployment, credentials: tuple[str, str] | None) -> bool:
+    """True when verify can read the content of `target`: it is public, or the password is given."""
+    return target.access != "private" or credentials is not None
 
 
 class _Title(HTMLParser):
@@ -140,8 +164,8 @@ def _guarded(target: Deployment, config: Config, address: str, where: str,
              credentials: tuple[str, str] | None,
              headers: dict[str, str] | None = None) -> tuple[str, probe.Probe | None, str]:
     """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
-    Return (FAIL, None, why) when it does not, else ('', the answer to check, a note); the answer is None
-    when the page is private and this run has no password (the content cannot be checked)."""
+    Return (FAIL or WAIT, None, why) when it does not; (SKIP, None, why) when it does but there is no password
+    to read the content with; else ('', the answer to check, a note)."""
     fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
     if target.access != "private":
         return "", fetch, ""
@@ -149,7 +173,7 @@ def _guarded(target: Deployment, config: Config, address: str, where: str,
         state = fetch.error or f"HTTP {fetch.status}"
         return _failed(fetch), None, f"{where}: {state} without credentials: a private page must answer 401"
     if credentials is None:
-        return "", None, f"{where}: HTTP 401 without credentials (private; no password here to check the content)"
+        return SKIP, None, f"{where}: HTTP 401 without credentials, as a private page must; {UNREAD}"
     answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
                          headers=headers)
     return "", answer, "HTTP 401 without credentials, "
@@ -160,7 +184,7 @@ def _at(target: Deployment, config: Config, where: str, credentials: tuple[str, 
     """The page through the edge at verify.origin_address (with `headers`), checked as `where`."""
     failed, answer, note = _guarded(target, config, config.verify.origin_address, where, credentials, headers)
     if answer is None:
-        return failed or PASS, note
+        return failed, note
     status, evidence = _page(target, answer, where, config.site.indexable)
     return status, note + evidence
 
@@ -185,18 +209,19 @@ def _origin(target: Deployment, config: Config, clients, credentials: tuple[str,
         if not address:
             return WAIT, f"{where}: no address on network {config.deploy.network}"
         status, evidence = _at(target, config, f"{where} ({address})", credentials, {header: address})
-        if status != PASS:
+        if status not in (PASS, SKIP):  # SKIP: it refused without credentials, and there is no password
             return status, evidence
         reached.append(where)
-    checked = "HTTP 200, sha256 " + target.sha256[:12] + "… matches" if target.access != "private" or credentials \
-        else "HTTP 401 without credentials (private; no password here to check the content)"
-    return PASS, f"edge {origin}: {len(reached)}/{len(reached)} tasks {checked} ({'; '.join(reached)})"
+    tasks_of = f"edge {origin}: {len(reached)}/{len(reached)} tasks"
+    if not reads_content(target, credentials):
+        return SKIP, f"{tasks_of} HTTP 401 without credentials ({'; '.join(reached)}); {UNREAD}"
+    return PASS, f"{tasks_of} HTTP 200, sha256 {target.sha256[:12]}… matches ({'; '.join(reached)})"
 
 
 def _public(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
     failed, result, note = _guarded(target, config, config.verify.resolve_https, target.fqdn, credentials)
     if result is None:
-        return failed or PASS, note
+        return failed, note
     status, evidence = _page(target, result, result.url, config.site.indexable)
     evidence = note + evidence
     if status == PASS and target.title:
@@ -293,15 +318,17 @@ def _route(target: Deployment, config: Config) -> tuple[str, str]:
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
-def verify(config: Config, name: str, clients) -> list[CheckResult]:
-    """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it."""
+def verify(config: Config, name: str, clients, credentials: tuple[str, str] | None = None) -> VerifyReport:
+    """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it;
+    a private one's content is read with `credentials` (without them, its content checks are SKIP)."""
     subdomain = subdomain_of(name, config.site.domain)
     service = clients.swarm.service(subdomain)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service is not None else None
     if deployment is None or deployment.name != subdomain or not deployment.sha256:
         raise VerifyError(f"no deployment named {subdomain}: no graphsite service",
                           hint="see `graphsite list` for what is deployed")
-    return run_checks(config, deployment, clients)
+    checks = run_checks(config, deployment, clients, credentials)
+    return VerifyReport(deployment, tuple(checks), reads_content(deployment, credentials))
 
 
 def run_checks(config: Config, target: Deployment, clients,

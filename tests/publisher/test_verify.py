@@ -107,3 +107,19 @@ def _answer(status: int = 0, failure: str = "") -> probe.Probe:
 ])
 def test_only_answers_that_can_change_with_time_are_waited_for(answer, waits):
     assert changing(answer) is waits
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--password-file", "{empty}"], "holds no password on its first line"),
+    (["--password-file", "{missing}"], "No such file"),
+    (["--password", "secret"], "No such option '--password'"),  # never an argument: argv is visible to all
+])
+def test_the_password_comes_from_a_file_or_the_environment_only(tmp_path, args, message):
+    from click.testing import CliRunner
+
+    from graphsite.cli import main
+
+    (tmp_path / "empty").write_text("\nsecond line\n")
+    args = [a.format(empty=tmp_path / "empty", missing=tmp_path / "missing") for a in args]
+    done = CliRunner().invoke(main, ["verify", "graph-eng-0a1b2c", *args])
+    assert done.exit_code == 2 and message in done.output, done.output
