@@ -11,6 +11,7 @@ from graphsite.errors import GraphsiteError
 
 if TYPE_CHECKING:
     from graphsite.publisher.deploy import DeployResult
+    from graphsite.publisher.deployment import Deployment
     from graphsite.publisher.gc import GcReport
     from graphsite.publisher.inventory import Holding, Inventory
     from graphsite.publisher.teardown import TeardownReport
@@ -60,16 +61,30 @@ def _access(result: DeployResult, as_json: bool) -> None:
 def verify(report: VerifyReport, as_json: bool) -> None:
     from graphsite.publisher.verify import UNREAD
 
-    name, failed = report.deployment.name, report.failed
+    name, failed, older = report.deployment.name, report.failed, not report.deployment.made_by
+    output.info(f"{name}: {_maker(report.deployment)}")
     checks(report.checks)
     if as_json:
         output.emit_json(report.as_json())
     unread = "" if report.content_checked else f"; {UNREAD}"
     if failed:
-        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}")
+        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}",
+                         hint=_maker(report.deployment) if older else None)
     counts = {status: sum(c.status == status for c in report.checks) for status in ("PASS", "SKIP")}
     skipped = f", {counts['SKIP']} skipped" if counts["SKIP"] else ""
     output.info(f"Verified {name}: {counts['PASS']} passed{skipped}{unread}")
+
+
+def _maker(deployment: Deployment) -> str:
+    """Say which graphsite made `deployment`, and when: what it serves and sends follows that release."""
+    from graphsite import __version__
+
+    when = deployment.created or "an unknown time"
+    if not deployment.made_by:  # a release before the graphsite.version label
+        return (f"made by an older graphsite at {when}; `graphsite deploy [SOURCE] --subdomain {deployment.name}` "
+                "brings it up to date")
+    this = "" if deployment.made_by == __version__ else f" (this is graphsite {__version__})"
+    return f"made by graphsite {deployment.made_by} at {when}{this}"
 
 
 def teardown(report: TeardownReport, as_json: bool) -> None:

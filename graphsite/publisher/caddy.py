@@ -107,9 +107,21 @@ def caddyfile(server: Server) -> str:
 
 
 def header_findings(headers: dict[str, str], body: bytes, indexing: bool) -> list[str]:
-    """Return what is missing or wrong among the security headers of an answer carrying the page `body`
-    (header names case-insensitive; the CSP must equal the page's own)."""
+    """Return what is missing or wrong among the security headers of an answer carrying the page `body`, each
+    in a few words (header names case-insensitive; the CSP must equal the page's own, and a policy is long:
+    it is named, never quoted)."""
     received = {name.lower(): value for name, value in headers.items()}
     wanted = security_headers(page_csp(body.decode("utf-8", errors="replace")), indexing)
-    return [f"{name}: {received.get(name.lower())!r}, want {value!r}" for name, value in wanted.items()
-            if received.get(name.lower()) != value]
+    missing = [name for name in wanted if name.lower() not in received]
+    findings = [f"missing {', '.join(missing)}"] if missing else []
+    for name, value in wanted.items():
+        got = received.get(name.lower())
+        if got is None or got == value:
+            continue
+        findings.append(f"{name} is not the page's own" if name == "Content-Security-Policy"
+                        else f"{name} {_brief(got)!r}, want {_brief(value)!r}")
+    return findings
+
+
+def _brief(value: str, limit: int = 40) -> str:
+    return value if len(value) <= limit else value[:limit - 1] + "…"

@@ -59,7 +59,9 @@ class VerifyReport:
         return [c.name for c in self.checks if c.status == FAIL]
 
     def as_json(self) -> dict:
-        return {"name": self.deployment.name, "ok": not self.failed, "content_checked": self.content_checked,
+        deployment = self.deployment
+        return {"name": deployment.name, "ok": not self.failed, "content_checked": self.content_checked,
+                "made_by": deployment.made_by or None, "created": deployment.created or None,
                 "checks": [c.as_json() for c in self.checks]}
 
 

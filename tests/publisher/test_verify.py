@@ -1,6 +1,7 @@
 """The pure parts of verify: certificate findings, the page title, what is retried (only what can change with
 time) and how."""
 
+import json
 import time
 from datetime import UTC, datetime
 
@@ -123,3 +124,50 @@ def test_the_password_comes_from_a_file_or_the_environment_only(tmp_path, args, 
     args = [a.format(empty=tmp_path / "empty", missing=tmp_path / "missing") for a in args]
     done = CliRunner().invoke(main, ["verify", "graph-eng-0a1b2c", *args])
     assert done.exit_code == 2 and message in done.output, done.output
+
+
+def _report(made_by: str, status: str = PASS, content_checked: bool = True):
+    from graphsite.publisher.deployment import Deployment
+    from graphsite.publisher.verify import CheckResult, VerifyReport
+
+    deployment = Deployment(name="graph-eng-0a1b2c", fqdn="graph-eng-0a1b2c.hhdevs.space", sha256="a" * 64,
+                            created="2026-07-01T12:00:00Z", made_by=made_by)
+    checks = (CheckResult("service", PASS, "1/1 replicas running", 1.0),
+              CheckResult("public", status, "https://…: HTTP 200, but security headers: missing …", 2.1))
+    return VerifyReport(deployment, checks, content_checked)
+
+
+def test_verify_says_which_graphsite_made_the_deployment_and_when(capsys):
+    from graphsite import __version__
+    from graphsite.commands import present
+
+    present.verify(_report(__version__), as_json=False)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"graph-eng-0a1b2c: made by graphsite {__version__} at 2026-07-01T12:00:00Z"
+    assert err[-1] == "Verified graph-eng-0a1b2c: 2 passed"
+    present.verify(_report("0.0.9"), as_json=False)
+    other = capsys.readouterr().err.splitlines()[0]
+    assert other.endswith(f"made by graphsite 0.0.9 at 2026-07-01T12:00:00Z (this is graphsite {__version__})")
+
+
+def test_a_failed_verify_of_an_older_deployment_says_how_to_bring_it_up_to_date(capsys):
+    from graphsite.commands import present
+
+    older = ("made by an older graphsite at 2026-07-01T12:00:00Z; "
+             "`graphsite deploy [SOURCE] --subdomain graph-eng-0a1b2c` brings it up to date")
+    with pytest.raises(present.Incomplete) as failed:
+        present.verify(_report("", status=FAIL), as_json=True)
+    assert failed.value.message == f"graph-eng-0a1b2c: 1 check(s) failed: public\n  hint: {older}"
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0] == f"graph-eng-0a1b2c: {older}"
+    report = json.loads(captured.out)
+    assert (report["made_by"], report["created"], report["ok"]) == (None, "2026-07-01T12:00:00Z", False)
+
+
+def test_a_summary_says_when_the_content_was_not_read(capsys):
+    from graphsite.commands import present
+
+    present.verify(_report("x", status=SKIP, content_checked=False), as_json=False)
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "Verified graph-eng-0a1b2c: 1 passed, 1 skipped; content not checked: the page is private and no password "
+        "was given (--password-file FILE or GRAPHSITE_PASSWORD)")
