@@ -21,6 +21,7 @@ from graphsite.errors import ConfigError
 
 CONFIG_ENV = "GRAPHSITE_CONFIG"
 TOKEN_ENV = "CLOUDFLARE_API_TOKEN"
+PASSWORD_ENV = "GRAPHSITE_PASSWORD"  # a private page's password for verify (never a flag: argv is visible)
 DEFAULT_FILENAME = "graphsite.toml"
 
 

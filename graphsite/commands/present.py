@@ -11,10 +11,11 @@ from graphsite.errors import GraphsiteError
 
 if TYPE_CHECKING:
     from graphsite.publisher.deploy import DeployResult
+    from graphsite.publisher.deployment import Deployment
     from graphsite.publisher.gc import GcReport
     from graphsite.publisher.inventory import Holding, Inventory
     from graphsite.publisher.teardown import TeardownReport
-    from graphsite.publisher.verify import CheckResult
+    from graphsite.publisher.verify import CheckResult, VerifyReport
 
 
 class Incomplete(GraphsiteError):
@@ -27,6 +28,8 @@ def checks(results: list[CheckResult] | tuple[CheckResult, ...]) -> None:
 
 
 def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
+    from graphsite.publisher.verify import PASSWORD_SOURCES
+
     plan = result.plan
     if result.dry_run:
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
@@ -34,7 +37,10 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
         output.info(f"  {outcome.line()}")
     if not result.dry_run:
         checks(result.checks)
-        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s")
+        unread = "" if result.content_checked else (
+            f"; its content was not checked (the kept password is not known here: `graphsite verify "
+            f"{plan.subdomain}` with {PASSWORD_SOURCES})")
+        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
     _access(result, as_json)
     output.emit_json(result.as_json()) if as_json else output.result(plan.url)
 
@@ -52,13 +58,33 @@ def _access(result: DeployResult, as_json: bool) -> None:
         output.info("Private: the credentials of the previous deploy are kept (--new-password makes new ones)")
 
 
-def verify(name: str, results: list[CheckResult], as_json: bool) -> None:
-    checks(results)
-    failed = [c.name for c in results if c.status == "FAIL"]
+def verify(report: VerifyReport, as_json: bool) -> None:
+    from graphsite.publisher.verify import UNREAD
+
+    name, failed, older = report.deployment.name, report.failed, not report.deployment.made_by
+    output.info(f"{name}: {_maker(report.deployment)}")
+    checks(report.checks)
     if as_json:
-        output.emit_json({"name": name, "ok": not failed, "checks": [c.as_json() for c in results]})
+        output.emit_json(report.as_json())
+    unread = "" if report.content_checked else f"; {UNREAD}"
     if failed:
-        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}")
+        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}",
+                         hint=_maker(report.deployment) if older else None)
+    counts = {status: sum(c.status == status for c in report.checks) for status in ("PASS", "SKIP")}
+    skipped = f", {counts['SKIP']} skipped" if counts["SKIP"] else ""
+    output.info(f"Verified {name}: {counts['PASS']} passed{skipped}{unread}")
+
+
+def _maker(deployment: Deployment) -> str:
+    """Say which graphsite made `deployment`, and when: what it serves and sends follows that release."""
+    from graphsite import __version__
+
+    when = deployment.created or "an unknown time"
+    if not deployment.made_by:  # a release before the graphsite.version label
+        return (f"made by an older graphsite at {when}; `graphsite deploy [SOURCE] --subdomain {deployment.name}` "
+                "brings it up to date")
+    this = "" if deployment.made_by == __version__ else f" (this is graphsite {__version__})"
+    return f"made by graphsite {deployment.made_by} at {when}{this}"
 
 
 def teardown(report: TeardownReport, as_json: bool) -> None:

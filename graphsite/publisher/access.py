@@ -1,6 +1,7 @@
 """Private reports: who may read a deployment, decided as data before anything is made.
 
-A private deployment's route file carries a Traefik `basicAuth` middleware with bcrypt htpasswd lines; the
+A private deployment's route file carries a Traefik `basicAuth` middleware with bcrypt htpasswd lines (and its
+service's Caddyfile `basic_auth` with the same lines, for whoever reaches it on the overlay network); the
 plain password exists only in this process, is printed once, and is in no file, label, log or service spec.
 The service's label `graphsite.access=private` (the Deployment's access) tells `verify` and `list` that a
 deployment is meant to be private even when its route file says otherwise.
@@ -8,21 +9,19 @@ deployment is meant to be private even when its route file says otherwise.
 
 from __future__ import annotations
 
-import re
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.errors import ConfigError
-from graphsite.publisher import route
+from graphsite.publisher import caddy, route
 
 if TYPE_CHECKING:
     from graphsite.publisher.plan import DeployPlan
 
 USER = "reader"
 BCRYPT_ROUNDS = 10  # Traefik checks the hash on every request: ~60 ms here at 10, four times that at 12
-_HTPASSWD = re.compile(r"^[^:\s]+:\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$")
 
 
 @dataclass(frozen=True)
@@ -72,10 +71,13 @@ def read_htpasswd(path: Path) -> tuple[str, ...]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        if not _HTPASSWD.match(line):
-            raise ConfigError(f"--auth-file: {path} line {number}: expected user:bcrypt-hash",
+        try:
+            caddy.account(line)  # the line goes into the service's Caddyfile too: nothing else may reach it
+        except ValueError as exc:
+            raise ConfigError(f"--auth-file: {path} line {number}: {exc}",
                               hint="make it with `htpasswd -nB USER` (bcrypt; Traefik also reads others, "
-                                   "graphsite accepts only bcrypt)")
+                                   f"graphsite accepts only bcrypt), for a user of {caddy.USER_CHARACTERS}") \
+                from None
         lines.append(line)
     if not lines:
         raise ConfigError(f"--auth-file: {path} holds no user", hint="make it with `htpasswd -nB USER`")
@@ -102,7 +104,6 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
 
 
 def mark(plan: DeployPlan, access: Access, route_document: dict | None = None) -> DeployPlan:
-    """Return `plan` readable by `access`: the deployment's access (and so the service's label) and, when given,
-    the route that asks for the users."""
-    return plan.with_access("private" if access.private else "public",
-                            plan.route if route_document is None else route_document)
+    """Return `plan` readable by `access`: the deployment's access (and so the service's label), the service's
+    Caddyfile that asks for the users and, when given, the route that asks for them too."""
+    return plan.with_access(access.users, plan.route if route_document is None else route_document)

@@ -1,8 +1,11 @@
 """The Caddyfile of a page's service: static files from /srv on the overlay port, behind the edge, with the
-page's security headers."""
+page's security headers; a private page asks for the same bcrypt credentials as its route, so no container on
+the overlay network reads it without the password."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from html.parser import HTMLParser
 
 SITE_ROOT = "/srv"
@@ -13,6 +16,22 @@ ENV = (("HOME", "/data"), ("XDG_DATA_HOME", "/data"), ("XDG_CONFIG_HOME", "/conf
 TMPFS = ("/data", "/config")
 # A report's subdomain is often its only secret (a random name): no Referer carries it to the sites it cites.
 REFERRER_POLICY = "no-referrer"
+# An htpasswd line becomes two tokens of the Caddyfile. A user of these characters and a bcrypt hash can neither
+# open nor close a block, start a comment, quote, or name a placeholder ({…}) or an environment variable ({$…}),
+# which Caddy substitutes even inside quotes.
+_USER = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
+_BCRYPT = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
+USER_CHARACTERS = "letters, digits and . _ @ + - (at most 64)"
+
+
+@dataclass(frozen=True)
+class Server:
+    """What the page's Caddy is told: its port, the page's CSP, whether robots may index it, who may read it."""
+
+    port: int
+    csp: str = ""
+    indexing: bool = False
+    users: tuple[str, ...] = ()  # htpasswd lines `user:bcrypt-hash`, the route's own (none: public)
 
 
 class _MetaCsp(HTMLParser):
@@ -48,18 +67,36 @@ def _quoted(value: str) -> str:
     return f"`{value}`" if "`" not in value else '"' + value.replace('"', '\\"') + '"'
 
 
-def caddyfile(port: int, *, csp: str = "", indexing: bool = False) -> str:
-    """Return the Caddyfile serving /srv on `port`: no admin API, no automatic https (the edge does TLS), and
-    the security headers (the CSP as a header too: a meta CSP cannot set frame-ancestors or report-to)."""
-    header_lines = "".join(f"\t\t{name} {_quoted(value)}\n" for name, value in security_headers(csp, indexing).items())
+def account(line: str) -> tuple[str, str]:
+    """Return (user, bcrypt hash) of an htpasswd line; raise ValueError saying why it cannot be written into a
+    Caddyfile."""
+    user, colon, hashed = line.partition(":")
+    if not colon or not _BCRYPT.fullmatch(hashed):
+        raise ValueError("expected user:bcrypt-hash")
+    if not _USER.fullmatch(user):
+        raise ValueError(f"user {user!r}: only {USER_CHARACTERS}")
+    return user, hashed
+
+
+def caddyfile(server: Server) -> str:
+    """Return the Caddyfile serving /srv on the server's port: no admin API, no automatic https (the edge does
+    TLS), the security headers (the CSP as a header too: a meta CSP cannot set frame-ancestors or report-to),
+    and for a private page `basic_auth` with the route's users. Raise ValueError for a user or hash that cannot
+    be one Caddyfile token."""
+    headers = security_headers(server.csp, server.indexing)
+    header_lines = "".join(f"\t\t{name} {_quoted(value)}\n" for name, value in headers.items())
+    accounts = [account(line) for line in server.users]
+    auth = "".join(["\tbasic_auth {\n", *(f"\t\t{user} {hashed}\n" for user, hashed in accounts), "\t}\n"]) \
+        if accounts else ""
     return (
         "{\n"
         "\tadmin off\n"
         "\tauto_https off\n"
         "}\n"
         "\n"
-        f":{port} {{\n"
+        f":{server.port} {{\n"
         f"\troot * {SITE_ROOT}\n"
+        f"{auth}"
         "\tencode zstd gzip\n"
         "\theader {\n"
         f"{header_lines}"
@@ -70,9 +107,21 @@ def caddyfile(port: int, *, csp: str = "", indexing: bool = False) -> str:
 
 
 def header_findings(headers: dict[str, str], body: bytes, indexing: bool) -> list[str]:
-    """Return what is missing or wrong among the security headers of an answer carrying the page `body`
-    (header names case-insensitive; the CSP must equal the page's own)."""
+    """Return what is missing or wrong among the security headers of an answer carrying the page `body`, each
+    in a few words (header names case-insensitive; the CSP must equal the page's own, and a policy is long:
+    it is named, never quoted)."""
     received = {name.lower(): value for name, value in headers.items()}
     wanted = security_headers(page_csp(body.decode("utf-8", errors="replace")), indexing)
-    return [f"{name}: {received.get(name.lower())!r}, want {value!r}" for name, value in wanted.items()
-            if received.get(name.lower()) != value]
+    missing = [name for name in wanted if name.lower() not in received]
+    findings = [f"missing {', '.join(missing)}"] if missing else []
+    for name, value in wanted.items():
+        got = received.get(name.lower())
+        if got is None or got == value:
+            continue
+        findings.append(f"{name} is not the page's own" if name == "Content-Security-Policy"
+                        else f"{name} {_brief(got)!r}, want {_brief(value)!r}")
+    return findings
+
+
+def _brief(value: str, limit: int = 40) -> str:
+    return value if len(value) <= limit else value[:limit - 1] + "…"

@@ -30,7 +30,7 @@ from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, 
 from graphsite.publisher.plan import DeployPlan, make_plan
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
 from graphsite.publisher.swarm import Service, runs
-from graphsite.publisher.verify import CheckResult, run_checks
+from graphsite.publisher.verify import CheckResult, reads_content, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
 
 
@@ -59,6 +59,11 @@ class DeployResult:
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
     access: Access = Access()
+
+    @property
+    def content_checked(self) -> bool:
+        """False when verify ran but could not read the page: private, with credentials this run did not make."""
+        return not self.checks or reads_content(self.plan.deployment, self.access.credentials)
 
     def as_json(self) -> dict:
         plan = self.plan

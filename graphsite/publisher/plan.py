@@ -100,6 +100,7 @@ class DeployPlan:
     route: dict  # the Traefik dynamic configuration, as data
     record: DnsRecord
     bind_dir: Path | None
+    server: caddy.Server  # what the service's Caddyfile is made from
     page: bytes = field(repr=False)
 
     @property
@@ -126,11 +127,15 @@ class DeployPlan:
     def stamp(self) -> Stamp:
         return self.deployment.stamp
 
-    def with_access(self, access: str, route: dict) -> DeployPlan:
-        """Return the plan of a deployment readable by `access` (public or private) through `route`."""
-        deployment = replace(self.deployment, access=access)
-        service = replace(self.service, labels=tuple(deployment.labels().items()))
-        return replace(self, deployment=deployment, service=service, route=route)
+    def with_access(self, users: tuple[str, ...], route: dict) -> DeployPlan:
+        """Return the plan of a deployment readable by `users` (htpasswd lines; none: public) through `route`
+        and at its own server: the Caddyfile asks for the same users as the route."""
+        deployment = replace(self.deployment, access="private" if users else "public")
+        server = replace(self.server, users=users)
+        caddyfile = caddyfile_config(self.subdomain, server)
+        configs = tuple(caddyfile if c.target == caddy.CADDYFILE_PATH else c for c in self.service.configs)
+        service = replace(self.service, labels=tuple(deployment.labels().items()), configs=configs)
+        return replace(self, deployment=deployment, service=service, route=route, server=server)
 
     def renewing(self, previous: Deployment) -> DeployPlan:
         """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its
@@ -157,6 +162,19 @@ def config_name(subdomain: str, kind: str, sha256: str) -> str:
     """Return `NAME-KIND-<12 hex>`; a name too long for Swarm's config names is refused (deploy's name step has
     refused it already)."""
     return f"{check_length(subdomain)}-{kind}-{sha256[:12]}"
+
+
+def caddyfile_config(subdomain: str, server: caddy.Server) -> ConfigFile:
+    """Return the Swarm config holding the Caddyfile of `server`; raise DeployError when a user of a private
+    deployment cannot be written into it."""
+    try:
+        text = caddy.caddyfile(server).encode()
+    except ValueError as exc:
+        raise DeployError(f"the users of {subdomain} cannot be written into its Caddyfile: {exc}",
+                          hint=f"redeploy with --new-password, or with --auth-file of users of "
+                               f"{caddy.USER_CHARACTERS}") from None
+    sha = hashlib.sha256(text).hexdigest()
+    return ConfigFile(config_name(subdomain, "caddyfile", sha), caddy.CADDYFILE_PATH, sha, text)
 
 
 def check_settings(config: Config, content: str) -> None:
@@ -200,11 +218,9 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     deployment = Deployment(name=subdomain, fqdn=make_fqdn(subdomain, config.site.domain), sha256=sha256,
                             title=title, created=created, expires=expires, content=content,
                             replicas=deploy.replicas, id=deployment_id or new_id(), made_by=__version__)
-    # The Caddyfile is a config in both modes: it is small and the same on every node.
-    caddy_text = caddy.caddyfile(deploy.port, csp=caddy.page_csp(html), indexing=config.site.indexable).encode()
-    caddy_sha = hashlib.sha256(caddy_text).hexdigest()
-    configs: tuple[ConfigFile, ...] = (ConfigFile(config_name(subdomain, "caddyfile", caddy_sha),
-                                                  caddy.CADDYFILE_PATH, caddy_sha, caddy_text),)
+    # The Caddyfile is a config in both modes: it is small and the same on every node. Public until with_access.
+    server = caddy.Server(deploy.port, csp=caddy.page_csp(html), indexing=config.site.indexable)
+    configs: tuple[ConfigFile, ...] = (caddyfile_config(subdomain, server),)
     source, directory = "", None
     constraints: tuple[str, ...] = ()
     if content == "config":
@@ -224,4 +240,4 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     return DeployPlan(deployment=deployment, service=service,
                       route_path=deployment.route_path(deploy.dynamic_dir),
                       route=route.route_document(config, subdomain, deployment.fqdn), record=record,
-                      bind_dir=directory, page=page)
+                      bind_dir=directory, server=server, page=page)

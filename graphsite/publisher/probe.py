@@ -8,10 +8,23 @@ import hashlib
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
 from graphsite.errors import ConfigError
+
+# Why a request got no answer: `unreachable` (refused, reset, timed out, closed mid-handshake: nothing answers
+# yet), `no-certificate` (the edge holds no certificate for the name yet: it shows one that chains to no trusted
+# issuer, such as Traefik's default certificate while ACME runs, or refuses the handshake), `tls` (any other TLS
+# failure: a name or a date that does not match), `invalid` (the request could not be made: host:abc).
+Failure = Literal["", "unreachable", "no-certificate", "tls", "invalid"]
+# OpenSSL's verify codes of a chain that ends at no trusted issuer (X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT,
+# _DEPTH_ZERO_SELF_SIGNED_CERT, _SELF_SIGNED_CERT_IN_CHAIN, _UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
+# _UNABLE_TO_VERIFY_LEAF_SIGNATURE)
+_UNTRUSTED = frozenset({2, 18, 19, 20, 21})
+# the alerts of a server that has no certificate for the name it was asked for
+_NO_CERTIFICATE = frozenset({"TLSV1_ALERT_INTERNAL_ERROR", "TLSV1_UNRECOGNIZED_NAME"})
 
 
 @dataclass(frozen=True)
@@ -23,6 +36,7 @@ class Probe:
     cert: dict | None = None  # ssl.SSLSocket.getpeercert(): only present when the chain verified
     error: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    failure: Failure = ""  # why there is no answer (set with `error`)
 
 
 def tls_context(ca_bundle: str = "", *, setting: str = "verify.ca_bundle") -> ssl.SSLContext:
@@ -74,4 +88,21 @@ def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", tim
             return Probe(url=shown, status=response.status_code, location=response.headers.get("location", ""),
                          body=body, cert=cert, headers=dict(response.headers))
     except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: an address like host:abc in the config
-        return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        return Probe(url=shown, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
+                     failure=failure(exc))
+
+
+def failure(exc: BaseException) -> Failure:
+    """Return why `exc`, an exception of httpx, left a request unanswered (see Failure)."""
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return "invalid"
+    cause: BaseException | None = exc
+    while cause is not None:  # httpx raises from httpcore, which raises from the ssl module's error
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return "no-certificate" if cause.verify_code in _UNTRUSTED else "tls"
+        if isinstance(cause, ssl.SSLEOFError | ssl.SSLZeroReturnError | ssl.SSLSyscallError):
+            return "unreachable"
+        if isinstance(cause, ssl.SSLError):
+            return "no-certificate" if cause.reason in _NO_CERTIFICATE else "tls"
+        cause = cause.__cause__ or cause.__context__
+    return "unreachable"

@@ -1,5 +1,9 @@
-"""`graphsite verify`: seven checks, each PASS, FAIL or SKIP with its evidence and time, retried with
-backoff until the deadline. Origin, public and TLS checks go over the real network path."""
+"""`graphsite verify`: seven checks, each PASS, FAIL or SKIP with its evidence and time. Origin, public and TLS
+checks go over the real network path.
+
+Only what can change with time is retried, with backoff until the deadline: a service converging, a route being
+loaded (nothing answers yet, the edge's 404, 502 or 503, no certificate for the name yet). A mismatch (a header,
+a certificate, the content, a record) fails once it reads the same twice, CONFIRM_AFTER apart."""
 
 from __future__ import annotations
 
@@ -11,14 +15,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
+from typing import Literal
 
-from graphsite.config import Config
+from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.deployment import Deployment, route_path
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+WAIT = "WAIT"  # a check's own answer, never a result: failed for now, in a way that can change with time
+# The edge answers 404 before it has loaded a new route, 502 or 503 while no task of the service answers yet.
+WAITING_STATUSES = frozenset({404, 502, 503})
+# A mismatch is read once more this long after it was first seen: Traefik applies a changed route file at most
+# every providersThrottleDuration (2 s by default), so a redeploy's old route may still answer until then.
+CONFIRM_AFTER = 2.0
+Next = Literal["stop", "retry", "confirm"]
+PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
+UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
 
 
 @dataclass(frozen=True)
@@ -31,6 +45,30 @@ class CheckResult:
     def as_json(self) -> dict:
         return {"name": self.name, "status": self.status, "evidence": self.evidence,
                 "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The checks of one deployment, and whether they could read its content."""
+
+    deployment: Deployment
+    checks: tuple[CheckResult, ...]
+    content_checked: bool  # False: a private page and no password, so the origin and public checks are SKIP
+
+    @property
+    def failed(self) -> list[str]:
+        return [c.name for c in self.checks if c.status == FAIL]
+
+    def as_json(self) -> dict:
+        deployment = self.deployment
+        return {"name": deployment.name, "ok": not self.failed, "content_checked": self.content_checked,
+                "made_by": deployment.made_by or None, "created": deployment.created or None,
+                "checks": [c.as_json() for c in self.checks]}
+
+
+def reads_content(target: Deployment, credentials: tuple[str, str] | None) -> bool:
+    """True when verify can read the content of `target`: it is public, or the password is given."""
+    return target.access != "private" or credentials is not None
 
 
 class _Title(HTMLParser):
@@ -55,15 +93,43 @@ def page_title(body: bytes) -> str | None:
     return parser.title.strip() if parser.title is not None else None
 
 
+def changing(answer: probe.Probe) -> bool:
+    """True when a failed answer can change with time: nothing answers yet, the edge holds no certificate for
+    the name yet, or the edge answers 404, 502 or 503 (its route is loading, no task answers yet)."""
+    if answer.failure:
+        return answer.failure in ("unreachable", "no-certificate")
+    return answer.status in WAITING_STATUSES
+
+
+def _failed(answer: probe.Probe) -> str:
+    """Return the status of an answer that is not the one wanted: WAIT when it can change with time, else FAIL."""
+    return WAIT if changing(answer) else FAIL
+
+
+def next_read(status: str, evidence: str, previous: str | None) -> Next:
+    """Return what follows a check's answer, given the evidence of the FAIL just before it (None: none): stop
+    (PASS, SKIP, or the same FAIL twice: it will not change), retry with backoff (WAIT), or confirm (a FAIL not
+    seen before: read once more, CONFIRM_AFTER later)."""
+    if status == WAIT:
+        return "retry"
+    if status == FAIL and evidence != previous:
+        return "confirm"
+    return "stop"
+
+
 def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> CheckResult:
-    """Run `check` until it passes or skips, with backoff, until `deadline` (monotonic)."""
-    start, delay = time.monotonic(), 0.2
+    """Run `check` as next_read says, until `deadline` (monotonic); a WAIT still there at the deadline is a FAIL."""
+    start, delay, previous = time.monotonic(), 0.2, None
     while True:
         status, evidence = check()
-        if status != FAIL or time.monotonic() + delay > deadline:
-            return CheckResult(name, status, evidence, time.monotonic() - start)
-        time.sleep(delay)
-        delay = min(delay * 2, 2.0)
+        step = next_read(status, evidence, previous)
+        pause = CONFIRM_AFTER if step == "confirm" else delay
+        if step == "stop" or time.monotonic() + pause > deadline:
+            return CheckResult(name, FAIL if status == WAIT else status, evidence, time.monotonic() - start)
+        time.sleep(pause)
+        if step == "retry":
+            delay = min(delay * 2, 2.0)
+        previous = evidence if status == FAIL else None
 
 
 def _service(target: Deployment, clients) -> tuple[str, str]:
@@ -74,20 +140,20 @@ def _service(target: Deployment, clients) -> tuple[str, str]:
     for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
         running = [t for t in clients.swarm.tasks(target.name) if t.state == "running" and t.desired == "running"]
         if len(running) < service.replicas:
-            return FAIL, f"{len(running)}/{service.replicas} replicas running"
+            return WAIT, f"{len(running)}/{service.replicas} replicas running"
         ids.append(sorted(t.id for t in running))
         if attempt == 0:
             time.sleep(1.0)
     if ids[0] != ids[1]:
-        return FAIL, "tasks changed while watching: restarting"
+        return WAIT, "tasks changed while watching: restarting"
     return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
 
 
 def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = False) -> tuple[str, str]:
     if result.error:
-        return FAIL, f"{where}: {result.error}"
+        return _failed(result), f"{where}: {result.error}"
     if result.status != 200:
-        return FAIL, f"{where}: HTTP {result.status}"
+        return _failed(result), f"{where}: HTTP {result.status}"
     digest = hashlib.sha256(result.body).hexdigest()
     if digest != target.sha256:
         return FAIL, f"{where}: HTTP 200 but sha256 {digest[:12]}… is not the deployed {target.sha256[:12]}…"
@@ -101,16 +167,16 @@ def _guarded(target: Deployment, config: Config, address: str, where: str,
              credentials: tuple[str, str] | None,
              headers: dict[str, str] | None = None) -> tuple[str, probe.Probe | None, str]:
     """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
-    Return (FAIL, None, why) when it does not, else ('', the answer to check, a note); the answer is None
-    when the page is private and this run has no password (the content cannot be checked)."""
+    Return (FAIL or WAIT, None, why) when it does not; (SKIP, None, why) when it does but there is no password
+    to read the content with; else ('', the answer to check, a note)."""
     fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
     if target.access != "private":
         return "", fetch, ""
     if fetch.error or fetch.status != 401:
         state = fetch.error or f"HTTP {fetch.status}"
-        return FAIL, None, f"{where}: {state} without credentials: a private page must answer 401"
+        return _failed(fetch), None, f"{where}: {state} without credentials: a private page must answer 401"
     if credentials is None:
-        return "", None, f"{where}: HTTP 401 without credentials (private; no password here to check the content)"
+        return SKIP, None, f"{where}: HTTP 401 without credentials, as a private page must; {UNREAD}"
     answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
                          headers=headers)
     return "", answer, "HTTP 401 without credentials, "
@@ -121,7 +187,7 @@ def _at(target: Deployment, config: Config, where: str, credentials: tuple[str, 
     """The page through the edge at verify.origin_address (with `headers`), checked as `where`."""
     failed, answer, note = _guarded(target, config, config.verify.origin_address, where, credentials, headers)
     if answer is None:
-        return failed or PASS, note
+        return failed, note
     status, evidence = _page(target, answer, where, config.site.indexable)
     return status, note + evidence
 
@@ -138,26 +204,27 @@ def _origin(target: Deployment, config: Config, clients, credentials: tuple[str,
         return FAIL, f"no service {target.name}"
     tasks = [t for t in clients.swarm.tasks(target.name) if t.serves(service)]
     if not tasks:
-        return FAIL, f"edge {origin}: no running task of {target.name} to reach"
+        return WAIT, f"edge {origin}: no running task of {target.name} to reach"
     nodes, reached = clients.swarm.node_names(), []
     for task in sorted(tasks, key=lambda t: t.id):
         where = f"task {task.id} on {nodes.get(task.node) or task.node[:12]}"
         address = task.address(config.deploy.network)
         if not address:
-            return FAIL, f"{where}: no address on network {config.deploy.network}"
+            return WAIT, f"{where}: no address on network {config.deploy.network}"
         status, evidence = _at(target, config, f"{where} ({address})", credentials, {header: address})
-        if status != PASS:
+        if status not in (PASS, SKIP):  # SKIP: it refused without credentials, and there is no password
             return status, evidence
         reached.append(where)
-    checked = "HTTP 200, sha256 " + target.sha256[:12] + "… matches" if target.access != "private" or credentials \
-        else "HTTP 401 without credentials (private; no password here to check the content)"
-    return PASS, f"edge {origin}: {len(reached)}/{len(reached)} tasks {checked} ({'; '.join(reached)})"
+    tasks_of = f"edge {origin}: {len(reached)}/{len(reached)} tasks"
+    if not reads_content(target, credentials):
+        return SKIP, f"{tasks_of} HTTP 401 without credentials ({'; '.join(reached)}); {UNREAD}"
+    return PASS, f"{tasks_of} HTTP 200, sha256 {target.sha256[:12]}… matches ({'; '.join(reached)})"
 
 
 def _public(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
     failed, result, note = _guarded(target, config, config.verify.resolve_https, target.fqdn, credentials)
     if result is None:
-        return failed or PASS, note
+        return failed, note
     status, evidence = _page(target, result, result.url, config.site.indexable)
     evidence = note + evidence
     if status == PASS and target.title:
@@ -194,7 +261,7 @@ def _tls(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     trust = config.verify.ca_bundle or "system trust"
     if result.cert is None:
-        return FAIL, f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
+        return _failed(result), f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
     cert = result.cert
     issuer = ", ".join(f"{k}={v}" for rdn in cert.get("issuer", ()) for k, v in rdn)
     problems = tls_findings(cert, target.fqdn, datetime.now(UTC))
@@ -207,11 +274,12 @@ def _tls(target: Deployment, config: Config) -> tuple[str, str]:
 def _redirect(target: Deployment, config: Config) -> tuple[str, str]:
     result = probe.fetch("http", target.fqdn, config.verify.resolve_http)
     if result.error:
-        return FAIL, f"{result.url}: {result.error}"
+        return _failed(result), f"{result.url}: {result.error}"
     wanted = f"https://{target.fqdn}/"
     if result.status in (301, 308) and result.location == wanted:
         return PASS, f"{result.url}: HTTP {result.status} → {result.location}"
-    return FAIL, f"{result.url}: HTTP {result.status} → {result.location or 'no Location'} (want 301/308 → {wanted})"
+    got = f"HTTP {result.status} → {result.location or 'no Location'}"
+    return _failed(result), f"{result.url}: {got} (want 301/308 → {wanted})"
 
 
 def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
@@ -229,8 +297,8 @@ def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
     try:
         addresses = sorted({str(info[4][0]) for info in socket.getaddrinfo(target.fqdn, 443, type=socket.SOCK_STREAM)})
     except socket.gaierror as exc:
-        return FAIL, f"A id={record.id} → {wanted}, but {target.fqdn} does not resolve yet: {exc.strerror}"
-    state = PASS if wanted in addresses else FAIL
+        return WAIT, f"A id={record.id} → {wanted}, but {target.fqdn} does not resolve yet: {exc.strerror}"
+    state = PASS if wanted in addresses else WAIT  # a resolver may hold the old answer until its TTL ends
     return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
 
 
@@ -253,15 +321,17 @@ def _route(target: Deployment, config: Config) -> tuple[str, str]:
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
-def verify(config: Config, name: str, clients) -> list[CheckResult]:
-    """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it."""
+def verify(config: Config, name: str, clients, credentials: tuple[str, str] | None = None) -> VerifyReport:
+    """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it;
+    a private one's content is read with `credentials` (without them, its content checks are SKIP)."""
     subdomain = subdomain_of(name, config.site.domain)
     service = clients.swarm.service(subdomain)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service is not None else None
     if deployment is None or deployment.name != subdomain or not deployment.sha256:
         raise VerifyError(f"no deployment named {subdomain}: no graphsite service",
                           hint="see `graphsite list` for what is deployed")
-    return run_checks(config, deployment, clients)
+    checks = run_checks(config, deployment, clients, credentials)
+    return VerifyReport(deployment, tuple(checks), reads_content(deployment, credentials))
 
 
 def run_checks(config: Config, target: Deployment, clients,

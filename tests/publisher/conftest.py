@@ -110,11 +110,13 @@ class PubLab:
     def config(self) -> Config:
         return load_config(self.config_path, environ={"GRAPHSITE_SITE_PREFIX": self.prefix})
 
-    def run(self, *args: str, env: dict | None = None):
-        """Run `graphsite ARGS` in-process; keep stdout and stderr apart (result.stdout / result.stderr)."""
+    def run(self, *args: str, env: dict | None = None, input: str | None = None):
+        """Run `graphsite ARGS` in-process, `input` on its stdin; keep stdout and stderr apart (result.stdout /
+        result.stderr)."""
         from graphsite.cli import main
 
-        result = CliRunner().invoke(main, list(args), env={**self.env, **(env or {})}, catch_exceptions=False)
+        result = CliRunner().invoke(main, list(args), env={**self.env, **(env or {})}, input=input,
+                                    catch_exceptions=False)
         self.outputs.append(result.stdout + result.stderr)
         return result
 

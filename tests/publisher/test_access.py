@@ -3,16 +3,18 @@ carries, which files block Traefik, which middlewares are undefined."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import bcrypt
 import pytest
 
-from graphsite.errors import ConfigError
-from graphsite.publisher import route
+from graphsite.errors import ConfigError, DeployError
+from graphsite.publisher import caddy, route
 from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import blocking_files
+from graphsite.publisher.plan import ConfigFile
 
 FQDN = "graph-eng-0a1b2c.hhdevs.space"
 
@@ -62,22 +64,41 @@ def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_
         decide_access(path, "n", public=True, private=True)
 
 
-def test_the_access_label_follows_the_access(fixed_plan):
-    private = mark(fixed_plan, new_credentials(rounds=4))
+def _caddyfile(plan) -> ConfigFile:
+    return next(c for c in plan.service.configs if c.target == caddy.CADDYFILE_PATH)
+
+
+def test_the_access_label_and_the_service_s_caddyfile_follow_the_access(fixed_plan):
+    access = new_credentials(rounds=4)
+    private = mark(fixed_plan, access)
     assert dict(private.service.labels)["graphsite.access"] == "private"
     assert private.deployment.access == "private"
+    user, hashed = access.users[0].split(":", 1)
+    assert f"\tbasic_auth {{\n\t\t{user} {hashed}\n\t}}\n" in _caddyfile(private).data.decode()
+    assert _caddyfile(private).name != _caddyfile(fixed_plan).name  # a new config: Swarm configs are immutable
+    assert [c.target for c in private.service.configs] == [c.target for c in fixed_plan.service.configs]
     public = mark(private, decide_access(Path("/nonexistent"), "x"))
     assert dict(public.service.labels)["graphsite.access"] == "public"
+    assert _caddyfile(public) == _caddyfile(fixed_plan)
+
+
+def test_route_users_that_cannot_reach_the_caddyfile_stop_the_plan(fixed_plan):
+    from graphsite.publisher.access import Access
+
+    with pytest.raises(DeployError, match="user 'a{b'") as raised:
+        mark(fixed_plan, Access(users=("a{b:$2b$10$" + "a" * 53,)))
+    assert "hint: redeploy with --new-password" in raised.value.message
 
 
 @pytest.mark.parametrize("text, message", [
     ("alice:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/\n", "line 1: expected user:bcrypt-hash"),
     ("# only a comment\n", "holds no user"),
+    ("{$HOME}:$2b$10$" + "a" * 53 + "\n", "line 1: user '{$HOME}': only letters"),  # it reaches the Caddyfile
 ])
 def test_an_auth_file_must_hold_bcrypt_lines(tmp_path, text, message):
     path = tmp_path / "htpasswd"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         read_htpasswd(path)
     path.write_text("# users\n" + hash_line("alice", "pw", rounds=4) + "\n")
     assert read_htpasswd(path)[0].startswith("alice:$2b$")

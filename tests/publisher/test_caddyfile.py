@@ -1,14 +1,21 @@
 """The Caddyfile is checked by the real Caddy (`caddy adapt`), not by reading our own template back."""
 
+import base64
 import json
+import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
+import bcrypt
 import pytest
 
-from graphsite.publisher.caddy import caddyfile, header_findings, page_csp, security_headers
+from graphsite.publisher.caddy import Server, account, caddyfile, header_findings, page_csp, security_headers
 
 CADDY = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
 
@@ -29,7 +36,7 @@ def _adapt(tmp_path, text):
 
 @pytest.fixture
 def adapted(tmp_path):
-    return _adapt(tmp_path, caddyfile(20128))
+    return _adapt(tmp_path, caddyfile(Server(20128)))
 
 
 def test_caddy_accepts_it_and_serves_srv_on_20128(adapted):
@@ -46,7 +53,7 @@ def test_caddy_accepts_it_and_serves_srv_on_20128(adapted):
 
 @pytest.mark.parametrize("indexing, robots", [(False, "noindex, nofollow"), (True, "all")])
 def test_caddy_sends_the_security_headers_and_the_pages_csp_verbatim(tmp_path, indexing, robots):
-    adapted = _adapt(tmp_path, caddyfile(20128, csp=CSP, indexing=indexing))
+    adapted = _adapt(tmp_path, caddyfile(Server(20128, csp=CSP, indexing=indexing)))
     server = next(iter(adapted["apps"]["http"]["servers"].values()))
     headers = next(h for route in server["routes"] for h in route["handle"] if h["handler"] == "headers")
     assert headers["response"]["set"] == {"X-Content-Type-Options": ["nosniff"], "Referrer-Policy": ["no-referrer"],
@@ -60,13 +67,114 @@ def test_the_csp_comes_from_the_pages_own_meta_tag():
     assert page_csp("<html><head><title>x</title>") == ""
 
 
-def test_verify_names_each_missing_or_wrong_security_header():
+def test_verify_names_each_missing_or_wrong_security_header_in_a_few_words():
     body = b'<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'">'
     sent = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "x-robots-tag": "noindex, nofollow",
             "content-security-policy": "default-src 'none'"}
     assert header_findings(sent, body, indexing=False) == []
     assert header_findings({**sent, "content-security-policy": "default-src *"}, body, indexing=False) == [
-        "Content-Security-Policy: 'default-src *', want \"default-src 'none'\""]
-    assert header_findings(sent, body, indexing=True) == ["X-Robots-Tag: 'noindex, nofollow', want 'all'"]
+        "Content-Security-Policy is not the page's own"]
+    assert header_findings(sent, body, indexing=True) == ["X-Robots-Tag 'noindex, nofollow', want 'all'"]
+    assert header_findings({**sent, "x-robots-tag": "x" * 60}, body, indexing=True) == [
+        f"X-Robots-Tag '{'x' * 39}…', want 'all'"]
     del sent["referrer-policy"]
-    assert header_findings(sent, body, indexing=False) == ["Referrer-Policy: None, want 'no-referrer'"]
+    assert header_findings(sent, body, indexing=False) == ["missing Referrer-Policy"]
+
+
+def test_a_page_served_without_security_headers_is_one_short_finding_without_its_policy():
+    """What a deployment of an older graphsite (no header block) answers: one line, the long CSP left out."""
+    policy = "default-src 'none'; " + "; ".join(f"style-src 'sha256-{n:044d}'" for n in range(20))
+    body = f'<meta http-equiv="Content-Security-Policy" content="{policy}">'.encode()
+    findings = header_findings({"content-type": "text/html"}, body, indexing=False)
+    assert findings == ["missing X-Content-Type-Options, Referrer-Policy, X-Robots-Tag, Content-Security-Policy"]
+
+
+# --- a private page: basic_auth at the origin ------------------------------------------------------------------
+
+def _line(user: str, password: str, prefix: str = "$2b$") -> str:
+    hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=4)).decode()
+    return f"{user}:{prefix}{hashed[4:]}"
+
+
+def test_a_private_page_asks_caddy_for_every_user_of_its_route_before_anything_else(tmp_path):
+    users = (_line("reader", "pw"), _line("alice@example.org", "other", "$2y$"))
+    adapted = _adapt(tmp_path, caddyfile(Server(20128, users=users)))
+    server = next(iter(adapted["apps"]["http"]["servers"].values()))
+    handlers = [h for route in server["routes"] for h in route["handle"]]
+    assert [h["handler"] for h in handlers] == ["vars", "headers", "authentication", "encode", "file_server"]
+    basic = handlers[2]["providers"]["http_basic"]
+    assert basic["hash"] == {"algorithm": "bcrypt"}
+    assert [(a["username"], a["password"]) for a in basic["accounts"]] == [tuple(u.split(":", 1)) for u in users]
+
+
+@pytest.mark.parametrize("name, users", [("Caddyfile-public", ()),
+                                         ("Caddyfile-private", ("reader:$2b$10$" + "a" * 53,))])  # a fixed hash
+def test_the_public_and_the_private_caddyfile_match_the_golden_files(golden, name, users):
+    text = caddyfile(Server(20128, csp="default-src 'none'", users=users))
+    assert text == golden(name, text)
+
+
+@pytest.mark.parametrize("line, why", [
+    ("a{b:$2b$10$" + "a" * 53, "user 'a{b'"),
+    ("{$HOME}:$2b$10$" + "a" * 53, "user '{$HOME}'"),  # Caddy substitutes environment variables, even quoted
+    ("x}:$2b$10$" + "a" * 53, "user 'x}'"),
+    ("#c:$2b$10$" + "a" * 53, "user '#c'"),
+    ("a b:$2b$10$" + "a" * 53, "user 'a b'"),
+    ('a"b:$2b$10$' + "a" * 53, "user 'a\"b'"),
+    ("a`b:$2b$10$" + "a" * 53, "user 'a`b'"),
+    ("reader:$2b$10$" + "a" * 53 + "\n}\n:80 {\n\trespond ok", "expected user:bcrypt-hash"),
+    ("reader:$2b$10$" + "a" * 52 + "}", "expected user:bcrypt-hash"),
+    ("reader:$apr1$H6uskkkW$IgXLP6ewTrSuBkTrqE8wj/", "expected user:bcrypt-hash"),
+    ("reader", "expected user:bcrypt-hash"),
+    ("x" * 65 + ":$2b$10$" + "a" * 53, "only letters"),
+])
+def test_a_user_or_hash_that_could_inject_into_the_caddyfile_is_refused(line, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        account(line)
+    with pytest.raises(ValueError, match=re.escape(why)):
+        caddyfile(Server(20128, users=(line,)))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _status(port: int, auth: tuple[str, str] | None = None) -> int:
+    headers = {"Authorization": "Basic " + base64.b64encode(":".join(auth).encode()).decode()} if auth else {}
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_the_real_caddy_refuses_a_private_page_without_the_password_and_serves_it_with(tmp_path):
+    """Caddy (Go's bcrypt) checks the hashes Python's bcrypt and `htpasswd -nB` ($2y$) make."""
+    port = _free_port()
+    text = caddyfile(Server(port, users=(_line("reader", "pw"), _line("alice", "pw2", "$2y$"))))
+    assert text.count("root * /srv\n") == 1
+    (tmp_path / "index.html").write_text("<title>private</title>")
+    (tmp_path / "Caddyfile").write_text(text.replace("root * /srv\n", f"root * {tmp_path}\n"))
+    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": ""}
+    server = subprocess.Popen([CADDY, "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                first = _status(port)
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "caddy did not start"
+                time.sleep(0.1)
+        assert first == 401
+        assert _status(port, ("reader", "wrong")) == 401
+        assert _status(port, ("alice", "pw")) == 401
+        assert _status(port, ("reader", "pw")) == 200
+        assert _status(port, ("alice", "pw2")) == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

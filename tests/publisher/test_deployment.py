@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from graphsite import __version__
 from graphsite.publisher import route
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import COMMENT_LIMIT, Claim, Deployment, Stamp
@@ -101,6 +102,14 @@ def test_a_redeploy_keeps_the_deployment_s_id_and_gives_an_older_one_an_id():
     older = Deployment("s1", "s1.example.com", created=STAMP.created, stamp_version=1)
     renewed = new.renewed(older)
     assert renewed.id == "ffffffff" and renewed.created == STAMP.created and renewed.stamp_version == 2
+def test_the_labels_name_the_graphsite_that_wrote_them_and_an_older_one_wrote_none():
+    labels = Deployment(name="s1", fqdn="s1.example.com", made_by=__version__).labels()
+    assert labels["graphsite.version"] == __version__
+    del labels["graphsite.version"]  # what the release before this label wrote
+    older = Deployment.from_labels(labels)
+    assert older is not None and older.made_by == ""
+
+
 
 
 def test_a_record_comment_fits_cloudflare_s_limit_for_the_longest_name():

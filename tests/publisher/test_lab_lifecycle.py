@@ -107,13 +107,14 @@ def test_verify_command_reports_seven_passes(publab, deployed):
     assert [(c["name"], c["status"]) for c in report["checks"]] == [(n, "PASS") for n in CHECKS]
 
 
-def test_verify_fails_on_a_stale_page(publab, deployed, tmp_path):
-    """The public check compares the served body with the deployed sha256: a different page fails."""
+def test_verify_fails_on_a_stale_page_at_once(publab, deployed, tmp_path):
+    """The public check compares the served body with the deployed sha256: a different page fails, as soon as
+    it reads the same twice (not after a minute of retries: a mismatch does not change with time)."""
     from graphsite.publisher.deployment import Deployment
-    from graphsite.publisher.verify import FAIL, run_checks
+    from graphsite.publisher.verify import CONFIRM_AFTER, FAIL, run_checks
 
     data, _ = deployed
-    config = publab.config.replace("verify", deadline=0.5)
+    config = publab.config.replace("verify", deadline=60)
     target = Deployment(name=data["subdomain"], fqdn=data["fqdn"], sha256="0" * 64, title=data["title"])
     clients = publab.clients()
     try:
@@ -122,6 +123,7 @@ def test_verify_fails_on_a_stale_page(publab, deployed, tmp_path):
         clients.close()
     assert checks["public"].status == FAIL and "is not the deployed" in checks["public"].evidence
     assert checks["origin"].status == FAIL
+    assert all(checks[name].seconds < CONFIRM_AFTER + 3 for name in ("origin", "public")), checks
 
 
 def test_deploy_verify_teardown_leaves_nothing_then_says_so(publab):

@@ -108,3 +108,60 @@ def test_a_redeploy_that_fails_verification_restores_the_previous_version(publab
     verify = publab.run("verify", name, "--json")
     assert verify.exit_code == 0, verify.stderr
     assert publab.run("teardown", name).exit_code == 0
+
+
+def _as_made_by_an_older_release(publab, name: str, deployed: dict, tmp_path) -> None:
+    """Make the service what the release before graphsite.version made: no version label, and a Caddyfile that
+    sends no security headers (the configs stay stamped, so teardown still knows them)."""
+    import subprocess
+
+    from graphsite.publisher.caddy import CADDYFILE_PATH
+    from graphsite.publisher.deployment import VERSION, Stamp
+
+    older = tmp_path / "Caddyfile"
+    older.write_text("{\n\tadmin off\n\tauto_https off\n}\n\n"
+                     f":{publab.config.deploy.port} {{\n\troot * /srv\n\tencode zstd gzip\n\tfile_server\n}}\n")
+    stamp = Stamp(name, deployed["created"], deployed["expires"] or "").labels()
+    config_name = f"{name}-caddyfile-older"
+    current = next(c["name"] for c in deployed["service"]["configs"] if c["target"] == CADDYFILE_PATH)
+
+    def docker(*args: str) -> None:
+        done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+    docker("config", "create", *(f"--label={key}={value}" for key, value in stamp.items()), config_name, str(older))
+    docker("service", "update", "--quiet", "--label-rm", VERSION, "--config-rm", current,
+           "--config-add", f"source={config_name},target={CADDYFILE_PATH},mode=0444", name)
+
+
+def test_a_deployment_of_an_older_graphsite_says_so_in_a_few_short_lines(publab, tmp_path):
+    """The release before this one sent no security headers: verify names the maker and the fix, fails in
+    seconds (a missing header does not appear with time) and keeps each finding to one short line."""
+    from graphsite import __version__
+
+    name = publab.name()
+    deployed = json.loads(publab.run("deploy", "--subdomain", name, "--no-verify", "--json").stdout)
+    made_here = publab.run("verify", name)
+    assert made_here.exit_code == 0, made_here.stderr
+    assert f"{name}: made by graphsite {__version__} at {deployed['created']}\n" in made_here.stderr
+
+    _as_made_by_an_older_release(publab, name, deployed, tmp_path)
+    older = publab.run("verify", name, "--json")
+    assert older.exit_code == 1
+    hint = (f"made by an older graphsite at {deployed['created']}; `graphsite deploy [SOURCE] --subdomain {name}` "
+            "brings it up to date")
+    assert older.stderr.startswith(f"{name}: {hint}\n") and older.stderr.rstrip().endswith(hint)
+    report = json.loads(older.stdout)
+    assert report["made_by"] is None
+    failed = {c["name"]: c for c in report["checks"] if c["status"] == "FAIL"}
+    assert set(failed) == {"origin", "public"}
+    for check in failed.values():
+        assert "security headers: missing X-Content-Type-Options, Referrer-Policy, X-Robots-Tag, " \
+               "Content-Security-Policy" in check["evidence"]
+        assert "default-src" not in check["evidence"] and len(check["evidence"]) < 300
+        assert check["seconds"] < 10  # not the minute of retries of the first version
+
+    renewed = publab.run("deploy", "--subdomain", name, "--json")  # what the hint says brings it up to date
+    assert renewed.exit_code == 0, renewed.stderr
+    again = publab.run("verify", name, "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["made_by"] == __version__

@@ -4,7 +4,10 @@ private pages ask for the password, and the operator's middlewares reach the cli
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import secrets
 import shutil
 import ssl
 import subprocess
@@ -215,7 +218,7 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         later = publab.run("verify", name, "--json")  # no password here: 401 is the proof, content unchecked
         assert later.exit_code == 0, later.stdout
         public = next(c for c in json.loads(later.stdout)["checks"] if c["name"] == "public")
-        assert "HTTP 401 without credentials (private" in public["evidence"]
+        assert public["status"] == "SKIP" and "HTTP 401 without credentials, as a private" in public["evidence"]
 
         again = _deploy(publab, name)  # a redeploy keeps the credentials
         assert "access" not in again and again["private"] is True
@@ -224,6 +227,94 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         assert renewed["access"]["password"] != password
         assert _until(lambda: _answer(publab, fqdn, auth=(user, password))[0] == 401)
         assert _answer(publab, fqdn, auth=(user, renewed["access"]["password"]))[0] == 200
+    finally:
+        publab.run("teardown", name)
+
+
+@contextlib.contextmanager
+def _overlay_client(publab, upstream: str):
+    """Yield the port on 127.0.0.1 of a container on the overlay network that passes every request, headers
+    and all, to `upstream` (host:port on the overlay): what any container on deploy.network can ask a service
+    directly, past the edge. The lab's image holds nothing but Caddy, so the client is `caddy reverse-proxy`."""
+    config = publab.config.deploy
+    name = f"{publab.prefix}-overlay-{secrets.token_hex(2)}"
+    subprocess.run(["docker", "run", "--detach", "--rm", "--name", name, "--network", config.network,
+                    "--publish", "127.0.0.1::8000", config.image,
+                    "caddy", "reverse-proxy", "--from", ":8000", "--to", upstream],
+                   capture_output=True, text=True, check=True)
+    try:
+        published = subprocess.run(["docker", "port", name, "8000/tcp"], capture_output=True, text=True,
+                                   check=True).stdout
+        yield int(published.split()[0].rsplit(":", 1)[1])
+    finally:
+        subprocess.run(["docker", "rm", "--force", name], capture_output=True, check=False)
+
+
+def test_a_private_page_asks_for_the_password_at_its_own_service_too(publab):
+    """No container on the overlay network reads a private page without the password: the service's Caddy asks
+    for the route's users itself (the edge keeps its own check)."""
+    name = publab.name()
+    try:
+        result = _deploy(publab, name, "--private")
+        credentials, fqdn = (result["access"]["user"], result["access"]["password"]), result["fqdn"]
+        port = publab.config.deploy.port
+        with _overlay_client(publab, f"{name}:{port}") as local:
+            def direct(auth=None) -> int:
+                return fetch(fqdn, local, ca=None, auth=auth).status
+
+            assert _until(lambda: (status := direct()) != 502 and status) == 401  # 502: the proxy is not ready
+            assert direct((credentials[0], credentials[1] + "x")) == 401
+            answer = fetch(fqdn, local, ca=None, auth=credentials)
+            assert answer.status == 200 and hashlib.sha256(answer.body).hexdigest() == result["sha256"]
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        public = _deploy(publab, name, "--public")  # and a public page is served to the overlay as before
+        with _overlay_client(publab, f"{name}:{port}") as local:
+            assert _until(lambda: fetch(fqdn, local, ca=None).status == 200)
+        assert public["private"] is False
+    finally:
+        publab.run("teardown", name)
+
+
+def _statuses(done) -> dict[str, str]:
+    return {c["name"]: c["status"] for c in json.loads(done.stdout)["checks"]}
+
+
+def test_verify_reads_a_private_page_only_with_its_password_and_never_passes_what_it_did_not_read(publab, tmp_path):
+    name = publab.name()
+    try:
+        result = _deploy(publab, name, "--private", "--content", "bind")
+        password = result["access"]["password"]
+        secret = tmp_path / "password"
+        secret.write_text(password + "\n")
+        content = {"origin", "public"}
+
+        blind = publab.run("verify", name, "--json")
+        assert blind.exit_code == 0, blind.stdout
+        assert {n for n, s in _statuses(blind).items() if s != "PASS"} == content
+        assert set(_statuses(blind).values()) == {"PASS", "SKIP"} and not json.loads(blind.stdout)["content_checked"]
+        assert f"Verified {name}: 5 passed, 2 skipped; content not checked: the page is private" in blind.stderr
+
+        for how in (["--password-file", str(secret)], ["--password-file", "-"]):
+            read = publab.run("verify", name, "--json", *how, env={"GRAPHSITE_PASSWORD": "not this one"},
+                              **({"input": password} if how[1] == "-" else {}))
+            assert read.exit_code == 0, read.stdout
+            assert set(_statuses(read).values()) == {"PASS"} and json.loads(read.stdout)["content_checked"]
+        from_env = publab.run("verify", name, "--json", env={"GRAPHSITE_PASSWORD": password})
+        assert set(_statuses(from_env).values()) == {"PASS"}, from_env.stdout
+        assert f"Verified {name}: 7 passed" in from_env.stderr
+
+        wrong = publab.run("verify", name, "--json", env={"GRAPHSITE_PASSWORD": password + "x"})
+        assert wrong.exit_code == 1 and {n for n, s in _statuses(wrong).items() if s == "FAIL"} == content
+
+        page = Path(publab.config.deploy.bind_root) / name / "index.html"
+        write_atomic(page, page.read_bytes().replace(b"</body>", b"<p>swapped</p></body>"))
+        swapped = publab.run("verify", name, "--json", "--password-file", str(secret))
+        assert swapped.exit_code == 1
+        checks = {c["name"]: c for c in json.loads(swapped.stdout)["checks"]}
+        assert {n for n, c in checks.items() if c["status"] == "FAIL"} == content
+        assert "is not the deployed" in checks["public"]["evidence"] and checks["public"]["seconds"] < 10
+        unread = publab.run("verify", name, "--json")  # without the password the swap is not seen: SKIP, not PASS
+        assert unread.exit_code == 0 and {n for n, s in _statuses(unread).items() if s == "SKIP"} == content
     finally:
         publab.run("teardown", name)
 
