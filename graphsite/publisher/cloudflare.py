@@ -137,7 +137,7 @@ def envelope(action: str, status: int, body: bytes, retry_after: str = "") -> di
                        hint="Cloudflare did not carry the request out (or will not say): nothing is assumed; "
                             "run the command again later")
     if "result" not in answer:
-        raise DnsError(f"Cloudflare: {action}: the answer holds no result", status=status)
+        raise DnsError(f"Cloudflare: {action}: HTTP {status} but the answer holds no result", status=status)
     return answer
 
 
@@ -343,12 +343,16 @@ class Dns:
 
     def delete(self, record_id: str) -> bool:
         """Delete the record; return False when it was already gone."""
+        action = f"delete record {record_id}"
         try:
-            self._request(f"delete record {record_id}", "DELETE", f"/zones/{self.zone_id}/dns_records/{record_id}")
+            answer = self._request(action, "DELETE", f"/zones/{self.zone_id}/dns_records/{record_id}")
         except DnsError as exc:
             if exc.status == 404:
                 return False
             raise
+        result = answer["result"]
+        if not isinstance(result, dict) or result.get("id") != record_id:
+            raise _malformed(action, f"the answer names no deleted record {record_id} ({type(result).__name__})")
         return True
 
     def close(self) -> None:
