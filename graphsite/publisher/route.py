@@ -166,10 +166,20 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
             head = path.read_bytes()[:200].decode("utf-8", errors="replace")
         except OSError:
             continue
-        stamp = Stamp.from_route_text(head)
-        if not head or (stamp is not None and stamp.name == match["name"]):
+        if _written_by_us(head, match["name"]):
             found.setdefault(match["name"], []).append(path)
     return found
+
+
+def _written_by_us(head: str, name: str) -> bool:
+    """True when a temporary file's first bytes are what graphsite writes for `name`: nothing yet, a whole stamp
+    for it, or a write cut short inside the stamp's first line (a kill mid-write)."""
+    stamp = Stamp.from_route_text(head)
+    if stamp is not None:
+        return stamp.name == name
+    first, newline, _ = head.partition("\n")
+    start = Stamp(name).route_comment().split(" fqdn=", 1)[0] + " "  # "# graphsite: stamp=2 name=NAME "
+    return not newline and (start.startswith(first) or first.startswith(start))
 
 
 def qualified_middlewares(names: tuple[str, ...]) -> list[str]:

@@ -106,9 +106,9 @@ def test_records_that_merely_look_like_graphsite_s_are_listed_as_foreign_and_nev
     try:
         listed = driver.run("list", "--json")
         assert listed.code == 0, listed
-        foreign = {f["name"].split()[1]: f["claim"] for f in listed.json()["foreign"]}
-        assert foreign.get(driver.fqdn(lookalike)) == "not proven", foreign
-        assert foreign.get(driver.fqdn(copy)) == "not proven", foreign
+        foreign = {f["name"].split(" id=")[0]: f["claim"] for f in listed.json()["foreign"]}
+        assert foreign.get(f"A {driver.fqdn(lookalike)}") == "not proven", foreign
+        assert foreign.get(f"A {driver.fqdn(copy)}") == "not proven", foreign
         names_listed = {d["subdomain"] for d in listed.json()["deployments"]}
         assert lookalike not in names_listed and copy not in names_listed
         collected = driver.run("gc", "--prefix", driver.prefix, env={"GRAPHSITE_DEPLOY_GC_GRACE": "0"})
