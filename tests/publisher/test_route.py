@@ -94,20 +94,22 @@ def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(produc
 
 def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(production, tmp_path, monkeypatch):
     """Traefik's file provider reads only .yml/.yaml/.toml: the file is written whole under another name and
-    renamed, so Traefik never sees a half-written route. The real os.replace runs; this only watches it."""
+    renamed, so Traefik never sees a half-written route. The real os.rename runs (within the directory's
+    descriptor, as graphsite.atomic does it); this only watches it."""
     import os
 
     document = route.route_document(production, "s1", "s1.hhdevs.space")
-    path, real_replace, seen = tmp_path / "s1.yml", os.replace, []
+    path, real_rename, seen = tmp_path / "s1.yml", os.rename, []
 
-    def watched(source, target):
-        source = Path(source)
-        seen.append((source.parent, source.suffix, stat.S_IMODE(source.stat().st_mode),
-                     yaml.safe_load(source.read_text()), Path(target)))
-        real_replace(source, target)
+    def watched(source, target, *, src_dir_fd=None, dst_dir_fd=None):
+        folder = Path(os.readlink(f"/proc/self/fd/{src_dir_fd}"))
+        status = os.stat(source, dir_fd=src_dir_fd, follow_symlinks=False)
+        seen.append((folder, Path(source).suffix, stat.S_IMODE(status.st_mode),
+                     yaml.safe_load((folder / source).read_text()), folder / target, src_dir_fd == dst_dir_fd))
+        real_rename(source, target, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
-    monkeypatch.setattr(os, "replace", watched)
+    monkeypatch.setattr(os, "rename", watched)
     route.write_route(path, document)
-    [(folder, suffix, mode, content, target)] = seen
-    assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path
+    [(folder, suffix, mode, content, target, same_directory)] = seen
+    assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path and same_directory
     assert mode == 0o644 and content == document
