@@ -7,6 +7,7 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_label
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, bind_dir, route_path
@@ -266,6 +267,9 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
     if plan.route_path.exists() and not route.is_ours(plan.route_path):
         raise DeployError(f"{plan.route_path} exists and is not a route graphsite wrote",
                           hint="choose another subdomain; graphsite never overwrites routes it did not write")
+    refusal = plan.bind_dir and files.link_refusal(plan.bind_dir, "page directory")
+    if refusal:
+        raise refusal
     if plan.bind_dir and plan.bind_dir.exists() and not bind.made_by_graphsite(plan.bind_dir):
         raise DeployError(f"{plan.bind_dir} exists and graphsite did not make it",
                           hint="choose another subdomain or another deploy.bind_root")
@@ -289,7 +293,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         old = sorted(set(clients.swarm.configs(plan.subdomain)) - {c.name for c in plan.service.configs})
         for name in old:
             clients.swarm.remove_config(name)
-        if plan.bind_dir is None and directory.exists():
+        if plan.bind_dir is None and os.path.lexists(directory):  # a link is refused there, never followed
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
@@ -353,19 +357,14 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
 def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
-    index = directory / "index.html"
     for stale in bind.temporaries(directory.parent).get(plan.subdomain, []):  # a killed run's half-filled one
         bind.remove_temporary(stale)
-    if not directory.exists():
+    old = bind.read_page(directory)
+    if not os.path.lexists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
-    elif index.is_file():  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
-        old = index.read_bytes()
-
-        def put_back() -> bool:
-            write_atomic(index, old)
-            return True
-
-        undo.push(f"page in {directory}", f"put back the previous page in {directory}", put_back)
+    elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
+        undo.push(f"page in {directory}", f"put back the previous page in {directory}",
+                  partial(bind.put_back_page, directory, old))
     created = bind.ensure_bind_dir(directory, plan.page, plan.stamp, plan.sha256)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 

@@ -18,7 +18,7 @@ from functools import partial
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, subdomain_of
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
@@ -125,7 +125,10 @@ def _service(clients: Clients, held: Holding) -> object:
 
 def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
     directory = bind_dir(config.deploy.bind_root, held.name)
-    if held.directory is None and directory.exists():
+    link = files.kept_link(directory)  # graphsite makes no link: one there is never followed nor removed
+    if link is not None:
+        outcomes.append(Outcome("directory", str(directory), KEPT, link))
+    elif held.directory is None and directory.exists():
         outcomes.append(Outcome("directory", str(directory), KEPT, "graphsite did not make it"))
     else:
         _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
