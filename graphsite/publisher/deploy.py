@@ -132,7 +132,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
 
     def taken(name: str) -> bool:
         return (clients.swarm.service(name) is not None
-                or route_path(config.deploy.dynamic_dir, name).exists()
+                or os.path.lexists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
     return draw_name(config.site.prefix, taken, **draw)
@@ -264,12 +264,13 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None) -> None:
     if current is not None and (previous is None or previous.name != plan.subdomain):
         raise DeployError(f"a Swarm service named {plan.subdomain} exists and graphsite did not make it",
                           hint="choose another subdomain; graphsite never changes services it did not make")
+    for path, what in ((plan.route_path, "route file"), (plan.bind_dir, "page directory")):
+        refusal = path and files.link_refusal(path, what)
+        if refusal:
+            raise refusal
     if plan.route_path.exists() and not route.is_ours(plan.route_path):
         raise DeployError(f"{plan.route_path} exists and is not a route graphsite wrote",
                           hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    refusal = plan.bind_dir and files.link_refusal(plan.bind_dir, "page directory")
-    if refusal:
-        raise refusal
     if plan.bind_dir and plan.bind_dir.exists() and not bind.made_by_graphsite(plan.bind_dir):
         raise DeployError(f"{plan.bind_dir} exists and graphsite did not make it",
                           hint="choose another subdomain or another deploy.bind_root")
@@ -311,7 +312,7 @@ def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
                             UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
-    now = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
+    now = route.route_text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
                             CREATED if now is None else UNCHANGED if now == text else UPDATED))
     outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
@@ -371,7 +372,7 @@ def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
 
 def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
     path = plan.route_path
-    old = path.read_text(encoding="utf-8") if path.is_file() else None
+    old = route.route_text(path)
 
     def remove() -> bool:
         removed = route.remove_file(path)
@@ -381,7 +382,7 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
 
     def put_back() -> bool:
         assert old is not None
-        if path.is_file() and path.read_text(encoding="utf-8") == old:
+        if route.route_text(path) == old:
             return False
         write_atomic(path, old)
         return True

@@ -1,11 +1,14 @@
+import os
 import stat
 from pathlib import Path
 
 import pytest
 import yaml
 
+from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.errors import DeployError
 from graphsite.publisher import route
+from graphsite.publisher.deployment import Stamp
 
 
 def test_route_file_matches_the_golden_file(production, golden):
@@ -96,8 +99,6 @@ def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(pr
     """Traefik's file provider reads only .yml/.yaml/.toml: the file is written whole under another name and
     renamed, so Traefik never sees a half-written route. The real os.rename runs (within the directory's
     descriptor, as graphsite.atomic does it); this only watches it."""
-    import os
-
     document = route.route_document(production, "s1", "s1.hhdevs.space")
     path, real_rename, seen = tmp_path / "s1.yml", os.rename, []
 
@@ -113,3 +114,36 @@ def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(pr
     [(folder, suffix, mode, content, target, same_directory)] = seen
     assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path and same_directory
     assert mode == 0o644 and content == document
+
+
+def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(production, tmp_path):
+    """A link dynamic/s1.yml to a file outside that holds s1's route, stamped: not s1's route, not a temporary,
+    refused by a write and by a removal in one line; the target's owner, mode and content stay as they were."""
+    stamp = Stamp("s1", "2026-07-01T12:00:00Z")
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    target = tmp_path / "outside.yml"
+    target.write_text(route.dump(document, stamp))
+    os.chown(target, 4242, 4242)
+    target.chmod(0o600)
+    before = (target.stat().st_uid, target.stat().st_mode, target.read_bytes())
+    dynamic = tmp_path / "dynamic"
+    dynamic.mkdir()
+    link, temporary = dynamic / "s1.yml", dynamic / (".s1.yml.k3j2" + TEMPORARY_SUFFIX)
+    link.symlink_to(target)
+    temporary.symlink_to(target)
+    assert route.route_stamp(link) is None and not route.is_ours(link) and route.read_route(link) is None
+    assert route.route_files(dynamic) == {} and route.temporaries(dynamic) == {}
+    for act in (lambda: route.write_route(link, document, stamp), lambda: route.remove_file(link),
+                lambda: route.route_text(link)):
+        with pytest.raises(DeployError) as refused:
+            act()
+        message = refused.value.message
+        assert "\n" not in message and str(link) in message and f"symbolic link to {target}" in message
+    assert (target.stat().st_uid, target.stat().st_mode, target.read_bytes()) == before
+    assert link.is_symlink() and temporary.is_symlink()
+
+
+def test_a_fifo_named_like_a_route_does_not_hang_a_reader(tmp_path):
+    os.mkfifo(tmp_path / "s1.yml")
+    assert route.route_stamp(tmp_path / "s1.yml") is None and route.route_text(tmp_path / "s1.yml") is None
+    assert route.route_files(tmp_path) == {}
