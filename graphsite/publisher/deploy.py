@@ -241,14 +241,15 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         if previous is not None:
             plan = plan.renewing(previous)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
-        # cannot load blocks every change, this route's included), the middlewares the route uses
-        checks = preflight(config, clients.swarm)
+        # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
+        # change the token file and the directories this run writes in (bind_root with --content bind too)
+        checks = preflight(config.replace("deploy", content=content), clients.swarm)
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
-                output.warn(check.evidence)
+                output.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")

@@ -305,3 +305,17 @@ def test_links_where_graphsite_keeps_its_files_are_refused_then_kept_with_their_
     finally:
         page_link.unlink(missing_ok=True)
         route_link.unlink(missing_ok=True)
+
+
+def test_a_token_file_others_can_read_is_warned_about_never_shown(publab, tmp_path):
+    """deploy's preflight warns, with the fix, about a Cloudflare token file its group or others can read (the
+    doctor's permissions.token_file); the token itself is never in the output."""
+    token_file = tmp_path / "cf-token"
+    token_file.write_text(publab.config.token() + "\n")
+    token_file.chmod(0o644)
+    result = publab.run("deploy", "--subdomain", publab.name(), "--dry-run",
+                        env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file)})
+    assert result.exit_code == 0, result.stderr
+    assert f"warning: dns.token_file {token_file}: mode 0644, its group and others can read the Cloudflare token " \
+           f"(fix: chmod 600 {token_file})" in result.stderr
+    assert publab.config.token() not in result.stdout + result.stderr
