@@ -361,3 +361,28 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
     finally:
         os.umask(previous)
     assert {c.status for c in _permission_checks(config).values()} == {PASS}
+
+
+def test_strict_permissions_turns_each_warning_into_a_refusal_of_deploy(trusted, tmp_path):
+    from graphsite.config import load_config
+    from graphsite.publisher.doctor import preflight_error
+
+    config, paths = trusted
+    paths["dns.token_file"].chmod(0o644)
+    paths["deploy.dynamic_dir"].chmod(0o777)
+    written = tmp_path / "strict.toml"
+    written.write_text("[deploy]\nstrict_permissions = true\n")
+    assert load_config(written, environ={}).deploy.strict_permissions is True
+    assert load_config(written, environ={"GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "false"}).deploy.strict_permissions \
+        is False
+    assert Config().deploy.strict_permissions is False
+    assert {c.status for c in _permission_checks(config).values()} == {WARN, PASS}
+    assert preflight_error(tuple(_permission_checks(config).values())) is None  # a warning: deploy carries on
+    found = _permission_checks(config.replace("deploy", strict_permissions=True))
+    assert (found["permissions.token_file"].status, found["permissions.dynamic_dir"].status) == (FAIL, FAIL)
+    assert found["permissions.lock_dir"].status == PASS
+    error = preflight_error(tuple(found.values()))
+    assert error is not None and "(2 failed check(s))" in error.message
+    assert f"fix: chmod 600 {paths['dns.token_file']}" in error.message
+    assert f"fix: chmod go-w {paths['deploy.dynamic_dir']}" in error.message
+    assert paths["dns.token_file"].read_text().strip() not in error.message

@@ -319,3 +319,21 @@ def test_a_token_file_others_can_read_is_warned_about_never_shown(publab, tmp_pa
     assert f"warning: dns.token_file {token_file}: mode 0644, its group and others can read the Cloudflare token " \
            f"(fix: chmod 600 {token_file})" in result.stderr
     assert publab.config.token() not in result.stdout + result.stderr
+
+
+def test_strict_permissions_refuses_before_anything_is_made(publab, tmp_path):
+    """deploy.strict_permissions = true: the same token file is a refusal naming the check and its fix."""
+    token_file = tmp_path / "cf-token"
+    token_file.write_text(publab.config.token() + "\n")
+    token_file.chmod(0o640)
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, "--no-verify",
+                        env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file), "GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "1"})
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert f"permissions.token_file: dns.token_file {token_file}: mode 0640, its group can read the Cloudflare " \
+           f"token\n    fix: chmod 600 {token_file}" in result.stderr
+    assert publab.config.token() not in result.stdout + result.stderr and _left(publab, name) == []
+    token_file.chmod(0o600)
+    allowed = publab.run("deploy", "--subdomain", name, "--dry-run",
+                         env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file), "GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "1"})
+    assert allowed.exit_code == 0 and "warning" not in allowed.stderr, allowed.stderr

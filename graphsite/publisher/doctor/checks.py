@@ -129,8 +129,9 @@ def permission_checks(config: Config, facts: Facts) -> list[Check]:
     directory others can write in lets them add a route Traefik applies (dynamic_dir), plant a directory or link
     under a deployment's name (bind_root), or take a name's lock (lock_dir). The sticky bit does not help: it
     stops removing or renaming others' entries, not creating new ones. A directory owned by another user is
-    theirs to chmod. WARN: deploy prints it and carries on."""
-    status = WARN
+    theirs to chmod. WARN (deploy prints it and carries on), or FAIL with deploy.strict_permissions (deploy's
+    preflight refuses)."""
+    status = FAIL if config.deploy.strict_permissions else WARN
     return [_token_file(fact, status) if fact.setting == "dns.token_file" else _trusted_dir(fact, status)
             for fact in facts.permissions]
 
