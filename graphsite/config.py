@@ -60,6 +60,9 @@ class DeployConfig:
                                      "refuse (stop before deploying) or warn.", "refuse")
     converge_timeout: float = _doc("Seconds to wait for the service to converge.", 60.0)
     lock_dir: str = _doc("Directory of per-subdomain deploy locks.", "/tmp/graphsite-locks")
+    strict_permissions: bool = _doc("Refuse to deploy, not only warn, when group or others can read "
+                                    "dns.token_file or create files in deploy.dynamic_dir, bind_root or lock_dir.",
+                                    False)
     docker_timeout: float = _doc("Seconds one Docker API request may take before it fails.", 30.0)
     gc_grace: float = _doc("Seconds a partial deployment (a run that died halfway) is left before gc removes it.",
                            900.0)

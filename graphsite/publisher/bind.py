@@ -2,18 +2,23 @@
 (the report's recipe). A marker file records that graphsite made the directory, for which deployment, when,
 and until when. A new directory is filled under a temporary name (`.NAME.<random>.tmp`) and renamed into
 place, so that the directory never exists without its marker; a run killed while filling it leaves that
-temporary directory, which list shows and teardown, gc and the next deploy of NAME remove."""
+temporary directory, which list shows and teardown, gc and the next deploy of NAME remove.
+
+The directory, its files and its temporaries are made, read, judged and removed through descriptors, never
+through a symbolic link (publisher/files.py): a link named like a deployment is never graphsite's, even when its
+target holds a marker."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
-from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix, write_atomic
+from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError
+from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
@@ -22,20 +27,27 @@ _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.[^/.]+" + re.escape(TEMPORARY
 
 
 def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
-    """Write index.html into `directory` (created and chowned to 1000:1000); return True when it was created."""
+    """Write index.html into `directory` (created and chowned to 1000:1000); return True when it was created.
+    A symbolic link at `directory` is refused, never followed."""
     try:
-        if directory.exists():
-            _fill(directory, page, stamp, sha256)
-            return False
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=temporary_prefix(directory), suffix=TEMPORARY_SUFFIX,
-                                         dir=directory.parent))
-        try:
-            _fill(building, page, stamp, sha256)
-            os.rename(building, directory)
-        except BaseException:
-            shutil.rmtree(building, ignore_errors=True)
-            raise
+        directory.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        with files.opened(directory.parent) as root:
+            existing = _open_own(root, directory)
+            if existing is not None:
+                try:
+                    _fill(existing, page, stamp, sha256)
+                finally:
+                    os.close(existing)
+                return False
+            building, _ = new_temporary(directory.name, lambda name: os.mkdir(name, 0o700, dir_fd=root))
+            try:
+                with files.opened(directory.parent, building) as fd:
+                    _fill(fd, page, stamp, sha256)
+                # onto a directory made meanwhile: an empty one is replaced, any other refuses (ENOTEMPTY, ENOTDIR)
+                os.rename(building, directory.name, src_dir_fd=root, dst_dir_fd=root)
+            except BaseException:
+                shutil.rmtree(building, dir_fd=root, ignore_errors=True)
+                raise
     except OSError as exc:
         raise DeployError(f"deploy.bind_root: cannot prepare {directory}: {exc.strerror or exc}",
                           hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000 "
@@ -44,12 +56,43 @@ def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> 
     return True
 
 
-def _fill(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> None:
-    write_atomic(directory / MARKER, stamp.marker(sha256))
-    write_atomic(directory / PAGE, page)
-    for path in (directory, directory / PAGE, directory / MARKER):
-        os.chown(path, BIND_UID, BIND_UID)
-    os.chmod(directory, 0o755)
+def _open_own(root: int, directory: Path) -> int | None:
+    """Return a descriptor of `directory` (a name in the directory open as `root`), None when it is absent;
+    raise DeployError when it is a symbolic link or no directory."""
+    try:
+        return os.open(directory.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+    raise files.link_refusal(directory, "page directory") or DeployError(
+        f"{directory} is not a directory: graphsite did not make it", hint="choose another subdomain or another "
+        "deploy.bind_root") from None
+
+
+def _fill(directory: int, page: bytes, stamp: Stamp, sha256: str) -> None:
+    """Write the marker and the page into the directory open as `directory`, all owned by 1000:1000."""
+    owner = (BIND_UID, BIND_UID)
+    write_atomic_at(directory, MARKER, stamp.marker(sha256), owner=owner)
+    write_atomic_at(directory, PAGE, page, owner=owner)
+    os.fchown(directory, *owner)
+    os.fchmod(directory, 0o755)
+
+
+def read_page(directory: Path) -> bytes | None:
+    """Return the page in `directory`, None when there is none (or `directory` is a link: never followed)."""
+    try:
+        return files.read_own(directory.parent, directory.name, PAGE)
+    except OSError:
+        return None
+
+
+def put_back_page(directory: Path, page: bytes) -> bool:
+    """Write `page` back into `directory` (the undo of a redeploy); raise OSError when `directory` is a link."""
+    with files.opened(directory.parent, directory.name) as fd:
+        write_atomic_at(fd, PAGE, page, owner=(BIND_UID, BIND_UID))
+    return True
 
 
 def temporaries(bind_root: Path) -> dict[str, list[Path]]:
@@ -61,7 +104,7 @@ def temporaries(bind_root: Path) -> dict[str, list[Path]]:
                         and p.name.endswith(TEMPORARY_SUFFIX)) if bind_root.is_dir() else []
     for path in candidates:
         match = _TEMPORARY.match(path.name)
-        if match and not path.is_symlink() and path.is_dir() and _only_ours(path, match["name"]):
+        if match and files.is_directory(path) and _only_ours(path, match["name"]):
             found.setdefault(match["name"], []).append(path)
     return found
 
@@ -69,14 +112,15 @@ def temporaries(bind_root: Path) -> dict[str, list[Path]]:
 def _only_ours(directory: Path, name: str) -> bool:
     """Return whether `directory` holds only what _fill writes, and a marker (if there is one yet) for `name`."""
     try:
-        entries = list(directory.iterdir())
+        with files.opened(directory.parent, directory.name) as fd, os.scandir(fd) as scan:
+            entries = [(entry.name, entry.is_file(follow_symlinks=False)) for entry in scan]
     except OSError:
         return False
     ours = {MARKER, PAGE}
-    for entry in entries:
-        written = entry.name in ours or any(entry.name.startswith(temporary_prefix(Path(known)))
-                                            and entry.name.endswith(TEMPORARY_SUFFIX) for known in ours)
-        if not written or entry.is_symlink() or not entry.is_file():
+    for name_, regular in entries:
+        written = name_ in ours or any(name_.startswith(temporary_prefix(Path(known)))
+                                       and name_.endswith(TEMPORARY_SUFFIX) for known in ours)
+        if not written or not regular:
             return False
     if not (directory / MARKER).exists():  # killed before the marker was written
         return True
@@ -92,10 +136,12 @@ def remove_temporary(directory: Path) -> bool:
 def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
     try:
-        text = (directory / MARKER).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        data = files.read_own(directory.parent, directory.name, MARKER)
+    except OSError:  # a link at `directory` (never followed), or a marker that is no regular file
         return None
-    return Stamp.from_marker(text)
+    if data is None:
+        return None
+    return Stamp.from_marker(data.decode("utf-8", errors="replace"))
 
 
 def own_stamp(directory: Path) -> Stamp | None:
@@ -119,9 +165,13 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
 
 
 def remove_bind_dir(directory: Path) -> bool:
-    """Remove `directory` if graphsite made it; return False when it is absent."""
-    if not directory.exists():
+    """Remove `directory` if graphsite made it; return False when it is absent. A symbolic link is refused, its
+    target untouched."""
+    if not os.path.lexists(directory):
         return False
+    refusal = files.link_refusal(directory, "page directory")
+    if refusal is not None:
+        raise refusal
     if not made_by_graphsite(directory):
         raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
                           hint="remove it by hand if it is yours to remove")
@@ -129,11 +179,11 @@ def remove_bind_dir(directory: Path) -> bool:
 
 
 def _remove(directory: Path, what: str) -> bool:
-    if not directory.exists():
-        return False
     try:
-        shutil.rmtree(directory)
+        return files.remove_tree(directory)
     except OSError as exc:
+        if exc.errno == errno.ENOTDIR:  # a link or a file took its place since it was judged: a rerun cannot help
+            why = files.kept_link(directory) or "no directory any more: left as it is; look at it by hand"
+            raise DeployError(f"{directory}: {what} not removed: {why}") from None
         raise DeployError(f"{directory}: cannot remove {what}: {exc.strerror or exc}",
                           hint="check deploy.bind_root's permissions, then run the command again") from None
-    return True

@@ -7,6 +7,7 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,7 @@ from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, probe, route
+from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, route_path
@@ -141,7 +142,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
 
     def taken(name: str) -> bool:
         return (clients.docker.service(name) is not None
-                or route_path(config.deploy.dynamic_dir, name).exists()
+                or os.path.lexists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
     return draw_name(config.site.prefix, taken, **draw)
@@ -250,14 +251,15 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         if previous is not None:
             plan = plan.renewing(previous)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
-        # cannot load blocks every change, this route's included), the middlewares the route uses
-        checks = preflight(config, clients.docker)
+        # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
+        # change the token file and the directories this run writes in (bind_root with --content bind too)
+        checks = preflight(config.replace("deploy", content=content), clients.docker)
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
-                output.warn(check.evidence)
+                output.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")
@@ -272,21 +274,25 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
+    for path, what in ((plan.route_path, "route file"), (plan.bind_dir, "page directory")):
+        refusal = path and files.link_refusal(path, what)  # a symbolic link is never followed, never ours
+        if refusal:
+            raise refusal
     if current is not None:
         owner = claim(previous.stamp if previous else None, plan.subdomain, domain)
         if owner != Claim.OURS:
             raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
                               f"{_whose(owner, previous)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
-    if plan.route_path.exists() or plan.route_path.is_symlink():
+    if plan.route_path.exists():
         owner = claim(route.route_stamp(plan.route_path), plan.subdomain, domain)
-        if owner not in (Claim.OURS, Claim.OLDER) or plan.route_path.is_symlink():
+        if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
                               f"{_whose(owner, None)}",
                               hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    if plan.bind_dir and (plan.bind_dir.exists() or plan.bind_dir.is_symlink()):
+    if plan.bind_dir and plan.bind_dir.exists():
         owner = claim(bind.bind_stamp(plan.bind_dir), plan.subdomain, domain)
-        if owner not in (Claim.OURS, Claim.OLDER) or plan.bind_dir.is_symlink():
+        if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {_whose(owner, None)}",
                               hint="choose another subdomain or another deploy.bind_root")
 
@@ -319,7 +325,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
             clients.docker.remove_config(name)
-        if plan.bind_dir is None and directory.exists():
+        if plan.bind_dir is None and os.path.lexists(directory):  # a link is refused there, never followed
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
@@ -337,7 +343,7 @@ def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
                             UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
-    now = plan.route_path.read_text(encoding="utf-8") if plan.route_path.is_file() else None
+    now = route.route_text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
                             CREATED if now is None else UNCHANGED if now == text else UPDATED))
     outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
@@ -383,26 +389,21 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
 def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
-    index = directory / "index.html"
     for stale in bind.temporaries(directory.parent).get(plan.subdomain, []):  # a killed run's half-filled one
         bind.remove_temporary(stale)
-    if not directory.exists():
+    old = bind.read_page(directory)
+    if not os.path.lexists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
-    elif index.is_file():  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
-        old = index.read_bytes()
-
-        def put_back() -> bool:
-            write_atomic(index, old)
-            return True
-
-        undo.push(f"page in {directory}", f"put back the previous page in {directory}", put_back)
+    elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
+        undo.push(f"page in {directory}", f"put back the previous page in {directory}",
+                  partial(bind.put_back_page, directory, old))
     created = bind.ensure_bind_dir(directory, plan.page, plan.stamp, plan.sha256)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
 def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
     path = plan.route_path
-    old = path.read_text(encoding="utf-8") if path.is_file() else None
+    old = route.route_text(path)
 
     def remove() -> bool:
         removed = route.remove_file(path)
@@ -412,7 +413,7 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
 
     def put_back() -> bool:
         assert old is not None
-        if path.is_file() and path.read_text(encoding="utf-8") == old:
+        if route.route_text(path) == old:
             return False
         write_atomic(path, old)
         return True

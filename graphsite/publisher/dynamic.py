@@ -70,6 +70,11 @@ def parse_file(path: Path) -> DynamicFile:
         return DynamicFile(path, None, "cannot read: it was removed", gone=True)
     except (OSError, UnicodeDecodeError) as exc:
         return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+    return parse_text(path, text)
+
+
+def parse_text(path: Path, text: str) -> DynamicFile:
+    """Return `text`, the content of `path`, parsed as YAML or TOML (by the path's extension)."""
     try:
         data = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:

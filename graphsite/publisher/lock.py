@@ -27,7 +27,7 @@ def _open(directory: Path, path: Path, create: bool) -> int:
     try:
         if not create:
             return os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o755, parents=True, exist_ok=True)  # others may not add locks (doctor warns)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except FileNotFoundError:
         if not create:

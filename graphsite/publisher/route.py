@@ -1,8 +1,12 @@
 """The Traefik route: a dynamic-configuration file made as data, checked against Traefik's v3 schema,
-written atomically (one unparsable file in the directory stops Traefik applying any change)."""
+written atomically (one unparsable file in the directory stops Traefik applying any change).
+
+The route file and its temporaries are read, judged, written and removed without following a symbolic link
+(publisher/files.py): a link named like a route is never graphsite's, and is refused, never replaced."""
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -11,8 +15,9 @@ import yaml
 from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
+from graphsite.publisher import files
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.dynamic import parse_file, schema_errors
+from graphsite.publisher.dynamic import parse_text, schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
 # a temporary file ending otherwise is ignored. graphsite.atomic names it `.NAME.yml.<random>.tmp`; the first
@@ -87,13 +92,14 @@ def check_route(document: object, path: Path) -> None:
 
 
 def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
-    """Write the route atomically with mode 0644 after checking it; return False when it was already there."""
+    """Write the route atomically with mode 0644 after checking it; return False when it was already there.
+    A symbolic link at `path` is refused."""
     check_route(document, path)
     text = dump(document, stamp)
+    if route_text(path) == text:
+        return False
     try:
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            return False
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         write_atomic(path, text, mode=0o644)
     except OSError as exc:
         raise DeployError(f"{path}: cannot write the route: {exc.strerror or exc}",
@@ -103,7 +109,10 @@ def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
 
 def remove_file(path: Path) -> bool:
     """Remove a route file (or a temporary one); return False when it was absent; raise DeployError naming the
-    file when the directory refuses."""
+    file when the directory refuses, or when it is a symbolic link (graphsite makes none: not its own)."""
+    refusal = files.link_refusal(path, "route file")
+    if refusal is not None:
+        raise refusal
     try:
         path.unlink()
     except FileNotFoundError:
@@ -115,8 +124,34 @@ def remove_file(path: Path) -> bool:
 
 
 def read_route(path: Path) -> dict | None:
-    """Return the parsed route file, or None when it is missing, empty, unreadable or not a YAML mapping."""
-    return parse_file(path).data or None
+    """Return the parsed route file, or None when it is missing, empty, unreadable, not a YAML mapping, or a
+    symbolic link (never followed)."""
+    try:
+        text = _read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return parse_text(path, text).data or None
+
+
+def route_text(path: Path) -> str | None:
+    """Return the text of the route file at `path`, None when there is none or it cannot be read; raise
+    DeployError when it is a symbolic link (never followed, never replaced)."""
+    refusal = files.link_refusal(path, "route file")
+    if refusal is not None:
+        raise refusal
+    try:
+        return _read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _read_text(path: Path) -> str:
+    """Return the text of the regular file at `path`, read without following a link (OSError for a link or
+    another kind of file, FileNotFoundError when there is none)."""
+    data = files.read_own(path.parent, path.name)
+    if data is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+    return data.decode("utf-8")
 
 
 def _our_shape(data: dict | None, name: str) -> bool:
@@ -132,7 +167,7 @@ def route_stamp(path: Path) -> Stamp | None:
     service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
     `claim` to say)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
         data = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return None
@@ -160,13 +195,15 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
     # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
     for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
         match = _TEMPORARY.match(path.name)
-        if not match or not path.is_file():
+        if not match:
             continue
         try:
-            head = path.read_bytes()[:200].decode("utf-8", errors="replace")
+            data = files.read_own(dynamic_dir, path.name, limit=200)  # a link is never a temporary of ours
         except OSError:
             continue
-        if _written_by_us(head, match["name"]):
+        if data is None:
+            continue
+        if _written_by_us(data.decode("utf-8", errors="replace"), match["name"]):
             found.setdefault(match["name"], []).append(path)
     return found
 

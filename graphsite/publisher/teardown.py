@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
+from pathlib import Path
 
 from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, route
+from graphsite.publisher import bind, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Claim, bind_dir, route_path
@@ -113,10 +114,17 @@ def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable
         outcomes.append(Outcome(resource, name, REMOVED if result else (FAILED if unreadable else ABSENT)))
 
 
+def _left_alone(path: Path, ours: bool, foreign: str) -> str:
+    """Return why teardown leaves `path` alone: a symbolic link (graphsite makes none, so it never follows nor
+    removes one), or `foreign` for something there that is not `ours`; empty when it is to be removed."""
+    return files.kept_link(path) or (foreign if not ours and path.exists() else "")
+
+
 def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
     path = route_path(config.deploy.dynamic_dir, held.name)
-    if held.route is None and path.exists():
-        outcomes.append(Outcome("route", str(path), KEPT, "not a route graphsite wrote"))
+    kept = _left_alone(path, held.route is not None, "not a route graphsite wrote")
+    if kept:
+        outcomes.append(Outcome("route", str(path), KEPT, kept))
     else:
         _attempt(outcomes, "route", str(path), lambda: route.remove_file(path))
     for temporary in held.temporaries:
@@ -135,8 +143,9 @@ def _service(clients: Clients, held: Holding) -> object:
 
 def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
     directory = bind_dir(config.deploy.bind_root, held.name)
-    if held.directory is None and directory.exists():
-        outcomes.append(Outcome("directory", str(directory), KEPT, "graphsite did not make it"))
+    kept = _left_alone(directory, held.directory is not None, "graphsite did not make it")
+    if kept:
+        outcomes.append(Outcome("directory", str(directory), KEPT, kept))
     else:
         _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
     for temporary in held.temporary_dirs:

@@ -133,12 +133,12 @@ def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> 
 
 
 def _service(target: Deployment, clients) -> tuple[str, str]:
-    service = clients.swarm.service(target.name)
+    service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
     ids = []
     for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
-        running = [t for t in clients.swarm.tasks(target.name) if t.state == "running" and t.desired == "running"]
+        running = [t for t in clients.docker.tasks(target.name) if t.state == "running" and t.desired == "running"]
         if len(running) < service.replicas:
             return WAIT, f"{len(running)}/{service.replicas} replicas running"
         ids.append(sorted(t.id for t in running))
@@ -199,13 +199,13 @@ def _origin(target: Deployment, config: Config, clients, credentials: tuple[str,
     origin, header = config.verify.origin_address, config.verify.task_header
     if not header:
         return _at(target, config, f"edge {origin}", credentials)
-    service = clients.swarm.service(target.name)
+    service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
-    tasks = [t for t in clients.swarm.tasks(target.name) if t.serves(service)]
+    tasks = [t for t in clients.docker.tasks(target.name) if t.serves(service)]
     if not tasks:
         return WAIT, f"edge {origin}: no running task of {target.name} to reach"
-    nodes, reached = clients.swarm.node_names(), []
+    nodes, reached = clients.docker.node_names(), []
     for task in sorted(tasks, key=lambda t: t.id):
         where = f"task {task.id} on {nodes.get(task.node) or task.node[:12]}"
         address = task.address(config.deploy.network)
@@ -325,7 +325,7 @@ def verify(config: Config, name: str, clients, credentials: tuple[str, str] | No
     """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it;
     a private one's content is read with `credentials` (without them, its content checks are SKIP)."""
     subdomain = subdomain_of(name, config.site.domain)
-    service = clients.swarm.service(subdomain)
+    service = clients.docker.service(subdomain)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service is not None else None
     if deployment is None or deployment.name != subdomain or not deployment.sha256:
         raise VerifyError(f"no deployment named {subdomain}: no graphsite service",

@@ -265,3 +265,124 @@ def test_a_setting_with_a_fixed_set_of_values_is_checked_when_the_configuration_
         load_config(path, environ={})
     assert "deploy.undefined_middleware: expected refuse or warn, got 'ignore'" in info.value.message
     assert "deploy.endpoint_mode: expected vip or dnsrr, got 'ipvs'" in info.value.message
+
+
+# --- who else may change what graphsite trusts -----------------------------------------------------------------
+
+
+@pytest.fixture
+def trusted(tmp_path) -> tuple[Config, dict[str, Path]]:
+    """A token file and the three directories deploy writes in, real ones in tmp_path, owned by this user."""
+    paths = {"dns.token_file": tmp_path / "cf-token", "deploy.dynamic_dir": tmp_path / "dynamic",
+             "deploy.lock_dir": tmp_path / "locks", "deploy.bind_root": tmp_path / "srv"}
+    paths["dns.token_file"].write_text("t0ken-" + "x" * 34 + "\n")
+    paths["dns.token_file"].chmod(0o600)
+    for setting, path in paths.items():
+        if setting != "dns.token_file":
+            path.mkdir()
+            path.chmod(0o755)
+    config = Config().replace("dns", token_file=str(paths["dns.token_file"])).replace(
+        "deploy", dynamic_dir=str(paths["deploy.dynamic_dir"]), lock_dir=str(paths["deploy.lock_dir"]),
+        bind_root=str(paths["deploy.bind_root"]), content="bind")
+    return config, paths
+
+
+def _permission_checks(config: Config) -> dict:
+    from graphsite.publisher.doctor.host import permission_facts
+
+    return {c.name: c for c in judge.permission_checks(config, Facts(permissions=permission_facts(config)))}
+
+
+@pytest.mark.parametrize(("setting", "mode", "words"), [
+    ("dns.token_file", 0o644, "mode 0644, its group and others can read the Cloudflare token"),
+    ("dns.token_file", 0o640, "mode 0640, its group can read the Cloudflare token"),
+    ("dns.token_file", 0o604, "mode 0604, others can read the Cloudflare token"),
+    ("deploy.dynamic_dir", 0o777, "mode 0777, its group and others can create files in it"),
+    ("deploy.lock_dir", 0o1777, "mode 1777, its group and others can create files in it (sticky: that stops only"),
+    ("deploy.bind_root", 0o775, "mode 0775, its group can create files in it"),
+])
+def test_a_file_others_may_read_or_a_directory_others_may_write_is_a_warning_with_its_fix(trusted, setting, mode,
+                                                                                          words):
+    config, paths = trusted
+    path = paths[setting]
+    path.chmod(mode)
+    found = _permission_checks(config)
+    name = "permissions." + setting.partition(".")[2]
+    check = found[name]
+    assert check.status == WARN and f"{setting} {path}: {words}" in check.evidence, check
+    assert check.fix == (f"chmod 600 {path}" if setting == "dns.token_file" else f"chmod go-w {path}")
+    assert all(c.status == PASS for n, c in found.items() if n != name), found
+    token = paths["dns.token_file"].read_text().strip()
+    assert not any(token in c.evidence + c.fix for c in found.values())
+
+
+def test_files_only_their_owner_may_change_pass(trusted):
+    config, paths = trusted
+    found = _permission_checks(config)
+    assert sorted(found) == ["permissions.bind_root", "permissions.dynamic_dir", "permissions.lock_dir",
+                             "permissions.token_file"]
+    assert {c.status for c in found.values()} == {PASS}, found
+    # bind_root is looked at in bind mode only; a directory not made yet is not looked at (deploy makes it 0755)
+    assert "permissions.bind_root" not in _permission_checks(config.replace("deploy", content="config"))
+    paths["deploy.lock_dir"].rmdir()
+    assert "permissions.lock_dir" not in _permission_checks(config)
+
+
+def test_a_directory_owned_by_another_user_is_a_warning(trusted):
+    """/tmp/graphsite-locks made first by another user: 0755 is its mode today, theirs to change tomorrow."""
+    import os
+
+    config, paths = trusted
+    os.chown(paths["deploy.lock_dir"], 4242, 4242)
+    check = _permission_checks(config)["permissions.lock_dir"]
+    assert check.status == WARN and "owned by uid 4242 (not root, not this user)" in check.evidence
+    assert check.fix == f"chown {os.geteuid()} {paths['deploy.lock_dir']}"
+
+
+def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
+    """Made by deploy under a umask of 0: the lock directory, the bind root and the dynamic directory are 0755."""
+    import os
+
+    from graphsite.publisher import bind, route
+    from graphsite.publisher.deployment import Stamp
+    from graphsite.publisher.lock import subdomain_lock
+
+    config = Config().replace("deploy", dynamic_dir=str(tmp_path / "dynamic"), lock_dir=str(tmp_path / "locks"),
+                              bind_root=str(tmp_path / "srv"), content="bind")
+    previous = os.umask(0)
+    try:
+        with subdomain_lock(config.deploy.lock_dir, "s1"):
+            pass
+        route.write_route(tmp_path / "dynamic" / "s1.yml", route.route_document(config, "s1", "s1.hhdevs.space"))
+        if os.geteuid() == 0:  # bind mode chowns to uid 1000
+            bind.ensure_bind_dir(tmp_path / "srv" / "s1", b"page", Stamp("s1"), "a" * 64)
+        else:
+            (tmp_path / "srv").mkdir(0o755)
+    finally:
+        os.umask(previous)
+    assert {c.status for c in _permission_checks(config).values()} == {PASS}
+
+
+def test_strict_permissions_turns_each_warning_into_a_refusal_of_deploy(trusted, tmp_path):
+    from graphsite.config import load_config
+    from graphsite.publisher.doctor import preflight_error
+
+    config, paths = trusted
+    paths["dns.token_file"].chmod(0o644)
+    paths["deploy.dynamic_dir"].chmod(0o777)
+    written = tmp_path / "strict.toml"
+    written.write_text("[deploy]\nstrict_permissions = true\n")
+    assert load_config(written, environ={}).deploy.strict_permissions is True
+    assert load_config(written, environ={"GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "false"}).deploy.strict_permissions \
+        is False
+    assert Config().deploy.strict_permissions is False
+    assert {c.status for c in _permission_checks(config).values()} == {WARN, PASS}
+    assert preflight_error(tuple(_permission_checks(config).values())) is None  # a warning: deploy carries on
+    found = _permission_checks(config.replace("deploy", strict_permissions=True))
+    assert (found["permissions.token_file"].status, found["permissions.dynamic_dir"].status) == (FAIL, FAIL)
+    assert found["permissions.lock_dir"].status == PASS
+    error = preflight_error(tuple(found.values()))
+    assert error is not None and "(2 failed check(s))" in error.message
+    assert f"fix: chmod 600 {paths['dns.token_file']}" in error.message
+    assert f"fix: chmod go-w {paths['deploy.dynamic_dir']}" in error.message
+    assert paths["dns.token_file"].read_text().strip() not in error.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -121,3 +122,108 @@ def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
                    stamps=(_stamp("gs-a"),))
     assert reason(held, datetime(2026, 7, 1, 13, tzinfo=UTC), 900) == \
         "partial for over 15 min (no service, route, record, directory; temporary files left)"
+
+
+def _state(directory: Path) -> tuple:
+    """Return what a deploy must never change in a directory it does not own: owner, mode, every file's bytes."""
+    status = directory.stat()
+    return (status.st_uid, status.st_gid, status.st_mode,
+            {p.name: (p.stat().st_uid, p.stat().st_mode, p.read_bytes()) for p in sorted(directory.iterdir())})
+
+
+@pytest.fixture
+def planted(tmp_path) -> tuple[Path, Path, tuple]:
+    """A link `root/gs-x` to a directory outside the root that holds a marker for gs-x, owned by uid 4242, 0700:
+    what a root deploy wrote into, chowned and chmodded before, and what teardown then failed on forever."""
+    target, root = tmp_path / "outside", tmp_path / "root"
+    target.mkdir()
+    root.mkdir()
+    (target / MARKER).write_text(Stamp("gs-x", "2026-07-01T12:00:00Z").marker())
+    (target / "index.html").write_bytes(b"not graphsite's")
+    for path in (target, target / MARKER, target / "index.html"):
+        os.chown(path, 4242, 4242)
+    target.chmod(0o700)
+    (root / "gs-x").symlink_to(target)
+    return root / "gs-x", target, _state(target)
+
+
+def test_a_link_named_like_a_deployment_is_never_ours_even_with_a_marker_behind_it(planted):
+    link, target, before = planted
+    assert bind.bind_stamp(link) is None and bind.own_stamp(link) is None and not bind.made_by_graphsite(link)
+    assert bind.bind_dirs(link.parent) == {} and bind.temporaries(link.parent) == {}
+    assert bind.read_page(link) is None
+    assert _state(target) == before
+
+
+def test_deploy_refuses_a_link_in_one_line_and_leaves_its_target_alone(planted):
+    link, target, before = planted
+    with pytest.raises(DeployError) as refused:
+        bind.ensure_bind_dir(link, b"<p>page</p>", Stamp("gs-x"), "a" * 64)
+    message = refused.value.message
+    assert "\n" not in message, message
+    assert str(link) in message and f"symbolic link to {target}" in message and "remove the link" in message
+    with pytest.raises(OSError):
+        bind.put_back_page(link, b"<p>old</p>")
+    assert _state(target) == before and link.is_symlink()
+    assert sorted(p.name for p in link.parent.iterdir()) == ["gs-x"]  # no temporary directory left either
+
+
+def test_removing_a_link_is_refused_and_its_target_untouched(planted):
+    """Before, remove_bind_dir judged the target's marker as the link's, then rmtree refused the link, and its
+    hint said a rerun would finish: it never could."""
+    link, target, before = planted
+    with pytest.raises(DeployError) as refused:
+        bind.remove_bind_dir(link)
+    assert "symbolic link to" in refused.value.message and "run the command again" not in str(refused.value)
+    temporary = link.parent / (".gs-x.k3j2" + TEMPORARY_SUFFIX)
+    temporary.symlink_to(target)
+    with pytest.raises(DeployError, match="not removed: a symbolic link to") as kept:
+        bind.remove_temporary(temporary)
+    assert "run the command again" not in str(kept.value)
+    assert _state(target) == before and link.is_symlink() and temporary.is_symlink()
+
+
+def test_links_inside_the_directory_are_replaced_or_removed_never_followed(tmp_path):
+    """A link planted where the page or the marker goes: the marker is not read through it (not ours), the page
+    replaces the link, and removing the directory removes the link only."""
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"precious")
+    os.chown(outside, 4242, 4242)
+    outside.chmod(0o600)
+    directory = tmp_path / "root" / "gs-l"
+    bind.ensure_bind_dir(directory, b"<p>one</p>", _stamp("gs-l"), "a" * 64)
+    (directory / "index.html").unlink()
+    (directory / "index.html").symlink_to(outside)
+    assert bind.read_page(directory) is None
+    assert bind.ensure_bind_dir(directory, b"<p>two</p>", _stamp("gs-l"), "b" * 64) is False
+    assert not (directory / "index.html").is_symlink() and (directory / "index.html").read_bytes() == b"<p>two</p>"
+    (directory / MARKER).unlink()
+    (directory / MARKER).symlink_to(outside)
+    outside.write_text(_stamp("gs-l").marker())
+    assert bind.own_stamp(directory) is None  # a marker that is a link is no marker
+    (directory / MARKER).unlink()
+    bind.ensure_bind_dir(directory, b"<p>three</p>", _stamp("gs-l"), "c" * 64)
+    (directory / "extra").symlink_to(outside)
+    assert bind.remove_bind_dir(directory) is True and not directory.exists()
+    assert outside.read_text() == _stamp("gs-l").marker() and outside.stat().st_uid == 4242
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o600
+
+
+def test_a_fifo_where_the_marker_goes_does_not_hang_the_judgement(tmp_path):
+    directory = tmp_path / "gs-f"
+    directory.mkdir()
+    os.mkfifo(directory / MARKER)
+    assert bind.bind_stamp(directory) is None
+
+
+def test_the_undo_of_a_redeploy_puts_the_previous_page_back_as_caddy_s(tmp_path):
+    """deploy's undo of a bind redeploy: the old page back in place, owned by uid 1000 like the rest (it was
+    written back as root's before)."""
+    directory = tmp_path / STAMP.name
+    bind.ensure_bind_dir(directory, b"<p>one</p>", STAMP, "a" * 64)
+    old = bind.read_page(directory)
+    bind.ensure_bind_dir(directory, b"<p>two</p>", STAMP, "b" * 64)
+    assert old == b"<p>one</p>" and bind.put_back_page(directory, old) is True
+    page = directory / "index.html"
+    assert page.read_bytes() == b"<p>one</p>" and (page.stat().st_uid, stat.S_IMODE(page.stat().st_mode)) == (
+        1000, 0o644)

@@ -261,3 +261,81 @@ def test_services_and_routes_graphsite_did_not_make_are_never_touched(publab):
         clients.swarm.remove_service(name)
         route_path.unlink(missing_ok=True)
         clients.close()
+
+
+def test_links_where_graphsite_keeps_its_files_are_refused_then_kept_with_their_targets(publab, tmp_path):
+    """Links named like NAME's page directory and route file, to a directory with NAME's marker and a file with
+    NAME's stamped route (issue 19): deploy refuses each in one line before anything is made; teardown, which
+    failed on the directory forever, keeps both, exits 0, and no target changes owner, mode or content."""
+    import os
+
+    from graphsite.publisher.deployment import MARKER, Stamp
+    from graphsite.publisher.route import dump, route_document
+
+    config, name = publab.config, publab.name()
+    stamp = Stamp(name, "2026-07-01T12:00:00Z")
+    outside, page_link = tmp_path / "outside", Path(config.deploy.bind_root) / name
+    outside.mkdir()
+    (outside / MARKER).write_text(stamp.marker())
+    route_target, route_link = tmp_path / "route.yml", Path(config.deploy.dynamic_dir) / f"{name}.yml"
+    route_target.write_text(dump(route_document(config, name, f"{name}.{config.site.domain}"), stamp))
+    for path in (outside, outside / MARKER, route_target):
+        os.chown(path, 4242, 4242)
+        path.chmod(0o700 if path.is_dir() else 0o600)
+
+    def state() -> list:
+        return [(p.stat().st_uid, p.stat().st_mode, p.is_dir() and sorted(os.listdir(p)) or p.read_bytes())
+                for p in (outside, outside / MARKER, route_target)]
+
+    before = state()
+    page_link.symlink_to(outside)
+    try:
+        refused = publab.run("deploy", "--subdomain", name, "--content", "bind", "--no-verify")
+        assert refused.exit_code == 1, refused.stderr
+        assert f"Error: {page_link} is a symbolic link to {outside}, where graphsite keeps its own page " \
+               "directory: graphsite never follows one; remove the link" in refused.stderr
+        route_link.symlink_to(route_target)
+        refused = publab.run("deploy", "--subdomain", name, "--no-verify")
+        assert refused.exit_code == 1 and f"Error: {route_link} is a symbolic link to {route_target}" in refused.stderr
+        assert "Traceback" not in refused.stderr and _left(publab, name) == ["route"]  # the link, not a route
+        kept = publab.run("teardown", name)
+        assert kept.exit_code == 0, kept.stderr
+        assert f"kept      route {route_link}: a symbolic link to {route_target}" in kept.stdout
+        assert f"kept      directory {page_link}: a symbolic link to {outside}" in kept.stdout
+        assert "again" not in kept.stdout + kept.stderr
+        assert page_link.is_symlink() and route_link.is_symlink() and state() == before
+    finally:
+        page_link.unlink(missing_ok=True)
+        route_link.unlink(missing_ok=True)
+
+
+def test_a_token_file_others_can_read_is_warned_about_never_shown(publab, tmp_path):
+    """deploy's preflight warns, with the fix, about a Cloudflare token file its group or others can read (the
+    doctor's permissions.token_file); the token itself is never in the output."""
+    token_file = tmp_path / "cf-token"
+    token_file.write_text(publab.config.token() + "\n")
+    token_file.chmod(0o644)
+    result = publab.run("deploy", "--subdomain", publab.name(), "--dry-run",
+                        env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file)})
+    assert result.exit_code == 0, result.stderr
+    assert f"warning: dns.token_file {token_file}: mode 0644, its group and others can read the Cloudflare token " \
+           f"(fix: chmod 600 {token_file})" in result.stderr
+    assert publab.config.token() not in result.stdout + result.stderr
+
+
+def test_strict_permissions_refuses_before_anything_is_made(publab, tmp_path):
+    """deploy.strict_permissions = true: the same token file is a refusal naming the check and its fix."""
+    token_file = tmp_path / "cf-token"
+    token_file.write_text(publab.config.token() + "\n")
+    token_file.chmod(0o640)
+    name = publab.name()
+    result = publab.run("deploy", "--subdomain", name, "--no-verify",
+                        env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file), "GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "1"})
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert f"permissions.token_file: dns.token_file {token_file}: mode 0640, its group can read the Cloudflare " \
+           f"token\n    fix: chmod 600 {token_file}" in result.stderr
+    assert publab.config.token() not in result.stdout + result.stderr and _left(publab, name) == []
+    token_file.chmod(0o600)
+    allowed = publab.run("deploy", "--subdomain", name, "--dry-run",
+                         env={"GRAPHSITE_DNS_TOKEN_FILE": str(token_file), "GRAPHSITE_DEPLOY_STRICT_PERMISSIONS": "1"})
+    assert allowed.exit_code == 0 and "warning" not in allowed.stderr, allowed.stderr

@@ -1,9 +1,11 @@
+import os
 import stat
 from pathlib import Path
 
 import pytest
 import yaml
 
+from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.errors import DeployError
 from graphsite.publisher import route
 from graphsite.publisher.deployment import Stamp
@@ -97,20 +99,53 @@ def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(produc
 
 def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(production, tmp_path, monkeypatch):
     """Traefik's file provider reads only .yml/.yaml/.toml: the file is written whole under another name and
-    renamed, so Traefik never sees a half-written route. The real os.replace runs; this only watches it."""
-    import os
-
+    renamed, so Traefik never sees a half-written route. The real os.rename runs (within the directory's
+    descriptor, as graphsite.atomic does it); this only watches it."""
     document = route.route_document(production, "s1", "s1.hhdevs.space")
-    path, real_replace, seen = tmp_path / "s1.yml", os.replace, []
+    path, real_rename, seen = tmp_path / "s1.yml", os.rename, []
 
-    def watched(source, target):
-        source = Path(source)
-        seen.append((source.parent, source.suffix, stat.S_IMODE(source.stat().st_mode),
-                     yaml.safe_load(source.read_text()), Path(target)))
-        real_replace(source, target)
+    def watched(source, target, *, src_dir_fd=None, dst_dir_fd=None):
+        folder = Path(os.readlink(f"/proc/self/fd/{src_dir_fd}"))
+        status = os.stat(source, dir_fd=src_dir_fd, follow_symlinks=False)
+        seen.append((folder, Path(source).suffix, stat.S_IMODE(status.st_mode),
+                     yaml.safe_load((folder / source).read_text()), folder / target, src_dir_fd == dst_dir_fd))
+        real_rename(source, target, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
-    monkeypatch.setattr(os, "replace", watched)
+    monkeypatch.setattr(os, "rename", watched)
     route.write_route(path, document)
-    [(folder, suffix, mode, content, target)] = seen
-    assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path
+    [(folder, suffix, mode, content, target, same_directory)] = seen
+    assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path and same_directory
     assert mode == 0o644 and content == document
+
+
+def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(production, tmp_path):
+    """A link dynamic/s1.yml to a file outside that holds s1's route, stamped: not s1's route, not a temporary,
+    refused by a write and by a removal in one line; the target's owner, mode and content stay as they were."""
+    stamp = Stamp("s1", "2026-07-01T12:00:00Z")
+    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    target = tmp_path / "outside.yml"
+    target.write_text(route.dump(document, stamp))
+    os.chown(target, 4242, 4242)
+    target.chmod(0o600)
+    before = (target.stat().st_uid, target.stat().st_mode, target.read_bytes())
+    dynamic = tmp_path / "dynamic"
+    dynamic.mkdir()
+    link, temporary = dynamic / "s1.yml", dynamic / (".s1.yml.k3j2" + TEMPORARY_SUFFIX)
+    link.symlink_to(target)
+    temporary.symlink_to(target)
+    assert route.route_stamp(link) is None and not route.is_ours(link) and route.read_route(link) is None
+    assert route.route_files(dynamic) == {} and route.temporaries(dynamic) == {}
+    for act in (lambda: route.write_route(link, document, stamp), lambda: route.remove_file(link),
+                lambda: route.route_text(link)):
+        with pytest.raises(DeployError) as refused:
+            act()
+        message = refused.value.message
+        assert "\n" not in message and str(link) in message and f"symbolic link to {target}" in message
+    assert (target.stat().st_uid, target.stat().st_mode, target.read_bytes()) == before
+    assert link.is_symlink() and temporary.is_symlink()
+
+
+def test_a_fifo_named_like_a_route_does_not_hang_a_reader(tmp_path):
+    os.mkfifo(tmp_path / "s1.yml")
+    assert route.route_stamp(tmp_path / "s1.yml") is None and route.route_text(tmp_path / "s1.yml") is None
+    assert route.route_files(tmp_path) == {}

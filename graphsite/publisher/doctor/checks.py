@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.publisher.doctor.model import Facts, Token, Unknown
+from graphsite.publisher.doctor.model import Facts, Permissions, Token, Unknown
 
 PASS, WARN, FAIL, SKIP = "PASS", "WARN", "FAIL", "SKIP"
 MIN_API = (1, 30)  # Swarm configs need Docker API 1.30
@@ -121,6 +122,45 @@ def dirs_checks(config: Config, facts: Facts) -> list[Check]:
                   f"set {d.setting} to a directory this user may write") if d.problem else
             Check(d.setting, PASS, f"{d.path} is writable{'' if d.path.exists() else ' (made on first deploy)'}")
             for d in facts.writable_dirs]
+
+
+def permission_checks(config: Config, facts: Facts) -> list[Check]:
+    """Who else may change what graphsite trusts. A token file others can read gives the zone's DNS away; a
+    directory others can write in lets them add a route Traefik applies (dynamic_dir), plant a directory or link
+    under a deployment's name (bind_root), or take a name's lock (lock_dir). The sticky bit does not help: it
+    stops removing or renaming others' entries, not creating new ones. A directory owned by another user is
+    theirs to chmod. WARN (deploy prints it and carries on), or FAIL with deploy.strict_permissions (deploy's
+    preflight refuses)."""
+    status = FAIL if config.deploy.strict_permissions else WARN
+    return [_token_file(fact, status) if fact.setting == "dns.token_file" else _trusted_dir(fact, status)
+            for fact in facts.permissions]
+
+
+def _token_file(fact: Permissions, status: str) -> Check:
+    name, mode = "permissions.token_file", stat.S_IMODE(fact.mode)
+    readers = _who(mode, stat.S_IRGRP, stat.S_IROTH)
+    if not readers:
+        return Check(name, PASS, f"dns.token_file {fact.path}: mode {mode:04o}, no one but its owner reads it")
+    return Check(name, status, f"dns.token_file {fact.path}: mode {mode:04o}, {readers} can read the Cloudflare "
+                 "token", f"chmod 600 {fact.path}")
+
+
+def _trusted_dir(fact: Permissions, status: str) -> Check:
+    name, mode = f"permissions.{fact.setting.partition('.')[2]}", stat.S_IMODE(fact.mode)
+    writers = _who(mode, stat.S_IWGRP, stat.S_IWOTH)
+    where = f"{fact.setting} {fact.path}: mode {mode:04o}"
+    if writers:
+        sticky = " (sticky: that stops only the removal of others' files)" if mode & stat.S_ISVTX else ""
+        return Check(name, status, f"{where}, {writers} can create files in it{sticky}", f"chmod go-w {fact.path}")
+    if fact.uid not in (0, fact.user):
+        return Check(name, status, f"{where}, owned by uid {fact.uid} (not root, not this user), who can change "
+                     "its mode", f"chown {fact.user} {fact.path}")
+    return Check(name, PASS, f"{where}, owned by uid {fact.uid}: no one else can create files in it")
+
+
+def _who(mode: int, group: int, others: int) -> str:
+    """Return 'its group', 'others', 'its group and others', or '' for the bits of `mode` among `group`, `others`."""
+    return " and ".join(who for who, bit in (("its group", group), ("others", others)) if mode & bit)
 
 
 # --- Traefik --------------------------------------------------------------------------------------------------
@@ -344,6 +384,6 @@ def ca_checks(config: Config, facts: Facts) -> list[Check]:
 
 def evaluate(config: Config, facts: Facts) -> tuple[Check, ...]:
     """Return every check the facts allow, in the order of a deploy: Docker, Traefik, Cloudflare, DNS, TLS."""
-    return tuple(check for judge in (docker_checks, ipvs_check, dirs_checks, traefik_checks, static_checks,
-                                     cloudflare_checks, record_content_check, ca_checks)
+    return tuple(check for judge in (docker_checks, ipvs_check, dirs_checks, traefik_checks, permission_checks,
+                                     static_checks, cloudflare_checks, record_content_check, ca_checks)
                  for check in judge(config, facts))

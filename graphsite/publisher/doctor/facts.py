@@ -99,7 +99,8 @@ def gather(config: Config, *, cheap: bool = False, swarm: Any = None) -> Facts:
     dirs = [("deploy.lock_dir", deploy.lock_dir)] + ([("deploy.bind_root", deploy.bind_root)]
                                                      if deploy.content == "bind" else [])
     values.update(ipvs=host.ipvs_facts(), dynamic_dir=host.dynamic_dir_facts(Path(deploy.dynamic_dir)),
-                  writable_dirs=tuple(host.writable_dir(setting, Path(path)) for setting, path in dirs))
+                  writable_dirs=tuple(host.writable_dir(setting, Path(path)) for setting, path in dirs),
+                  permissions=host.permission_facts(config))
     if not cheap:
         values.update(static=host.static_facts(config.deploy.traefik_static), token=token_facts(config),
                       addresses=host.host_addresses(), ca_bundles=host.ca_bundle_facts(config))

@@ -10,7 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.config import Config
-from graphsite.publisher.doctor.model import CaBundle, DynamicDir, Ipvs, RouteFile, StaticConfig, Unknown, WritableDir
+from graphsite.publisher.doctor.model import (
+    CaBundle,
+    DynamicDir,
+    Ipvs,
+    Permissions,
+    RouteFile,
+    StaticConfig,
+    Unknown,
+    WritableDir,
+)
 
 if TYPE_CHECKING:
     from graphsite.publisher.dynamic import DynamicFile
@@ -66,6 +75,24 @@ def writable_dir(setting: str, path: Path) -> WritableDir:
     if not os.access(existing, os.W_OK | os.X_OK):
         return WritableDir(setting, path, f"{existing} is not writable by this user")
     return WritableDir(setting, path)
+
+
+def permission_facts(config: Config) -> tuple[Permissions, ...]:
+    """Return the mode and owner of dns.token_file and of the directories deploy writes in (deploy.bind_root in
+    bind mode only), those that exist; each setting's path is followed, as the operator configured it."""
+    deploy = config.deploy
+    settings = [("dns.token_file", config.dns.token_file)] if config.dns.token_file else []
+    settings += [("deploy.dynamic_dir", deploy.dynamic_dir), ("deploy.lock_dir", deploy.lock_dir)]
+    settings += [("deploy.bind_root", deploy.bind_root)] if deploy.content == "bind" else []
+    found = []
+    for setting, text in settings:
+        path = Path(text).expanduser()
+        try:
+            status = path.stat()
+        except OSError:  # absent or unreadable: the token and directory checks say so
+            continue
+        found.append(Permissions(setting, path, status.st_mode, status.st_uid, os.geteuid()))
+    return tuple(found)
 
 
 def static_facts(path_text: str) -> StaticConfig | Unknown:

@@ -47,6 +47,18 @@ class WritableDir:
 
 
 @dataclass(frozen=True)
+class Permissions:
+    """A file graphsite trusts (the Cloudflare token file, a directory deploy writes in): its mode and owner as
+    the operator's setting leads to it, and the user graphsite runs as."""
+
+    setting: str  # dns.token_file, deploy.dynamic_dir, deploy.bind_root, deploy.lock_dir
+    path: Path
+    mode: int  # st_mode
+    uid: int
+    user: int  # this process's effective uid
+
+
+@dataclass(frozen=True)
 class StaticConfig:
     """Traefik's static configuration: resolver name -> challenge type, entry points, the file provider's directory."""
 
@@ -89,6 +101,7 @@ class Facts:
     ipvs: Ipvs | None = None
     dynamic_dir: DynamicDir | None = None
     writable_dirs: tuple[WritableDir, ...] = ()
+    permissions: tuple[Permissions, ...] = ()  # of those that exist
     static: StaticConfig | Unknown | None = None
     token: Token | Unknown | None = None
     token_status: str | Unknown | None = None

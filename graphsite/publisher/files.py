@@ -1,0 +1,109 @@
+"""graphsite's own files on this host (the route file, the page's directory, what is in it, their temporaries):
+opened, read, judged and removed without following a symbolic link.
+
+A root is the operator's setting (deploy.dynamic_dir, deploy.bind_root) and is followed like any path one
+configures; a name below it is graphsite's and never is: a link there would lead a root deploy to write, chown or
+remove outside the root. graphsite makes no symbolic link, so a link where it keeps its own file or directory is
+never its own, whatever the target holds; it is refused, or left alone, with the target untouched.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from graphsite.errors import DeployError
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO planted where a file is expected must not hang the run; a file ignores it.
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+assert shutil.rmtree.avoids_symlink_attacks, "shutil.rmtree needs dir_fd support (Linux has it)"
+
+
+def link_target(path: Path) -> str | None:
+    """Return where the symbolic link at `path` points, or None when `path` is not a link (or is absent)."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
+
+def link_refusal(path: Path, what: str) -> DeployError | None:
+    """Return the one-line refusal of a symbolic link at `path` where graphsite keeps its own `what`, or None
+    when `path` is no link."""
+    target = link_target(path)
+    if target is None:
+        return None
+    return DeployError(f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite "
+                       "never follows one; remove the link (its target is not touched) or choose another subdomain")
+
+
+def kept_link(path: Path) -> str | None:
+    """Return why teardown leaves the symbolic link at `path` alone, or None when `path` is no link."""
+    target = link_target(path)
+    if target is None:
+        return None
+    return (f"a symbolic link to {target}, not something graphsite made: left as it is, the target untouched "
+            "(graphsite never follows a link); remove the link by hand if it is not needed")
+
+
+@contextmanager
+def opened(root: Path, *names: str) -> Iterator[int]:
+    """Yield a descriptor of the directory root/names…: `root` is followed, each of `names` is not (ENOTDIR or
+    ELOOP when one is a link or no directory, FileNotFoundError when one is absent)."""
+    fd = os.open(root, _DIRECTORY)
+    try:
+        for name in names:
+            inner = os.open(name, _DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def read_own(root: Path, *names: str, limit: int = -1) -> bytes | None:
+    """Return the content (at most `limit` bytes) of the regular file root/names…, or None when there is none;
+    raise OSError when a name below `root` is a link, or the file is no regular file or cannot be read."""
+    try:
+        with opened(root, *names[:-1]) as directory:
+            fd = os.open(names[-1], _FILE, dir_fd=directory)
+    except FileNotFoundError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(root.joinpath(*names)))
+        return handle.read(limit)
+
+
+def is_directory(path: Path) -> bool:
+    """True when `path` is a directory itself, not a link to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def remove_tree(path: Path) -> bool:
+    """Remove the directory `path` and everything in it, following no link (a link inside is removed, its target
+    is not touched); return False when it is absent; raise OSError when `path` is a link or no directory."""
+    try:
+        parent = os.open(path.parent, _DIRECTORY)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            mode = os.lstat(path.name, dir_fd=parent).st_mode
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISDIR(mode):
+            raise OSError(errno.ENOTDIR, "not a directory (graphsite never follows a symbolic link)", str(path))
+        shutil.rmtree(path.name, dir_fd=parent)
+    finally:
+        os.close(parent)
+    return True
