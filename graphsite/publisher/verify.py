@@ -54,14 +54,15 @@ def page_title(body: bytes) -> str | None:
     return parser.title.strip() if parser.title is not None else None
 
 
-def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> CheckResult:
-    """Run `check` until it passes or skips, with backoff, until `deadline` (monotonic)."""
-    start, delay = time.monotonic(), 0.2
+def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
+           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> CheckResult:
+    """Run `check` until it passes or skips, with backoff, until `deadline` (on `clock`, monotonic)."""
+    start, delay = clock(), 0.2
     while True:
         status, evidence = check()
-        if status != FAIL or time.monotonic() + delay > deadline:
-            return CheckResult(name, status, evidence, time.monotonic() - start)
-        time.sleep(delay)
+        if status != FAIL or clock() + delay > deadline:
+            return CheckResult(name, status, evidence, clock() - start)
+        sleep(delay)
         delay = min(delay * 2, 2.0)
 
 

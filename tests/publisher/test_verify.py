@@ -2,6 +2,8 @@
 
 from datetime import UTC, datetime
 
+import pytest
+
 from graphsite.publisher.verify import FAIL, PASS, _retry, page_title, tls_findings
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
@@ -34,12 +36,33 @@ def test_page_title_is_parsed_not_searched():
     assert page_title(b"<html><body>no title</body></html>") is None
 
 
-def test_retry_stops_at_the_first_pass_and_gives_up_at_the_deadline():
-    import time
+class _Clock:
+    """A monotonic clock that moves only when the code under test sleeps."""
 
-    answers = iter([(FAIL, "not yet"), (FAIL, "not yet"), (PASS, "ok")])
-    result = _retry("x", lambda: next(answers), time.monotonic() + 30)
-    assert (result.status, result.evidence) == (PASS, "ok")
-    calls = []
-    result = _retry("x", lambda: calls.append(1) or (FAIL, "never"), time.monotonic() + 1.5)
-    assert result.status == FAIL and result.evidence == "never" and len(calls) >= 2
+    def __init__(self) -> None:
+        self.now, self.slept = 1000.0, []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_retry_stops_at_the_first_pass_and_gives_up_at_the_deadline():
+    answers, clock = iter([(FAIL, "not yet"), (FAIL, "not yet"), (PASS, "ok")]), _Clock()
+    result = _retry("x", lambda: next(answers), clock() + 30, clock=clock, sleep=clock.sleep)
+    assert (result.status, result.evidence, clock.slept) == (PASS, "ok", [0.2, 0.4])
+    calls, clock = [], _Clock()
+    deadline = clock() + 1.5
+    result = _retry("x", lambda: calls.append(1) or (FAIL, "never"), deadline, clock=clock, sleep=clock.sleep)
+    assert result.status == FAIL and result.evidence == "never" and len(calls) == 4
+    # backoff 0.2, 0.4, 0.8; the next wait (1.6) would pass the deadline, so it gives up before it
+    assert clock.slept == [0.2, 0.4, 0.8] and clock.now <= deadline and result.seconds == pytest.approx(1.4)
+
+
+def test_retry_backoff_stops_growing_at_two_seconds():
+    clock = _Clock()
+    _retry("x", lambda: (FAIL, "never"), clock() + 10, clock=clock, sleep=clock.sleep)
+    assert clock.slept == [0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0]
