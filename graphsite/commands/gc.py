@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import click
 
 from graphsite.config import load_config
+
+
+def _moment(ctx: click.Context, param: click.Parameter, text: str | None) -> datetime | None:
+    from graphsite.publisher.deployment import parse_stamp
+
+    if text is None:
+        return None
+    moment = parse_stamp(text)
+    if moment is None:
+        raise click.BadParameter(f"{text!r} is not a moment such as 2026-07-01T12:00:00Z")
+    return moment
 
 
 @click.command("gc")
@@ -16,7 +28,10 @@ from graphsite.config import load_config
               help="Wait for a run that holds a name's lock (default: skip that name this time).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_path: Path | None) -> None:
+# The clock, injected: a test judges a --ttl 1s deployment expired without waiting out the second.
+@click.option("--now", callback=_moment, hidden=True, metavar="STAMP", help="Judge expiry at STAMP, not now.")
+def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_path: Path | None,
+               now: datetime | None) -> None:
     """Tear down every deployment whose --ttl has passed, and every partial one older than deploy.gc_grace."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
@@ -24,5 +39,5 @@ def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_pa
 
     config = site(load_config(config_path))
     with connected(config, partial=True) as clients:
-        report = collect(config, clients, dry_run=dry_run, prefix=prefix, wait=wait)
+        report = collect(config, clients, dry_run=dry_run, prefix=prefix, wait=wait, now=now)
     present.gc(report, as_json)

@@ -117,16 +117,18 @@ def next_read(status: str, evidence: str, previous: str | None) -> Next:
     return "stop"
 
 
-def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float) -> CheckResult:
-    """Run `check` as next_read says, until `deadline` (monotonic); a WAIT still there at the deadline is a FAIL."""
-    start, delay, previous = time.monotonic(), 0.2, None
+def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
+           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> CheckResult:
+    """Run `check` as next_read says, until `deadline` (on `clock`, monotonic); a WAIT still there at the deadline
+    is a FAIL."""
+    start, delay, previous = clock(), 0.2, None
     while True:
         status, evidence = check()
         step = next_read(status, evidence, previous)
         pause = CONFIRM_AFTER if step == "confirm" else delay
-        if step == "stop" or time.monotonic() + pause > deadline:
-            return CheckResult(name, FAIL if status == WAIT else status, evidence, time.monotonic() - start)
-        time.sleep(pause)
+        if step == "stop" or clock() + pause > deadline:
+            return CheckResult(name, FAIL if status == WAIT else status, evidence, clock() - start)
+        sleep(pause)
         if step == "retry":
             delay = min(delay * 2, 2.0)
         previous = evidence if status == FAIL else None

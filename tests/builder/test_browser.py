@@ -40,7 +40,7 @@ def site(tmp_path_factory):
     for fonts in MODES:
         write_page(build_page(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()

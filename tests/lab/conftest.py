@@ -37,6 +37,17 @@ class FakeCloudflareProcess:
         self.token = secrets.token_urlsafe(24)
         (lab_dir / "cf-token").write_text(self.token + "\n")
         self.process: subprocess.Popen | None = None
+        self.log_from = 0  # where the current test's part of cloudflare.log begins
+
+    @property
+    def log_path(self) -> Path:
+        return self.lab_dir / "cloudflare.log"
+
+    def log(self) -> str:
+        """Return the lines of cloudflare.log written since the current test began."""
+        with self.log_path.open("rb") as handle:
+            handle.seek(self.log_from)
+            return handle.read().decode()
 
     @property
     def base_url(self) -> str:
@@ -80,12 +91,23 @@ def fake_cf(unstarted_cf):
 
 
 @pytest.fixture(scope="module")
-def module_cf(tmp_path_factory):
-    """One fake Cloudflare for a module's tests, each of which starts with `control.reset()`."""
-    server = FakeCloudflareProcess(tmp_path_factory.mktemp("cf"))
+def _module_cf(tmp_path_factory):
+    server = FakeCloudflareProcess(tmp_path_factory.mktemp("cloudflare"))
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def module_cf(_module_cf):
+    """The module's fake Cloudflare (a process costs about a second to start and warm up), reset through the
+    control API of this private instance before each test: no record, fault, latency or logged request of an
+    earlier test reaches this one, and `log()` reads only the lines written since."""
+    control = _module_cf.control
+    control.reset()
+    assert control.records() == [] and control.requests() == [], "the reset of the module's fake did not take"
+    _module_cf.log_from = _module_cf.log_path.stat().st_size
+    return _module_cf
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The fake Cloudflare as a real server: the official SDK against it, the OpenAPI contract, state across a
-restart, injected faults. Each test runs its own server (tmp_path, free port), so no lab is needed."""
+restart, injected faults. The module runs its own server (a temporary directory, a free port), reset through
+its control API before each test; the restart test has a server of its own. No lab is needed."""
 
 from __future__ import annotations
 
@@ -24,34 +25,34 @@ def _post(server, body) -> httpx.Response:
     return httpx.post(_records_url(server), json=body, headers={"Authorization": f"Bearer {server.token}"})
 
 
-def test_the_sdk_creates_lists_edits_and_deletes_records(fake_cf):
-    client = _sdk(fake_cf)
-    assert [zone.id for zone in client.zones.list(name=fake_cf.zone)] == [fake_cf.zone_id]
-    made = client.dns.records.create(zone_id=fake_cf.zone_id, name="one.lab.graphsite.test", type="A",
+def test_the_sdk_creates_lists_edits_and_deletes_records(module_cf):
+    client = _sdk(module_cf)
+    assert [zone.id for zone in client.zones.list(name=module_cf.zone)] == [module_cf.zone_id]
+    made = client.dns.records.create(zone_id=module_cf.zone_id, name="one.lab.graphsite.test", type="A",
                                      content="127.0.0.1", ttl=60, proxied=False, comment="made by graphsite")
     for index in range(4):
-        client.dns.records.create(zone_id=fake_cf.zone_id, name=f"p{index}", type="A", content="127.0.0.1", ttl=1)
+        client.dns.records.create(zone_id=module_cf.zone_id, name=f"p{index}", type="A", content="127.0.0.1", ttl=1)
     # The SDK follows pages until it sees an empty one: 5 records in pages of 2.
-    assert len(list(client.dns.records.list(zone_id=fake_cf.zone_id, per_page=2))) == 5
-    found = client.dns.records.list(zone_id=fake_cf.zone_id, name={"exact": "one.lab.graphsite.test"}, type="A")
+    assert len(list(client.dns.records.list(zone_id=module_cf.zone_id, per_page=2))) == 5
+    found = client.dns.records.list(zone_id=module_cf.zone_id, name={"exact": "one.lab.graphsite.test"}, type="A")
     assert [record.id for record in found] == [made.id]
-    edited = client.dns.records.edit(made.id, zone_id=fake_cf.zone_id, name="one.lab.graphsite.test", type="A",
+    edited = client.dns.records.edit(made.id, zone_id=module_cf.zone_id, name="one.lab.graphsite.test", type="A",
                                      content="127.0.0.2", ttl=60)
     assert edited.content == "127.0.0.2" and edited.comment == "made by graphsite"
-    replaced = client.dns.records.update(made.id, zone_id=fake_cf.zone_id, name="one.lab.graphsite.test",
+    replaced = client.dns.records.update(made.id, zone_id=module_cf.zone_id, name="one.lab.graphsite.test",
                                          type="A", content="127.0.0.3", ttl=120)
     assert (replaced.content, replaced.ttl, replaced.comment) == ("127.0.0.3", 120, None)
-    assert client.dns.records.delete(made.id, zone_id=fake_cf.zone_id).id == made.id
+    assert client.dns.records.delete(made.id, zone_id=module_cf.zone_id).id == made.id
     with pytest.raises(cloudflare.NotFoundError) as missing:
-        client.dns.records.get(made.id, zone_id=fake_cf.zone_id)
+        client.dns.records.get(made.id, zone_id=module_cf.zone_id)
     assert missing.value.body["errors"][0]["code"] == 81044
 
 
-def test_a_cname_beside_an_a_record_is_refused_with_81053(fake_cf):
-    client = _sdk(fake_cf)
-    client.dns.records.create(zone_id=fake_cf.zone_id, name="both", type="A", content="127.0.0.1", ttl=60)
+def test_a_cname_beside_an_a_record_is_refused_with_81053(module_cf):
+    client = _sdk(module_cf)
+    client.dns.records.create(zone_id=module_cf.zone_id, name="both", type="A", content="127.0.0.1", ttl=60)
     with pytest.raises(cloudflare.BadRequestError) as refused:
-        client.dns.records.create(zone_id=fake_cf.zone_id, name="both", type="CNAME", content="x.example.com", ttl=1)
+        client.dns.records.create(zone_id=module_cf.zone_id, name="both", type="CNAME", content="x.example.com", ttl=1)
     assert refused.value.body["errors"][0]["code"] == 81053
 
 
@@ -60,22 +61,21 @@ def test_a_cname_beside_an_a_record_is_refused_with_81053(fake_cf):
     ({"name": "x", "type": "A", "content": "127.0.0.1", "ttl": "x"}, "ttl"),
     ({"name": "x", "type": "A", "content": "not-an-address", "ttl": 60}, "ipv4"),
 ])
-def test_a_request_that_breaks_the_contract_gets_400_and_a_log_line(fake_cf, body, reason):
-    answer = _post(fake_cf, body)
+def test_a_request_that_breaks_the_contract_gets_400_and_a_log_line(module_cf, body, reason):
+    answer = _post(module_cf, body)
     assert answer.status_code == 400
     envelope = answer.json()
     assert envelope["success"] is False and envelope["result"] is None
     assert "contract" in envelope["errors"][0]["message"] and reason in envelope["errors"][0]["message"]
-    assert fake_cf.control.records() == []
-    log = (fake_cf.lab_dir / "cloudflare.log").read_text()
-    assert any(line.split()[1] == "contract:" for line in log.splitlines())
+    assert module_cf.control.records() == []
+    assert any(line.split()[1] == "contract:" for line in module_cf.log().splitlines())
 
 
-def test_a_bad_query_parameter_and_a_missing_token_break_the_contract(fake_cf):
-    assert httpx.get(_records_url(fake_cf), params={"page": "x"},
-                     headers={"Authorization": f"Bearer {fake_cf.token}"}).status_code == 400
-    assert httpx.get(_records_url(fake_cf)).status_code == 400
-    wrong = httpx.get(_records_url(fake_cf), headers={"Authorization": "Bearer wrong"})
+def test_a_bad_query_parameter_and_a_missing_token_break_the_contract(module_cf):
+    assert httpx.get(_records_url(module_cf), params={"page": "x"},
+                     headers={"Authorization": f"Bearer {module_cf.token}"}).status_code == 400
+    assert httpx.get(_records_url(module_cf)).status_code == 400
+    wrong = httpx.get(_records_url(module_cf), headers={"Authorization": "Bearer wrong"})
     assert wrong.status_code == 403 and wrong.json()["errors"][0]["code"] == 10000
 
 
@@ -89,56 +89,57 @@ def test_records_survive_a_restart(fake_cf):
     assert _sdk(fake_cf).dns.records.get(made.id, zone_id=fake_cf.zone_id).name == "kept.lab.graphsite.test"
 
 
-def test_injected_429_carries_retry_after_and_500_follows_then_calls_succeed(fake_cf):
-    fake_cf.control.fail_next(1, status=429, retry_after=2)
-    limited = httpx.get(_records_url(fake_cf), headers={"Authorization": f"Bearer {fake_cf.token}"})
+def test_injected_429_carries_retry_after_and_500_follows_then_calls_succeed(module_cf):
+    module_cf.control.fail_next(1, status=429, retry_after=2)
+    limited = httpx.get(_records_url(module_cf), headers={"Authorization": f"Bearer {module_cf.token}"})
     assert limited.status_code == 429 and limited.headers["retry-after"] == "2"
     assert limited.json()["success"] is False
-    fake_cf.control.fail_next(1, status=500)
+    module_cf.control.fail_next(1, status=500)
     with pytest.raises(cloudflare.InternalServerError):
-        _sdk(fake_cf).dns.records.list(zone_id=fake_cf.zone_id)
-    assert list(_sdk(fake_cf).dns.records.list(zone_id=fake_cf.zone_id)) == []
-    log = fake_cf.control.requests()
+        _sdk(module_cf).dns.records.list(zone_id=module_cf.zone_id)
+    assert list(_sdk(module_cf).dns.records.list(zone_id=module_cf.zone_id)) == []
+    log = module_cf.control.requests()
     assert [(entry["status"], entry["fault"]) for entry in log] == [(429, True), (500, True), (200, False)]
 
 
-def test_a_fault_with_a_match_spares_every_other_call(fake_cf):
-    fake_cf.control.fail_next(1, status=500, match="mine.lab.graphsite.test")
-    assert _post(fake_cf, {"name": "other", "type": "A", "content": "127.0.0.1", "ttl": 60}).status_code == 200
-    mine = _post(fake_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
+def test_a_fault_with_a_match_spares_every_other_call(module_cf):
+    module_cf.control.fail_next(1, status=500, match="mine.lab.graphsite.test")
+    assert _post(module_cf, {"name": "other", "type": "A", "content": "127.0.0.1", "ttl": 60}).status_code == 200
+    mine = _post(module_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
     assert mine.status_code == 500
-    again = _post(fake_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
+    again = _post(module_cf, {"name": "mine.lab.graphsite.test", "type": "A", "content": "127.0.0.1", "ttl": 60})
     assert again.status_code == 200  # one fault, taken by the first matching call
-    assert [(e["status"], e["fault"]) for e in fake_cf.control.requests()] == [(200, False), (500, True), (200, False)]
+    log = module_cf.control.requests()
+    assert [(entry["status"], entry["fault"]) for entry in log] == [(200, False), (500, True), (200, False)]
 
 
-def test_the_sdk_retries_an_injected_429_and_succeeds(fake_cf):
-    fake_cf.control.fail_next(2, status=429, retry_after=0)
-    client = _sdk(fake_cf, max_retries=3)
-    assert list(client.dns.records.list(zone_id=fake_cf.zone_id)) == []
-    assert [entry["status"] for entry in fake_cf.control.requests()] == [429, 429, 200]
+def test_the_sdk_retries_an_injected_429_and_succeeds(module_cf):
+    module_cf.control.fail_next(2, status=429, retry_after=0)
+    client = _sdk(module_cf, max_retries=3)
+    assert list(client.dns.records.list(zone_id=module_cf.zone_id)) == []
+    assert [entry["status"] for entry in module_cf.control.requests()] == [429, 429, 200]
 
 
-def test_injected_latency_delays_each_call_until_switched_off(fake_cf):
-    assert fake_cf.control.latency(300) == {"ms": 300}
-    _post(fake_cf, {"name": "slow", "type": "A", "content": "127.0.0.1", "ttl": 60})
-    assert fake_cf.control.latency(0) == {"ms": 0}
-    (slow,) = fake_cf.control.requests()
+def test_injected_latency_delays_each_call_until_switched_off(module_cf):
+    assert module_cf.control.latency(300) == {"ms": 300}
+    _post(module_cf, {"name": "slow", "type": "A", "content": "127.0.0.1", "ttl": 60})
+    assert module_cf.control.latency(0) == {"ms": 0}
+    (slow,) = module_cf.control.requests()
     assert slow["ms"] >= 300  # the server's own account: the delay it added is a lower bound, not a speed
 
 
-def test_the_request_log_never_holds_the_token(fake_cf):
-    _post(fake_cf, {"name": "leak", "type": "TXT", "content": fake_cf.token, "ttl": 60})
-    text = json.dumps(fake_cf.control.requests())
-    assert fake_cf.token not in text and "[REDACTED-TOKEN]" in text
-    assert fake_cf.token not in (fake_cf.lab_dir / "cloudflare.log").read_text()
+def test_the_request_log_never_holds_the_token(module_cf):
+    _post(module_cf, {"name": "leak", "type": "TXT", "content": module_cf.token, "ttl": 60})
+    text = json.dumps(module_cf.control.requests())
+    assert module_cf.token not in text and "[REDACTED-TOKEN]" in text
+    assert module_cf.token not in (module_cf.lab_dir / "cloudflare.log").read_text()
 
 
-def test_reset_forgets_records_and_the_log(fake_cf):
-    _post(fake_cf, {"name": "gone", "type": "A", "content": "127.0.0.1", "ttl": 60})
-    fake_cf.control.reset()
-    assert fake_cf.control.records() == [] and fake_cf.control.requests() == []
-
+def test_reset_forgets_records_and_the_log(module_cf):
+    assert _post(module_cf, {"name": "gone", "type": "A", "content": "127.0.0.1", "ttl": 60}).status_code == 200
+    assert module_cf.control.records() and module_cf.control.requests()  # something to forget
+    module_cf.control.reset()
+    assert module_cf.control.records() == [] and module_cf.control.requests() == []
 
 
 def _seed(server, count: int) -> list[str]:

@@ -128,7 +128,7 @@ def test_a_zone_id_of_another_domain(lab, tmp_path):
     token, zone_id = secrets.token_urlsafe(30), secrets.token_hex(16)
     (tmp_path / "cf-token").write_text(token + "\n")
     server = serve(tmp_path, 0, f"{PREFIX}.other.test", zone_id)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/client/v4"

@@ -28,7 +28,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 def serve(root: Path) -> Iterator[str]:
     """Serve `root` on 127.0.0.1 and yield its base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_port}"

@@ -73,7 +73,7 @@ def private_cf(tmp_path, monkeypatch, production):
     monkeypatch.setenv("CLOUDFLARE_API_TOKEN", token)
     server = serve(tmp_path, 0, "lab.graphsite.test", zone_id)
     port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     config = production.replace("site", domain="lab.graphsite.test").replace(
         "dns", api_base_url=f"http://127.0.0.1:{port}/client/v4", zone_id=zone_id, record_content="127.0.0.1",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -80,13 +80,18 @@ def test_gc_removes_only_expired_deployments(publab):
     for name, ttl in ((short, ["--ttl", "1s"]), (long, ["--ttl", "1h"]), (forever, [])):
         result = publab.run("deploy", "--subdomain", name, "--no-verify", *ttl)
         assert result.exit_code == 0, result.stderr
-    time.sleep(1.5)
-    dry = publab.run("gc", "--dry-run", "--json", "--prefix", publab.prefix)
+    # gc's clock two seconds ahead: `short` (--ttl 1s) has expired by then, without the test waiting for it
+    now = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+    dry = publab.run("gc", "--dry-run", "--json", "--prefix", publab.prefix, "--now", now)
     assert dry.exit_code == 0, dry.stderr
     collected = json.loads(dry.stdout)["collected"]
     assert [(c["subdomain"], c["outcome"]) for c in collected] == [(short, "would tear down")]
     assert set(_entries(publab)) == {short, long, forever}  # the dry run touched nothing
-    done = publab.run("gc", "--prefix", publab.prefix)
+    later = (datetime.now(UTC) + timedelta(hours=2)).isoformat()  # gc judges by the clock it is given
+    dry = publab.run("gc", "--dry-run", "--json", "--prefix", publab.prefix, "--now", later)
+    assert dry.exit_code == 0, dry.stderr
+    assert sorted(c["subdomain"] for c in json.loads(dry.stdout)["collected"]) == sorted([short, long])
+    done = publab.run("gc", "--prefix", publab.prefix, "--now", now)
     assert done.exit_code == 0, done.stderr
     assert f"tore down {short} (expired " in done.stdout
     assert set(_entries(publab)) == {long, forever}

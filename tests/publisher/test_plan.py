@@ -64,6 +64,16 @@ def test_bad_ttl_is_a_clear_error(text):
         parse_ttl(text)
 
 
+def test_gc_refuses_a_now_that_is_not_a_stamp():
+    from click.testing import CliRunner
+
+    from graphsite.cli import main
+
+    result = CliRunner().invoke(main, ["gc", "--now", "in a second"])
+    assert result.exit_code == 2, result.output
+    assert "--now" in result.output and "2026-07-01T12:00:00Z" in result.output
+
+
 def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan):
     from dataclasses import replace
 

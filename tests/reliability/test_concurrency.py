@@ -17,6 +17,12 @@ def _deploy(name: str, *extra: str) -> tuple[str, ...]:
     return ("deploy", "--subdomain", name, "--no-verify", "--wait", "60", *extra)
 
 
+def _expired_by() -> tuple[str, str]:
+    """Return gc's `--now` two seconds ahead: a --ttl 1s deployment made before this has expired by then, and gc
+    judges it so without the test waiting out the second (stamps are whole seconds)."""
+    return "--now", (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+
+
 def _finish(process, timeout: float = 120) -> tuple[int, str, str]:
     out, err = process.communicate(timeout=timeout)
     return process.returncode, out, err
@@ -39,8 +45,7 @@ def test_gc_racing_a_renewing_redeploy_never_removes_the_renewed_deployment(driv
     name = names("r")
     made = driver.run(*_deploy(name, "--ttl", "1s"))
     assert made.code == 0, made
-    time.sleep(1.2)  # expired now: gc's survey picks it
-    gc_args = ("gc", "--prefix", name, "--wait", "60", "--json")
+    gc_args = ("gc", "--prefix", name, "--wait", "60", "--json", *_expired_by())  # gc's survey picks it
     redeploy_args = _deploy(name, "--ttl", "7d")
     starts = [gc_args, redeploy_args] if first == "gc" else [redeploy_args, gc_args]
     processes = [driver.start(*starts[0])]
@@ -105,9 +110,8 @@ def test_two_gc_at_once_tear_each_expired_name_down_once_and_report_no_false_rem
     batch = [names("g") for _ in range(3)]
     made = [driver.start(*_deploy(name, "--ttl", "1s")) for name in batch]
     assert [_finish(p)[0] for p in made] == [0, 0, 0]
-    time.sleep(1.2)
-    prefix = f"{driver.prefix}-g"
-    gcs = [driver.start("gc", "--prefix", prefix, "--wait", "60", "--json") for _ in range(2)]
+    prefix, now = f"{driver.prefix}-g", _expired_by()
+    gcs = [driver.start("gc", "--prefix", prefix, "--wait", "60", "--json", *now) for _ in range(2)]
     results = [_finish(p) for p in gcs]
     assert [code for code, _, _ in results] == [0, 0], results
     collected = [c for _, out, _ in results for c in json.loads(out)["collected"]]

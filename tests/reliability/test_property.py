@@ -13,6 +13,7 @@ from __future__ import annotations
 import secrets
 import signal
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -71,8 +72,9 @@ def _apply(driver: Driver, names: list[str], group: str, operation: tuple) -> No
         assert run.code == 0, run
         assert driver.leftovers(names[operation[1]]) == []
     else:  # gc of this example's names; partial ones count as abandoned at once
-        time.sleep(1.1)  # a deployment made with --ttl 1s has expired by now
-        run = driver.run("gc", "--prefix", group, "--json", env={"GRAPHSITE_DEPLOY_GC_GRACE": "0"})
+        # gc's clock two seconds ahead: a deployment made with --ttl 1s has expired by then (no sleep)
+        now = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+        run = driver.run("gc", "--prefix", group, "--json", "--now", now, env={"GRAPHSITE_DEPLOY_GC_GRACE": "0"})
         assert run.code == 0, run
         listed = _check_list_equals_systems(driver, names)
         for name in names:  # what is left after gc is whole and not expired
