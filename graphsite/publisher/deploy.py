@@ -227,7 +227,8 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> 
 def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
     prepared = _prepare(config, request, clients, subdomain)
     outcomes = tuple(o.planned() for o in survey(prepared, clients))
-    dns = {"create": "would create", "replace": "would replace"}.get(prepared.decision.action, UNCHANGED)
+    dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
+        prepared.decision.action, UNCHANGED)
     return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
 
 
@@ -344,7 +345,7 @@ def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
     return outcomes
 
 
-_RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "replace": REPLACED}
+_RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "replace": REPLACED}
 
 
 def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
@@ -440,5 +441,9 @@ def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[s
         previous = decision.existing
         undo.push(f"record A {wanted.name}", f"pointed A {wanted.name} back at {previous.content}",
                   lambda: restore_record(dns, previous, remove_mine))
+    elif decision.action == "restamp" and decision.existing is not None:
+        earlier = decision.existing
+        undo.push(f"record A {wanted.name}", f"put back the previous comment of A {wanted.name}",
+                  lambda: bool(dns.restamp(earlier, earlier.comment)))
     line, _ = apply_record(dns, wanted, decision)
     return line, Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[decision.action])

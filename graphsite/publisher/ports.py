@@ -60,7 +60,8 @@ class EdgePort(Protocol):
 
 
 class DnsPort(Protocol):
-    """The zone's records: looked up by exact name, listed whole, created and deleted by id."""
+    """The zone's records: looked up by exact name, listed whole, created, given another comment (graphsite's
+    stamp) and deleted by id."""
 
     def limit(self, seconds: float | None) -> None: ...
 
@@ -69,6 +70,8 @@ class DnsPort(Protocol):
     def a_records(self) -> list[Record]: ...
 
     def create(self, record: DnsRecord) -> Record: ...
+
+    def restamp(self, record: Record, comment: str) -> Record: ...
 
     def delete(self, record_id: str) -> bool: ...
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -237,6 +237,15 @@ class FakeDns:
             return made
 
         return self._run("create", make)
+
+    def restamp(self, record: Record, comment: str) -> Record:
+        def rewrite() -> Record:
+            if record.id not in self.zone:
+                raise DnsError(f"Cloudflare: update the comment of record {record.id}: HTTP 404", status=404)
+            self.zone[record.id] = replace(self.zone[record.id], comment=comment)
+            return self.zone[record.id]
+
+        return self._run("restamp", rewrite)
 
     def delete(self, record_id: str) -> bool:
         def remove() -> bool:

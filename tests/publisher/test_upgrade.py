@@ -18,6 +18,7 @@ from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import ID, STAMP, VERSION, Claim, Deployment, Stamp, iso
 from graphsite.publisher.inventory import record_owner, survey
 from graphsite.publisher.plan import make_plan
+from graphsite.publisher.records import RecordDecision, decide_record
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm
 
 NAME, DOMAIN = "gs-older-0a1b2c", "example.com"
@@ -122,3 +123,5 @@ def test_a_redeploy_s_plan_stamps_every_resource_with_this_release_s_stamp(older
     assert (labels[STAMP], labels[ID], labels[VERSION]) == ("2", "0a1b2c3d", __version__)
     assert plan.record.comment == stamp.record_comment()
     assert route.dump(plan.route, plan.stamp).startswith(stamp.route_comment())
+    record = _record(older)  # kept (it points at the same address), its comment made this stamp
+    assert decide_record([record], plan.record, DOMAIN) == RecordDecision("restamp", record)
