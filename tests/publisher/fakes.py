@@ -136,6 +136,11 @@ class FakeSwarm:
 
         return self._run("config_stamps", stamps)
 
+    def labelled_configs(self, subdomain: str | None = None) -> dict[str, dict[str, str]]:
+        return self._run("labelled_configs", lambda: {
+            name: dict(labels) for name, labels in self.config_labels.items()
+            if labels.get("graphsite.subdomain") and subdomain in (None, labels["graphsite.subdomain"])})
+
     def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool:
         def create() -> bool:
             if config.name in self.config_labels:
@@ -145,6 +150,15 @@ class FakeSwarm:
             return True
 
         return self._run("ensure_config", create)
+
+    def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
+        def relabel() -> bool:
+            if name not in self.config_labels:
+                return False
+            self.config_labels[name] = dict(labels)
+            return True
+
+        return self._run("relabel_config", relabel)
 
     def remove_config(self, name: str) -> bool:
         def remove() -> bool:

@@ -1,24 +1,29 @@
 """What graphsite 0.1.0 made (fixtures/v01-deployment.json, written by that release's own code) as this release
 judges it: the service proves its domain by its fqdn label and the record by its own name; the configs and the
 route file name no domain, so they are this configuration's only beside a proven resource of their name; and a
-redeploy's plan writes this release's stamp everywhere, keeping the creation time and the expiry."""
+redeploy writes this release's stamp everywhere, keeping the creation time and the expiry: the plan's, and on the
+record and configs it keeps."""
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from graphsite import __version__
-from graphsite.publisher import route
+from graphsite.publisher import outcomes, route
+from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
+from graphsite.publisher.deploy import Undo, _apply, _Prepared, _undo, config_change
 from graphsite.publisher.deployment import ID, STAMP, VERSION, Claim, Deployment, Stamp, iso
 from graphsite.publisher.inventory import record_owner, survey
 from graphsite.publisher.plan import make_plan
 from graphsite.publisher.records import RecordDecision, decide_record
+from graphsite.publisher.swarm import config_labels
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm
 
 NAME, DOMAIN = "gs-older-0a1b2c", "example.com"
@@ -110,18 +115,67 @@ def test_another_configuration_adopts_nothing_of_0_1_s_deployment(older, product
         ("service", Claim.OTHER), ("record", Claim.OTHER), ("config", Claim.OLDER), ("route", Claim.OLDER)}
 
 
-def test_a_redeploy_s_plan_stamps_every_resource_with_this_release_s_stamp(older, production, sample):
+@pytest.fixture
+def redeploy(older, production, sample):
+    """The plan of a redeploy of 0.1's deployment by this release (the first deploy drew no id: this one does)."""
     html, _ = sample
     previous = Deployment.from_labels(older["service"]["labels"])
     assert previous is not None
-    plan = make_plan(production.replace("site", domain=DOMAIN), NAME, html=html,
+    return make_plan(production.replace("site", domain=DOMAIN), NAME, html=html,
                      sha256=hashlib.sha256(html.encode()).hexdigest(), title="Graph engineering", content="config",
                      now=CREATED + timedelta(days=1), deployment_id="0a1b2c3d").renewing(previous)
+
+
+def test_a_redeploy_s_plan_stamps_every_resource_with_this_release_s_stamp(older, redeploy):
     stamp = Stamp(NAME, f"{NAME}.{DOMAIN}", "0a1b2c3d", iso(CREATED), iso(EXPIRES))  # the first deploy's times
-    assert plan.stamp == stamp
-    labels = dict(plan.service.labels)
+    assert redeploy.stamp == stamp
+    labels = dict(redeploy.service.labels)
     assert (labels[STAMP], labels[ID], labels[VERSION]) == ("2", "0a1b2c3d", __version__)
-    assert plan.record.comment == stamp.record_comment()
-    assert route.dump(plan.route, plan.stamp).startswith(stamp.route_comment())
+    assert route.dump(redeploy.route, redeploy.stamp).startswith(stamp.route_comment())
+    assert redeploy.record.comment == stamp.record_comment()
     record = _record(older)  # kept (it points at the same address), its comment made this stamp
-    assert decide_record([record], plan.record, DOMAIN) == RecordDecision("restamp", record)
+    assert decide_record([record], redeploy.record, DOMAIN) == RecordDecision("restamp", record)
+
+
+def test_a_config_a_redeploy_keeps_is_given_its_stamp_unless_another_configuration_s(older, redeploy):
+    """The same data makes the same config name: a redeploy of an unchanged page keeps 0.1's Caddyfile config,
+    and relabels it; another configuration's config of that name is used but never relabelled."""
+    caddyfile = redeploy.service.configs[-1]
+    v01 = next(c["labels"] for c in older["configs"] if "-caddyfile-" in c["name"])
+    assert config_change(redeploy, caddyfile, v01, DOMAIN) == outcomes.UPDATED
+    assert config_change(redeploy, caddyfile, config_labels(redeploy.stamp, caddyfile), DOMAIN) == outcomes.UNCHANGED
+    another = replace(redeploy.stamp, fqdn=f"{NAME}.other.org")
+    assert config_change(redeploy, caddyfile, config_labels(another, caddyfile), DOMAIN) == outcomes.UNCHANGED
+    assert config_change(redeploy, caddyfile, None, DOMAIN) == outcomes.CREATED
+
+
+def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_back(older, production, tmp_path):
+    """The same page makes the same configs: the redeploy keeps both of 0.1's, and its record, and gives every
+    resource this release's stamp (on the fakes of the ports, through deploy's own steps); a redeploy that fails
+    afterwards puts every earlier stamp back."""
+    config = _configured(production, tmp_path)
+    clients = _systems(older, tmp_path, kept=("service", "record"))
+    swarm, dns = clients.docker, clients.dns
+    assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
+    page = next(c["data"] for c in older["configs"] if "-page-" in c["name"])
+    previous = Deployment.from_labels(older["service"]["labels"])
+    assert previous is not None
+    plan = make_plan(config, NAME, html=page, sha256=older["page"]["sha256"], title=older["page"]["title"],
+                     content="config", now=CREATED + timedelta(days=1), deployment_id="0a1b2c3d").renewing(previous)
+    assert sorted(c.name for c in plan.service.configs) == sorted(swarm.config_labels)  # 0.1's own names
+    decision = decide_record(dns.records(plan.fqdn), plan.record, DOMAIN)
+    prepared, undo = _Prepared(plan, decision, swarm.service(NAME), Access()), Undo()
+    made, _ = _apply(prepared, clients, undo, config)
+    assert {(o.resource, o.outcome) for o in made} == {(kind, outcomes.UPDATED)
+                                                       for kind in ("config", "service", "route", "record")}
+    route_file = tmp_path / "dynamic" / f"{NAME}.yml"
+    stamps = [Stamp.from_labels(swarm.services_by_name[NAME].labels), route.route_stamp(route_file)]
+    stamps += [Stamp.from_labels(labels) for labels in swarm.config_labels.values()]
+    stamps += [r.stamp for r in dns.zone.values()]
+    assert stamps == [plan.stamp] * 5 and plan.stamp.version == 2
+
+    _undo(config, clients, prepared, undo)  # as if verify had failed next
+    assert swarm.services_by_name[NAME].labels == older["service"]["labels"]
+    assert swarm.config_labels == {c["name"]: c["labels"] for c in older["configs"]}
+    assert route_file.read_text(encoding="utf-8") == older["route"]["text"]
+    assert [r.comment for r in dns.zone.values()] == [older["record"]["comment"]]
