@@ -341,6 +341,18 @@ class Dns:
             return same[0]
         return record_of(action, answer["result"])
 
+    def restamp(self, record: Record, comment: str) -> Record:
+        """Give `record` the comment `comment` (its other fields as they are); return the record Cloudflare holds
+        now. An answer that is not that record with that comment is an error."""
+        action = f"update the comment of A {record.name} id={record.id}"
+        answer = self._request(action, "PATCH", f"/zones/{self.zone_id}/dns_records/{record.id}", body={
+            "name": record.name, "type": record.type, "content": record.content, "ttl": record.ttl,
+            "proxied": record.proxied, "comment": comment})
+        made = record_of(action, answer["result"])
+        if made.id != record.id or made.comment != comment:
+            raise _malformed(action, f"record {made.id} with the comment {made.comment!r}")
+        return made
+
     def delete(self, record_id: str) -> bool:
         """Delete the record; return False when it was already gone."""
         action = f"delete record {record_id}"

@@ -22,15 +22,16 @@ from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, route_path
+from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
-from graphsite.publisher.plan import DeployPlan, make_plan
+from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
+from graphsite.publisher.ports import SwarmPort
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
-from graphsite.publisher.swarm import Service, runs
+from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.verify import CheckResult, reads_content, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
 
@@ -227,8 +228,9 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> 
 
 def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
     prepared = _prepare(config, request, clients, subdomain)
-    outcomes = tuple(o.planned() for o in survey(prepared, clients))
-    dns = {"create": "would create", "replace": "would replace"}.get(prepared.decision.action, UNCHANGED)
+    outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
+    dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
+        prepared.decision.action, UNCHANGED)
     return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
 
 
@@ -331,12 +333,12 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
-def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
+def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
     plan, swarm, outcomes = prepared.plan, clients.docker, []
-    existing = set(swarm.configs(plan.subdomain))
+    existing = swarm.labelled_configs(plan.subdomain)
     for item in plan.service.configs:
-        outcomes.append(Outcome("config", item.name, UNCHANGED if item.name in existing else CREATED))
+        outcomes.append(Outcome("config", item.name, config_change(plan, item, existing.get(item.name), domain)))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
     current = prepared.current
@@ -350,18 +352,15 @@ def survey(prepared: _Prepared, clients: Clients) -> list[Outcome]:
     return outcomes
 
 
-_RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "replace": REPLACED}
+_RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "replace": REPLACED}
 
 
 def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     with output.step("content"):
-        existing = set(swarm.configs(plan.subdomain))
+        existing = swarm.labelled_configs(plan.subdomain)
         for item in plan.service.configs:
-            if item.name not in existing:  # registered first: a create whose answer is lost is still undone
-                undo.push(f"config {item.name}", f"removed config {item.name}", partial(swarm.remove_config, item.name))
-            created = swarm.ensure_config(plan.stamp, item)
-            outcomes.append(Outcome("config", item.name, CREATED if created else UNCHANGED))
+            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
             outcomes.append(_ensure_directory(plan, undo))
     with output.step("service"):
@@ -384,6 +383,32 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         outcomes.append(outcome)
     output.info(f"  {line}")
     return outcomes, line
+
+
+def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, swarm: SwarmPort, undo: Undo,
+                   domain: str) -> Outcome:
+    """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
+    change = config_change(plan, item, before, domain)
+    if change == CREATED:  # registered first: a create whose answer is lost is still undone
+        undo.push(f"config {item.name}", f"removed config {item.name}", partial(swarm.remove_config, item.name))
+        return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
+    if change == UPDATED and before is not None:
+        undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
+                  partial(swarm.relabel_config, item.name, before))
+        swarm.relabel_config(item.name, config_labels(plan.stamp, item))
+    return Outcome("config", item.name, change)
+
+
+def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str) -> str:
+    """Return what the deploy does to config `item`, given the labels of the one that exists (None: none):
+    created; updated when it carries another stamp than the deploy's, an earlier deploy's of this configuration
+    (another expiry) or an older graphsite's, which a later release may no longer read; else unchanged.
+    Another configuration's config is never touched."""
+    if before is None:
+        return CREATED
+    stale = before != config_labels(plan.stamp, item)
+    return UPDATED if stale and claim(Stamp.from_labels(before), plan.subdomain, domain) in (
+        Claim.OURS, Claim.OLDER) else UNCHANGED
 
 
 def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
@@ -441,5 +466,9 @@ def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[s
         previous = decision.existing
         undo.push(f"record A {wanted.name}", f"pointed A {wanted.name} back at {previous.content}",
                   lambda: restore_record(dns, previous, remove_mine))
+    elif decision.action == "restamp" and decision.existing is not None:
+        earlier = decision.existing
+        undo.push(f"record A {wanted.name}", f"put back the previous comment of A {wanted.name}",
+                  lambda: bool(dns.restamp(earlier, earlier.comment)))
     line, _ = apply_record(dns, wanted, decision)
     return line, Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[decision.action])

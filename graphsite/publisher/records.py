@@ -14,7 +14,8 @@ from graphsite.publisher.ports import DnsPort
 
 @dataclass(frozen=True)
 class RecordDecision:
-    """`create`, `exists` or `replace` (with --force) the A record; `existing` is the record found."""
+    """`create`, `exists`, `restamp` (an earlier deploy's record, given this deploy's stamp) or `replace` (with
+    --force) the A record; `existing` is the record found."""
 
     action: str
     existing: Record | None = None
@@ -31,7 +32,9 @@ def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force:
     a_records = [r for r in found if r.type == "A"]
     same = [r for r in a_records if r.content == wanted.content]
     if same and same[0].claim(domain) == Claim.OURS:
-        return RecordDecision("exists", same[0])
+        # an earlier deploy's record (this release's, or an older graphsite's without an id) carries this deploy's
+        # stamp from now on: a stamp the next release no longer reads would leave a record nothing removes
+        return RecordDecision("exists" if same[0].comment == wanted.comment else "restamp", same[0])
     if same:  # the right address, but not graphsite's: nothing would say whose it is, and gc would call it missing
         if not force:
             raise DeployError(f"DNS: {wanted.name} already points at {wanted.content} (A id={same[0].id}), but "
@@ -57,6 +60,9 @@ def apply_record(dns: DnsPort, wanted: DnsRecord, decision: RecordDecision) -> t
     existing = decision.existing
     if decision.action == "exists" and existing is not None:
         return f"EXISTS id={existing.id}", existing
+    if decision.action == "restamp" and existing is not None:
+        made = dns.restamp(existing, wanted.comment)
+        return f"UPDATED id={made.id} comment={made.comment}", made
     if decision.action == "replace" and existing is not None:
         dns.delete(existing.id)
         made = dns.create(wanted)

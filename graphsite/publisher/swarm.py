@@ -265,13 +265,14 @@ class Swarm:
 
     def config_stamps(self, subdomain: str | None = None) -> dict[str, Stamp]:
         """Return {config name: its stamp} of the configs graphsite made (for one subdomain, or all)."""
+        return {name: stamp for name, labels in self.labelled_configs(subdomain).items()
+                if (stamp := Stamp.from_labels(labels)) is not None}
+
+    def labelled_configs(self, subdomain: str | None = None) -> dict[str, dict[str, str]]:
+        """Return {config name: its labels} of the configs labelled with a graphsite name (that name, or any)."""
         label = NAME + (f"={subdomain}" if subdomain else "")
-        found = {}
-        for raw in self.api.configs(filters={"label": label}):
-            stamp = Stamp.from_labels((raw.get("Spec") or {}).get("Labels"))
-            if stamp is not None:
-                found[raw["Spec"]["Name"]] = stamp
-        return found
+        return {raw["Spec"]["Name"]: raw["Spec"].get("Labels") or {}
+                for raw in self.api.configs(filters={"label": label})}
 
     def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool:
         """Create the config, labelled with the deployment's stamp, unless it exists; return True when it was
@@ -279,13 +280,31 @@ class Swarm:
         if any(c["Spec"]["Name"] == config.name for c in self.api.configs(filters={"name": config.name})):
             return False
         try:
-            self.api.create_config(config.name, config.data, labels={**stamp.labels(), SHA256: config.sha256})
+            self.api.create_config(config.name, config.data, labels=config_labels(stamp, config))
         except SwarmError as exc:
             cause = str(exc.__cause__ or "")
             if "exceeds maximum size" in cause or "must be valid as a" in cause:
                 raise SwarmError(f"Docker refused config {config.name}: {exc.message.split(': ', 2)[-1]}",
                                  hint="deploy with --content bind") from None
             raise
+        return True
+
+    def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
+        """Give config `name` these labels, the one thing Swarm lets a config change (its name and data stay);
+        return False when there is no such config."""
+        found = [c for c in self.api.configs(filters={"name": name}) if c["Spec"]["Name"] == name]
+        if not found:
+            return False
+        api = self.api.doing(f"relabel config {name}")
+        try:
+            raw = api.inspect_config(found[0]["ID"])
+            # The SDK has no call for it: the Engine's ConfigUpdate takes the spec as inspected, other labels
+            # and all, at the version inspected (a config changed meanwhile is refused, not overwritten).
+            api._raise_for_status(api._post_json(api._url("/configs/{0}/update", raw["ID"]),
+                                                 data={**raw["Spec"], "Labels": labels},
+                                                 params={"version": raw["Version"]["Index"]}))
+        except docker.errors.NotFound:
+            return False
         return True
 
     def remove_config(self, name: str) -> bool:
@@ -299,6 +318,11 @@ class Swarm:
         except docker.errors.NotFound:
             return False
         return True
+
+
+def config_labels(stamp: Stamp, config: ConfigFile) -> dict[str, str]:
+    """Return the labels of one of a deployment's configs: the deployment's stamp and the sha256 of its data."""
+    return {**stamp.labels(), SHA256: config.sha256}
 
 
 def _service(raw: dict) -> Service:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import secrets
 from datetime import UTC, datetime, timedelta
@@ -57,6 +58,29 @@ def fixed_plan(production):
     sha = hashlib.sha256(HTML.encode()).hexdigest()
     return make_plan(production, "graph-eng-0a1b2c", html=HTML, sha256=sha, title="Graph engineering",
                      content="config", now=NOW, ttl=timedelta(days=7), deployment_id="0a1b2c3d")
+
+
+V01 = Path(__file__).parent / "fixtures" / "v01-deployment.json"
+
+
+def _older_deployment(config: Config, name: str, created: datetime, expires: datetime) -> dict:
+    """Return what graphsite 0.1.0 made for fixtures/v01-deployment.json's page deployed as `name` under `config`
+    (its site, deploy and dns settings) at `created` until `expires`; `@CONFIG_ID@` stays: Docker gives the id."""
+    from graphsite.publisher.deployment import iso
+
+    values = {"NAME": name, "FQDN": f"{name}.{config.site.domain}", "CREATED": iso(created),
+              "EXPIRES": iso(expires), "IMAGE": config.deploy.image, "NETWORK": config.deploy.network,
+              "ENDPOINT_MODE": config.deploy.endpoint_mode, "RECORD_CONTENT": config.dns.record_content}
+    text = V01.read_text(encoding="utf-8")
+    for token, value in values.items():  # every token is a JSON string's whole text or a part of it
+        text = text.replace(f"@{token}@", json.dumps(value)[1:-1])
+    return json.loads(text)
+
+
+@pytest.fixture
+def v01():
+    """Return a function giving the resources graphsite 0.1.0 made for one page (see fixtures/README.md)."""
+    return _older_deployment
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -136,6 +136,11 @@ class FakeSwarm:
 
         return self._run("config_stamps", stamps)
 
+    def labelled_configs(self, subdomain: str | None = None) -> dict[str, dict[str, str]]:
+        return self._run("labelled_configs", lambda: {
+            name: dict(labels) for name, labels in self.config_labels.items()
+            if labels.get("graphsite.subdomain") and subdomain in (None, labels["graphsite.subdomain"])})
+
     def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool:
         def create() -> bool:
             if config.name in self.config_labels:
@@ -145,6 +150,15 @@ class FakeSwarm:
             return True
 
         return self._run("ensure_config", create)
+
+    def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
+        def relabel() -> bool:
+            if name not in self.config_labels:
+                return False
+            self.config_labels[name] = dict(labels)
+            return True
+
+        return self._run("relabel_config", relabel)
 
     def remove_config(self, name: str) -> bool:
         def remove() -> bool:
@@ -237,6 +251,15 @@ class FakeDns:
             return made
 
         return self._run("create", make)
+
+    def restamp(self, record: Record, comment: str) -> Record:
+        def rewrite() -> Record:
+            if record.id not in self.zone:
+                raise DnsError(f"Cloudflare: update the comment of record {record.id}: HTTP 404", status=404)
+            self.zone[record.id] = replace(self.zone[record.id], comment=comment)
+            return self.zone[record.id]
+
+        return self._run("restamp", rewrite)
 
     def delete(self, record_id: str) -> bool:
         def remove() -> bool:

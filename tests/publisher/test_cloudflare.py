@@ -102,3 +102,22 @@ def test_a_ca_bundle_that_cannot_load_names_the_setting(production, monkeypatch,
         Dns(production.replace("dns", ca_bundle=str(bundle)))
     with pytest.raises(ConfigError, match=f"verify.ca_bundle: cannot load {bundle}"):
         run_checks(production.replace("verify", ca_bundle=str(bundle)), target=None, clients=None)
+
+
+def test_a_restamp_changes_the_comment_alone_and_can_put_it_back(private_cf, fixed_plan):
+    """An earlier deploy's record (here graphsite 0.1's comment) is kept, its comment made this deploy's stamp;
+    the undo of a failed redeploy puts the earlier comment back the same way."""
+    config, control = private_cf
+    stamp = replace(fixed_plan.stamp, name="gs-older", fqdn="gs-older.lab.graphsite.test")
+    earlier = replace(fixed_plan.record, name=stamp.fqdn, content="127.0.0.1",
+                      comment=f"graphsite: gs-older (created {stamp.created}, expires {stamp.expires})")
+    dns = Dns(config)
+    try:
+        made = dns.create(earlier)
+        restamped = dns.restamp(made, stamp.record_comment())
+        assert restamped == replace(made, comment=stamp.record_comment())
+        assert [(r["id"], r["comment"]) for r in control.records()] == [(made.id, stamp.record_comment())]
+        assert dns.restamp(restamped, made.comment) == made
+    finally:
+        dns.close()
+    assert [r["method"] for r in control.requests()] == ["POST", "PATCH", "PATCH"]

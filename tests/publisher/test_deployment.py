@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -228,7 +229,8 @@ def test_what_could_not_be_read_is_not_called_missing():
 
 def test_an_a_record_with_the_right_address_that_graphsite_did_not_make_is_refused_or_replaced():
     """A foreign record would make the deployment look partial forever (nothing says whose it is), and gc would
-    then tear a live page down: refused without --force, replaced by graphsite's own with it."""
+    then tear a live page down: refused without --force, replaced by graphsite's own with it. graphsite's own
+    record is kept, and given this deploy's stamp when an earlier deploy stamped it otherwise."""
     from graphsite.errors import DeployError
     from graphsite.publisher.cloudflare import Record
     from graphsite.publisher.plan import DnsRecord
@@ -241,6 +243,7 @@ def test_an_a_record_with_the_right_address_that_graphsite_did_not_make_is_refus
     with pytest.raises(DeployError, match="graphsite did not make that record"):
         decide_record([foreign], wanted, "x")
     assert decide_record([foreign], wanted, "x", force=True).action == "replace"
-    assert decide_record([ours], wanted, "x").action == "exists"
+    assert decide_record([ours], replace(wanted, comment=ours.comment), "x").action == "exists"
+    assert decide_record([ours], wanted, "x").action == "restamp"  # kept, with this deploy's stamp
     with pytest.raises(DeployError, match="graphsite did not make that record"):
         decide_record([ours], wanted, "other.x")  # another configuration's record is not taken over
