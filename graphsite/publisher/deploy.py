@@ -314,7 +314,9 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
             clients.swarm.remove_config(name)
-        if plan.bind_dir is None and directory.exists():
+        # the previous version's page directory, not one another configuration made for this name
+        previous_page = claim(bind.bind_stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        if plan.bind_dir is None and directory.exists() and previous_page:
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
