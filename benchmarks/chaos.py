@@ -279,7 +279,14 @@ class Worker:
             return self.lied_to(name, f"dns_records/{record_id}", count, fault, f"{key} delete", op)
         ops = ("deploy", "teardown", "gc", "list") + (("zone",) if self.shared.zone_lies else ())
         op = self.rng.choice(ops)
-        name = self.expired() if op == "gc" else self.pick(0.6) if op != "zone" else self.group
+        if op == "gc":
+            name = self.expired()
+        elif op == "zone":
+            name = self.group
+        elif kind == Kind.WRONG_TYPES and fault["variant"] != "string":  # it takes a field out of a record
+            name = self.with_record()[0]
+        else:
+            name = self.pick(0.6)
         if not name:
             return None
         match = "type=A" if op == "zone" else f"name.exact={self.driver.fqdn(name)}"
