@@ -327,7 +327,10 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
             clients.docker.remove_config(name)
-        if plan.bind_dir is None and os.path.lexists(directory):  # a link is refused there, never followed
+        # the previous version's page directory, not one another configuration made for this name (a link there
+        # is refused, never followed: bind_stamp does not read through one)
+        previous_page = claim(bind.bind_stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        if plan.bind_dir is None and os.path.lexists(directory) and previous_page:
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")

@@ -7,10 +7,15 @@ Each lie is matched on text only this test's name carries, so nothing else on th
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
+
 import pytest
 import yaml
 
 from graphsite.lab.faults import Kind
+from graphsite.publisher.deployment import MARKER, Stamp, iso, new_id
+from graphsite.publisher.outcomes import KEPT, Outcome
 
 pytestmark = pytest.mark.lab
 
@@ -155,3 +160,26 @@ def test_two_configurations_on_one_swarm_see_and_touch_only_their_own(driver, na
         driver.run("teardown", staged, env=staging)
     assert driver.run("teardown", live).code == 0
     assert driver.leftovers(live) == []
+
+
+def test_a_config_deploy_leaves_another_configuration_s_page_directory_alone(driver, names):
+    """Found by benchmarks/chaos.py: a deploy with `--content config` removed a page directory of its name as
+    the previous version's content, judging it by the name in its marker alone. One that staging made (the
+    same bind root, another domain) is no old content of this deployment: deploy and teardown keep it."""
+    name = names()
+    directory = driver.bind_root / name
+    directory.mkdir()
+    staged = Stamp(name, f"{name}.staging.{driver.lab.domain}", new_id(), iso(datetime.now(UTC)))
+    (directory / MARKER).write_text(staged.marker())
+    (directory / "index.html").write_text("<p>staging's page</p>")
+    before = {path.name: path.read_bytes() for path in directory.iterdir()}
+    try:
+        made = driver.run("deploy", "--subdomain", name, "--content", "config", "--no-verify")
+        assert made.code == 0 and "left in place" not in made.stderr, made
+        assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
+        torn = driver.run("teardown", name)
+        kept = Outcome("directory", str(directory), KEPT, "graphsite did not make it").line()
+        assert torn.code == 0 and kept in torn.stdout.splitlines(), torn
+        assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
