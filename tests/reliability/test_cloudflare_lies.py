@@ -33,7 +33,9 @@ def _whole(driver, name: str) -> None:
     assert {"service", "config", "route", "record"} <= kinds, kinds
 
 
-@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.EMPTY_PAGE, Kind.TRUNCATED, Kind.BAD_PAGINATION])
+# Every kind of lie on every call is met by the real adapter in tests/publisher/test_cloudflare_answers.py (a
+# property test); here a few kinds go through the CLI on the lab, end to end, to prove what each command does.
+@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.EMPTY_PAGE])
 def test_a_zone_listing_that_lies_makes_list_fail_and_gc_remove_nothing(driver, names, kind):
     name = names()
     _expired(driver, name)
@@ -53,7 +55,7 @@ def test_a_zone_listing_that_lies_makes_list_fail_and_gc_remove_nothing(driver, 
     assert driver.leftovers(name) == []
 
 
-@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.TRUNCATED, Kind.HTML, Kind.EMPTY_BODY, Kind.WRONG_TYPES])
+@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.HTML])
 def test_teardown_whose_record_lookup_lies_says_so_keeps_the_record_and_a_rerun_finishes(driver, names, kind):
     name = names()
     made = driver.run("deploy", "--subdomain", name, "--no-verify", "--ttl", "1h")
@@ -72,7 +74,7 @@ def test_teardown_whose_record_lookup_lies_says_so_keeps_the_record_and_a_rerun_
     assert driver.leftovers(name) == []
 
 
-@pytest.mark.parametrize("kind", [Kind.SUCCESS_FALSE, Kind.TRUNCATED, Kind.HTML])
+@pytest.mark.parametrize("kind", [Kind.TRUNCATED])
 def test_a_deploy_whose_plan_lookup_lies_stops_in_one_line_before_anything_is_made(driver, names, kind):
     name = names()
     driver.cloudflare.lie_next(5, kind, match=f"name.exact={driver.fqdn(name)}")
