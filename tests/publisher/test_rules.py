@@ -5,6 +5,7 @@ read, nothing that is not this configuration's is ever touched, and a live page 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -245,3 +246,41 @@ def test_a_stamp_of_this_release_is_written_on_every_resource_deploy_makes(tmp_p
     # the service, its two configs, the route and the record: one stamp, this configuration's
     assert len(stamps) == 5 and len(set(stamps)) == 1
     assert stamps[0] is not None and stamps[0].claim("site-1", "example.com") == "ours"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(faults=st.lists(st.tuples(st.sampled_from(_METHODS + [("dns", "create"), ("swarm", "ensure_service"),
+                                                             ("swarm", "ensure_config"), ("swarm", "wait_converged")]),
+                                 st.sampled_from(["error", "lost"]), st.integers(1, 2)), min_size=1, max_size=3))
+def test_list_teardown_and_deploy_under_any_failure_say_so_and_a_later_teardown_leaves_nothing(tmp_path_factory,
+                                                                                               faults):
+    """Any failure at any call during a deploy, a list and a teardown: no traceback; list fails (exit 1) whenever
+    a read failed; and once the failures stop, a teardown leaves nothing of the name in any system."""
+    from graphsite.commands import present
+
+    root = tmp_path_factory.mktemp("rules")
+    config = _config(root)
+    clients = _clients(config)
+    for (system, method), kind, times in faults:
+        port = clients.docker if system == "swarm" else clients.dns
+        port.faults.inject(method, Fault.lost() if kind == "lost" else Fault.error(), times)
+    plan = make_plan(config, "site-1", html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
+                     content="config", now=NOW)
+    undo = Undo()
+    try:
+        prepared = _Prepared(plan, decide_record(clients.dns.records(plan.fqdn), plan.record, "example.com"), None,
+                             Access())
+        _apply(prepared, clients, undo, config)
+    except GraphsiteError:
+        _undo(config, clients, _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), undo)
+    seen = survey(config, clients)
+    if seen.unreadable:
+        with pytest.raises(present.Incomplete):
+            present.listing(seen, NOW, as_json=True)
+    with contextlib.suppress(GraphsiteError):  # said in one line; what is left is for the next teardown
+        teardown(config, "site-1", clients)
+    for port in (clients.docker, clients.dns):
+        port.faults.clear()
+    final = teardown(config, "site-1", clients)
+    assert final.left == () and not any(o.failed for o in final.outcomes), final
+    assert _state(clients, config) == ((), (), (), ())
