@@ -19,7 +19,7 @@ from pathlib import Path
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError
 from graphsite.publisher import files
-from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.publisher.deployment import MARKER, Claim, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -95,21 +95,23 @@ def put_back_page(directory: Path, page: bytes) -> bool:
     return True
 
 
-def temporaries(bind_root: Path) -> dict[str, list[Path]]:
-    """Return {subdomain: [directories]} of the temporary directories a killed deploy left in `bind_root`:
-    named after the deployment, and holding nothing but the marker and the page (or their temporary files)."""
+def temporaries(bind_root: Path, domain: str) -> dict[str, list[Path]]:
+    """Return {subdomain: [directories]} of the temporary directories a killed deploy of the configuration of
+    `domain` left in `bind_root`: named after the deployment, holding nothing but the marker and the page (or
+    their temporary files), and a marker (once there is one) that is this configuration's (another's, on a
+    shared bind root, is not)."""
     found: dict[str, list[Path]] = {}
     # iterdir, not glob: a root that cannot be listed raises (glob says "nothing"), and the caller names it
     candidates = sorted(p for p in bind_root.iterdir() if p.name.startswith(".")
                         and p.name.endswith(TEMPORARY_SUFFIX)) if bind_root.is_dir() else []
     for path in candidates:
         match = _TEMPORARY.match(path.name)
-        if match and files.is_directory(path) and _only_ours(path, match["name"]):
+        if match and files.is_directory(path) and _only_ours(path, match["name"], domain):
             found.setdefault(match["name"], []).append(path)
     return found
 
 
-def _only_ours(directory: Path, name: str) -> bool:
+def _only_ours(directory: Path, name: str, domain: str) -> bool:
     """Return whether `directory` holds only what _fill writes, and a marker (if there is one yet) for `name`."""
     try:
         with files.opened(directory.parent, directory.name) as fd, os.scandir(fd) as scan:
@@ -124,8 +126,8 @@ def _only_ours(directory: Path, name: str) -> bool:
             return False
     if not (directory / MARKER).exists():  # killed before the marker was written
         return True
-    stamp = bind_stamp(directory)
-    return stamp is not None and stamp.name == name
+    stamp = bind_stamp(directory)  # the marker is written whole (atomically), so it is a whole stamp or none
+    return stamp is not None and stamp.claim(name, domain) in (Claim.OURS, Claim.OLDER)
 
 
 def remove_temporary(directory: Path) -> bool:

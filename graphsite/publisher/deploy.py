@@ -417,7 +417,8 @@ def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | N
 def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
-    for stale in bind.temporaries(directory.parent).get(plan.subdomain, []):  # a killed run's half-filled one
+    domain = plan.fqdn.split(".", 1)[1]
+    for stale in bind.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
         bind.remove_temporary(stale)
     old = bind.read_page(directory)
     if not os.path.lexists(directory):
@@ -430,12 +431,12 @@ def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
 
 
 def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
-    path = plan.route_path
+    path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = route.route_text(path)
 
     def remove() -> bool:
         removed = route.remove_file(path)
-        for temporary in route.temporaries(path.parent).get(plan.subdomain, []):
+        for temporary in route.temporaries(path.parent, domain).get(plan.subdomain, []):
             removed = route.remove_file(temporary) or removed
         return removed
 
@@ -448,7 +449,7 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in route.temporaries(path.parent).get(plan.subdomain, []):  # a killed run's half-written route
+    for stale in route.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
         route.remove_file(stale)
     written = route.write_route(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)

@@ -246,7 +246,7 @@ def _read_routes(found: _Found, dynamic_dir: Path, name: str | None, domain: str
         stamp = route.route_stamp(path) if path.is_file() and not path.is_symlink() else None
         if found.judge("route", str(path), stamp, path.stem, domain) and stamp is not None:
             found.routes[path.stem] = (path, stamp)
-    for owner, temporaries in route.temporaries(dynamic_dir).items():
+    for owner, temporaries in route.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
             found.temporaries[owner] = temporaries
 
@@ -261,7 +261,7 @@ def _read_directories(found: _Found, bind_root: Path, name: str | None, domain: 
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
-    for owner, temporaries in bind.temporaries(bind_root).items():
+    for owner, temporaries in bind.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             found.temporary_dirs[owner] = temporaries
 

@@ -16,7 +16,7 @@ from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher import files
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import Claim, Stamp
 from graphsite.publisher.dynamic import parse_text, schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
@@ -188,9 +188,10 @@ def route_files(dynamic_dir: Path) -> dict[str, Path]:
     return {path.stem: path for path in paths if is_ours(path)}
 
 
-def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
-    """Return {subdomain: [paths]} of the temporary route files a killed write left behind: named after the
-    deployment, and empty or stamped by graphsite."""
+def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
+    """Return {subdomain: [paths]} of the temporary route files a killed write of the configuration of `domain`
+    left behind: named after the deployment, and empty or stamped by graphsite for it (a stamp of another
+    configuration, on a shared directory, is not)."""
     found: dict[str, list[Path]] = {}
     # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
     for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
@@ -203,20 +204,24 @@ def temporaries(dynamic_dir: Path) -> dict[str, list[Path]]:
             continue
         if data is None:
             continue
-        if _written_by_us(data.decode("utf-8", errors="replace"), match["name"]):
+        if _written_by_us(data.decode("utf-8", errors="replace"), match["name"], domain):
             found.setdefault(match["name"], []).append(path)
     return found
 
 
-def _written_by_us(head: str, name: str) -> bool:
-    """True when a temporary file's first bytes are what graphsite writes for `name`: nothing yet, a whole stamp
-    for it, or a write cut short inside the stamp's first line (a kill mid-write)."""
+def _written_by_us(head: str, name: str, domain: str) -> bool:
+    """True when a temporary file's first bytes are what graphsite writes for `name` under `domain`: nothing
+    yet, a whole stamp of this configuration's, or a write cut short inside the stamp's first line (a kill
+    mid-write) whose fqdn, when it was written whole, is this configuration's."""
     stamp = Stamp.from_route_text(head)
     if stamp is not None:
-        return stamp.name == name
+        return stamp.claim(name, domain) in (Claim.OURS, Claim.OLDER)
     first, newline, _ = head.partition("\n")
     start = Stamp(name).route_comment().split(" fqdn=", 1)[0] + " "  # "# graphsite: stamp=2 name=NAME "
-    return not newline and (start.startswith(first) or first.startswith(start))
+    if newline or not (start.startswith(first) or first.startswith(start)):
+        return False
+    fqdn, space, _ = first[len(start):].removeprefix("fqdn=").partition(" ")
+    return not space or fqdn == f"{name}.{domain}"
 
 
 def qualified_middlewares(names: tuple[str, ...]) -> list[str]:

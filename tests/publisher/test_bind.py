@@ -71,7 +71,7 @@ def test_a_deploy_killed_while_filling_its_directory_leaves_none_without_a_marke
         process.wait(timeout=30)
     finished = 0
     for parent in root.iterdir():
-        found = {path for paths in bind.temporaries(parent).values() for path in paths}
+        found = {path for paths in bind.temporaries(parent, "example.com").values() for path in paths}
         for directory in parent.iterdir():
             if directory.name.startswith("."):
                 assert directory in found, f"{directory} is left and nothing would find it"
@@ -103,7 +103,11 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     (tmp_path / (".gs-g.x9" + TEMPORARY_SUFFIX)).symlink_to(empty)
     whole = make("gs-h", marker_for="gs-h")
     foreign = make("gs-i", marker_for="gs-other")
-    assert bind.temporaries(tmp_path) == {"gs-a": [empty], "gs-b": [half]}
+    staging = make(".gs-k.x9" + TEMPORARY_SUFFIX)  # another configuration's killed deploy, on a shared root
+    (staging / MARKER).write_text(Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
+                                  .marker())
+    assert bind.temporaries(tmp_path, "example.com") == {"gs-a": [empty], "gs-b": [half]}
+    assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == [staging]
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}
@@ -150,7 +154,7 @@ def planted(tmp_path) -> tuple[Path, Path, tuple]:
 def test_a_link_named_like_a_deployment_is_never_ours_even_with_a_marker_behind_it(planted):
     link, target, before = planted
     assert bind.bind_stamp(link) is None and bind.own_stamp(link) is None and not bind.made_by_graphsite(link)
-    assert bind.bind_dirs(link.parent) == {} and bind.temporaries(link.parent) == {}
+    assert bind.bind_dirs(link.parent) == {} and bind.temporaries(link.parent, "example.com") == {}
     assert bind.read_page(link) is None
     assert _state(target) == before
 

@@ -144,8 +144,11 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     cut = tmp_path / ".gs-6.yml.ab12.tmp"  # killed inside the stamp's first line
     cut.write_text(Stamp("gs-6", "gs-6.example.com", "0a1b2c3d", STAMP.created).route_comment()[:33])
     (tmp_path / ".gs-7.yml.ab12.tmp").write_text(Stamp("gs-8").route_comment()[:40])  # names another deployment
-    assert route.temporaries(tmp_path) == {"gs-1": [stamped], "gs-2": [empty], "gs-3": [first_version],
-                                           "gs-6": [cut]}
+    staging = Stamp("gs-9", "gs-9.staging.example.com", "0a1b2c3d", STAMP.created).route_comment()
+    (tmp_path / ".gs-9.yml.ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
+    (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
+    assert route.temporaries(tmp_path, "example.com") == {"gs-1": [stamped], "gs-2": [empty],
+                                                          "gs-3": [first_version], "gs-6": [cut]}
 
 
 def test_a_route_file_says_whose_it_is(tmp_path, production):

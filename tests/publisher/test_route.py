@@ -134,7 +134,7 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
     link.symlink_to(target)
     temporary.symlink_to(target)
     assert route.route_stamp(link) is None and not route.is_ours(link) and route.read_route(link) is None
-    assert route.route_files(dynamic) == {} and route.temporaries(dynamic) == {}
+    assert route.route_files(dynamic) == {} and route.temporaries(dynamic, "hhdevs.space") == {}
     for act in (lambda: route.write_route(link, document, stamp), lambda: route.remove_file(link),
                 lambda: route.route_text(link)):
         with pytest.raises(DeployError) as refused:
