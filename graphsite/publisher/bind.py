@@ -139,8 +139,10 @@ def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
     try:
         data = files.read_own(directory.parent, directory.name, MARKER)
-    except OSError:  # a link at `directory` (never followed), or a marker that is no regular file
-        return None
+    except OSError as exc:  # a link at `directory` (never followed), or a marker that is no regular file: not ours
+        if exc.errno in files.NOT_OURS:
+            return None
+        raise files.unreadable(directory / MARKER, "the page directory's marker", exc) from None
     if data is None:
         return None
     return Stamp.from_marker(data.decode("utf-8", errors="replace"))

@@ -81,6 +81,18 @@ def read_own(root: Path, *names: str, limit: int = -1) -> bytes | None:
         return handle.read(limit)
 
 
+# What a name of graphsite's own holds when it is not graphsite's kind of file: a link (never followed), something
+# that is no regular file or no directory. Such a thing is not graphsite's; any other error is a read that failed.
+NOT_OURS = (errno.ELOOP, errno.EINVAL, errno.ENOTDIR, errno.EISDIR)
+
+
+def unreadable(path: Path, what: str, exc: OSError) -> DeployError:
+    """Return the error for a file of graphsite's own that could not be read: what was read, and why."""
+    return DeployError(f"{path}: cannot read {what}: {exc.strerror or exc}",
+                       hint="nothing is decided on a file that could not be read: check its permissions and the disk, "
+                            "then run the command again")
+
+
 def is_directory(path: Path) -> bool:
     """True when `path` is a directory itself, not a link to one."""
     try:

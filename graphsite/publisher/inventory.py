@@ -12,11 +12,11 @@ from datetime import datetime
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher import bind, route
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import Claim, Deployment, Stamp, claim, parse_stamp
+from graphsite.publisher.deployment import CONTENT, Claim, Deployment, Stamp, claim, parse_stamp
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.deployment import route_path as route_path_of
 from graphsite.publisher.names import fqdn as make_fqdn
@@ -171,14 +171,28 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
     _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name, domain))
     if dns:
         _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
+    _missing_bind_root(found, Path(config.deploy.bind_root))
+    # a resource of graphsite 0.1 whose stamp names no domain is this configuration's only beside one that proves
+    # it (a stamp naming this domain; a temporary file proves nothing)
+    _adopt_older(found, set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
+                 | set(found.records))
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
-    _adopt_older(found, names)
     if name is not None:
         names = {name}
     holdings = {n: _holding(config, n, found) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
                      unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
+
+
+def _missing_bind_root(found: _Found, bind_root: Path) -> None:
+    """A bind deployment's directory lives on its node: where `bind_root` does not exist (another manager, a
+    container without the mount), the directories are not known, not absent. Without a bind deployment, a bind
+    root never made is simply empty."""
+    binds = [s.name for s in found.services.values() if s.labels.get(CONTENT) == "bind"]
+    if binds and not bind_root.is_dir() and DIRECTORIES not in found.unreadable:
+        found.unreadable[DIRECTORIES] = (f"{bind_root} does not exist on this host, and {binds[0]} keeps its page "
+                                         "there: run the command on the node that holds it")
 
 
 def _adopt_older(found: _Found, proven: set[str]) -> None:
@@ -238,8 +252,9 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
 
 
 def _read_routes(found: _Found, dynamic_dir: Path, name: str | None, domain: str) -> None:
-    if not dynamic_dir.is_dir():
-        return
+    if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run: not knowable
+        raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory",
+                          hint="run the command on the host whose Traefik reads that directory, or fix the setting")
     paths = [route_path_of(dynamic_dir, name)] if name is not None else \
         sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
     for path in paths:

@@ -169,7 +169,13 @@ def route_stamp(path: Path) -> Stamp | None:
     try:
         text = _read_text(path)
         data = yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except FileNotFoundError:  # removed since it was listed: gone
+        return None
+    except OSError as exc:  # a link or no regular file is not graphsite's; any other failure is not "absent"
+        if exc.errno in files.NOT_OURS:
+            return None
+        raise files.unreadable(path, "the route file", exc) from None
+    except (UnicodeDecodeError, yaml.YAMLError):  # not a document graphsite wrote
         return None
     if not isinstance(data, dict) or not _our_shape(data, path.stem):
         return None

@@ -284,3 +284,34 @@ def test_list_teardown_and_deploy_under_any_failure_say_so_and_a_later_teardown_
     final = teardown(config, "site-1", clients)
     assert final.left == () and not any(o.failed for o in final.outcomes), final
     assert _state(clients, config) == ((), (), (), ())
+
+
+def test_gc_decides_nothing_where_the_dynamic_directory_is_not(tmp_path):
+    """On a host (or a container) without Traefik's dynamic directory, the routes are unknown, not absent: every
+    deployment would look partial and gc would tear live pages down."""
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _deploy(config, clients, "live-1")
+    (Path(config.deploy.dynamic_dir) / "live-1.yml").rename(tmp_path / "elsewhere.yml")
+    Path(config.deploy.dynamic_dir).rmdir()
+    report = gc_module.collect(config, clients, now=NOW + timedelta(days=1))
+    assert report.collected == () and "does not exist" in report.unreadable["route directory"]
+    assert _state(clients)[0] == ("live-1",)
+
+
+def test_a_page_directory_of_graphsite_0_1_is_not_adopted_beside_a_temporary_file(tmp_path):
+    """A 0.1 marker names no domain: on a shared bind root, another configuration's leftover temporary route file
+    of the same name proves nothing, so teardown keeps the directory."""
+    staging = _config(tmp_path, "staging.example.com")
+    clients = _clients(staging)
+    directory = Path(staging.deploy.bind_root) / "blog"
+    directory.mkdir(parents=True)
+    (directory / ".graphsite").write_text("made by graphsite deploy: name=blog created=2026-06-01T00:00:00Z "
+                                          "expires=\n")
+    (directory / "index.html").write_text("production's page")
+    (Path(staging.deploy.dynamic_dir) / ".blog.yml.x1y2.tmp").write_text("")
+    seen = survey(staging, clients)
+    assert seen.holdings["blog"].directory is None
+    assert [(f.kind, str(f.claim)) for f in seen.foreign] == [("directory", "older graphsite")]
+    teardown(staging, "blog", clients)
+    assert (directory / "index.html").read_text() == "production's page"
