@@ -41,7 +41,10 @@ def _password(password_file: TextIO | None) -> str:
     """Return the password of --password-file (its first line), else of $GRAPHSITE_PASSWORD ("": none)."""
     if password_file is None:
         return os.environ.get(PASSWORD_ENV, "")
-    lines = password_file.read().splitlines()
+    try:
+        lines = password_file.read().splitlines()
+    except UnicodeDecodeError:
+        raise click.BadParameter(f"{password_file.name} is not UTF-8 text", param_hint="--password-file") from None
     if not lines or not lines[0]:
         raise click.BadParameter(f"{password_file.name} holds no password on its first line",
                                  param_hint="--password-file")

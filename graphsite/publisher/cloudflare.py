@@ -28,6 +28,7 @@ from graphsite.publisher.plan import DnsRecord
 from graphsite.publisher.probe import tls_context
 
 IDENTICAL = 81058  # Cloudflare's "An identical record already exists."
+NO_RECORD = 81044  # Cloudflare's "Record does not exist."
 _TYPES = ("A", "AAAA", "CNAME")
 PER_PAGE = 100  # records per listing page
 MAX_PAGES = 500  # a listing longer than this is refused rather than read forever
@@ -335,7 +336,8 @@ class Dns:
         except DnsError as exc:
             if IDENTICAL not in exc.codes:
                 raise
-            same = [r for r in self.records(record.name) if r.type == "A" and r.content == record.content]
+            same = [r for r in self.records(record.name) if r.type == "A" and r.content == record.content
+                    and r.comment == record.comment]  # this deploy's record, not a like one made by hand
             if not same:
                 raise
             return same[0]
@@ -359,8 +361,8 @@ class Dns:
         try:
             answer = self._request(action, "DELETE", f"/zones/{self.zone_id}/dns_records/{record_id}")
         except DnsError as exc:
-            if exc.status == 404:
-                return False
+            if exc.status == 404 and NO_RECORD in exc.codes:  # Cloudflare says the record is gone; any other 404
+                return False  # (another zone, an HTML page from a proxy) proves nothing
             raise
         result = answer["result"]
         if not isinstance(result, dict) or result.get("id") != record_id:

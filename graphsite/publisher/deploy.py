@@ -368,8 +368,11 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
             outcomes.append(_ensure_directory(plan, undo))
     with output.step("service"):
         if prepared.current is None:
+            if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
+                raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
+                                  hint="another graphsite configuration may deploy this name: choose another one")
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
-                      partial(swarm.remove_service, plan.subdomain))
+                      partial(_remove_service_made, swarm, plan))
         elif not runs(prepared.current, plan.service):  # a redeploy: the previous version serves again
             undo.push(f"service {plan.subdomain}", f"restored the previous version of service {plan.subdomain}",
                       lambda: swarm.restore_previous(plan.service))
@@ -393,13 +396,27 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
     change = config_change(plan, item, before, domain)
     if change == CREATED:  # registered first: a create whose answer is lost is still undone
-        undo.push(f"config {item.name}", f"removed config {item.name}", partial(swarm.remove_config, item.name))
+        undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
         return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
     if change == UPDATED and before is not None:
         undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
                   partial(swarm.relabel_config, item.name, before))
         swarm.relabel_config(item.name, config_labels(plan.stamp, item))
     return Outcome("config", item.name, change)
+
+
+# The undo removes only what carries this run's stamp: a resource of that name this run did not make (a config
+# without graphsite's labels, a service another configuration made meanwhile) is not the run's to remove.
+
+def _remove_config_made(swarm: SwarmPort, plan: DeployPlan, item: ConfigFile) -> bool:
+    labels = swarm.labelled_configs(plan.subdomain).get(item.name)
+    return labels is not None and Stamp.from_labels(labels) == plan.stamp and swarm.remove_config(item.name)
+
+
+def _remove_service_made(swarm: SwarmPort, plan: DeployPlan) -> bool:
+    current = swarm.service(plan.subdomain)
+    made = current is not None and Stamp.from_labels(current.labels) == plan.stamp
+    return made and swarm.remove_service(plan.subdomain)
 
 
 def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str) -> str:
@@ -434,8 +451,8 @@ def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = route.route_text(path)
 
-    def remove() -> bool:
-        removed = route.remove_file(path)
+    def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
+        removed = route.route_stamp(path) == plan.stamp and route.remove_file(path)
         for temporary in route.temporaries(path.parent, domain).get(plan.subdomain, []):
             removed = route.remove_file(temporary) or removed
         return removed

@@ -183,17 +183,6 @@ def route_stamp(path: Path) -> Stamp | None:
     return stamp if stamp is not None and stamp.name == path.stem else None
 
 
-def is_ours(path: Path) -> bool:
-    """True when the file at `path` is a route graphsite wrote."""
-    return route_stamp(path) is not None
-
-
-def route_files(dynamic_dir: Path) -> dict[str, Path]:
-    """Return {subdomain: path} of the route files in the dynamic directory that graphsite wrote."""
-    paths = sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml") if dynamic_dir.is_dir() else []
-    return {path.stem: path for path in paths if is_ours(path)}
-
-
 def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
     """Return {subdomain: [paths]} of the temporary route files a killed write of the configuration of `domain`
     left behind: named after the deployment, and empty or stamped by graphsite for it (a stamp of another
@@ -205,7 +194,7 @@ def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
         if not match:
             continue
         try:
-            data = files.read_own(dynamic_dir, path.name, limit=200)  # a link is never a temporary of ours
+            data = files.read_own(dynamic_dir, path.name, limit=1024)  # a link is never a temporary of ours
         except OSError:
             continue
         if data is None:
@@ -226,8 +215,12 @@ def _written_by_us(head: str, name: str, domain: str) -> bool:
     start = Stamp(name).route_comment().split(" fqdn=", 1)[0] + " "  # "# graphsite: stamp=2 name=NAME "
     if newline or not (start.startswith(first) or first.startswith(start)):
         return False
-    fqdn, space, _ = first[len(start):].removeprefix("fqdn=").partition(" ")
-    return not space or fqdn == f"{name}.{domain}"
+    rest = first[len(start):]
+    if "fqdn=".startswith(rest):  # cut before its fqdn began: it says nothing of its domain
+        return True
+    written, space, _ = rest.removeprefix("fqdn=").partition(" ")
+    wanted = f"{name}.{domain}"
+    return rest.startswith("fqdn=") and (written == wanted if space else wanted.startswith(written))
 
 
 def qualified_middlewares(names: tuple[str, ...]) -> list[str]:

@@ -162,6 +162,9 @@ class FakeSwarm:
 
     def remove_config(self, name: str) -> bool:
         def remove() -> bool:
+            users = [s.name for s in self.services_by_name.values() if name in s.configs]
+            if users:  # as Docker refuses: a config a service uses cannot be removed
+                raise SwarmError(f"Docker: remove config {name}: in use by {', '.join(users)}")
             if self.config_labels.pop(name, None) is None:
                 return False
             self.removed.append(f"config {name}")

@@ -43,12 +43,12 @@ def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(productio
     document = route.route_document(production, "graph-eng-0a1b2c", FQDN, users=(hash_line("r", "p", rounds=4),))
     stamp = Stamp("graph-eng-0a1b2c", FQDN, "0a1b2c3d", "2026-07-01T12:00:00Z")
     path.write_text(route.dump(document, stamp))
-    assert route.is_ours(path)
+    assert route.route_stamp(path) is not None
     path.write_text(route.dump(document))  # the same document without its stamp proves nothing
-    assert not route.is_ours(path)
+    assert route.route_stamp(path) is None
     document["http"]["middlewares"]["someone-else"] = {"headers": {}}
     path.write_text(route.dump(document, stamp))
-    assert not route.is_ours(path)
+    assert route.route_stamp(path) is None
 
 
 def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_path):

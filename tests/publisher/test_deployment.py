@@ -147,6 +147,7 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     staging = Stamp("gs-9", "gs-9.staging.example.com", "0a1b2c3d", STAMP.created).route_comment()
     (tmp_path / ".gs-9.yml.ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
     (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
+    (tmp_path / ".gs-9.yml.ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
     assert route.temporaries(tmp_path, "example.com") == {"gs-1": [stamped], "gs-2": [empty],
                                                           "gs-3": [first_version], "gs-6": [cut]}
 

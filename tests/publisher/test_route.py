@@ -13,6 +13,12 @@ from graphsite.publisher.deployment import Stamp
 STAMP = Stamp("s1", "s1.hhdevs.space", "0a1b2c3d", "2026-07-01T12:00:00Z")
 
 
+def _route_files(dynamic_dir: Path) -> dict[str, Path]:
+    """The route files of `dynamic_dir` that carry graphsite's whole stamp, by name."""
+    paths = sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml") if dynamic_dir.is_dir() else []
+    return {p.stem: p for p in paths if route.route_stamp(p) is not None}
+
+
 def test_route_file_matches_the_golden_file(production, golden):
     document = route.route_document(production, "graph-eng-0a1b2c", "graph-eng-0a1b2c.hhdevs.space")
     text = route.dump(document)
@@ -71,13 +77,13 @@ def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
     assert yaml.safe_load(path.read_text()) == document
     assert route.write_route(path, document, STAMP) is False
     assert [p.name for p in path.parent.iterdir()] == ["s1.yml"]  # no temporary file left behind
-    assert route.route_files(path.parent) == {"s1": path}
+    assert _route_files(path.parent) == {"s1": path}
 
 
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     ours = tmp_path / "s1.yml"
     route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"), STAMP)
-    assert route.is_ours(ours)
+    assert route.route_stamp(ours) is not None
     foreign = tmp_path / "dokploy.yml"
     foreign.write_text(yaml.safe_dump({"http": {"routers": {"dokploy-router-app": {
         "rule": "Host(`dokploy.hhdevs.space`)", "service": "dokploy-service-app"}}}}))
@@ -85,8 +91,8 @@ def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     middlewares.write_text(yaml.safe_dump({"http": {"middlewares": {"redirect-to-https": {}}}}))
     renamed = tmp_path / "s2.yml"
     renamed.write_text(ours.read_text())  # s1's routers in a file named s2: not s2's route
-    assert not any(route.is_ours(p) for p in (foreign, middlewares, renamed, tmp_path / "missing.yml"))
-    assert route.route_files(tmp_path) == {"s1": ours}
+    assert not any(route.route_stamp(p) is not None for p in (foreign, middlewares, renamed, tmp_path / "missing.yml"))
+    assert _route_files(tmp_path) == {"s1": ours}
 
 
 def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(production, tmp_path):
@@ -133,8 +139,8 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
     link, temporary = dynamic / "s1.yml", dynamic / (".s1.yml.k3j2" + TEMPORARY_SUFFIX)
     link.symlink_to(target)
     temporary.symlink_to(target)
-    assert route.route_stamp(link) is None and not route.is_ours(link) and route.read_route(link) is None
-    assert route.route_files(dynamic) == {} and route.temporaries(dynamic, "hhdevs.space") == {}
+    assert route.route_stamp(link) is None and route.route_stamp(link) is None and route.read_route(link) is None
+    assert _route_files(dynamic) == {} and route.temporaries(dynamic, "hhdevs.space") == {}
     for act in (lambda: route.write_route(link, document, stamp), lambda: route.remove_file(link),
                 lambda: route.route_text(link)):
         with pytest.raises(DeployError) as refused:
@@ -148,4 +154,4 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
 def test_a_fifo_named_like_a_route_does_not_hang_a_reader(tmp_path):
     os.mkfifo(tmp_path / "s1.yml")
     assert route.route_stamp(tmp_path / "s1.yml") is None and route.route_text(tmp_path / "s1.yml") is None
-    assert route.route_files(tmp_path) == {}
+    assert _route_files(tmp_path) == {}

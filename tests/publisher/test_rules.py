@@ -273,8 +273,13 @@ def test_list_teardown_and_deploy_under_any_failure_say_so_and_a_later_teardown_
         _apply(prepared, clients, undo, config)
     except GraphsiteError:
         _undo(config, clients, _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), undo)
+    swarm, dns = clients.docker, clients.dns
+    assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
+    before = len(swarm.faults.failed), len(dns.faults.failed)
     seen = survey(config, clients)
-    if seen.unreadable:
+    failed_reads = swarm.faults.failed[before[0]:] + dns.faults.failed[before[1]:]  # every call the survey makes reads
+    assert bool(seen.unreadable) == bool(failed_reads), (failed_reads, seen.unreadable)
+    if failed_reads:
         with pytest.raises(present.Incomplete):
             present.listing(seen, NOW, as_json=True)
     with contextlib.suppress(GraphsiteError):  # said in one line; what is left is for the next teardown
@@ -315,3 +320,21 @@ def test_a_page_directory_of_graphsite_0_1_is_not_adopted_beside_a_temporary_fil
     assert [(f.kind, str(f.claim)) for f in seen.foreign] == [("directory", "older graphsite")]
     teardown(staging, "blog", clients)
     assert (directory / "index.html").read_text() == "production's page"
+
+
+def test_the_undo_removes_only_what_carries_this_run_s_stamp(tmp_path):
+    """A config of the plan's name that graphsite did not label is not this run's to remove, even though the
+    run registered the undo of its create before it found the config there."""
+    config = _config(tmp_path)
+    clients = _clients(config)
+    plan = make_plan(config, "site-1", html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
+                     content="config", now=NOW)
+    swarm = clients.docker
+    assert isinstance(swarm, FakeSwarm)
+    swarm.add_config(plan.service.configs[0].name, {"made-by": "hand"})
+    swarm.faults.inject("wait_converged", Fault.error())
+    prepared, undo = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), Undo()
+    with pytest.raises(GraphsiteError):
+        _apply(prepared, clients, undo, config)
+    _undo(config, clients, prepared, undo)
+    assert _state(clients, config) == ((), (plan.service.configs[0].name,), (), ())

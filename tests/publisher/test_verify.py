@@ -136,6 +136,7 @@ def test_only_answers_that_can_change_with_time_are_waited_for(answer, waits):
     (["--password-file", "{empty}"], "holds no password on its first line"),
     (["--password-file", "{missing}"], "No such file"),
     (["--password", "secret"], "No such option '--password'"),  # never an argument: argv is visible to all
+    (["--password-file", "{latin1}"], "is not UTF-8 text"),
 ])
 def test_the_password_comes_from_a_file_or_the_environment_only(tmp_path, args, message):
     from click.testing import CliRunner
@@ -143,7 +144,8 @@ def test_the_password_comes_from_a_file_or_the_environment_only(tmp_path, args, 
     from graphsite.cli import main
 
     (tmp_path / "empty").write_text("\nsecond line\n")
-    args = [a.format(empty=tmp_path / "empty", missing=tmp_path / "missing") for a in args]
+    (tmp_path / "latin1").write_bytes("pässword\n".encode("latin-1"))
+    args = [a.format(empty=tmp_path / "empty", missing=tmp_path / "missing", latin1=tmp_path / "latin1") for a in args]
     done = CliRunner().invoke(main, ["verify", "graph-eng-0a1b2c", *args])
     assert done.exit_code == 2 and message in done.output, done.output
 
