@@ -10,6 +10,9 @@ section. So these elements are handled here, at the token level, where the Markd
   is shown as text, with a warning;
 - an HTML block that would run to the end of the document because its closing `</style>`, `-->`, `?>` or
   `]]>` never comes is read as Markdown instead (CommonMark would swallow the rest of the report);
+- a tag that never ends inside its HTML block (`<img src="https://e.org/x.png` with no closing quote or `>`)
+  is shown as text, with a warning: an HTML parser would read everything after it, up to the next quote or
+  `>` anywhere in the section, as its attributes;
 - an `id` or `name` that repeats a generated id (headings, footnotes, the page's own) or an earlier raw one
   is removed, with a warning, so that every id on the page stays unique;
 - a protocol-relative image (`//host/x.png`) becomes https (the page is served over https).
@@ -139,6 +142,7 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
     for index, match in enumerate(matches):
         if match.group(1):
             closers.setdefault(match.group(2).lower(), []).append(index)
+    unterminated = _unterminated(html, matches)
     out: list[str] = []
     position = skip_to = 0
     counted, lines = 0, line  # the line of html[counted], advanced as the scan goes (linear)
@@ -155,6 +159,11 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
         name = match.group(2).lower()
         out.append(html[position:match.start()])
         position = match.end()
+        if index in unterminated:
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0).strip())} never ends (a quote or `>` "
+                       "is missing): shown as text, so that it does not take in what follows", line_of(match.start()))
+            continue
         if name not in RAW_TEXT:
             out.append(_guard_attributes(match, guard, line) if not match.group(1) else match.group(0))
             continue
@@ -169,6 +178,39 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
                    "allow it, and an HTML parser would hide what follows it", line_of(match.start()))
     out.append(html[position:])
     return "".join(out)
+
+
+def _unterminated(html: str, matches: list[re.Match[str]]) -> set[int]:
+    """Return the indexes of the tags in `matches` that an HTML parser would read past the end of the block `html`:
+    an attribute value whose quote never closes, or a tag whose `>` never comes (linear: each tag's attributes
+    are scanned once, what lies after them is looked up)."""
+    last = {char: html.rfind(char) for char in "\"'>"}
+    found = set()
+    for index, match in enumerate(matches):
+        quote = _open_quote(match.group(3))
+        if quote:
+            if last[quote] < match.end():
+                found.add(index)
+        elif not match.group(4) and last[">"] < match.end():
+            found.add(index)
+    return found
+
+
+def _open_quote(attributes: str) -> str:
+    """Return the quote left open at the end of a tag's `attributes` ("" when none is), read the way an HTML
+    tokenizer reads them: a quote opens a value only right after `=` (and spaces)."""
+    quote, after_equals = "", False
+    for char in attributes:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char == "=":
+            after_equals = True
+        elif after_equals and char in "\"'":
+            quote, after_equals = char, False
+        elif not char.isspace():
+            after_equals = False
+    return quote
 
 
 def _next_closer(indexes: list[int], after: int) -> int | None:

@@ -19,6 +19,8 @@ from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
 
+# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` shown as text is no image.
+_TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^\s"\'>/=]+(?:="[^"]*")?)*\s*/?>')
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
@@ -281,7 +283,8 @@ def _outbound(pieces: list[str], bare: list[str]) -> tuple[list[str], list[str]]
     for piece in pieces:
         if "=" not in piece:
             continue
-        for attribute, value in _URL_ATTRIBUTE.findall(piece):
+        found = (pair for tag in _TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
+        for attribute, value in found:
             url = html.unescape(value)
             if is_outbound(url):
                 urls.setdefault(url, None)

@@ -26,7 +26,9 @@ RAW_INLINE = ("<style>", "</style>", "<script>alert(1)</script>", "<textarea>", 
               "<a id=\"alpha\">", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">",
               "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>")
 RAW_BLOCKS = ("<style>\np { color: red }\n</style>", "<script>\nalert(1)\n</script>", "<div>\n<style>\n</div>",
-              "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>")
+              "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>",
+              # tags that never end inside their block: an attribute or `>` missing (issue 21)
+              "<div>\n<img src=\"https://e.org/x.png", "<p>\n<a title='open", "<div class=\"x")
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster", "srcset", "background", "cite"}
 
 words = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6)

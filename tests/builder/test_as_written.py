@@ -1,0 +1,51 @@
+"""Markdown as people write it: typos in raw HTML, headings after the reference list, footnotes nobody cites,
+MathML and SVG, a front-matter title beside the document's own `# H1`, form controls — nothing lost or broken
+silently (issue 21)."""
+
+from __future__ import annotations
+
+import html5lib
+from bs4 import BeautifulSoup
+
+from graphsite.build import build_page
+
+from .test_content import in_order, visible_words
+
+
+def _page(write_md, markdown: str):
+    page = build_page(write_md(markdown))
+    parser = html5lib.HTMLParser(strict=False)
+    parser.parse(page.html)
+    assert parser.errors == [], parser.errors
+    return page, BeautifulSoup(page.html, "html5lib")
+
+
+def _codes(page) -> list[tuple[str, int | None]]:
+    return [(w.code, w.line) for w in page.report.warnings]
+
+
+def test_a_tag_that_never_ends_is_shown_as_text_and_swallows_nothing(write_md):
+    page, soup = _page(write_md, "# T\n\n## 1. One\n\nIntro words.\n\n<div>\n<img src=\"https://e.org/x.png"
+                                 "\n\nNext paragraph words.\n\n### 1.1 Sub\n\nSub words, see §1.1."
+                                 "\n\n## 2. Two\n\nTwo words.\n")
+    assert ("raw-html-shown", 8) in _codes(page)
+    report = soup.find(id="report")
+    assert report.find("img") is None and page.report.images == ()
+    assert '<img src="https://e.org/x.png' in report.get_text()
+    assert in_order(["Intro", "words", "Next", "paragraph", "words", "Sub", "Sub", "words", "Two", "words"],
+                    visible_words(page.html))
+    heading = soup.find(id="11-sub")
+    assert heading is not None and heading.name == "h3"
+    assert soup.find("a", class_="xref")["href"] == "#11-sub"
+
+
+def test_an_unclosed_attribute_in_a_closed_tag_is_shown_as_text(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\n<p>\n<a title='never closed>x</a>\n\nAfter words.\n")
+    assert ("raw-html-shown", 6) in _codes(page)
+    assert in_order(["x", "After", "words"], visible_words(page.html))
+
+
+def test_a_quoted_angle_bracket_is_no_typo(write_md):
+    page, soup = _page(write_md, '# T\n\n## A\n\n<p title="a > b">kept</p>\n\nAfter words.\n')
+    assert not any(code == "raw-html-shown" for code, _ in _codes(page))
+    assert soup.find("p", title="a > b").get_text() == "kept"
