@@ -222,16 +222,26 @@ class _UniqueIds:
 
 def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
     """Return a reference section's text without its ordered lists and group headings: what comes before
-    the first list, and what comes after it (a closing remark stays below the list)."""
+    the first list, and what comes after it (a closing remark, a heading with no list under it: `### 9.1
+    Extra` keeps its text and its id)."""
+    groups: set[int] = set()  # the headings whose next block at their level is a list: its group's name
+    listed = False
+    for index in range(len(tokens) - 1, -1, -1):
+        if tokens[index].level == 0 and tokens[index].type == "ordered_list_open":
+            listed = True
+        elif tokens[index].level == 0 and tokens[index].type == "heading_open":
+            if listed:
+                groups.add(index)
+            listed = False
     before: list[Token] = []
     after: list[Token] = []
     kept, skip_until = before, None
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if skip_until is not None:
             if token.type == skip_until and token.level == 0:
                 skip_until = None
             continue
-        if token.level == 0 and token.type in {"ordered_list_open", "heading_open"}:
+        if token.level == 0 and (token.type == "ordered_list_open" or index in groups):
             skip_until = token.type.replace("_open", "_close")
             kept = after
             continue

@@ -49,3 +49,13 @@ def test_a_quoted_angle_bracket_is_no_typo(write_md):
     page, soup = _page(write_md, '# T\n\n## A\n\n<p title="a > b">kept</p>\n\nAfter words.\n')
     assert not any(code == "raw-html-shown" for code, _ in _codes(page))
     assert soup.find("p", title="a > b").get_text() == "kept"
+
+
+def test_a_heading_after_the_reference_list_keeps_its_text_and_id(write_md):
+    page, soup = _page(write_md, "# T\n\n## 1. A\n\nSee §9.1 [[1](https://a.example/)].\n\n## 9. References\n\n"
+                                 "### Papers\n\n1. A https://a.example/\n\n### 9.1 Extra\n\nExtra words.\n")
+    heading = soup.find(id="91-extra")
+    assert heading is not None and heading.name.startswith("h") and "9.1 Extra" in heading.get_text()
+    assert soup.find("a", class_="xref")["href"] == "#91-extra"
+    assert in_order(["Extra", "Extra", "words"], visible_words(page.html))
+    assert [r.group for r in page.report.references] == ["Papers"], "a heading over a list still names it"

@@ -122,6 +122,10 @@ def documents(draw: st.DrawFn) -> Doc:
             entries.append(f"{number}. {' '.join(title)} https://site{number}.example/p")
             doc.references += title
         doc.parts.append("\n".join(entries))
+        if draw(st.booleans()):  # a heading after the list, inside the reference section (issue 21)
+            extra, text = draw(words), draw(words)
+            doc.parts.append("#" * (level + 2) + f" {' '.join(extra)}\n\n{' '.join(text)}")
+            doc.references += [*extra, *text]
     doc.parts += doc.footnotes
     return doc
 
