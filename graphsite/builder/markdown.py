@@ -21,6 +21,7 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warnings
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
@@ -95,6 +96,7 @@ def markdown() -> MarkdownIt:
     md = _Markdown("commonmark", {"html": True, "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
     install_block_rule(md)
+    install_footnote_tail(md)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
@@ -176,7 +178,8 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)
     guard_tokens(parsed.tokens, guard, body_line)
     parsed.raw_ids = tuple(sorted(guard.raw_ids))
-    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
+    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line),
+             *unreferenced_warnings(env, body_line)]
     parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:

@@ -59,3 +59,15 @@ def test_a_heading_after_the_reference_list_keeps_its_text_and_id(write_md):
     assert soup.find("a", class_="xref")["href"] == "#91-extra"
     assert in_order(["Extra", "Extra", "words"], visible_words(page.html))
     assert [r.group for r in page.report.references] == ["Papers"], "a heading over a list still names it"
+
+
+def test_every_footnote_definition_is_shown(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nText[^a].\n\n[^a]: Note with [^b].\n[^b]: Inner words.\n"
+                                 "[^c]: Lonely words that cite [^d].\n[^d]: Deep words.\n")
+    notes = soup.find(id="notes").find_all("li")
+    assert [n.get_text(" ", strip=True).split(" ")[0] for n in notes] == ["Note", "Inner", "Deep", "Lonely"]
+    anchors = {tag["id"] for tag in soup.find_all(id=True)}
+    backs = [a["href"] for a in soup.find_all("a", class_="footnote-backref")]
+    assert len(backs) == 3 and all(href[1:] in anchors for href in backs), "no backlink to a missing #fnref"
+    assert notes[-1].find("a", class_="footnote-backref") is None
+    assert [(w.code, w.line) for w in page.report.warnings] == [("footnote-unreferenced", 9)]

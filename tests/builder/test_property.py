@@ -126,6 +126,10 @@ def documents(draw: st.DrawFn) -> Doc:
             extra, text = draw(words), draw(words)
             doc.parts.append("#" * (level + 2) + f" {' '.join(extra)}\n\n{' '.join(text)}")
             doc.references += [*extra, *text]
+    if draw(st.booleans()):  # a note nobody refers to, which refers to another (issue 21): both are listed
+        lonely, inner = draw(words), draw(words)
+        doc.footnotes += [f"[^lonely]: {' '.join(lonely)} [^inner]", f"[^inner]: {' '.join(inner)}"]
+        doc.notes += [*inner, *lonely]
     doc.parts += doc.footnotes
     return doc
 
