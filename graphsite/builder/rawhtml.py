@@ -13,6 +13,10 @@ section. So these elements are handled here, at the token level, where the Markd
 - a tag that never ends inside its HTML block (`<img src="https://e.org/x.png` with no closing quote or `>`)
   is shown as text, with a warning: an HTML parser would read everything after it, up to the next quote or
   `>` anywhere in the section, as its attributes;
+- a `<math>` or `<svg>` that is never closed (in its paragraph, or its HTML block) is shown as text, with a
+  warning: a browser would take the rest of the paragraph into the formula or picture, and an SVG shows no
+  text outside its `<text>` elements; a MathML or SVG element's tag outside them (`cp <path> <text>`) is shown
+  as text (the sanitiser would drop it with its content);
 - an `id` or `name` that repeats a generated id (headings, footnotes, the page's own) or an earlier raw one
   is removed, with a warning, so that every id on the page stays unique;
 - a protocol-relative image (`//host/x.png`) becomes https (the page is served over https).
@@ -33,9 +37,18 @@ from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
+from graphsite.builder.sanitize import MATHML, SVG
 
 RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
                       "noframes", "noscript", "template"})
+FOREIGN = frozenset({"math", "svg"})  # MathML and SVG: what a browser puts in them is not prose
+_FOREIGN_CHILDREN = frozenset(name.lower() for name in (MATHML | SVG) - FOREIGN)
+# Start tags that end MathML and SVG in a browser (the HTML standard's "breakout" list), and with them the
+# place where their elements mean anything.
+_BREAKOUT = frozenset({"b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
+                       "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing",
+                       "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong", "strike",
+                       "sub", "sup", "table", "tt", "u", "ul", "var"})
 _DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]{0,63})(?=[\s/>]|$)([^<>]*)(>?)")
 _ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
@@ -108,13 +121,59 @@ def guard_tokens(tokens: list[Token], guard: Guard, body_line: int) -> None:
         if token.type == "html_block":
             token.content = guard_block(token.content, guard, line)
         elif token.type == "inline" and token.children:
-            for child in token.children:
-                if child.type == "html_inline":
-                    _guard_inline(child, guard, line)
+            unclosed, foreign = _unclosed_foreign(token.children), _Foreign()
+            for at, child in enumerate(token.children):
+                if at in unclosed:
+                    _show(child, guard, line, "is never closed in its paragraph")
+                elif child.type == "html_inline":
+                    match = _TAG.match(child.content)
+                    if match is not None and foreign.stray(match):
+                        child.type, child.tag = "text", ""
+                    else:
+                        _guard_inline(child, guard, line)
                 elif child.type == "image":
                     src = str(child.attrGet("src") or "")
                     if src.startswith("//") and not src.startswith("///"):
                         child.attrSet("src", "https:" + src)
+
+
+def _unclosed_foreign(children: list[Token]) -> set[int]:
+    """Return the indexes of the raw `<math>`/`<svg>` tags in a paragraph's `children` that no closing tag
+    follows (one pass from the end)."""
+    closed: set[str] = set()
+    found = set()
+    for at in range(len(children) - 1, -1, -1):
+        match = _TAG.match(children[at].content) if children[at].type == "html_inline" else None
+        if match is None or match.group(2).lower() not in FOREIGN:
+            continue
+        if match.group(1):
+            closed.add(match.group(2).lower())
+        elif match.group(2).lower() not in closed and not match.group(3).rstrip().endswith("/"):
+            found.add(at)
+    return found
+
+
+class _Foreign:
+    """Whether a MathML/SVG element's tag stands inside an open `<math>` or `<svg>`, tag after tag."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def stray(self, match: re.Match[str]) -> bool:
+        """Return whether the tag `match` is a MathML/SVG element's outside them (after updating the depth)."""
+        name = match.group(2).lower()
+        if name in FOREIGN and not match.group(3).rstrip().endswith("/"):
+            self.depth = max(self.depth - 1, 0) if match.group(1) else self.depth + 1
+        elif name in _BREAKOUT and not match.group(1):
+            self.depth = 0
+        return name in _FOREIGN_CHILDREN and not match.group(1) and self.depth == 0
+
+
+def _show(token: Token, guard: Guard, line: int, why: str) -> None:
+    """Turn the raw HTML `token` into text, with a warning saying `why`."""
+    token.type, token.tag = "text", ""
+    guard.warn("raw-html-shown", f"raw HTML {_shown(token.content)} {why}: shown as text, so that it does not "
+               "hide what follows it", line)
 
 
 def _guard_inline(token: Token, guard: Guard, line: int) -> None:
@@ -122,9 +181,7 @@ def _guard_inline(token: Token, guard: Guard, line: int) -> None:
     if match is None:
         return
     if match.group(2).lower() in RAW_TEXT:
-        token.type, token.tag = "text", ""
-        guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is shown as text: the page does not "
-                   "allow it, and an HTML parser would hide what follows it", line)
+        _show(token, guard, line, "is not allowed on the page")
         return
     token.content = _guard_attributes(match, guard, line) + token.content[match.end():]
 
@@ -144,6 +201,7 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
             closers.setdefault(match.group(2).lower(), []).append(index)
     unterminated = _unterminated(html, matches)
     out: list[str] = []
+    foreign = _Foreign()
     position = skip_to = 0
     counted, lines = 0, line  # the line of html[counted], advanced as the scan goes (linear)
 
@@ -163,6 +221,15 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
             out.append("&lt;" + match.group(0)[1:])
             guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0).strip())} never ends (a quote or `>` "
                        "is missing): shown as text, so that it does not take in what follows", line_of(match.start()))
+            continue
+        if name in FOREIGN and not match.group(1) and not match.group(3).rstrip().endswith("/") \
+                and _next_closer(closers.get(name, []), index) is None:
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is never closed in its HTML block: "
+                       "shown as text, so that it does not hide what follows it", line_of(match.start()))
+            continue
+        if foreign.stray(match):
+            out.append("&lt;" + match.group(0)[1:])
             continue
         if name not in RAW_TEXT:
             out.append(_guard_attributes(match, guard, line) if not match.group(1) else match.group(0))

@@ -71,3 +71,27 @@ def test_every_footnote_definition_is_shown(write_md):
     assert len(backs) == 3 and all(href[1:] in anchors for href in backs), "no backlink to a missing #fnref"
     assert notes[-1].find("a", class_="footnote-backref") is None
     assert [(w.code, w.line) for w in page.report.warnings] == [("footnote-unreferenced", 9)]
+
+
+def test_mathml_and_svg_keep_their_text_and_lose_their_scripts(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nMass <math><mi>E</mi><mo>=</mo><mi>m</mi><msup><mi>c</mi><mn>2</mn>"
+                                 "</msup></math> here.\n\n<svg viewBox=\"0 0 9 9\" onload=\"x()\"><text x=\"1\" "
+                                 "onclick=\"a()\">Drawn words</text><a href=\"javascript:x()\"><text>link</text>"
+                                 "</a></svg>\n")
+    math = soup.find(id="report").find("math")
+    assert [tag.get_text() for tag in math.find_all(["mi", "mo", "mn"])] == ["E", "=", "m", "c", "2"]
+    svg = soup.find(id="report").find("svg")
+    assert svg["viewBox"] == "0 0 9 9" and svg.find("text").get_text() == "Drawn words"
+    for tag in [svg, *svg.find_all(True)]:
+        assert not any(name.startswith("on") or name == "href" for name in tag.attrs), tag
+    assert in_order(["Mass", "E", "m", "c", "2", "here", "Drawn", "words"], visible_words(page.html))
+
+
+def test_an_unclosed_math_or_svg_does_not_eat_the_paragraph(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nOpen <math><mi>x</mi> rest words.\n\n"
+                                 "See <svg><text>y</text> more words.\n\nThen cp <path> <text> here.\n")
+    assert [line for code, line in _codes(page) if code == "raw-html-shown"] == [5, 7]
+    report = soup.find(id="report")
+    assert report.find("math") is None and report.find("svg") is None
+    assert in_order(["Open", "math", "mi", "x", "rest", "words", "See", "svg", "text", "y", "more", "words",
+                     "Then", "cp", "path", "text", "here"], visible_words(page.html))

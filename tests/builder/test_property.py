@@ -24,7 +24,10 @@ VOCABULARY = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "
 RAW_INLINE = ("<style>", "</style>", "<script>alert(1)</script>", "<textarea>", "<title>", "<xmp>",
               "<plaintext>", "<iframe>", "<noscript>", "<template>", "<b>", "</b>", "<span id=\"fn1\">",
               "<a id=\"alpha\">", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">",
-              "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>")
+              "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>",
+              # MathML and SVG, closed or not, and their element names in prose (issue 21)
+              "<math><mi>E</mi><mo>=</mo><mi>m</mi></math>", "<math><mi>x</mi>", "<svg><text>t</text></svg>",
+              "<path>", "<text>")
 RAW_BLOCKS = ("<style>\np { color: red }\n</style>", "<script>\nalert(1)\n</script>", "<div>\n<style>\n</div>",
               "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>",
               # tags that never end inside their block: an attribute or `>` missing (issue 21)
