@@ -17,6 +17,10 @@ section. So these elements are handled here, at the token level, where the Markd
   warning: a browser would take the rest of the paragraph into the formula or picture, and an SVG shows no
   text outside its `<text>` elements; a MathML or SVG element's tag outside them (`cp <path> <text>`) is shown
   as text (the sanitiser would drop it with its content);
+- a form control (`<input type=password>`, `<button>`, `<select>`, …) or an embedded object (`<object>`,
+  `<embed>`, `<applet>`, `<marquee>`) is shown as text, with a warning: the sanitiser would turn an input into
+  a fake task-list checkbox, and remove an object only after it had split the paragraph around it (a stray
+  `</p>`);
 - an `id` or `name` that repeats a generated id (headings, footnotes, the page's own) or an earlier raw one
   is removed, with a warning, so that every id on the page stays unique;
 - a protocol-relative image (`//host/x.png`) becomes https (the page is served over https).
@@ -49,6 +53,12 @@ _BREAKOUT = frozenset({"b", "big", "blockquote", "body", "br", "center", "code",
                        "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing",
                        "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong", "strike",
                        "sub", "sup", "table", "tt", "u", "ul", "var"})
+_SHOWN = frozenset({"input", "button", "select", "option", "optgroup", "datalist", "form", "object", "embed",
+                    "applet", "marquee", "param"})
+# The task-list plugin's own checkboxes: the only inputs the page shows as inputs.
+_TASK_BOXES = frozenset({'<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">',
+                         '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" '
+                         'type="checkbox">'})
 _DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]{0,63})(?=[\s/>]|$)([^<>]*)(>?)")
 _ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
@@ -169,6 +179,11 @@ class _Foreign:
         return name in _FOREIGN_CHILDREN and not match.group(1) and self.depth == 0
 
 
+def _is_shown(match: re.Match[str]) -> bool:
+    """Return whether the tag `match` is a form control or an object, shown as text (a task box is not)."""
+    return match.group(2).lower() in _SHOWN and match.group(0) not in _TASK_BOXES
+
+
 def _show(token: Token, guard: Guard, line: int, why: str) -> None:
     """Turn the raw HTML `token` into text, with a warning saying `why`."""
     token.type, token.tag = "text", ""
@@ -180,7 +195,7 @@ def _guard_inline(token: Token, guard: Guard, line: int) -> None:
     match = _TAG.match(token.content)
     if match is None:
         return
-    if match.group(2).lower() in RAW_TEXT:
+    if match.group(2).lower() in RAW_TEXT or _is_shown(match):
         _show(token, guard, line, "is not allowed on the page")
         return
     token.content = _guard_attributes(match, guard, line) + token.content[match.end():]
@@ -230,6 +245,11 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
             continue
         if foreign.stray(match):
             out.append("&lt;" + match.group(0)[1:])
+            continue
+        if _is_shown(match):
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is not allowed on the page: shown "
+                       "as text", line_of(match.start()))
             continue
         if name not in RAW_TEXT:
             out.append(_guard_attributes(match, guard, line) if not match.group(1) else match.group(0))

@@ -95,3 +95,23 @@ def test_an_unclosed_math_or_svg_does_not_eat_the_paragraph(write_md):
     assert report.find("math") is None and report.find("svg") is None
     assert in_order(["Open", "math", "mi", "x", "rest", "words", "See", "svg", "text", "y", "more", "words",
                      "Then", "cp", "path", "text", "here"], visible_words(page.html))
+
+
+def test_an_object_in_a_paragraph_leaves_valid_html(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nSee <object data=\"x\"> here.\n\n<div>\n<embed src=\"y\">\n</div>\n\n"
+                                 "After words.\n")
+    report = soup.find(id="report")
+    assert report.find(["object", "embed"]) is None
+    assert report.find(class_="summary").p.get_text() == 'See <object data="x"> here.'
+    assert [line for code, line in _codes(page) if code == "raw-html-shown"] == [5, 8]
+    assert in_order(["See", "object", "here", "embed", "After", "words"], visible_words(page.html))
+
+
+def test_form_controls_are_text_and_task_boxes_stay_checkboxes(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nType <input type=password> here.\n\n- [ ] open task\n- [x] done\n\n"
+                                 "<button>Press</button>\n")
+    boxes = soup.find(id="report").find_all("input")
+    assert [(b["type"], b.has_attr("checked")) for b in boxes] == [("checkbox", False), ("checkbox", True)]
+    assert soup.find(id="report").find("button") is None
+    assert "<input type=password>" in soup.find(id="report").get_text()
+    assert [line for code, line in _codes(page) if code == "raw-html-shown"] == [5, 10, 10]

@@ -1,6 +1,7 @@
 """A property test over generated Markdown reports: whatever the shape, the build either succeeds or fails
 with one line; no visible word is lost; ids are unique; every `#` link resolves; nothing executable reaches
-the page; a rebuild is byte-identical. Bounded: 60 examples, each well under a second."""
+the page; the page parses without an HTML5 error; a rebuild is byte-identical. Bounded: 60 examples, each
+well under a second."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import html5lib
 from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,7 +29,7 @@ RAW_INLINE = ("<style>", "</style>", "<script>alert(1)</script>", "<textarea>", 
               "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>",
               # MathML and SVG, closed or not, and their element names in prose (issue 21)
               "<math><mi>E</mi><mo>=</mo><mi>m</mi></math>", "<math><mi>x</mi>", "<svg><text>t</text></svg>",
-              "<path>", "<text>")
+              "<path>", "<text>", "<object data=\"x\">", "<input type=password>", "<button>")
 RAW_BLOCKS = ("<style>\np { color: red }\n</style>", "<script>\nalert(1)\n</script>", "<div>\n<style>\n</div>",
               "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>",
               # tags that never end inside their block: an attribute or `>` missing (issue 21)
@@ -162,6 +164,9 @@ def test_any_generated_report_builds_safely_and_loses_nothing(doc):
             assert "\n" not in exc.format_message().split("\n  hint:")[0]
             return
         assert build_page(path).html == page.html, "byte-identical on rebuild"
+    parser = html5lib.HTMLParser(strict=False)
+    parser.parse(page.html)
+    assert parser.errors == [], (markdown, parser.errors)
     soup = BeautifulSoup(page.html, "html.parser")
     seen = visible_words(page.html)
     assert in_order([*doc.seen, *doc.notes, *doc.references], seen), (markdown, seen)
