@@ -169,6 +169,10 @@ def report_from_source(source: Source) -> Report:
     first_heading = parsed.headings[0].text if parsed.headings else ""
     title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
              or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
+    # A front-matter title that differs from the document's own `# H1` does not hide it: the H1 is the subtitle.
+    subtitle = title_heading if (title_heading is not None and title_heading.token_index == parsed.title_index
+                                 and source.front.title and _key(source.front.title) != _key(title_heading.text)) \
+        else None
     references = _references(parsed, layout.references, source)
     citations = _placed(parsed, layout, references.id)
     sources = _sources(citations)
@@ -189,6 +193,7 @@ def report_from_source(source: Source) -> Report:
     links, images = _outbound(pieces, [r.url for r in references.entries])
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
+        subtitle=subtitle.text if subtitle else "", subtitle_id=subtitle.id if subtitle else "",
         citations=tuple(citations), references=references.entries, links=tuple(links), images=tuple(images),
         intro_html=intro_html, notes_html=notes_html, references_id=references.id,
         references_title=references.title, references_intro_html=references.intro_html,
@@ -197,6 +202,11 @@ def report_from_source(source: Source) -> Report:
         warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
         heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids,
     )
+
+
+def _key(title: str) -> str:
+    """Return a title as compared with another: case and spacing aside."""
+    return " ".join(title.casefold().split())
 
 
 class _UniqueIds:

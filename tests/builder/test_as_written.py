@@ -115,3 +115,14 @@ def test_form_controls_are_text_and_task_boxes_stay_checkboxes(write_md):
     assert soup.find(id="report").find("button") is None
     assert "<input type=password>" in soup.find(id="report").get_text()
     assert [line for code, line in _codes(page) if code == "raw-html-shown"] == [5, 10, 10]
+
+
+def test_a_front_matter_title_keeps_a_different_h1_as_the_subtitle(write_md):
+    page, soup = _page(write_md, "---\ntitle: Front Title\n---\n# Real *H1* words\n\n## A\n\n"
+                                 "See [the top](#real-h1-words).\n")
+    assert soup.title.string == "Front Title" and soup.h1.get_text() == "Front Title"
+    subtitle = soup.find(class_="subtitle")
+    assert subtitle.get_text() == "Real H1 words" and subtitle["id"] == "real-h1-words"
+    assert soup.find("a", href="#real-h1-words") is not None
+    same, same_soup = _page(write_md, "---\ntitle: front  title\n---\n# Front Title\n\n## A\n\nText.\n")
+    assert same_soup.find(class_="subtitle") is None and same.report.subtitle == ""
