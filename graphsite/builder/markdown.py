@@ -278,7 +278,10 @@ def _annotate_inline(parsed: Parsed, inline: Token, index: int, line: int, numbe
 
 
 def _is_citation(children: list[Token], at: int) -> bool:
+    """Return whether `children[at]` opens a `[N](URL)` citation link: a number linking out of the page (a
+    number linking to an in-page `#fragment`, `[[1](#note)]`, is an endnote link, not a citation)."""
     return (at + 2 < len(children) and children[at].type == "link_open"
+            and not str(children[at].attrGet("href") or "").startswith("#")
             and children[at + 1].type == "text" and children[at + 1].content.isascii()
             and children[at + 1].content.isdigit() and children[at + 2].type == "link_close")
 

@@ -4,11 +4,14 @@ silently (issue 21)."""
 
 from __future__ import annotations
 
+import json
+
 import html5lib
 from bs4 import BeautifulSoup
 
 from graphsite.build import build_page
 
+from .conftest import CORPUS
 from .test_content import in_order, visible_words
 
 
@@ -126,3 +129,21 @@ def test_a_front_matter_title_keeps_a_different_h1_as_the_subtitle(write_md):
     assert soup.find("a", href="#real-h1-words") is not None
     same, same_soup = _page(write_md, "---\ntitle: front  title\n---\n# Front Title\n\n## A\n\nText.\n")
     assert same_soup.find(class_="subtitle") is None and same.report.subtitle == ""
+
+
+def test_an_endnote_link_is_no_citation(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\nA claim [[1](#note)] and another \\[[2](#note)\\].\n\n"
+                                 "## Notes\n\n<a name=\"note\"></a>1. The note words.\n")
+    assert page.report.citations == () and page.report.findings == ()
+    links = soup.find(id="report").find_all("a", href="#note")
+    assert [a.get_text() for a in links] == ["1", "2"]
+    assert "A claim [1] and another [2]." in soup.find(id="report").get_text()
+
+
+def test_a_real_rfc_with_endnotes_builds_strict(run_cli, tmp_path):
+    result = run_cli("build", str(CORPUS / "rust-rfc-2094-nll.md"), "--out", str(tmp_path), "--strict", "--json")
+    assert result.exit_code == 0, result.output
+    built = json.loads(result.stdout)
+    assert built["citations"]["inline"] == 0 and built["warnings"] == []
+    soup = BeautifulSoup((tmp_path / "index.html").read_text(encoding="utf-8"), "html5lib")
+    assert soup.find("a", href="#temporaries") is not None and soup.find("a", attrs={"name": "temporaries"})

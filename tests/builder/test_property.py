@@ -61,6 +61,8 @@ def blocks(draw: st.DrawFn, doc: Doc, numbers: list[str]) -> None:
             extras.append(f"[[{number}](https://site{number}.example/p{draw(st.sampled_from(['', '/']))})]")
         if draw(st.booleans()):
             extras.append(draw(st.sampled_from(RAW_INLINE)))
+        if draw(st.booleans()):  # an endnote link, not a citation (issue 21)
+            extras.append(draw(st.sampled_from(["[[7](#top)]", "\\[[8](#top)\\]"])))
         if numbers and draw(st.booleans()):
             extras.append(f"§{draw(st.sampled_from(numbers))}")
         if draw(st.booleans()):
