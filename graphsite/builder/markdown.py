@@ -25,6 +25,7 @@ from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warn
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
+from graphsite.builder.targets import resolve_fragments
 from graphsite.builder.written import written_links
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
@@ -191,6 +192,10 @@ def parse(body: str, body_line: int = 1) -> Parsed:
             _annotate_inline(parsed, token, index, line, numbers)
         elif token.type in {"th_open", "td_open"}:
             _align_class(token)
+    missing = resolve_fragments(parsed.tokens, [*parsed.heading_ids(), *parsed.raw_ids, *sorted(RESERVED_IDS)],
+                                is_reserved_id, slugify, body_line)
+    if missing:
+        parsed.warnings = sorted([*parsed.warnings, *missing], key=lambda f: f.line or 0)
     return parsed
 
 

@@ -147,3 +147,20 @@ def test_a_real_rfc_with_endnotes_builds_strict(run_cli, tmp_path):
     assert built["citations"]["inline"] == 0 and built["warnings"] == []
     soup = BeautifulSoup((tmp_path / "index.html").read_text(encoding="utf-8"), "html5lib")
     assert soup.find("a", href="#temporaries") is not None and soup.find("a", attrs={"name": "temporaries"})
+
+
+def test_a_fragment_is_resolved_like_github_or_warned(write_md):
+    page, soup = _page(write_md, "# T\n\n## Type inference\n\nSee [a](#Type-inference), [b](#Type%20Inference), "
+                                 "[c](#type-inference).\n\n<a name=\"Anchor\"></a>And [d](#anchor), [e](#top),\n"
+                                 "then [gone](#nowhere).\n")
+    hrefs = [a["href"] for a in soup.find(id="report").find_all("a", href=True) if a.get_text() in list("abcde")]
+    assert hrefs == ["#type-inference"] * 3 + ["#Anchor", "#top"]
+    assert _codes(page) == [("link-missing-fragment", 8)]
+
+
+def test_a_missing_fragment_fails_strict(run_cli, write_md, tmp_path):
+    source = write_md("# T\n\n## A\n\nSee [gone](#nowhere).\n")
+    assert run_cli("build", str(source), "--out", str(tmp_path / "lax")).exit_code == 0
+    result = run_cli("build", str(source), "--out", str(tmp_path / "strict"), "--strict")
+    assert result.exit_code == 1 and "link-missing-fragment" in result.output and ":5:" in result.output
+    assert not (tmp_path / "strict" / "index.html").exists()
