@@ -193,7 +193,8 @@ def report_from_source(source: Source) -> Report:
     links, images = _outbound(pieces, [r.url for r in references.entries])
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
-        subtitle=subtitle.text if subtitle else "", subtitle_id=subtitle.id if subtitle else "",
+        subtitle=subtitle.text if subtitle else "",
+        title_id=title_heading.id if title_heading and title_heading.token_index == parsed.title_index else "",
         citations=tuple(citations), references=references.entries, links=tuple(links), images=tuple(images),
         intro_html=intro_html, notes_html=notes_html, references_id=references.id,
         references_title=references.title, references_intro_html=references.intro_html,

@@ -164,3 +164,12 @@ def test_a_missing_fragment_fails_strict(run_cli, write_md, tmp_path):
     result = run_cli("build", str(source), "--out", str(tmp_path / "strict"), "--strict")
     assert result.exit_code == 1 and "link-missing-fragment" in result.output and ":5:" in result.output
     assert not (tmp_path / "strict" / "index.html").exists()
+
+
+def test_a_link_to_the_title_heading_lands_on_the_page(write_md):
+    page, soup = _page(write_md, "# The Title\n\n## The Title\n\nBack to [the top](#The-Title) or "
+                                 "[this](#the-title-1).\n")
+    assert soup.h1["id"] == "the-title" and soup.find("h2", id="the-title-1") is not None
+    assert [a["href"] for a in soup.find(id="report").find_all("a", string=["the top", "this"])] == \
+        ["#the-title", "#the-title-1"]
+    assert page.report.warnings == ()

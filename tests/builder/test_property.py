@@ -108,10 +108,12 @@ def documents(draw: st.DrawFn) -> Doc:
         doc.parts.append("# " + " ".join(draw(words)))  # the report's title, shown in the page's header
     count = draw(st.integers(1 if level == 2 or numbered else 2, 4))  # one unnumbered `#` is a title
     numbers = [str(n) for n in range(1, count + 1)] if numbered else []
+    slugs = []
     for index in range(1, count + 1):
         title = draw(words)
         number = f"{index}. " if numbered else ""
         doc.parts.append("#" * level + f" {number}{' '.join(title)}")
+        slugs.append("-".join([*([str(index)] if numbered else []), *title]))
         doc.seen += title
         for _ in range(draw(st.integers(0, 3))):
             draw(blocks(doc, numbers))
@@ -121,6 +123,9 @@ def documents(draw: st.DrawFn) -> Doc:
             doc.parts.append("#" * (level + 1) + f" {subnumber}{' '.join(sub)}")
             doc.seen += sub
             draw(blocks(doc, numbers))
+    if draw(st.booleans()):  # links to the sections as GitHub writes them, in mixed case (issue 21)
+        doc.parts.append(" ".join(f"[{VOCABULARY[0]}](#{slug.title()})" for slug in slugs))
+        doc.seen += [VOCABULARY[0]] * len(slugs)
     if draw(st.booleans()):
         doc.parts.append("#" * draw(st.sampled_from([level, level + 1])) + " References")
         entries = []
