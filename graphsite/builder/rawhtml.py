@@ -10,6 +10,7 @@ section. So these elements are handled here, at the token level, where the Markd
   is shown as text, with a warning;
 - an HTML block that would run to the end of the document because its closing `</style>`, `-->`, `?>` or
   `]]>` never comes is read as Markdown instead (CommonMark would swallow the rest of the report);
+- a comment that never ends inside its HTML block (`<div>` then `<!-- note`) is shown as text, with a warning;
 - a tag that never ends inside its HTML block (`<img src="https://e.org/x.png` with no closing quote or `>`)
   is shown as text, with a warning: an HTML parser would read everything after it, up to the next quote or
   `>` anywhere in the section, as its attributes;
@@ -207,6 +208,7 @@ def _shown(tag: str) -> str:
 
 def guard_block(html: str, guard: Guard, line: int) -> str:
     """Return the HTML block `html` with raw-text elements dropped or escaped and duplicate ids removed."""
+    html = _open_comment(html, guard, line)
     matches = list(_TAG.finditer(html))
     if not matches:
         return html
@@ -265,6 +267,18 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
                    "allow it, and an HTML parser would hide what follows it", line_of(match.start()))
     out.append(html[position:])
     return "".join(out)
+
+
+def _open_comment(html: str, guard: Guard, line: int) -> str:
+    """Return `html` with a `<!--` that no `-->` follows in the block shown as text: the comment would hide
+    the rest of the section."""
+    close = html.rfind("-->")
+    start = html.find("<!--", close + 3 if close >= 0 else 0)
+    if start < 0:
+        return html
+    guard.warn("raw-html-shown", "raw HTML <!-- is never closed in its HTML block: shown as text, so that it "
+               "does not hide what follows it", line + html.count("\n", 0, start))
+    return html[:start] + "&lt;" + html[start + 1:]
 
 
 def _unterminated(html: str, matches: list[re.Match[str]]) -> set[int]:

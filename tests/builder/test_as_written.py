@@ -42,6 +42,15 @@ def test_a_tag_that_never_ends_is_shown_as_text_and_swallows_nothing(write_md):
     assert soup.find("a", class_="xref")["href"] == "#11-sub"
 
 
+def test_a_comment_that_never_ends_in_its_block_hides_nothing(write_md):
+    page, soup = _page(write_md, "# T\n\n## A\n\n<div>\n<!-- a note\n\nNext words.\n\n### Sub\n\nSub words.\n\n"
+                                 "<div>\n<!-- closed --> kept\n</div>\n")
+    assert _codes(page) == [("raw-html-shown", 6)]
+    assert soup.find("h3", id="sub") is not None
+    assert in_order(["a", "note", "Next", "words", "Sub", "Sub", "words", "kept"], visible_words(page.html))
+    assert "closed" not in soup.find(id="report").get_text()
+
+
 def test_an_unclosed_attribute_in_a_closed_tag_is_shown_as_text(write_md):
     page, soup = _page(write_md, "# T\n\n## A\n\n<p>\n<a title='never closed>x</a>\n\nAfter words.\n")
     assert ("raw-html-shown", 6) in _codes(page)
