@@ -19,7 +19,8 @@ from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
 
-# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` shown as text is no image.
+# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
+# no image or id.
 _TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^\s"\'>/=]+(?:="[^"]*")?)*\s*/?>')
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
@@ -221,7 +222,8 @@ class _UniqueIds:
     def __call__(self, fragment: str) -> str:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
-        return _ID_ATTRIBUTE.sub(self._keep_first, fragment)
+        # In tags only: `<a id="x">` written in a code span is text, and stays whole.
+        return _TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))

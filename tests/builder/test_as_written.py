@@ -182,3 +182,8 @@ def test_a_link_to_the_title_heading_lands_on_the_page(write_md):
     assert [a["href"] for a in soup.find(id="report").find_all("a", string=["the top", "this"])] == \
         ["#the-title", "#the-title-1"]
     assert page.report.warnings == ()
+
+
+def test_an_id_written_as_text_twice_stays_whole(write_md):
+    page, soup = _page(write_md, '# T\n\n## A\n\nUse `<a id="x">` here and `<a id="x">` again.\n')
+    assert [code.get_text() for code in soup.find(id="report").find_all("code")] == ['<a id="x">'] * 2
