@@ -187,3 +187,11 @@ def test_a_link_to_the_title_heading_lands_on_the_page(write_md):
 def test_an_id_written_as_text_twice_stays_whole(write_md):
     page, soup = _page(write_md, '# T\n\n## A\n\nUse `<a id="x">` here and `<a id="x">` again.\n')
     assert [code.get_text() for code in soup.find(id="report").find_all("code")] == ['<a id="x">'] * 2
+
+
+def test_a_raw_html_fragment_is_resolved_or_warned(write_md):
+    page, soup = _page(write_md, '# T\n\n## Type inference\n\nSee <a href="#Type-Inference">a</a>.\n\n<p>\n'
+                                 "<a href='#type-inference'>b</a>\n<a href=#gone>c</a>\n</p>\n")
+    assert [a["href"] for a in soup.find(id="report").find_all("a", string=["a", "b", "c"])] == \
+        ["#type-inference", "#type-inference", "#gone"]
+    assert _codes(page) == [("link-missing-fragment", 9)]
