@@ -78,7 +78,7 @@ def unaccepted(page: BuiltPage) -> list[Finding]:
 
 def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
           strict: bool = False, config: Config | None = None) -> BuildOutcome:
-    """Build `source` into `out_dir/index.html`; with `strict`, any unaccepted finding fails the build."""
+    """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build."""
     start = time.perf_counter()
     page = build_page(source, subdomain=subdomain, fonts=fonts, config=config)
     problems = unaccepted(page)
