@@ -16,11 +16,15 @@ from graphsite.builder import build as builder
 from graphsite.builder.build import BuiltPage, write_page
 from graphsite.builder.model import Finding
 from graphsite.builder.render import DEFAULT_FONTS
+from graphsite.builder.targets import MISSING_FRAGMENT
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import CitationError
 
 if TYPE_CHECKING:
     from graphsite.config import Config
+
+# Build warnings that --strict treats as errors, like an unaccepted citation finding.
+STRICT_WARNINGS = frozenset({MISSING_FRAGMENT})
 
 __all__ = ["BuildOutcome", "BuiltPage", "build", "build_page", "unaccepted", "write_page"]
 
@@ -66,12 +70,15 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAU
 
 
 def unaccepted(page: BuiltPage) -> list[Finding]:
-    return [finding for finding in page.report.findings if not finding.accepted]
+    """Return what fails a --strict build: the unaccepted citation findings, and the build warnings that are
+    errors under --strict (a link to a #fragment of the page that does not exist), in line order."""
+    strict = [w for w in page.report.warnings if w.code in STRICT_WARNINGS]
+    return sorted([*(f for f in page.report.findings if not f.accepted), *strict], key=lambda f: f.line or 0)
 
 
 def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
           strict: bool = False, config: Config | None = None) -> BuildOutcome:
-    """Build `source` into `out_dir/index.html`; with `strict`, any unaccepted finding fails the build."""
+    """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build."""
     start = time.perf_counter()
     page = build_page(source, subdomain=subdomain, fonts=fonts, config=config)
     problems = unaccepted(page)
@@ -80,7 +87,7 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
         where = f"{source}:{first.line}: " if first.line else f"{source}: "
         raise CitationError(f"{where}{first.code}: {first.message} ({len(problems)} unaccepted finding(s), "
                             "nothing written)",
-                            hint="fix the citations, or accept a finding with a reason under [citations] "
-                                 "in graphsite.toml")
+                            hint="fix the citations and links, or accept a citation finding with a reason "
+                                 "under [citations] in graphsite.toml")
     path = write_page(page, out_dir)
     return BuildOutcome(path, page, time.perf_counter() - start)

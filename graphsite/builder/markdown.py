@@ -21,9 +21,11 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
+from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warnings
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
+from graphsite.builder.targets import resolve_fragments
 from graphsite.builder.written import written_links
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
@@ -95,6 +97,7 @@ def markdown() -> MarkdownIt:
     md = _Markdown("commonmark", {"html": True, "maxNesting": MAX_NESTING})
     md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
     install_block_rule(md)
+    install_footnote_tail(md)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
@@ -176,7 +179,8 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)
     guard_tokens(parsed.tokens, guard, body_line)
     parsed.raw_ids = tuple(sorted(guard.raw_ids))
-    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line)]
+    found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line),
+             *unreferenced_warnings(env, body_line)]
     parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
@@ -188,6 +192,10 @@ def parse(body: str, body_line: int = 1) -> Parsed:
             _annotate_inline(parsed, token, index, line, numbers)
         elif token.type in {"th_open", "td_open"}:
             _align_class(token)
+    missing = resolve_fragments(parsed.tokens, [*parsed.heading_ids(), *parsed.raw_ids, *sorted(RESERVED_IDS)],
+                                is_reserved_id, slugify, body_line)
+    if missing:
+        parsed.warnings = sorted([*parsed.warnings, *missing], key=lambda f: f.line or 0)
     return parsed
 
 
@@ -275,7 +283,10 @@ def _annotate_inline(parsed: Parsed, inline: Token, index: int, line: int, numbe
 
 
 def _is_citation(children: list[Token], at: int) -> bool:
+    """Return whether `children[at]` opens a `[N](URL)` citation link: a number linking out of the page (a
+    number linking to an in-page `#fragment`, `[[1](#note)]`, is an endnote link, not a citation)."""
     return (at + 2 < len(children) and children[at].type == "link_open"
+            and not str(children[at].attrGet("href") or "").startswith("#")
             and children[at + 1].type == "text" and children[at + 1].content.isascii()
             and children[at + 1].content.isdigit() and children[at + 2].type == "link_close")
 

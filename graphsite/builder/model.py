@@ -96,6 +96,8 @@ class Report:
     front: FrontMatter
     title: str
     sections: tuple[Section, ...]
+    subtitle: str = ""  # the document's own `# H1` when the front matter's title is a different one
+    title_id: str = ""  # the id of the `#` heading that titles the report (on the subtitle, else the <h1>)
     citations: tuple[InlineCitation, ...] = ()
     references: tuple[Reference, ...] = ()
     links: tuple[str, ...] = ()  # every outbound http(s) URL of the page (links and images), in order of first use

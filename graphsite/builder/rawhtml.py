@@ -10,6 +10,18 @@ section. So these elements are handled here, at the token level, where the Markd
   is shown as text, with a warning;
 - an HTML block that would run to the end of the document because its closing `</style>`, `-->`, `?>` or
   `]]>` never comes is read as Markdown instead (CommonMark would swallow the rest of the report);
+- a comment that never ends inside its HTML block (`<div>` then `<!-- note`) is shown as text, with a warning;
+- a tag that never ends inside its HTML block (`<img src="https://e.org/x.png` with no closing quote or `>`)
+  is shown as text, with a warning: an HTML parser would read everything after it, up to the next quote or
+  `>` anywhere in the section, as its attributes;
+- a `<math>` or `<svg>` that is never closed (in its paragraph, or its HTML block) is shown as text, with a
+  warning: a browser would take the rest of the paragraph into the formula or picture, and an SVG shows no
+  text outside its `<text>` elements; a MathML or SVG element's tag outside them (`cp <path> <text>`) is shown
+  as text (the sanitiser would drop it with its content);
+- a form control (`<input type=password>`, `<button>`, `<select>`, …) or an embedded object (`<object>`,
+  `<embed>`, `<applet>`, `<marquee>`) is shown as text, with a warning: the sanitiser would turn an input into
+  a fake task-list checkbox, and remove an object only after it had split the paragraph around it (a stray
+  `</p>`);
 - an `id` or `name` that repeats a generated id (headings, footnotes, the page's own) or an earlier raw one
   is removed, with a warning, so that every id on the page stays unique;
 - a protocol-relative image (`//host/x.png`) becomes https (the page is served over https).
@@ -30,9 +42,24 @@ from markdown_it.rules_block.state_block import StateBlock
 from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
+from graphsite.builder.sanitize import MATHML, SVG
 
 RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
                       "noframes", "noscript", "template"})
+FOREIGN = frozenset({"math", "svg"})  # MathML and SVG: what a browser puts in them is not prose
+_FOREIGN_CHILDREN = frozenset(name.lower() for name in (MATHML | SVG) - FOREIGN)
+# Start tags that end MathML and SVG in a browser (the HTML standard's "breakout" list), and with them the
+# place where their elements mean anything.
+_BREAKOUT = frozenset({"b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
+                       "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing",
+                       "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong", "strike",
+                       "sub", "sup", "table", "tt", "u", "ul", "var"})
+_SHOWN = frozenset({"input", "button", "select", "option", "optgroup", "datalist", "form", "object", "embed",
+                    "applet", "marquee", "param"})
+# The task-list plugin's own checkboxes: the only inputs the page shows as inputs.
+_TASK_BOXES = frozenset({'<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">',
+                         '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" '
+                         'type="checkbox">'})
 _DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]{0,63})(?=[\s/>]|$)([^<>]*)(>?)")
 _ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
@@ -105,23 +132,72 @@ def guard_tokens(tokens: list[Token], guard: Guard, body_line: int) -> None:
         if token.type == "html_block":
             token.content = guard_block(token.content, guard, line)
         elif token.type == "inline" and token.children:
-            for child in token.children:
-                if child.type == "html_inline":
-                    _guard_inline(child, guard, line)
+            unclosed, foreign = _unclosed_foreign(token.children), _Foreign()
+            for at, child in enumerate(token.children):
+                if at in unclosed:
+                    _show(child, guard, line, "is never closed in its paragraph")
+                elif child.type == "html_inline":
+                    match = _TAG.match(child.content)
+                    if match is not None and foreign.stray(match):
+                        child.type, child.tag = "text", ""
+                    else:
+                        _guard_inline(child, guard, line)
                 elif child.type == "image":
                     src = str(child.attrGet("src") or "")
                     if src.startswith("//") and not src.startswith("///"):
                         child.attrSet("src", "https:" + src)
 
 
+def _unclosed_foreign(children: list[Token]) -> set[int]:
+    """Return the indexes of the raw `<math>`/`<svg>` tags in a paragraph's `children` that no closing tag
+    follows (one pass from the end)."""
+    closed: set[str] = set()
+    found = set()
+    for at in range(len(children) - 1, -1, -1):
+        match = _TAG.match(children[at].content) if children[at].type == "html_inline" else None
+        if match is None or match.group(2).lower() not in FOREIGN:
+            continue
+        if match.group(1):
+            closed.add(match.group(2).lower())
+        elif match.group(2).lower() not in closed and not match.group(3).rstrip().endswith("/"):
+            found.add(at)
+    return found
+
+
+class _Foreign:
+    """Whether a MathML/SVG element's tag stands inside an open `<math>` or `<svg>`, tag after tag."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def stray(self, match: re.Match[str]) -> bool:
+        """Return whether the tag `match` is a MathML/SVG element's outside them (after updating the depth)."""
+        name = match.group(2).lower()
+        if name in FOREIGN and not match.group(3).rstrip().endswith("/"):
+            self.depth = max(self.depth - 1, 0) if match.group(1) else self.depth + 1
+        elif name in _BREAKOUT and not match.group(1):
+            self.depth = 0
+        return name in _FOREIGN_CHILDREN and not match.group(1) and self.depth == 0
+
+
+def _is_shown(match: re.Match[str]) -> bool:
+    """Return whether the tag `match` is a form control or an object, shown as text (a task box is not)."""
+    return match.group(2).lower() in _SHOWN and match.group(0) not in _TASK_BOXES
+
+
+def _show(token: Token, guard: Guard, line: int, why: str) -> None:
+    """Turn the raw HTML `token` into text, with a warning saying `why`."""
+    token.type, token.tag = "text", ""
+    guard.warn("raw-html-shown", f"raw HTML {_shown(token.content)} {why}: shown as text, so that it does not "
+               "hide what follows it", line)
+
+
 def _guard_inline(token: Token, guard: Guard, line: int) -> None:
     match = _TAG.match(token.content)
     if match is None:
         return
-    if match.group(2).lower() in RAW_TEXT:
-        token.type, token.tag = "text", ""
-        guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is shown as text: the page does not "
-                   "allow it, and an HTML parser would hide what follows it", line)
+    if match.group(2).lower() in RAW_TEXT or _is_shown(match):
+        _show(token, guard, line, "is not allowed on the page")
         return
     token.content = _guard_attributes(match, guard, line) + token.content[match.end():]
 
@@ -132,6 +208,7 @@ def _shown(tag: str) -> str:
 
 def guard_block(html: str, guard: Guard, line: int) -> str:
     """Return the HTML block `html` with raw-text elements dropped or escaped and duplicate ids removed."""
+    html = _open_comment(html, guard, line)
     matches = list(_TAG.finditer(html))
     if not matches:
         return html
@@ -139,7 +216,9 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
     for index, match in enumerate(matches):
         if match.group(1):
             closers.setdefault(match.group(2).lower(), []).append(index)
+    unterminated = _unterminated(html, matches)
     out: list[str] = []
+    foreign = _Foreign()
     position = skip_to = 0
     counted, lines = 0, line  # the line of html[counted], advanced as the scan goes (linear)
 
@@ -155,6 +234,25 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
         name = match.group(2).lower()
         out.append(html[position:match.start()])
         position = match.end()
+        if index in unterminated:
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0).strip())} never ends (a quote or `>` "
+                       "is missing): shown as text, so that it does not take in what follows", line_of(match.start()))
+            continue
+        if name in FOREIGN and not match.group(1) and not match.group(3).rstrip().endswith("/") \
+                and _next_closer(closers.get(name, []), index) is None:
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is never closed in its HTML block: "
+                       "shown as text, so that it does not hide what follows it", line_of(match.start()))
+            continue
+        if foreign.stray(match):
+            out.append("&lt;" + match.group(0)[1:])
+            continue
+        if _is_shown(match):
+            out.append("&lt;" + match.group(0)[1:])
+            guard.warn("raw-html-shown", f"raw HTML {_shown(match.group(0))} is not allowed on the page: shown "
+                       "as text", line_of(match.start()))
+            continue
         if name not in RAW_TEXT:
             out.append(_guard_attributes(match, guard, line) if not match.group(1) else match.group(0))
             continue
@@ -169,6 +267,51 @@ def guard_block(html: str, guard: Guard, line: int) -> str:
                    "allow it, and an HTML parser would hide what follows it", line_of(match.start()))
     out.append(html[position:])
     return "".join(out)
+
+
+def _open_comment(html: str, guard: Guard, line: int) -> str:
+    """Return `html` with a `<!--` that no `-->` follows in the block shown as text: the comment would hide
+    the rest of the section."""
+    close = html.rfind("-->")
+    start = html.find("<!--", close + 3 if close >= 0 else 0)
+    if start < 0:
+        return html
+    guard.warn("raw-html-shown", "raw HTML <!-- is never closed in its HTML block: shown as text, so that it "
+               "does not hide what follows it", line + html.count("\n", 0, start))
+    return html[:start] + "&lt;" + html[start + 1:]
+
+
+def _unterminated(html: str, matches: list[re.Match[str]]) -> set[int]:
+    """Return the indexes of the tags in `matches` that an HTML parser would read past the end of the block `html`:
+    an attribute value whose quote never closes, or a tag whose `>` never comes (linear: each tag's attributes
+    are scanned once, what lies after them is looked up)."""
+    last = {char: html.rfind(char) for char in "\"'>"}
+    found = set()
+    for index, match in enumerate(matches):
+        quote = _open_quote(match.group(3))
+        if quote:
+            if last[quote] < match.end():
+                found.add(index)
+        elif not match.group(4) and last[">"] < match.end():
+            found.add(index)
+    return found
+
+
+def _open_quote(attributes: str) -> str:
+    """Return the quote left open at the end of a tag's `attributes` ("" when none is), read the way an HTML
+    tokenizer reads them: a quote opens a value only right after `=` (and spaces)."""
+    quote, after_equals = "", False
+    for char in attributes:
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char == "=":
+            after_equals = True
+        elif after_equals and char in "\"'":
+            quote, after_equals = char, False
+        elif not char.isspace():
+            after_equals = False
+    return quote
 
 
 def _next_closer(indexes: list[int], after: int) -> int | None:

@@ -19,6 +19,9 @@ from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
 
+# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
+# no image or id.
+_TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^\s"\'>/=]+(?:="[^"]*")?)*\s*/?>')
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
@@ -167,6 +170,10 @@ def report_from_source(source: Source) -> Report:
     first_heading = parsed.headings[0].text if parsed.headings else ""
     title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
              or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
+    # A front-matter title that differs from the document's own `# H1` does not hide it: the H1 is the subtitle.
+    subtitle = title_heading if (title_heading is not None and title_heading.token_index == parsed.title_index
+                                 and source.front.title and _key(source.front.title) != _key(title_heading.text)) \
+        else None
     references = _references(parsed, layout.references, source)
     citations = _placed(parsed, layout, references.id)
     sources = _sources(citations)
@@ -187,6 +194,8 @@ def report_from_source(source: Source) -> Report:
     links, images = _outbound(pieces, [r.url for r in references.entries])
     return Report(
         path=source.path, front=source.front, title=title, sections=tuple(sections),
+        subtitle=subtitle.text if subtitle else "",
+        title_id=title_heading.id if title_heading and title_heading.token_index == parsed.title_index else "",
         citations=tuple(citations), references=references.entries, links=tuple(links), images=tuple(images),
         intro_html=intro_html, notes_html=notes_html, references_id=references.id,
         references_title=references.title, references_intro_html=references.intro_html,
@@ -195,6 +204,11 @@ def report_from_source(source: Source) -> Report:
         warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
         heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids,
     )
+
+
+def _key(title: str) -> str:
+    """Return a title as compared with another: case and spacing aside."""
+    return " ".join(title.casefold().split())
 
 
 class _UniqueIds:
@@ -208,7 +222,8 @@ class _UniqueIds:
     def __call__(self, fragment: str) -> str:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
-        return _ID_ATTRIBUTE.sub(self._keep_first, fragment)
+        # In tags only: `<a id="x">` written in a code span is text, and stays whole.
+        return _TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))
@@ -220,16 +235,26 @@ class _UniqueIds:
 
 def _prose(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
     """Return a reference section's text without its ordered lists and group headings: what comes before
-    the first list, and what comes after it (a closing remark stays below the list)."""
+    the first list, and what comes after it (a closing remark, a heading with no list under it: `### 9.1
+    Extra` keeps its text and its id)."""
+    groups: set[int] = set()  # the headings whose next block at their level is a list: its group's name
+    listed = False
+    for index in range(len(tokens) - 1, -1, -1):
+        if tokens[index].level == 0 and tokens[index].type == "ordered_list_open":
+            listed = True
+        elif tokens[index].level == 0 and tokens[index].type == "heading_open":
+            if listed:
+                groups.add(index)
+            listed = False
     before: list[Token] = []
     after: list[Token] = []
     kept, skip_until = before, None
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if skip_until is not None:
             if token.type == skip_until and token.level == 0:
                 skip_until = None
             continue
-        if token.level == 0 and token.type in {"ordered_list_open", "heading_open"}:
+        if token.level == 0 and (token.type == "ordered_list_open" or index in groups):
             skip_until = token.type.replace("_open", "_close")
             kept = after
             continue
@@ -281,7 +306,8 @@ def _outbound(pieces: list[str], bare: list[str]) -> tuple[list[str], list[str]]
     for piece in pieces:
         if "=" not in piece:
             continue
-        for attribute, value in _URL_ATTRIBUTE.findall(piece):
+        found = (pair for tag in _TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
+        for attribute, value in found:
             url = html.unescape(value)
             if is_outbound(url):
                 urls.setdefault(url, None)

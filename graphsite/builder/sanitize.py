@@ -27,8 +27,28 @@ _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
 
+# MathML Core's presentation elements and SVG's shapes and text: a formula's or a diagram's words are the
+# author's. Nothing that loads, links, animates or embeds HTML (annotation-xml, foreignObject, use, image, a
+# link's href, set/animate); nh3 also drops any element whose namespace the HTML parser would not give it.
+MATHML = frozenset({"math", "mi", "mn", "mo", "ms", "mspace", "mtext", "mrow", "mfrac", "msqrt", "mroot", "mstyle",
+                    "merror", "mpadded", "mphantom", "msub", "msup", "msubsup", "munder", "mover", "munderover",
+                    "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd", "semantics", "annotation"})
+SVG = frozenset({"svg", "g", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon", "text", "tspan",
+                 "defs", "lineargradient", "radialgradient", "linearGradient", "radialGradient", "stop",
+                 "marker"})
+_MATHML_ATTRIBUTES = {"display", "mathvariant", "displaystyle", "scriptlevel", "stretchy", "fence", "separator",
+                      "lspace", "rspace", "accent", "accentunder", "linethickness", "form", "largeop",
+                      "movablelimits", "symmetric", "minsize", "maxsize", "width", "height", "depth", "voffset",
+                      "encoding", "columnspan", "rowspan", "xmlns"}
+_SVG_ATTRIBUTES = {"viewBox", "preserveAspectRatio", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx",
+                   "cy", "r", "rx", "ry", "d", "points", "dx", "dy", "fill", "fill-opacity", "fill-rule",
+                   "stroke", "stroke-width", "stroke-linecap", "stroke-linejoin", "stroke-dasharray",
+                   "stroke-opacity", "opacity", "transform", "text-anchor", "dominant-baseline", "font-size",
+                   "font-family", "font-weight", "offset", "stop-color", "stop-opacity", "gradientUnits",
+                   "gradientTransform", "markerWidth", "markerHeight", "refX", "refY", "orient", "marker-start",
+                   "marker-end", "clip-rule", "xmlns"}
 # `input` only as a task list's checkbox: type checkbox, always disabled (see _cleaner).
-_TAGS = (set(nh3.ALLOWED_TAGS) - {"area", "map"}) | {"section", "input"}
+_TAGS = (set(nh3.ALLOWED_TAGS) - {"area", "map"}) | {"section", "input"} | MATHML | SVG
 _ATTRIBUTES = {
     **{tag: set(values) for tag, values in nh3.ALLOWED_ATTRIBUTES.items()},
     "*": {"id", "title", "lang", "dir", "aria-label", "aria-hidden", "role"},
@@ -42,6 +62,8 @@ _ATTRIBUTES = {
     "details": {"open"},
     "code": set(),
     "input": {"checked", "disabled"},
+    **{tag: _MATHML_ATTRIBUTES for tag in MATHML},
+    **{tag: _SVG_ATTRIBUTES for tag in SVG},
 }
 # Classes the renderer itself puts into section HTML; any other class from raw HTML is dropped.
 _CLASSES = {

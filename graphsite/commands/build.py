@@ -24,7 +24,8 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
               help="embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
                    "system: the reader's own fonts.")
 @click.option("--pdf", is_flag=True, help="Also print the page to OUT/report.pdf with headless Chromium.")
-@click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding.")
+@click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding or "
+              "link to a #fragment the page does not have.")
 @click.option("--check-links", is_flag=True,
               help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")

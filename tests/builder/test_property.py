@@ -1,6 +1,7 @@
 """A property test over generated Markdown reports: whatever the shape, the build either succeeds or fails
 with one line; no visible word is lost; ids are unique; every `#` link resolves; nothing executable reaches
-the page; a rebuild is byte-identical. Bounded: 60 examples, each well under a second."""
+the page; the page parses without an HTML5 error; a rebuild is byte-identical. Bounded: 60 examples, each
+well under a second."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import html5lib
 from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,9 +26,15 @@ VOCABULARY = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "
 RAW_INLINE = ("<style>", "</style>", "<script>alert(1)</script>", "<textarea>", "<title>", "<xmp>",
               "<plaintext>", "<iframe>", "<noscript>", "<template>", "<b>", "</b>", "<span id=\"fn1\">",
               "<a id=\"alpha\">", "<img src=x onerror=alert(1)>", "<a href=\"javascript:alert(1)\">",
-              "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>")
+              "<a href=\"data:text/html,x\">x</a>", "<!-- note -->", "<svg onload=alert(1)>",
+              # MathML and SVG, closed or not, and their element names in prose (issue 21)
+              "<math><mi>E</mi><mo>=</mo><mi>m</mi></math>", "<math><mi>x</mi>", "<svg><text>t</text></svg>",
+              "<path>", "<text>", "<object data=\"x\">", "<input type=password>", "<button>")
 RAW_BLOCKS = ("<style>\np { color: red }\n</style>", "<script>\nalert(1)\n</script>", "<div>\n<style>\n</div>",
-              "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>")
+              "<textarea>", "<!-- open comment", "<div onclick=\"x()\">", "<pre>",
+              # tags that never end inside their block: an attribute or `>` missing (issue 21)
+              "<div>\n<img src=\"https://e.org/x.png", "<p>\n<a title='open", "<div class=\"x",
+              "<div>\n<!-- a note never closed")
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster", "srcset", "background", "cite"}
 
 words = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6)
@@ -54,6 +62,8 @@ def blocks(draw: st.DrawFn, doc: Doc, numbers: list[str]) -> None:
             extras.append(f"[[{number}](https://site{number}.example/p{draw(st.sampled_from(['', '/']))})]")
         if draw(st.booleans()):
             extras.append(draw(st.sampled_from(RAW_INLINE)))
+        if draw(st.booleans()):  # an endnote link, not a citation (issue 21)
+            extras.append(draw(st.sampled_from(["[[7](#top)]", "\\[[8](#top)\\]"])))
         if numbers and draw(st.booleans()):
             extras.append(f"§{draw(st.sampled_from(numbers))}")
         if draw(st.booleans()):
@@ -99,10 +109,12 @@ def documents(draw: st.DrawFn) -> Doc:
         doc.parts.append("# " + " ".join(draw(words)))  # the report's title, shown in the page's header
     count = draw(st.integers(1 if level == 2 or numbered else 2, 4))  # one unnumbered `#` is a title
     numbers = [str(n) for n in range(1, count + 1)] if numbered else []
+    slugs = []
     for index in range(1, count + 1):
         title = draw(words)
         number = f"{index}. " if numbered else ""
         doc.parts.append("#" * level + f" {number}{' '.join(title)}")
+        slugs.append("-".join([*([str(index)] if numbered else []), *title]))
         doc.seen += title
         for _ in range(draw(st.integers(0, 3))):
             draw(blocks(doc, numbers))
@@ -112,6 +124,9 @@ def documents(draw: st.DrawFn) -> Doc:
             doc.parts.append("#" * (level + 1) + f" {subnumber}{' '.join(sub)}")
             doc.seen += sub
             draw(blocks(doc, numbers))
+    if draw(st.booleans()):  # links to the sections as GitHub writes them, in mixed case (issue 21)
+        doc.parts.append(" ".join(f"[{VOCABULARY[0]}](#{slug.title()})" for slug in slugs))
+        doc.seen += [VOCABULARY[0]] * len(slugs)
     if draw(st.booleans()):
         doc.parts.append("#" * draw(st.sampled_from([level, level + 1])) + " References")
         entries = []
@@ -120,6 +135,14 @@ def documents(draw: st.DrawFn) -> Doc:
             entries.append(f"{number}. {' '.join(title)} https://site{number}.example/p")
             doc.references += title
         doc.parts.append("\n".join(entries))
+        if draw(st.booleans()):  # a heading after the list, inside the reference section (issue 21)
+            extra, text = draw(words), draw(words)
+            doc.parts.append("#" * (level + 2) + f" {' '.join(extra)}\n\n{' '.join(text)}")
+            doc.references += [*extra, *text]
+    if draw(st.booleans()):  # a note nobody refers to, which refers to another (issue 21): both are listed
+        lonely, inner = draw(words), draw(words)
+        doc.footnotes += [f"[^lonely]: {' '.join(lonely)} [^inner]", f"[^inner]: {' '.join(inner)}"]
+        doc.notes += [*inner, *lonely]
     doc.parts += doc.footnotes
     return doc
 
@@ -149,6 +172,9 @@ def test_any_generated_report_builds_safely_and_loses_nothing(doc):
             assert "\n" not in exc.format_message().split("\n  hint:")[0]
             return
         assert build_page(path).html == page.html, "byte-identical on rebuild"
+    parser = html5lib.HTMLParser(strict=False)
+    parser.parse(page.html)
+    assert parser.errors == [], (markdown, parser.errors)
     soup = BeautifulSoup(page.html, "html.parser")
     seen = visible_words(page.html)
     assert in_order([*doc.seen, *doc.notes, *doc.references], seen), (markdown, seen)

@@ -16,8 +16,11 @@ HOSTILE = HERE / "fixtures" / "hostile.md"
 OWASP = HERE.parents[1] / "tests" / "corpus" / "owasp-xss-filter-evasion.md"
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "xlink:href", "poster", "srcset", "background",
                   "cite", "longdesc", "content"}
+# MathML and SVG are allowed (their text is the author's: issue 21), but nothing in them that links, embeds
+# HTML, references or animates.
 FORBIDDEN_TAGS = {"iframe", "object", "embed", "form", "input", "button", "base", "frame", "frameset", "applet",
-                  "math", "textarea", "select", "link"}
+                  "textarea", "select", "link", "foreignobject", "annotation-xml", "use", "animate", "set",
+                  "image", "maction"}
 
 
 # The page's own embedded fonts: nothing but @font-face rules whose only URL is WOFF2 data.
