@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from graphsite.citations.challenges import challenge_by
 from graphsite.citations.http import Client, HTTPError, Response, ShortBody
 from graphsite.citations.pages import AnchorScanner, wanted_names
 from graphsite.citations.results import (
     CHALLENGE_STATUSES,
     RETRY_STATUSES,
     LinkResult,
-    is_challenge,
     retry_after,
 )
 from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
@@ -32,7 +32,7 @@ from graphsite.urls import non_public, origin
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
 
-MAX_REDIRECTS = 10
+MAX_REDIRECTS = 20  # what Chromium and Firefox follow
 PEEK_BYTES = 32 * 1024  # of an error page, to tell a bot wall's challenge from a real refusal
 DRAIN_BYTES = 64 * 1024  # a small body is read whole: the connection stays reusable and a short body shows
 BACKOFF = 0.5  # seconds before the first retry; doubles each time
@@ -234,13 +234,14 @@ class Checker:
         received.status = response.status
         try:
             headers = response.headers
-            location = headers.get("location") if 300 <= response.status < 400 else None
-            scan, challenge, short = None, is_challenge(headers), ""
+            location = _location(headers["location"]) if 300 <= response.status < 400 and "location" in headers \
+                else None
+            scan, challenge, short = None, challenge_by(headers), ""
             if method == "GET" and location is None:
                 if groups and 200 <= response.status < 300 and _is_html(response) and response.decodable:
                     scan = await self._scan(response, groups, received)
                 elif response.status in CHALLENGE_STATUSES and not challenge:
-                    challenge = is_challenge(headers, await _peek(response, PEEK_BYTES, received))
+                    challenge = challenge_by(headers, await _peek(response, PEEK_BYTES, received))
                 elif response.length is not None and response.length <= DRAIN_BYTES:
                     short = await _drain(response, received)
             elif response.length is not None and response.length <= DRAIN_BYTES:
@@ -272,6 +273,13 @@ class Checker:
         if outcome != "found":
             scanner.close()
         return Scan(frozenset(scanner.found), outcome, response.received, response.length)
+
+
+def _location(value: str) -> str:
+    """Return a Location header as a browser reads it: its bytes (the client decodes headers as latin-1, byte
+    for byte) with every byte outside printable ASCII percent-encoded, so raw UTF-8 stays UTF-8."""
+    raw = value.encode("latin-1", errors="replace")
+    return "".join(chr(b) if 0x21 <= b < 0x7F else f"%{b:02X}" for b in raw)
 
 
 def _attempts_note(budget: _Budget) -> str:

@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 if TYPE_CHECKING:
     import ssl  # imported when the first https URL is contacted: a run over http does without it
 
-HEAD_LIMIT = 64 * 1024  # bytes of status line and headers; more is a broken (or hostile) server
+HEAD_LIMIT = 256 * 1024  # bytes of status line and headers (some CDNs send 80 KB); more is broken or hostile
 READ_SIZE = 64 * 1024
 _NO_BODY = {204, 304}
 

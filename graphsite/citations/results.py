@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +16,7 @@ BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Statuses whose body may be a bot wall's challenge page (read a little of it to tell).
 CHALLENGE_STATUSES = frozenset({403, 429, 503, 999})
-# Markers of the challenge pages of Cloudflare, Akamai, Imperva, PerimeterX, DataDome and Sucuri.
-_CHALLENGE_MARKERS = (b"cf-browser-verification", b"challenge-platform", b"cf_chl_opt", b"<title>Just a moment",
-                      b"Attention Required! | Cloudflare", b"_Incapsula_Resource", b"px-captcha",
-                      b"captcha-delivery.com", b"Sucuri WebSite Firewall", b"Access Denied</title>")
+
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,7 @@ class LinkReport:
                 "links": [r.as_dict() for r in self.results]}
 
 
-def state_for_status(status: int, *, challenge: bool = False) -> str:
+def state_for_status(status: int, *, challenge: str = "") -> str:
     """Return the state a final (non-redirect) HTTP status means once retries are spent; a bot wall's
     challenge is `blocked` whatever its status."""
     if 200 <= status < 300:
@@ -117,13 +114,6 @@ def state_for_status(status: int, *, challenge: bool = False) -> str:
     if status == 503:
         return "unavailable"
     return "dead"
-
-
-def is_challenge(headers: Mapping[str, str], body_start: bytes = b"") -> bool:
-    """Return whether an answer is a bot wall's challenge (Cloudflare's `cf-mitigated`, a known challenge page)."""
-    if headers.get("cf-mitigated", "").strip().lower() == "challenge":
-        return True
-    return bool(body_start) and any(marker in body_start for marker in _CHALLENGE_MARKERS)
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -43,7 +43,7 @@ class Answer:
     location: str | None
     retry_after: str | None
     sets_cookie: bool = False
-    challenge: bool = False
+    challenge: str = ""  # the bot wall whose challenge this is (graphsite/citations/challenges.py)
     scan: Scan | None = None
     short: str = ""  # a body shorter than its Content-Length: how much of it came
 
@@ -71,7 +71,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
     if state != "ok":
         tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
         where = f" at {page.final_url}" if moved else ""
-        why = " (a bot wall's challenge)" if answer.challenge else ""
+        why = f" (a bot wall's challenge: {answer.challenge})" if answer.challenge else ""
         wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
         return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
                           redirects, now)

@@ -250,10 +250,11 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve() -> Iterator[Server]:
-    """Run a threaded stdlib HTTP server on 127.0.0.1 (a free port) for the duration of the block."""
+def serve(base: type[PitfallHandler] = PitfallHandler) -> Iterator[Server]:
+    """Run a threaded stdlib HTTP server on 127.0.0.1 (a free port) for the duration of the block, answering
+    as `base` does."""
     hits = Hits()
-    handler = type("Handler", (PitfallHandler,), {"hits": hits})
+    handler = type("Handler", (base,), {"hits": hits})
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
