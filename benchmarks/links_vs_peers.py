@@ -60,7 +60,7 @@ SEQUENCES = {"refused, then back": "pass", "./other.md (exists)": "warn"}
 # own, stopped after HOLD_LIMIT ("held" is wrong).
 HOSTILE = ("/trickle-body#present", "/trickle-headers", "/endless#nowhere", "/429-for-an-hour", "/maintenance")
 HOLD_LIMIT = 45.0
-GRAPHSITE_CLASS = {"ok": "pass", "redirected": "pass", "blocked": "unknown", "unavailable": "unknown",
+GRAPHSITE_CLASS = {"ok": "pass", "redirected": "pass", "warn": "warn", "blocked": "unknown", "unavailable": "unknown",
                    "timeout": "unknown", "unverified": "unknown", "unchecked": "unknown", "dead": "fail",
                    "local": "warn", "skipped": "skip", "private": "skip"}
 

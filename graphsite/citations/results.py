@@ -14,8 +14,6 @@ from graphsite.codes import LINK_STATES as STATES
 BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})
 # Worth asking again: the server is busy or broken for now.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# Statuses whose body may be a bot wall's challenge page (read a little of it to tell).
-CHALLENGE_STATUSES = frozenset({403, 429, 503, 999})
 
 
 
@@ -106,10 +104,12 @@ class LinkReport:
 
 def state_for_status(status: int, *, challenge: str = "") -> str:
     """Return the state a final (non-redirect) HTTP status means once retries are spent; a bot wall's
-    challenge is `blocked` whatever its status."""
+    challenge is `blocked` whatever its status, a 2xx included."""
+    if challenge:
+        return "blocked"
     if 200 <= status < 300:
         return "ok"
-    if challenge or status in BLOCKED_STATUSES:
+    if status in BLOCKED_STATUSES:
         return "blocked"
     if status == 503:
         return "unavailable"

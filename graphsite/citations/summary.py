@@ -12,8 +12,8 @@ from graphsite.citations.results import STATES, LinkReport, LinkResult
 from graphsite.errors import LinkCheckError
 
 _WIDTH = 28
-_COLOURS = {"ok": "32", "redirected": "36", "blocked": "33", "unavailable": "33", "dead": "31", "timeout": "35",
-            "unverified": "35", "local": "33", "private": "2", "skipped": "2", "unchecked": "2"}
+_COLOURS = {"ok": "32", "redirected": "36", "warn": "33", "blocked": "33", "unavailable": "33", "dead": "31",
+            "timeout": "35", "unverified": "35", "local": "33", "private": "2", "skipped": "2", "unchecked": "2"}
 WAITING_EVERY = 5.0  # seconds between two "waiting on" lines off a terminal
 
 

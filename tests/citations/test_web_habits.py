@@ -20,6 +20,16 @@ def _raw(text: str) -> str:
     return text.encode().decode("latin-1")
 
 
+CHALLENGES = {
+    "/cloudflare-200": (200, {}, b"<!DOCTYPE html><html><head><title>Just a moment...</title></head></html>"),
+    "/aws-waf-202": (202, {"x-amzn-waf-action": "challenge"}, b""),
+    "/anubis": (200, {}, b"<html><script id='anubis_challenge' type='application/json'>{}</script></html>"),
+    "/akamai": (200, {}, b"<html><div id='sec-if-cpt-container'></div></html>"),
+    "/datadome": (403, {}, b"<html><script src='https://ct.captcha-delivery.com/c.js'></script></html>"),
+    "/vercel": (429, {"x-vercel-mitigated": "challenge"}, b"<title>Vercel Security Checkpoint</title>"),
+}
+
+
 class WebHabitsHandler(PitfallHandler):
     def _route(self, head: bool, seen: int) -> None:
         path = self.path
@@ -38,6 +48,19 @@ class WebHabitsHandler(PitfallHandler):
             return self._send(200, PAGE, head, padding)
         if path == "/waf-captcha-405":
             return self._send(405, b"<html>captcha</html>", head, {"x-amzn-waf-action": "captcha"})
+        if path == "/head-200-get-404":  # a HEAD handler that answers 200 for any path
+            return self._send(200 if head else 404, b"" if head else b"not found", head)
+        if path in CHALLENGES:
+            status, headers, body = CHALLENGES[path]
+            return self._send(status, body, head, headers)
+        if path == "/soft-404":
+            return self._send(200, b"<html><head><title>Page not found | Example</title></head></html>", head)
+        if path == "/soft-404-with-id":  # a title that looks like it, but the fragment is there: the real page
+            return self._send(200, b"<title>404 errors explained - 404</title><h2 id='fix'>fix</h2>", head)
+        if path in ("/docs/old-page", "/en"):
+            return self._send(301, b"", head, {"Location": "/" if path == "/docs/old-page" else "/en/"})
+        if path in ("/", "/en/"):
+            return self._send(200, PAGE, head)
         return super()._route(head, seen)
 
 
@@ -71,17 +94,35 @@ def test_redirect_chains_are_followed_up_to_the_twenty_hops_browsers_follow(web,
         assert "more than 20 redirects" in result.detail
 
 
-def test_a_header_block_of_80_kib_is_read(web, tmp_path):
-    result = verdict_on(web, "/headers/80", tmp_path)
-    assert result.state == "ok", result
-
-
-def test_a_header_block_past_256_kib_is_dead_and_named(web, tmp_path):
-    result = verdict_on(web, "/headers/300", tmp_path)
+def test_a_head_200_whose_get_is_404_is_dead(web, tmp_path):
+    result = verdict_on(web, "/head-200-get-404", tmp_path)
     assert result.state == "dead", result
-    assert "over 256 KiB" in result.detail
+    assert [hit[0] for hit in web.hits.to("/head-200-get-404")] == ["GET"]  # one request, never HEAD
 
 
-def test_an_aws_waf_captcha_answered_405_is_blocked(web, tmp_path):
-    result = verdict_on(web, "/waf-captcha-405", tmp_path)
-    assert result.state == "blocked", result
+@pytest.mark.parametrize("path, state, words", [
+    pytest.param("/headers/80", "ok", "", id="a-header-block-of-80-kib-is-read"),
+    pytest.param("/headers/300", "dead", "over 256 KiB", id="a-header-block-past-256-kib-is-dead-and-named"),
+    pytest.param("/waf-captcha-405", "blocked", "challenge: AWS WAF", id="an-aws-waf-captcha-answered-405"),
+    pytest.param("/cloudflare-200", "blocked", "challenge: Cloudflare", id="cloudflare-just-a-moment-with-200"),
+    pytest.param("/aws-waf-202", "blocked", "challenge: AWS WAF", id="an-aws-waf-challenge-answered-202"),
+    pytest.param("/anubis", "blocked", "challenge: Anubis", id="an-anubis-page"),
+    pytest.param("/akamai", "blocked", "challenge: Akamai", id="an-akamai-challenge"),
+    pytest.param("/datadome", "blocked", "challenge: DataDome", id="a-datadome-captcha"),
+    pytest.param("/vercel", "blocked", "challenge: Vercel", id="a-vercel-checkpoint"),
+    pytest.param("/soft-404", "warn", "Page not found | Example", id="a-soft-404-is-a-warning-with-its-title"),
+    pytest.param("/soft-404-with-id#fix", "ok", "", id="a-page-whose-fragment-is-found-is-ok-whatever-its-title"),
+    pytest.param("/docs/old-page", "warn", "home page", id="a-deep-link-redirected-to-the-home-page"),
+    pytest.param("/en", "redirected", "", id="a-language-home-given-its-slash-is-no-warning"),
+])
+def test_the_verdict_on_each_case(web, tmp_path, path, state, words):
+    result = verdict_on(web, path, tmp_path)
+    assert result.state == state, result
+    assert words in result.detail, result
+
+
+def test_warn_is_a_state_links_fail_on_accepts(tmp_path):
+    from graphsite.config import load_config
+
+    (tmp_path / "graphsite.toml").write_text('[links]\nfail_on = ["dead", "warn"]\n')
+    assert load_config(tmp_path / "graphsite.toml").links.fail_on == ("dead", "warn")
