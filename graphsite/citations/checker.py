@@ -151,7 +151,7 @@ class Checker:
             try:
                 answer = await self._send(url, groups, budget)
             except Failure as failure:
-                if failure.state == "dns" or not await self._retry(budget, None):
+                if failure.state == "dns" or failure.permanent or not await self._retry(budget, None):
                     raise Failure("dead" if failure.state == "dns" else failure.state,
                                   failure.detail + _attempts_note(budget)) from None
                 continue
@@ -203,7 +203,7 @@ class Checker:
             except HTTPError as exc:
                 if exc.dns:
                     raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
-                raise Failure("dead", f"connection failed: {_one_line(exc)}") from None
+                raise Failure("dead", f"connection failed: {_one_line(exc)}", permanent=exc.permanent) from None
             finally:
                 del self.in_flight[key]
 

@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 
 
 class Failure(Exception):
-    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason."""
+    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason;
+    `permanent` when asking again gets the same (TLS, not HTTP, oversized headers): not retried."""
 
-    def __init__(self, state: str, detail: str) -> None:
+    def __init__(self, state: str, detail: str, *, permanent: bool = False) -> None:
         super().__init__(detail)
-        self.state, self.detail = state, detail
+        self.state, self.detail, self.permanent = state, detail, permanent
 
 
 @dataclass(frozen=True)

@@ -126,3 +126,9 @@ def test_warn_is_a_state_links_fail_on_accepts(tmp_path):
 
     (tmp_path / "graphsite.toml").write_text('[links]\nfail_on = ["dead", "warn"]\n')
     assert load_config(tmp_path / "graphsite.toml").links.fail_on == ("dead", "warn")
+
+
+def test_headers_over_the_limit_are_not_asked_for_again(web, tmp_path):
+    result = verdict_on(web, "/headers/301", tmp_path, retries=2)
+    assert result.state == "dead" and "over 256 KiB" in result.detail, result
+    assert web.hits.count("/headers/301") == 1  # the same server sends the same headers: one request
