@@ -9,7 +9,7 @@ from __future__ import annotations
 CITATION_PREFIX = "citation-"
 CITATION_CODES = tuple(CITATION_PREFIX + c for c in (
     "dangling", "mismatch", "unused", "placeholder", "non-public", "malformed",
-    "duplicate-number", "duplicate-url",
+    "duplicate-number", "duplicate-url", "secret-in-url",
 ))
 # ok, redirected: the link works. warn: it answers 2xx, but with a page that says it is not there (a soft 404),
 # or a deep link was redirected to the site's home page: for the author to look at, not proof either way.

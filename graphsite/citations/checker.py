@@ -23,7 +23,7 @@ from graphsite.citations.http import Client, HTTPError, Response, ShortBody
 from graphsite.citations.pages import AnchorScanner, soft_404, wanted_names
 from graphsite.citations.results import RETRY_STATUSES, LinkResult, retry_after
 from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
-from graphsite.urls import non_public, origin
+from graphsite.urls import mask, non_public, origin
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -112,7 +112,7 @@ class Checker:
     def waiting(self) -> list[tuple[str, float]]:
         """Return the URLs of the requests in flight and how long each has run, longest first."""
         now = asyncio.get_running_loop().time()
-        return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
+        return sorted(((mask(url), now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
 
     async def _page(self, target: str) -> Page:
         budget = _Budget(self.settings.retries, self.settings.link_timeout)
@@ -135,15 +135,15 @@ class Checker:
             seen = [target, *chain].count(following)
             # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
             if seen > 1 or (seen == 1 and not answer.sets_cookie):
-                raise Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
+                raise Failure("dead", f"redirect loop: {' → '.join(map(mask, [target, *chain, following]))}")
             if urlsplit(following).scheme.lower() not in ("http", "https"):
-                raise Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+                raise Failure("dead", f"redirected to {mask(following)}, which is not an http(s) URL")
             private = None if self.settings.allow_private else non_public(following)
             if private:
-                raise Failure("private", f"redirected to {following}, not requested: it {private}")
+                raise Failure("private", f"redirected to {mask(following)}, not requested: it {private}")
             chain.append(following)
             current = following
-        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
+        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {mask(current)})")
 
     async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> Answer:
         """Return the answer to a GET of `url`, retrying what is worth retrying."""

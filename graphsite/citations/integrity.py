@@ -69,6 +69,11 @@ def citation_counts(
 
 
 def _finding(code: str, message: str, line: int, number: int | None, *found_urls: str) -> _Raw:
+    """Return a finding about `found_urls`; a credential in any of them is masked in the message."""
+    for url in found_urls:
+        shown = urls.mask(url)
+        if shown != url:
+            message = message.replace(url, shown)
     return _Raw(Finding(code=PREFIX + code, message=message, line=line, number=number), found_urls)
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.results import Link, LinkReport, LinkResult
 from graphsite.signals import SIGNALS
-from graphsite.urls import malformed, non_public, normalize, origin
+from graphsite.urls import malformed, mask, non_public, normalize, origin, secret
 
 if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
@@ -63,6 +63,10 @@ def classify(url: str, settings: LinksConfig) -> LinkResult | None:
     if not scheme:
         return LinkResult(url, "local", "a relative link; the published page is one index.html, so it will be "
                                         "broken there", checked_at=now)
+    carries = secret(target)
+    if carries:  # asking would send the credential, and the answer would say nothing of the reader's page
+        return LinkResult(mask(url), "skipped", f"not requested: it {carries} (citation-secret-in-url); take the "
+                                                "credential out of the report", checked_at=now)
     if scheme not in ("http", "https"):
         what = _NOT_CHECKED.get(scheme, f"a {scheme}: link")
         return LinkResult(url, "skipped", f"{scheme}: links are not checked ({what})", checked_at=now)
@@ -92,7 +96,7 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
     checked, requests, stopped_by = _over_the_network(pending, settings, progress)
     warnings = _save(cache, checked)
     every = {**decided, **checked}
-    results = tuple(dataclasses.replace(every[key], url=url, lines=lines[key]) for key, url in written.items())
+    results = tuple(dataclasses.replace(every[key], url=mask(url), lines=lines[key]) for key, url in written.items())
     return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
 
 

@@ -13,6 +13,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.pages import wanted_names
 from graphsite.citations.results import LinkResult, state_for_status
+from graphsite.urls import mask
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -67,13 +68,13 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
         failure = page.failure or Failure("dead", "no answer")
         return LinkResult(url, failure.state, failure.detail, checked_at=now)
     answer = page.answer
-    final = page.final_url + (f"#{fragment}" if fragment else "")
+    final = mask(page.final_url + (f"#{fragment}" if fragment else ""))  # a pre-signed URL redirected to
     state = state_for_status(answer.status, challenge=answer.challenge)
     moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
-    redirects, final_url = page.redirects, final if moved else ""
+    redirects, final_url = tuple(map(mask, page.redirects)), final if moved else ""
     if state != "ok":
         tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
-        where = f" at {page.final_url}" if moved else ""
+        where = f" at {mask(page.final_url)}" if moved else ""
         why = f" (a bot wall's challenge: {answer.challenge})" if answer.challenge else ""
         wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
         return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
