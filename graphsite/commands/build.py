@@ -64,7 +64,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     if links is not None:
         from graphsite.citations.summary import show_links
 
-        show_links(links, config.links.fail_on)
+        show_links(links, config.links.fail_on, stdout_is_json=as_json)
 
 
 def report_outcome(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None) -> None:

@@ -47,7 +47,8 @@ def test_links_passes_when_nothing_is_dead_and_the_second_run_is_cached(workdir,
     source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/browser-only"])
     first = CliRunner().invoke(main, ["links", str(source)])
     assert first.exit_code == 0, first.output
-    assert "Checked 2 links" in first.stderr and first.stdout == ""
+    assert "Checked 2 links" in first.stdout and "Checked" not in first.stderr  # `links r.md > out.txt` has it
+    assert "checked 2/2 links" in first.stderr  # progress only
     hits = len(pitfall_server.hits.log)
     second = CliRunner().invoke(main, ["links", str(source), "--json"])
     assert second.exit_code == 0, second.output
@@ -72,7 +73,7 @@ def test_build_check_links_passes_when_every_link_answers(workdir, pitfall_serve
     source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/moved"])
     result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--out", "out"])
     assert result.exit_code == 0, result.output
-    assert "Checked 2 links" in result.stderr
+    assert "Checked 2 links" in result.stdout and "Built " in result.stderr
 
 
 def test_links_fail_on_decides_which_states_exit_1(workdir, pitfall_server):
