@@ -18,11 +18,33 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
+class Place:
+    """Where a link is written: its Markdown line and column (1-based, in the file; column 0 when the URL's text
+    was not found there), and the inline citation [N] or the reference entry N it is the URL of."""
+
+    line: int
+    column: int = 0
+    citation: int | None = None
+    reference: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}:{self.column}" if self.column else f"line {self.line}"
+        if self.citation is not None:
+            return f"{where} [{self.citation}]"
+        return f"{where} reference {self.reference}" if self.reference is not None else where
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"line": self.line, "column": self.column, "citation": self.citation, "reference": self.reference}
+
+
+@dataclass(frozen=True)
 class Link:
-    """One link of a report: its URL as written and the Markdown lines (1-based, in the file) that hold it."""
+    """One link of a report: its URL as written, the Markdown lines (1-based, in the file) that hold it, and
+    every place it is written, when known."""
 
     url: str
     lines: tuple[int, ...] = ()
+    places: tuple[Place, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -39,6 +61,7 @@ class LinkResult:
     cached: bool = False
     warning: str = ""  # a working link with something to know (a body shorter than its Content-Length)
     lines: tuple[int, ...] = ()  # the Markdown lines (1-based, in the file) that link to this URL
+    places: tuple[Place, ...] = ()  # every place the URL is written (line, column, citation or reference)
 
     @property
     def line(self) -> int | None:
@@ -49,7 +72,8 @@ class LinkResult:
         # By hand: dataclasses.asdict deep-copies every field, a third of a 2,000-link run's CPU.
         return {"url": self.url, "state": self.state, "detail": self.detail, "status": self.status,
                 "final_url": self.final_url, "redirects": list(self.redirects), "checked_at": self.checked_at,
-                "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line}
+                "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line,
+                "places": [place.as_dict() for place in self.places]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinkResult:

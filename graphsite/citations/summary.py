@@ -107,6 +107,9 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
 
 
 def _where(item: LinkResult) -> str:
+    if item.places:
+        shown = ", ".join(map(str, item.places[:5])) + (", …" if len(item.places) > 5 else "")
+        return f" ({shown})"
     if not item.lines:
         return ""
     shown = ", ".join(map(str, item.lines[:5])) + (", …" if len(item.lines) > 5 else "")
