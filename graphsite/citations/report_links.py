@@ -69,6 +69,15 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
+def page_links(source: Path, report: Report, config: Config) -> list[Link]:
+    """Return the page's http(s) URLs (what `build --check-links` checks), each with every place it is written
+    in the report at `source` (read again: the build keeps the parse, not the text)."""
+    from graphsite.builder.source import read_source
+
+    located = {link.url: link for link in report_links(read_source(source, max_bytes=config.build.max_bytes), report)}
+    return [located.get(url) or Link(url) for url in report.links]
+
+
 def report_links(source: Source, report: Report) -> list[Link]:
     """Return every link of `source` once, with the file lines that hold it: the links the author wrote in the
     body (Markdown and raw HTML, from the builder's one parse), then each of the page's http(s) URLs not seen

@@ -141,3 +141,12 @@ def test_each_link_names_every_place_it_is_written_with_citation_and_column(work
                       "https://b.example/y": [(5, 43, 2, None), (10, 6, None, 2)]}
     table = CliRunner().invoke(main, ["links", str(source), "--offline"]).stdout
     assert "https://a.example/x (line 5:12 [1], line 5:77 [1], line 9:8 reference 1)" in table
+
+
+def test_build_check_links_names_the_places_of_each_link(workdir, pitfall_server):
+    source = workdir / "r.md"
+    source.write_text(f"# T\n\n## 1. A\n\nClaim [[1]({pitfall_server.url('/missing')})].\n\n## References\n\n"
+                      f"1. [A]({pitfall_server.url('/missing')})\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--out", "out"])
+    assert result.exit_code == 1, result.output
+    assert f"{pitfall_server.url('/missing')} (line 5:12 [1], line 9:8 reference 1)" in result.stdout
