@@ -222,7 +222,7 @@ class Checker:
                 scan, start = await self._scan(response, groups, received)
             else:
                 start, short = await _start(response, received)
-            challenge = challenge_by(headers, start)
+            challenge = challenge_by(response.status, headers, start)
             soft = soft_404(start) if 200 <= response.status < 300 and not challenge else ""
             return Answer(response.status, None, headers.get("retry-after"), bool(response.cookies),
                           challenge, scan, short, soft)

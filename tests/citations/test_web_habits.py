@@ -27,6 +27,10 @@ CHALLENGES = {
     "/akamai": (200, {}, b"<html><div id='sec-if-cpt-container'></div></html>"),
     "/datadome": (403, {}, b"<html><script src='https://ct.captcha-delivery.com/c.js'></script></html>"),
     "/vercel": (429, {"x-vercel-mitigated": "challenge"}, b"<title>Vercel Security Checkpoint</title>"),
+    # Ordinary pages that hold a bot wall's script: a 200 is the page, a 404 is a missing page.
+    "/cloudflare-script-200": (200, {}, b"<title>Graphs</title><script src='/cdn-cgi/challenge-platform/scripts/jsd/"
+                                        b"main.js'></script>"),
+    "/imperva-script-404": (404, {}, b"<title>Gone</title><script src='/_Incapsula_Resource?SWJIYLWA=1'></script>"),
 }
 
 
@@ -110,6 +114,8 @@ def test_a_head_200_whose_get_is_404_is_dead(web, tmp_path):
     pytest.param("/akamai", "blocked", "challenge: Akamai", id="an-akamai-challenge"),
     pytest.param("/datadome", "blocked", "challenge: DataDome", id="a-datadome-captcha"),
     pytest.param("/vercel", "blocked", "challenge: Vercel", id="a-vercel-checkpoint"),
+    pytest.param("/cloudflare-script-200", "ok", "", id="a-page-with-cloudflare-bot-scripts-is-ok"),
+    pytest.param("/imperva-script-404", "dead", "HTTP 404", id="a-404-with-imperva-scripts-is-dead"),
     pytest.param("/soft-404", "warn", "Page not found | Example", id="a-soft-404-is-a-warning-with-its-title"),
     pytest.param("/soft-404-with-id#fix", "ok", "", id="a-page-whose-fragment-is-found-is-ok-whatever-its-title"),
     pytest.param("/docs/old-page", "warn", "home page", id="a-deep-link-redirected-to-the-home-page"),
