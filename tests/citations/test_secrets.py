@@ -104,3 +104,15 @@ def test_the_code_is_known_to_the_configuration(tmp_path):
     config = tmp_path / "graphsite.toml"
     config.write_text('[[citations.accept]]\ncode = "citation-secret-in-url"\nreason = "a demo key"\n')
     assert load_config(Path(config)).citations.accept[0].code == "citation-secret-in-url"
+
+
+def test_a_credential_in_a_body_link_is_a_finding_too(tmp_path):
+    from graphsite.build import build_page
+
+    source = tmp_path / "r.md"
+    source.write_text(f"# Report\n\n## 1. Part\n\nTry [the API](https://api.example/v1?api_key={SECRET}) or\n"
+                      f"https://files.example/f?token={SECRET} and [a page](https://example.org/).\n",
+                      encoding="utf-8")
+    findings = [f for f in build_page(source).report.findings if f.code == "citation-secret-in-url"]
+    assert [(f.line, f.number) for f in findings] == [(0, None), (5, None)], findings  # a bare URL: no line
+    assert all(SECRET not in f.message and "=***" in f.message for f in findings)
