@@ -49,8 +49,9 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
     by_url = {r.url: r for r in checked.results}
-    lines = {link.url: link.lines for link in links}
-    by_url.update({url: dataclasses.replace(r, lines=lines[url]) for url, r in local.items()})
+    written = {link.url: link for link in links}
+    by_url.update({url: dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
+                   for url, r in local.items()})
     ordered = sorted(by_url.values(), key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
 

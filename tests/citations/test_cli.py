@@ -131,14 +131,15 @@ def test_an_unwritable_cache_is_a_warning_not_a_traceback(workdir, pitfall_serve
 def test_each_link_names_every_place_it_is_written_with_citation_and_column(workdir):
     source = workdir / "r.md"
     source.write_text("# T\n\n## 1. A\n\nClaim [[1](https://a.example/x)] and [[2](https://b.example/y)], again "
-                      "[[1](https://a.example/x)].\n\n## References\n\n1. [A](https://a.example/x)\n"
-                      "2. B https://b.example/y\n", encoding="utf-8")
+                      "[[1](https://a.example/x)]. See [notes](./notes.md).\n\n## References\n\n"
+                      "1. [A](https://a.example/x)\n2. B https://b.example/y\n", encoding="utf-8")
     result = CliRunner().invoke(main, ["links", str(source), "--offline", "--json"])
     assert result.exit_code == 0, result.output
     places = {link["url"]: [(p["line"], p["column"], p["citation"], p["reference"]) for p in link["places"]]
               for link in json.loads(result.stdout)["links"]}
     assert places == {"https://a.example/x": [(5, 12, 1, None), (5, 77, 1, None), (9, 8, None, 1)],
-                      "https://b.example/y": [(5, 43, 2, None), (10, 6, None, 2)]}
+                      "https://b.example/y": [(5, 43, 2, None), (10, 6, None, 2)],
+                      "./notes.md": [(5, 112, None, None)]}
     table = CliRunner().invoke(main, ["links", str(source), "--offline"]).stdout
     assert "https://a.example/x (line 5:12 [1], line 5:77 [1], line 9:8 reference 1)" in table
 
