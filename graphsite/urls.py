@@ -243,9 +243,59 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+# Query (and fragment) keys whose value is a credential: a token, an API key, a signature of a pre-signed URL.
+SECRET_KEYS = frozenset({
+    "token", "access_token", "refresh_token", "id_token", "auth_token", "private_token", "api_key", "apikey",
+    "api-key", "client_secret", "secret", "password", "passwd", "sig", "signature", "x-amz-signature",
+    "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
+})
+_MASK = "***"
+
+
+def _split_secrets(url: str) -> tuple[str, str, list[str], str]:
+    """Return `url` cut for mask(): the scheme with its `://`, the userinfo (or ""), the rest split at each
+    `?`, `#`, `&` and `;` (the separators kept as parts of their own), and the `@` after the userinfo (or "").
+    Text only, no parsing that may raise: a malformed URL is masked too."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return "", "", [url], ""
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority = rest[:end]
+    userinfo, at, _ = authority.rpartition("@")
+    return head + sep, userinfo if at else "", re.split(r"([?#&;])", rest[len(userinfo) + len(at):]), at
+
+
+def _secret_key(part: str) -> str | None:
+    key, equals, value = part.partition("=")
+    name = key.strip().lower().replace("%2d", "-").replace("%5f", "_")
+    return key if equals and value and name in SECRET_KEYS else None
+
+
+def secret(url: str) -> str | None:
+    """Return why `url` carries a credential (user:password@, a token or signature in its query), else None."""
+    _, userinfo, parts, _ = _split_secrets(url)
+    if userinfo:
+        what = "a user name and password" if ":" in userinfo else "a user name (or a token)"
+        return f"carries {what} before its host, which every reader of the page would see"
+    keys = [key for key in map(_secret_key, parts[1:]) if key]
+    return f"carries a credential in {keys[0]!r}, which every reader of the page would see" if keys else None
+
+
+def mask(url: str) -> str:
+    """Return `url` with every credential replaced by *** (the userinfo, the value of each secret key), the rest
+    as written: what messages show of a URL that carries one."""
+    start, userinfo, parts, at = _split_secrets(url)
+    if not userinfo and not any(map(_secret_key, parts[1:])):
+        return url
+    shown = [parts[0], *(f"{key}={_MASK}" if (key := _secret_key(part)) else part for part in parts[1:])]
+    return start + (_MASK + at if userinfo else "") + "".join(shown)
+
+
 def problem(url: str) -> tuple[str, str] | None:
-    """Return (code suffix, reason) for the first problem of `url`: malformed, non-public, placeholder."""
-    for code, check in (("malformed", malformed), ("non-public", non_public), ("placeholder", placeholder)):
+    """Return (code suffix, reason) for the first problem of `url`: a secret in it, malformed, non-public,
+    placeholder."""
+    for code, check in (("secret-in-url", secret), ("malformed", malformed), ("non-public", non_public),
+                        ("placeholder", placeholder)):
         reason = check(url)
         if reason:
             return code, reason

@@ -74,7 +74,7 @@ class LinkCache:
     def save(self, results: list[LinkResult]) -> None:
         """Merge this run's verdicts into the file under a lock (the newer verdict on a URL wins; entries older
         than KEEP_FOR go) and replace it atomically; a failure becomes a warning, never an exception."""
-        mine = {r.url: {**r.as_dict(), "cached": False, "lines": [], "line": None}
+        mine = {r.url: {**r.as_dict(), "cached": False, "lines": [], "line": None, "places": []}
                 for r in results if r.state in STORED and not r.cached}
         if not mine:
             return

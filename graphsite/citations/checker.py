@@ -1,9 +1,10 @@
 """The HTTP side of a link check: one verdict per http(s) URL, within deadlines, politely. With
 graphsite/citations/http.py (the client), the only part of graphsite/citations that talks to the network.
 
-A global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; HEAD
-first, GET when HEAD is refused or a `#fragment` must be found; redirects followed by hand (so that each hop is
-reported and loops detected); `Retry-After` honoured on 429/503 up to a cap; bounded retries with exponential
+A global and a per-host limit (the host actually contacted, hop by hop) and keep-alive; GET
+only, never HEAD (a HEAD 200 says nothing of the page a reader gets: a server may answer HEAD 200 and GET 404, and
+a challenge or a soft 404 shows only in the body); redirects followed by hand (so that each hop is reported and
+loops detected); `Retry-After` honoured on 429/503 up to a cap; bounded retries with exponential
 backoff for timeouts, connection errors and 5xx. Every request has one total deadline (connect, headers and
 body: a server that trickles is cut off) and every link one deadline for all its attempts.
 """
@@ -17,30 +18,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from graphsite.citations.challenges import challenge_by
 from graphsite.citations.http import Client, HTTPError, Response, ShortBody
-from graphsite.citations.pages import AnchorScanner, wanted_names
-from graphsite.citations.results import (
-    CHALLENGE_STATUSES,
-    RETRY_STATUSES,
-    LinkResult,
-    is_challenge,
-    retry_after,
-)
+from graphsite.citations.pages import AnchorScanner, soft_404, wanted_names
+from graphsite.citations.results import RETRY_STATUSES, LinkResult, retry_after
 from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
-from graphsite.urls import non_public, origin
+from graphsite.urls import mask, non_public, origin
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
 
-MAX_REDIRECTS = 10
-PEEK_BYTES = 32 * 1024  # of an error page, to tell a bot wall's challenge from a real refusal
+MAX_REDIRECTS = 20  # what Chromium and Firefox follow
+PEEK_BYTES = 32 * 1024  # of every page, to tell a challenge or a soft 404 from the real page
 DRAIN_BYTES = 64 * 1024  # a small body is read whole: the connection stays reusable and a short body shows
 BACKOFF = 0.5  # seconds before the first retry; doubles each time
 
 
 class _Budget:
-    """Retries left for one URL, shared by its HEAD and GET requests, and the link's deadline (loop time), which
-    starts with its first request: waiting for a turn behind other links of a slow host does not use it up."""
+    """Retries left for one URL, shared by its requests (redirect hops included), and the link's deadline (loop
+    time), which starts with its first request: waiting for a turn behind other links of a slow host does not use
+    it up."""
 
     def __init__(self, retries: int, seconds: float) -> None:
         self.left, self.used, self.seconds = retries, 0, seconds
@@ -115,7 +112,7 @@ class Checker:
     def waiting(self) -> list[tuple[str, float]]:
         """Return the URLs of the requests in flight and how long each has run, longest first."""
         now = asyncio.get_running_loop().time()
-        return sorted(((url, now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
+        return sorted(((mask(url), now - since) for url, since in self.in_flight.values()), key=lambda p: -p[1])
 
     async def _page(self, target: str) -> Page:
         budget = _Budget(self.settings.retries, self.settings.link_timeout)
@@ -138,50 +135,32 @@ class Checker:
             seen = [target, *chain].count(following)
             # A site may redirect to the same URL once to set a cookie (the client keeps it): not yet a loop.
             if seen > 1 or (seen == 1 and not answer.sets_cookie):
-                raise Failure("dead", f"redirect loop: {' → '.join([target, *chain, following])}")
+                raise Failure("dead", f"redirect loop: {' → '.join(map(mask, [target, *chain, following]))}")
             if urlsplit(following).scheme.lower() not in ("http", "https"):
-                raise Failure("dead", f"redirected to {following}, which is not an http(s) URL")
+                raise Failure("dead", f"redirected to {mask(following)}, which is not an http(s) URL")
             private = None if self.settings.allow_private else non_public(following)
             if private:
-                raise Failure("private", f"redirected to {following}, not requested: it {private}")
+                raise Failure("private", f"redirected to {mask(following)}, not requested: it {private}")
             chain.append(following)
             current = following
-        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {current})")
+        raise Failure("dead", f"more than {MAX_REDIRECTS} redirects (last: {mask(current)})")
 
     async def _answer(self, url: str, budget: _Budget, groups: list[frozenset[str]]) -> Answer:
-        """Return the answer for `url`: HEAD, then GET when HEAD is refused or the body is needed."""
-        if not groups:
-            head = await self._attempts("HEAD", url, budget, groups)
-            if head is not None:
-                return head
-        answer = await self._attempts("GET", url, budget, groups)
-        assert answer is not None
-        return answer
-
-    async def _attempts(self, method: str, url: str, budget: _Budget, groups: list[frozenset[str]]
-                        ) -> Answer | None:
-        """Return the answer to `method`, retrying what is worth retrying; None: fall back to GET."""
+        """Return the answer to a GET of `url`, retrying what is worth retrying."""
         while True:
             try:
-                answer = await self._send(method, url, groups, budget)
+                answer = await self._send(url, groups, budget)
             except Failure as failure:
-                if failure.state == "timeout" and method == "HEAD" and budget.take():
-                    return None  # a server that cannot answer HEAD in time may still answer GET
-                if failure.state == "dns" or not await self._retry(budget, None):
+                if failure.state == "dns" or failure.permanent or not await self._retry(budget, None):
                     raise Failure("dead" if failure.state == "dns" else failure.state,
-                                   failure.detail + _attempts_note(budget)) from None
+                                  failure.detail + _attempts_note(budget)) from None
                 continue
             if answer.status in RETRY_STATUSES and not answer.challenge:
                 wait = retry_after(answer.retry_after) if answer.status in (429, 503) else None
                 if wait is not None and wait > self.settings.max_retry_after:
                     return answer  # the site asks for longer than we wait: report it as it is
-                if method == "HEAD" and wait is None and answer.status != 429:
-                    return None
                 if await self._retry(budget, wait):
                     continue
-                return answer
-            if method == "HEAD" and answer.status >= 400:
-                return None  # HEAD refused (405, 501, 403 to robots, …): ask again with GET
             return answer
 
     async def _retry(self, budget: _Budget, wait: float | None) -> bool:
@@ -202,7 +181,7 @@ class Checker:
             self.hosts[key] = asyncio.Semaphore(self.settings.per_host)
         return self.hosts[key]
 
-    async def _send(self, method: str, url: str, groups: list[frozenset[str]], budget: _Budget) -> Answer:
+    async def _send(self, url: str, groups: list[frozenset[str]], budget: _Budget) -> Answer:
         """Return one answer, within min(links.timeout, what is left of the link's deadline)."""
         async with self._host(url), self.slots:
             budget.start()
@@ -216,7 +195,7 @@ class Checker:
             self.in_flight[key] = (url, loop.time())
             try:
                 async with asyncio.timeout(seconds):
-                    return await self._exchange(method, url, groups, received)
+                    return await self._exchange(url, groups, received)
             except TimeoutError:
                 whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
                 raise Failure("timeout", f"no complete answer within {seconds:.3g} s{whose} "
@@ -224,39 +203,44 @@ class Checker:
             except HTTPError as exc:
                 if exc.dns:
                     raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
-                raise Failure("dead", f"connection failed: {_one_line(exc)}") from None
+                raise Failure("dead", f"connection failed: {_one_line(exc)}", permanent=exc.permanent) from None
             finally:
                 del self.in_flight[key]
 
-    async def _exchange(self, method: str, url: str, groups: list[frozenset[str]], received: _Received
-                        ) -> Answer:
-        response = await self.client.send(method, url)
+    async def _exchange(self, url: str, groups: list[frozenset[str]], received: _Received) -> Answer:
+        response = await self.client.send("GET", url)
         received.status = response.status
         try:
             headers = response.headers
-            location = headers.get("location") if 300 <= response.status < 400 else None
-            scan, challenge, short = None, is_challenge(headers), ""
-            if method == "GET" and location is None:
-                if groups and 200 <= response.status < 300 and _is_html(response) and response.decodable:
-                    scan = await self._scan(response, groups, received)
-                elif response.status in CHALLENGE_STATUSES and not challenge:
-                    challenge = is_challenge(headers, await _peek(response, PEEK_BYTES, received))
-                elif response.length is not None and response.length <= DRAIN_BYTES:
-                    short = await _drain(response, received)
-            elif response.length is not None and response.length <= DRAIN_BYTES:
-                await _drain(response, received)  # a HEAD's nothing, a redirect's few bytes: the connection is kept
-            return Answer(response.status, location, headers.get("retry-after"), bool(response.cookies),
-                           challenge, scan, short)
+            if 300 <= response.status < 400 and "location" in headers:
+                if response.length is not None and response.length <= DRAIN_BYTES:
+                    await _start(response, received)  # a redirect's few bytes: the connection is kept
+                return Answer(response.status, _location(headers["location"]), headers.get("retry-after"),
+                              bool(response.cookies))
+            scan, short = None, ""
+            if groups and 200 <= response.status < 300 and _is_html(response) and response.decodable:
+                scan, start = await self._scan(response, groups, received)
+            else:
+                start, short = await _start(response, received)
+            challenge = challenge_by(response.status, headers, start)
+            soft = soft_404(start) if 200 <= response.status < 300 and not challenge else ""
+            return Answer(response.status, None, headers.get("retry-after"), bool(response.cookies),
+                          challenge, scan, short, soft)
         finally:
             response.close()
 
-    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received) -> Scan:
-        """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end."""
+    async def _scan(self, response: Response, groups: list[frozenset[str]], received: _Received
+                    ) -> tuple[Scan, bytes]:
+        """Stream the page through the anchor scanner until every fragment was seen, the cap, or the end; return
+        what was found and the page's first bytes (PEEK_BYTES, for the challenge and soft-404 signatures)."""
         scanner = AnchorScanner(groups, response.charset)
+        start = bytearray()
         cap = int(self.settings.max_page_mib * 1024 * 1024)
         outcome = "complete"
         try:
             async for chunk in response.chunks():
+                if len(start) < PEEK_BYTES:
+                    start += chunk[:PEEK_BYTES - len(start)]
                 scanner.feed(chunk)
                 received.bytes = response.received
                 if scanner.done:
@@ -271,7 +255,14 @@ class Checker:
             outcome = "short"  # a compressed body cut off or broken: what came was scanned
         if outcome != "found":
             scanner.close()
-        return Scan(frozenset(scanner.found), outcome, response.received, response.length)
+        return Scan(frozenset(scanner.found), outcome, response.received, response.length), bytes(start)
+
+
+def _location(value: str) -> str:
+    """Return a Location header as a browser reads it: its bytes (the client decodes headers as latin-1, byte
+    for byte) with every byte outside printable ASCII percent-encoded, so raw UTF-8 stays UTF-8."""
+    raw = value.encode("latin-1", errors="replace")
+    return "".join(chr(b) if 0x21 <= b < 0x7F else f"%{b:02X}" for b in raw)
 
 
 def _attempts_note(budget: _Budget) -> str:
@@ -289,29 +280,25 @@ def _is_html(response: Response) -> bool:
     return kind in ("text/html", "application/xhtml+xml", "")
 
 
-async def _peek(response: Response, limit: int, received: _Received) -> bytes:
+async def _start(response: Response, received: _Received) -> tuple[bytes, str]:
+    """Return the body's first PEEK_BYTES (a small body is read whole, so the connection is kept), and a warning
+    when it ends before its Content-Length."""
+    whole = response.length is not None and response.length <= DRAIN_BYTES
     chunks: list[bytes] = []
+    size = 0
     try:
         async for chunk in response.chunks():
             chunks.append(chunk)
+            size += len(chunk)
             received.bytes = response.received
-            if received.bytes >= limit:
+            if size >= PEEK_BYTES and not whole:
                 break
-    except (ShortBody, zlib.error):
-        pass
-    return b"".join(chunks)
-
-
-async def _drain(response: Response, received: _Received) -> str:
-    """Read a small body whole; return a warning when it ends before its Content-Length."""
-    try:
-        async for _ in response.chunks():
-            received.bytes = response.received
     except ShortBody as short:
-        return f"the body ended after {short.received:,} of {response.length or 0:,} bytes (Content-Length)"
+        return b"".join(chunks), (f"the body ended after {short.received:,} of {response.length or 0:,} bytes "
+                                  "(Content-Length)")
     except zlib.error:
-        return "the compressed body is broken"
-    return ""
+        return b"".join(chunks), "the compressed body is broken"
+    return b"".join(chunks), ""
 
 
 def _one_line(exc: BaseException) -> str:

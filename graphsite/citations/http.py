@@ -19,18 +19,28 @@ from urllib.parse import quote, urlsplit
 if TYPE_CHECKING:
     import ssl  # imported when the first https URL is contacted: a run over http does without it
 
-HEAD_LIMIT = 64 * 1024  # bytes of status line and headers; more is a broken (or hostile) server
+HEAD_LIMIT = 256 * 1024  # bytes of status line and headers (some CDNs send 80 KB); more is broken or hostile
 READ_SIZE = 64 * 1024
 _NO_BODY = {204, 304}
 
 
 class HTTPError(Exception):
     """No usable answer: the connection failed (`dns` when the host name did not resolve) or the answer is
-    not HTTP."""
+    not HTTP. `permanent`: asking again gets the same (a TLS failure, an answer that is not HTTP, headers over
+    the limit), so it is not retried."""
 
-    def __init__(self, message: str, *, dns: bool = False) -> None:
+    def __init__(self, message: str, *, dns: bool = False, permanent: bool = False) -> None:
         super().__init__(message)
-        self.dns = dns
+        self.dns, self.permanent = dns, permanent
+
+
+# OpenSSL's verify codes (X509_V_ERR_*) in words; any other code is named by OpenSSL's own message.
+_VERIFY_REASONS = {9: "the certificate is not valid yet", 10: "the certificate has expired",
+                   18: "a self-signed certificate", 19: "a self-signed certificate in the chain",
+                   20: "unknown issuer: no trusted authority signed the certificate",
+                   21: "unknown issuer: the chain cannot be verified", 23: "the certificate was revoked",
+                   62: "name mismatch: the certificate is for another host name",
+                   64: "name mismatch: the certificate is for another IP address"}
 
 
 class ShortBody(Exception):
@@ -160,7 +170,8 @@ class Client:
                 raise HTTPError("the server closed the connection without an answer") from None
             except asyncio.LimitOverrunError:
                 connection.close()
-                raise HTTPError(f"the status line and headers are over {HEAD_LIMIT // 1024} KiB") from None
+                raise HTTPError(f"the status line and headers are over {HEAD_LIMIT // 1024} KiB",
+                                permanent=True) from None
             except BaseException:
                 connection.close()
                 raise
@@ -173,7 +184,7 @@ class Client:
         code = rest[:3]
         if not version.startswith("HTTP/") or not _is_number(code):
             connection.close()
-            raise HTTPError(f"not an HTTP answer: {lines[0][:60]!r}")
+            raise HTTPError(f"not an HTTP answer: {lines[0][:60]!r}", permanent=True)
         headers: dict[str, str] = {}
         cookies: list[str] = []
         for line in lines[1:]:
@@ -214,7 +225,7 @@ class Client:
             raise HTTPError(self._unresolved[host], dns=True) from None
         except OSError as exc:
             if type(exc).__name__.startswith("SSL"):
-                raise HTTPError(f"TLS: {getattr(exc, 'reason', None) or exc}") from None
+                raise HTTPError(_tls_failure(exc), permanent=True) from None
             raise HTTPError(f"{exc.strerror or exc} ({host}:{port})") from None
         return _Connection(reader, writer)
 
@@ -254,6 +265,16 @@ async def _line(reader: asyncio.StreamReader, received: int) -> bytes:
         raise ShortBody(received, None) from None
     except asyncio.LimitOverrunError:
         raise HTTPError("a chunk size line is too long") from None
+
+
+def _tls_failure(exc: OSError) -> str:
+    """Return a TLS failure in words: why the certificate was refused (expired, unknown issuer, name mismatch),
+    with OpenSSL's message; else OpenSSL's reason."""
+    code, message = getattr(exc, "verify_code", None), getattr(exc, "verify_message", None)
+    if code is not None:
+        words = _VERIFY_REASONS.get(code, message or "the certificate was refused")
+        return f"TLS: {words} ({message}; CERTIFICATE_VERIFY_FAILED)"
+    return f"TLS: {getattr(exc, 'reason', None) or exc}"
 
 
 def _is_number(text: str) -> bool:

@@ -47,11 +47,14 @@ def check_citations(
     citations: Sequence[InlineCitation],
     references: Sequence[Reference],
     accept: Sequence[Acceptance] = (),
+    links: Sequence[tuple[str, int]] = (),
 ) -> list[Finding]:
-    """Return every citation finding, ordered by Markdown line; accepted ones carry `accepted=<reason>`."""
+    """Return every citation finding, ordered by Markdown line; accepted ones carry `accepted=<reason>`.
+    `links`: the body's other links (URL, line), checked for a credential only."""
     raw = [
         *_reference_findings(references),
         *_inline_findings(citations, references),
+        *_link_findings(links, citations, references),
     ]
     findings = [_apply(item, accept) for item in raw]
     return sorted(findings, key=lambda f: (f.line or 0, f.number or 0, f.code, f.message))
@@ -69,6 +72,11 @@ def citation_counts(
 
 
 def _finding(code: str, message: str, line: int, number: int | None, *found_urls: str) -> _Raw:
+    """Return a finding about `found_urls`; a credential in any of them is masked in the message."""
+    for url in found_urls:
+        shown = urls.mask(url)
+        if shown != url:
+            message = message.replace(url, shown)
     return _Raw(Finding(code=PREFIX + code, message=message, line=line, number=number), found_urls)
 
 
@@ -104,6 +112,22 @@ def _reference_findings(references: Sequence[Reference]) -> Iterable[_Raw]:
             detail = "the same title" if same else f"different titles ({_short(first.title)} / {_short(dup.title)})"
             yield _finding("duplicate-url", f"references [{first.number}] and [{dup.number}] share the URL "
                            f"{dup.url} with {detail}", dup.line, dup.number, dup.url)
+
+
+def _link_findings(links: Sequence[tuple[str, int]], citations: Sequence[InlineCitation],
+                   references: Sequence[Reference]) -> Iterable[_Raw]:
+    """Yield a secret-in-url finding for each URL of the page that is not a citation's or a reference's (those
+    are judged above) and carries a credential: it ships in the page all the same. Once per URL, at the first
+    place `links` gives it (line 0: not known)."""
+    seen = {urls.normalize(c.url) for c in citations} | {urls.normalize(r.url) for r in references}
+    for url, line in links:
+        key = urls.normalize(url)
+        if key in seen:
+            continue
+        seen.add(key)
+        reason = urls.secret(url)
+        if reason:
+            yield _finding("secret-in-url", f"link URL {url} {reason}", line, None, url)
 
 
 def _short(title: str, limit: int = 48) -> str:
@@ -173,7 +197,9 @@ def unmatched_acceptances(
     citations: Sequence[InlineCitation],
     references: Sequence[Reference],
     accept: Sequence[Acceptance],
+    links: Sequence[tuple[str, int]] = (),
 ) -> list[Acceptance]:
     """Return the acceptances that match no finding any more (stale entries the author can delete)."""
-    raw = [*_reference_findings(references), *_inline_findings(citations, references)]
+    raw = [*_reference_findings(references), *_inline_findings(citations, references),
+           *_link_findings(links, citations, references)]
     return [a for a in accept if not any(_matches(a, r) for r in raw)]

@@ -18,9 +18,9 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urldefrag, urlsplit
 
-from graphsite.citations.results import Link, LinkReport, LinkResult
+from graphsite.citations.results import Link, LinkReport, LinkResult, Place
 from graphsite.signals import SIGNALS
-from graphsite.urls import malformed, non_public, normalize, origin
+from graphsite.urls import malformed, mask, non_public, normalize, origin, secret
 
 if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
@@ -63,6 +63,10 @@ def classify(url: str, settings: LinksConfig) -> LinkResult | None:
     if not scheme:
         return LinkResult(url, "local", "a relative link; the published page is one index.html, so it will be "
                                         "broken there", checked_at=now)
+    carries = secret(target)
+    if carries:  # asking would send the credential, and the answer would say nothing of the reader's page
+        return LinkResult(mask(url), "skipped", f"not requested: it {carries} (citation-secret-in-url); take the "
+                                                "credential out of the report", checked_at=now)
     if scheme not in ("http", "https"):
         what = _NOT_CHECKED.get(scheme, f"a {scheme}: link")
         return LinkResult(url, "skipped", f"{scheme}: links are not checked ({what})", checked_at=now)
@@ -85,14 +89,15 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
 
     settings = config if isinstance(config, LinksConfig) else config.links
     start = time.perf_counter()
-    written, lines = _unique(links)
+    written, lines, places = _unique(links)
     cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
     decided = _without_request(written, settings, cache if use_cache or offline else None, offline=offline)
     pending = [key for key in written if key not in decided]
     checked, requests, stopped_by = _over_the_network(pending, settings, progress)
     warnings = _save(cache, checked)
     every = {**decided, **checked}
-    results = tuple(dataclasses.replace(every[key], url=url, lines=lines[key]) for key, url in written.items())
+    results = tuple(dataclasses.replace(every[key], url=mask(url), lines=lines[key], places=places[key])
+                    for key, url in written.items())
     return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
 
 
@@ -141,10 +146,13 @@ def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:
     return warnings
 
 
-def _unique(links: Sequence[str | Link]) -> tuple[dict[str, str], dict[str, tuple[int, ...]]]:
-    """Return key (the URL requested) -> the URL as first written, and key -> every line that links to it."""
+def _unique(links: Sequence[str | Link]
+            ) -> tuple[dict[str, str], dict[str, tuple[int, ...]], dict[str, tuple[Place, ...]]]:
+    """Return key (the URL requested) -> the URL as first written, key -> every line that links to it, and
+    key -> every place it is written, in line order."""
     written: dict[str, str] = {}
     lines: dict[str, list[int]] = {}
+    places: dict[str, set[Place]] = {}
     for item in links:
         link = item if isinstance(item, Link) else Link(item)
         url = link.url.strip()
@@ -153,7 +161,9 @@ def _unique(links: Sequence[str | Link]) -> tuple[dict[str, str], dict[str, tupl
         key = request_url(url) if _scheme(url) in ("http", "https", "") else url
         written.setdefault(key, url)
         lines.setdefault(key, []).extend(n for n in link.lines if n not in lines[key])
-    return written, {key: tuple(sorted(found)) for key, found in lines.items()}
+        places.setdefault(key, set()).update(link.places)
+    return written, {key: tuple(sorted(found)) for key, found in lines.items()}, \
+        {key: tuple(sorted(found, key=lambda p: (p.line, p.column))) for key, found in places.items()}
 
 
 def _scheme(url: str) -> str:

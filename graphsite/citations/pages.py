@@ -30,6 +30,21 @@ _CARRY = 16  # the end of a chunk that may hold the start of a tag or of an endi
 _ATTRIBUTE = re.compile(r"""[\s"'/](id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
+_TITLE = re.compile(rb"<title[^>]*>([^<]{0,300})</title", re.IGNORECASE)
+# A page's title that says the page is not there: "404", "Page not found", "Error 404 (Not Found)!!1", …
+_NOT_FOUND = re.compile(r"^\W*(?:error\W*)?404\b|\b404\W*$|\bnot found\b|\bpage (?:does not|doesn't) exist\b|"
+                        r"\bno longer (?:exists|available)\b", re.IGNORECASE)
+
+
+def soft_404(start: bytes) -> str:
+    """Return why a page answered 2xx reads as a "not found" page (its <title>), or "" when it does not."""
+    title = _TITLE.search(start)
+    if title is None:
+        return ""
+    text = " ".join(title.group(1).decode("utf-8", errors="replace").split())
+    return f"the page's title says it is not there: {text[:80]!r}" if _NOT_FOUND.search(text) else ""
+
+
 def wanted_names(fragment: str) -> frozenset[str]:
     """Return the ids that satisfy `fragment` (as written, decoded, GitHub's `user-content-` form); empty when
     the fragment needs no target at all (the top of the page, a text fragment)."""

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from graphsite.citations.live import check_links
-from graphsite.citations.results import Link, LinkReport, LinkResult
+from graphsite.citations.results import Link, LinkReport, LinkResult, Place
+from graphsite.urls import normalize
 
 if TYPE_CHECKING:
     from graphsite.builder.model import Report
@@ -48,8 +49,9 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
     by_url = {r.url: r for r in checked.results}
-    lines = {link.url: link.lines for link in links}
-    by_url.update({url: dataclasses.replace(r, lines=lines[url]) for url, r in local.items()})
+    written = {link.url: link for link in links}
+    by_url.update({url: dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
+                   for url, r in local.items()})
     ordered = sorted(by_url.values(), key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
 
@@ -68,6 +70,15 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
+def page_links(source: Path, report: Report, config: Config) -> list[Link]:
+    """Return the page's http(s) URLs (what `build --check-links` checks), each with every place it is written
+    in the report at `source` (read again: the build keeps the parse, not the text)."""
+    from graphsite.builder.source import read_source
+
+    located = {link.url: link for link in report_links(read_source(source, max_bytes=config.build.max_bytes), report)}
+    return [located.get(url) or Link(url) for url in report.links]
+
+
 def report_links(source: Source, report: Report) -> list[Link]:
     """Return every link of `source` once, with the file lines that hold it: the links the author wrote in the
     body (Markdown and raw HTML, from the builder's one parse), then each of the page's http(s) URLs not seen
@@ -75,8 +86,54 @@ def report_links(source: Source, report: Report) -> list[Link]:
     found: dict[str, list[int]] = {}
     for href, line in report.written_links:
         found.setdefault(href, []).append(line)
-    _add_written(found, report.links, source.text())
-    return [Link(url, tuple(sorted(set(lines)))) for url, lines in found.items()]
+    text = source.text()
+    _add_written(found, report.links, text)
+    places = _Places(text, report)
+    return [Link(url, tuple(sorted({*lines, *(p.line for p in where)})), where)
+            for url, lines in found.items() for where in [places.of(url, lines)]]
+
+
+class _Places:
+    """Every place a URL is written on the lines known to hold it (its links, its citations, its reference entry):
+    line and column, and the inline citation [N] or the reference entry N it belongs to (the k-th time a URL is
+    written on a line is the k-th citation of it there). Only those lines are searched: the whole text once per
+    URL took 0.6 s on a report of 4,000 links."""
+
+    def __init__(self, text: str, report: Report) -> None:
+        self.text = text
+        self.starts = [0, *(newline.end() for newline in re.finditer("\n", text)), len(text) + 1]
+        self.citations: dict[tuple[int, str], list[int]] = {}
+        self.lines: dict[str, set[int]] = {}
+        for cite in report.citations:
+            key = normalize(cite.url)
+            self.citations.setdefault((cite.line, key), []).append(cite.number)
+            self.lines.setdefault(key, set()).add(cite.line)
+        self.references: dict[tuple[int, str], int] = {}
+        for ref in report.references:
+            key = normalize(ref.url)
+            self.references[ref.line, key] = ref.number
+            self.lines.setdefault(key, set()).add(ref.line)
+
+    def of(self, url: str, lines: list[int]) -> tuple[Place, ...]:
+        """Return the places of `url`; a line where its text is not found (a form markdown-it rewrote) is named
+        without a column."""
+        key = normalize(url)
+        forms: set[str] | None = None  # the other ways it may be written, worked out only when needed
+        places: list[Place] = []
+        for line in sorted({*lines, *self.lines.get(key, ())}):
+            start = self.starts[line - 1]
+            text = self.text[start:self.starts[line] - 1] if line < len(self.starts) else ""
+            offsets = _occurrences(text, url)
+            if not offsets:
+                forms = _written_forms(url) if forms is None else forms
+                offsets = sorted({at for form in forms for at in _occurrences(text, form)})
+            columns = [at + 1 for at in offsets] or [0]
+            numbers = iter(self.citations.get((line, key), []))
+            for column in columns:
+                reference = self.references.get((line, key))
+                citation = next(numbers, None) if reference is None else None
+                places.append(Place(line, column, citation, reference))
+        return tuple(places)
 
 
 def _add_written(found: dict[str, list[int]], page_urls: tuple[str, ...], text: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,20 +14,37 @@ from graphsite.codes import LINK_STATES as STATES
 BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})
 # Worth asking again: the server is busy or broken for now.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-# Statuses whose body may be a bot wall's challenge page (read a little of it to tell).
-CHALLENGE_STATUSES = frozenset({403, 429, 503, 999})
-# Markers of the challenge pages of Cloudflare, Akamai, Imperva, PerimeterX, DataDome and Sucuri.
-_CHALLENGE_MARKERS = (b"cf-browser-verification", b"challenge-platform", b"cf_chl_opt", b"<title>Just a moment",
-                      b"Attention Required! | Cloudflare", b"_Incapsula_Resource", b"px-captcha",
-                      b"captcha-delivery.com", b"Sucuri WebSite Firewall", b"Access Denied</title>")
+
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a link is written: its Markdown line and column (1-based, in the file; column 0 when the URL's text
+    was not found there), and the inline citation [N] or the reference entry N it is the URL of."""
+
+    line: int
+    column: int = 0
+    citation: int | None = None
+    reference: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}:{self.column}" if self.column else f"line {self.line}"
+        if self.citation is not None:
+            return f"{where} [{self.citation}]"
+        return f"{where} reference {self.reference}" if self.reference is not None else where
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"line": self.line, "column": self.column, "citation": self.citation, "reference": self.reference}
 
 
 @dataclass(frozen=True)
 class Link:
-    """One link of a report: its URL as written and the Markdown lines (1-based, in the file) that hold it."""
+    """One link of a report: its URL as written, the Markdown lines (1-based, in the file) that hold it, and
+    every place it is written, when known."""
 
     url: str
     lines: tuple[int, ...] = ()
+    places: tuple[Place, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,7 @@ class LinkResult:
     cached: bool = False
     warning: str = ""  # a working link with something to know (a body shorter than its Content-Length)
     lines: tuple[int, ...] = ()  # the Markdown lines (1-based, in the file) that link to this URL
+    places: tuple[Place, ...] = ()  # every place the URL is written (line, column, citation or reference)
 
     @property
     def line(self) -> int | None:
@@ -54,7 +72,8 @@ class LinkResult:
         # By hand: dataclasses.asdict deep-copies every field, a third of a 2,000-link run's CPU.
         return {"url": self.url, "state": self.state, "detail": self.detail, "status": self.status,
                 "final_url": self.final_url, "redirects": list(self.redirects), "checked_at": self.checked_at,
-                "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line}
+                "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line,
+                "places": [place.as_dict() for place in self.places]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinkResult:
@@ -107,23 +126,18 @@ class LinkReport:
                 "links": [r.as_dict() for r in self.results]}
 
 
-def state_for_status(status: int, *, challenge: bool = False) -> str:
+def state_for_status(status: int, *, challenge: str = "") -> str:
     """Return the state a final (non-redirect) HTTP status means once retries are spent; a bot wall's
-    challenge is `blocked` whatever its status."""
+    challenge is `blocked` whatever its status, a 2xx included."""
+    if challenge:
+        return "blocked"
     if 200 <= status < 300:
         return "ok"
-    if challenge or status in BLOCKED_STATUSES:
+    if status in BLOCKED_STATUSES:
         return "blocked"
     if status == 503:
         return "unavailable"
     return "dead"
-
-
-def is_challenge(headers: Mapping[str, str], body_start: bytes = b"") -> bool:
-    """Return whether an answer is a bot wall's challenge (Cloudflare's `cf-mitigated`, a known challenge page)."""
-    if headers.get("cf-mitigated", "").strip().lower() == "challenge":
-        return True
-    return bool(body_start) and any(marker in body_start for marker in _CHALLENGE_MARKERS)
 
 
 def retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -12,8 +12,8 @@ from graphsite.citations.results import STATES, LinkReport, LinkResult
 from graphsite.errors import LinkCheckError
 
 _WIDTH = 28
-_COLOURS = {"ok": "32", "redirected": "36", "blocked": "33", "unavailable": "33", "dead": "31", "timeout": "35",
-            "unverified": "35", "local": "33", "private": "2", "skipped": "2", "unchecked": "2"}
+_COLOURS = {"ok": "32", "redirected": "36", "warn": "33", "blocked": "33", "unavailable": "33", "dead": "31",
+            "timeout": "35", "unverified": "35", "local": "33", "private": "2", "skipped": "2", "unchecked": "2"}
 WAITING_EVERY = 5.0  # seconds between two "waiting on" lines off a terminal
 
 
@@ -81,9 +81,10 @@ class Progress:
 
 
 def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool | None = None) -> str:
-    """Return the end-of-check table: one row per link worth a look (every link with `every_link`), then totals."""
+    """Return the end-of-check table: one row per link worth a look (every link with `every_link`), then totals;
+    coloured when `colour` (None: when stdout is a terminal and NO_COLOR is not set)."""
     if colour is None:
-        colour = not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+        colour = not os.environ.get("NO_COLOR") and sys.stdout.isatty()
     rows = [r for r in report.results if every_link or r.state != "ok" or r.warning]
     width = max((len(r.state) for r in rows), default=0)
     lines = []
@@ -106,6 +107,9 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
 
 
 def _where(item: LinkResult) -> str:
+    if item.places:
+        shown = ", ".join(map(str, item.places[:5])) + (", …" if len(item.places) > 5 else "")
+        return f" ({shown})"
     if not item.lines:
         return ""
     shown = ", ".join(map(str, item.lines[:5])) + (", …" if len(item.lines) > 5 else "")
@@ -116,10 +120,12 @@ def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_json: bool = False) -> None:
-    """Print warnings and the table on stderr (the JSON object on stdout with `as_json`). Raise LinkCheckError
-    (exit 1) when a link ends in a state of `fail_on`, and LinkCheckStopped (exit 130 / 143) when a signal
-    stopped the run."""
+def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_json: bool = False,
+               stdout_is_json: bool = False) -> None:
+    """Print warnings on stderr and the table, a result, on stdout; with `as_json` the JSON object goes to stdout
+    and the table to stderr (so too when `stdout_is_json`: the caller prints its own object there). Raise
+    LinkCheckError (exit 1) when a link ends in a state of `fail_on`, and LinkCheckStopped (exit 130 / 143) when
+    a signal stopped the run."""
     from graphsite import output
 
     for warning in report.warnings:
@@ -129,7 +135,12 @@ def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_jso
         first = local[0]
         output.warn(f"{len(local)} relative link(s) will not work on the published page (one index.html): first "
                     f"{first.url}{_where(first)}: {first.detail}")
-    output.info(render_summary(report, every_link=_verbosity() >= 1))
+    every_link = _verbosity() >= 1
+    if as_json or stdout_is_json:
+        output.info(render_summary(report, every_link=every_link,
+                                   colour=not os.environ.get("NO_COLOR") and sys.stderr.isatty()))
+    else:
+        output.result(render_summary(report, every_link=every_link))
     if as_json:
         output.emit_json(report.as_dict())
     if report.partial:

@@ -6,23 +6,26 @@ into one LinkResult, the fragment rules included.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-from urllib.parse import urldefrag
+from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.pages import wanted_names
 from graphsite.citations.results import LinkResult, state_for_status
+from graphsite.urls import mask
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
 
 
 class Failure(Exception):
-    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason."""
+    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason;
+    `permanent` when asking again gets the same (TLS, not HTTP, oversized headers): not retried."""
 
-    def __init__(self, state: str, detail: str) -> None:
+    def __init__(self, state: str, detail: str, *, permanent: bool = False) -> None:
         super().__init__(detail)
-        self.state, self.detail = state, detail
+        self.state, self.detail, self.permanent = state, detail, permanent
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,10 @@ class Answer:
     location: str | None
     retry_after: str | None
     sets_cookie: bool = False
-    challenge: bool = False
+    challenge: str = ""  # the bot wall whose challenge this is (graphsite/citations/challenges.py)
     scan: Scan | None = None
     short: str = ""  # a body shorter than its Content-Length: how much of it came
+    soft_404: str = ""  # a 2xx page that says it is not there: why it reads so
 
 
 @dataclass(frozen=True)
@@ -64,32 +68,50 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
         failure = page.failure or Failure("dead", "no answer")
         return LinkResult(url, failure.state, failure.detail, checked_at=now)
     answer = page.answer
-    final = page.final_url + (f"#{fragment}" if fragment else "")
+    final = mask(page.final_url + (f"#{fragment}" if fragment else ""))  # a pre-signed URL redirected to
     state = state_for_status(answer.status, challenge=answer.challenge)
     moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
-    redirects, final_url = page.redirects, final if moved else ""
+    redirects, final_url = tuple(map(mask, page.redirects)), final if moved else ""
     if state != "ok":
         tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
-        where = f" at {page.final_url}" if moved else ""
-        why = " (a bot wall's challenge)" if answer.challenge else ""
+        where = f" at {mask(page.final_url)}" if moved else ""
+        why = f" (a bot wall's challenge: {answer.challenge})" if answer.challenge else ""
         wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
         return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
                           redirects, now)
     warning = answer.short
     names = wanted_names(fragment) if fragment else frozenset()
+    found = False  # the #fragment was found: the page is the real one, whatever its title
     if names:
         scan = answer.scan
         if scan is None:
             warning = "the #fragment was not checked: the page is not HTML"
-        elif names.isdisjoint(scan.found):
+        elif names.isdisjoint(scan.found) and not answer.soft_404:
             return LinkResult(url, *_missing_fragment(fragment, scan, settings), answer.status, final_url,
                               redirects, now)
-        elif scan.outcome == "short":
-            warning = f"{_ended(scan)} (the #{fragment} anchor was already there)"
+        elif not names.isdisjoint(scan.found):
+            found = True
+            if scan.outcome == "short":
+                warning = f"{_ended(scan)} (the #{fragment} anchor was already there)"
+    suspect = "" if found else answer.soft_404 or (_sent_home(url, page.final_url) if moved else "")
+    if suspect:
+        return LinkResult(url, "warn", suspect, answer.status, final_url, redirects, now, warning=warning)
     if moved:
         return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", answer.status,
                           final_url, redirects, now, warning=warning)
     return LinkResult(url, "ok", "", answer.status, final_url, redirects, now, warning=warning)
+
+
+_HOME = re.compile(r"^/(?:[a-z]{2}(?:[-_][a-z]{2})?/)?(?:(?:index|default|home)(?:\.\w+)?)?$", re.IGNORECASE)
+
+
+def _sent_home(url: str, final: str) -> str:
+    """Return why a redirect reads as "the page is gone" (a deep link sent to the site's home page), else ""."""
+    asked, reached = urlsplit(url), urlsplit(final)
+    if _HOME.match(asked.path or "/") or not _HOME.match(reached.path or "/") or reached.query \
+            or asked.path.rstrip("/") == reached.path.rstrip("/"):  # /en to /en/ is the same page
+        return ""
+    return f"a deep link redirected to the site's home page ({final}): the page it named is likely gone"
 
 
 def _missing_fragment(fragment: str, scan: Scan, settings: LinksConfig) -> tuple[str, str]:

@@ -42,8 +42,8 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     try:
         config = load_config(config_path)
         subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain") if subdomain else None
-        outcome = build(source or default_source(), out_dir, subdomain=subdomain, fonts=fonts, strict=strict,
-                        config=config)
+        source = source or default_source()
+        outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config)
     except GraphsiteError as exc:
         if as_json:  # a machine reading stdout gets an object on failure too (the message also goes to stderr)
             from graphsite import output
@@ -53,8 +53,9 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     links = None
     if check_links:
         from graphsite.citations.live import check_links as run_link_check
+        from graphsite.citations.report_links import page_links
 
-        links = run_link_check(outcome.page.report.links, config)
+        links = run_link_check(page_links(source, outcome.page.report, config), config)
     report_outcome(outcome, as_json, links=links)
     if pdf:  # after the page's own summary: the page is written whether or not printing works
         from graphsite import output
@@ -65,7 +66,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     if links is not None:
         from graphsite.citations.summary import show_links
 
-        show_links(links, config.links.fail_on)
+        show_links(links, config.links.fail_on, stdout_is_json=as_json)
 
 
 def report_outcome(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None) -> None:

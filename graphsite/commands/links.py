@@ -28,7 +28,7 @@ import click
 def links_command(source: Path | None, as_json: bool, timeout: float | None, deadline: float | None,
                   concurrency: int | None, no_cache: bool, offline: bool, allow_private: bool | None,
                   config_path: Path | None) -> None:
-    """Check every link of SOURCE (default: content/graph-engineering.md): ok, redirected, blocked, unavailable,
+    """Check every link of SOURCE (default: content/graph-engineering.md): ok, redirected, warn, blocked, unavailable,
     dead, timeout, unverified, local, private, skipped, each with its Markdown line. Exits 0 when clean, 1 when a
     link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129 when interrupted."""
     from graphsite.citations.report_links import check_report_links

@@ -41,6 +41,25 @@ class Hits:
         return len(self.to(path))
 
 
+def _raw(text: str) -> str:
+    """Return `text` as http.server writes it byte for byte (it encodes header values as latin-1)."""
+    return text.encode().decode("latin-1")
+
+
+CHALLENGES = {
+    "/cloudflare-200": (200, {}, b"<!DOCTYPE html><html><head><title>Just a moment...</title></head></html>"),
+    "/aws-waf-202": (202, {"x-amzn-waf-action": "challenge"}, b""),
+    "/anubis": (200, {}, b"<html><script id='anubis_challenge' type='application/json'>{}</script></html>"),
+    "/akamai": (200, {}, b"<html><div id='sec-if-cpt-container'></div></html>"),
+    "/datadome": (403, {}, b"<html><script src='https://ct.captcha-delivery.com/c.js'></script></html>"),
+    "/vercel": (429, {"x-vercel-mitigated": "challenge"}, b"<title>Vercel Security Checkpoint</title>"),
+    # Ordinary pages that hold a bot wall's script: a 200 is the page, a 404 is a missing page.
+    "/cloudflare-script-200": (200, {}, b"<title>Graphs</title><script src='/cdn-cgi/challenge-platform/scripts/jsd/"
+                                        b"main.js'></script>"),
+    "/imperva-script-404": (404, {}, b"<title>Gone</title><script src='/_Incapsula_Resource?SWJIYLWA=1'></script>"),
+}
+
+
 class PitfallHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     hits: Hits  # set on the subclass per server
@@ -142,6 +161,39 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._chunked([PAGE], head, end=b"\r\n\r\n")
         if path == "/maintenance":
             return self._send(503, b"down for maintenance", head, {"Retry-After": "3600"})
+        return self._web_habits(path, head)
+
+    def _web_habits(self, path: str, head: bool) -> None:
+        """The cases where a strict reading of HTTP gets wrong what a browser gets right
+        (tests/citations/test_web_habits.py); a path none of them serves is a 404."""
+        if path == "/utf8-location":  # raw UTF-8 bytes in the Location, as many servers send them
+            return self._send(302, b"", head, {"Location": _raw("/café?q=ü")})
+        if path == "/caf%C3%A9?q=%C3%BC":
+            return self._send(200, PAGE, head)
+        if path.startswith("/chain/"):
+            left = int(path.removeprefix("/chain/"))
+            if left:
+                return self._send(302, b"", head, {"Location": f"/chain/{left - 1}"})
+            return self._send(200, PAGE, head)
+        if path.startswith("/headers/"):
+            kib = int(path.removeprefix("/headers/"))
+            padding = {f"X-Padding-{n}": "x" * 1000 for n in range(kib)}
+            return self._send(200, PAGE, head, padding)
+        if path == "/waf-captcha-405":
+            return self._send(405, b"<html>captcha</html>", head, {"x-amzn-waf-action": "captcha"})
+        if path == "/head-200-get-404":  # a HEAD handler that answers 200 for any path
+            return self._send(200 if head else 404, b"" if head else b"not found", head)
+        if path in CHALLENGES:
+            status, headers, body = CHALLENGES[path]
+            return self._send(status, body, head, headers)
+        if path == "/soft-404":
+            return self._send(200, b"<html><head><title>Page not found | Example</title></head></html>", head)
+        if path == "/soft-404-with-id":  # a title that looks like it, but the fragment is there: the real page
+            return self._send(200, b"<title>404 errors explained - 404</title><h2 id='fix'>fix</h2>", head)
+        if path in ("/docs/old-page", "/en"):
+            return self._send(301, b"", head, {"Location": "/" if path == "/docs/old-page" else "/en/"})
+        if path in ("/", "/en/"):
+            return self._send(200, PAGE, head)
         return self._send(404, b"not found", head)
 
     def _chunked(self, parts: list[bytes], head: bool, end: bytes = b"0\r\nX-Trailer: yes\r\n\r\n") -> None:
@@ -250,10 +302,11 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve() -> Iterator[Server]:
-    """Run a threaded stdlib HTTP server on 127.0.0.1 (a free port) for the duration of the block."""
+def serve(base: type[PitfallHandler] = PitfallHandler) -> Iterator[Server]:
+    """Run a threaded stdlib HTTP server on 127.0.0.1 (a free port) for the duration of the block, answering
+    as `base` does."""
     hits = Hits()
-    handler = type("Handler", (PitfallHandler,), {"hits": hits})
+    handler = type("Handler", (base,), {"hits": hits})
     server = _Server(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

@@ -47,7 +47,8 @@ def test_links_passes_when_nothing_is_dead_and_the_second_run_is_cached(workdir,
     source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/browser-only"])
     first = CliRunner().invoke(main, ["links", str(source)])
     assert first.exit_code == 0, first.output
-    assert "Checked 2 links" in first.stderr and first.stdout == ""
+    assert "Checked 2 links" in first.stdout and "Checked" not in first.stderr  # `links r.md > out.txt` has it
+    assert "checked 2/2 links" in first.stderr  # progress only
     hits = len(pitfall_server.hits.log)
     second = CliRunner().invoke(main, ["links", str(source), "--json"])
     assert second.exit_code == 0, second.output
@@ -72,7 +73,7 @@ def test_build_check_links_passes_when_every_link_answers(workdir, pitfall_serve
     source = write_report(workdir / "r.md", pitfall_server, ["/ok", "/moved"])
     result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--out", "out"])
     assert result.exit_code == 0, result.output
-    assert "Checked 2 links" in result.stderr
+    assert "Checked 2 links" in result.stdout and "Built " in result.stderr
 
 
 def test_links_fail_on_decides_which_states_exit_1(workdir, pitfall_server):
@@ -125,3 +126,28 @@ def test_an_unwritable_cache_is_a_warning_not_a_traceback(workdir, pitfall_serve
     result = CliRunner().invoke(main, ["links", str(source)])
     assert result.exit_code == 0, result.output
     assert "cannot write the link cache" in result.stderr and "Traceback" not in result.output
+
+
+def test_each_link_names_every_place_it_is_written_with_citation_and_column(workdir):
+    source = workdir / "r.md"
+    source.write_text("# T\n\n## 1. A\n\nClaim [[1](https://a.example/x)] and [[2](https://b.example/y)], again "
+                      "[[1](https://a.example/x)]. See [notes](./notes.md).\n\n## References\n\n"
+                      "1. [A](https://a.example/x)\n2. B https://b.example/y\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["links", str(source), "--offline", "--json"])
+    assert result.exit_code == 0, result.output
+    places = {link["url"]: [(p["line"], p["column"], p["citation"], p["reference"]) for p in link["places"]]
+              for link in json.loads(result.stdout)["links"]}
+    assert places == {"https://a.example/x": [(5, 12, 1, None), (5, 77, 1, None), (9, 8, None, 1)],
+                      "https://b.example/y": [(5, 43, 2, None), (10, 6, None, 2)],
+                      "./notes.md": [(5, 112, None, None)]}
+    table = CliRunner().invoke(main, ["links", str(source), "--offline"]).stdout
+    assert "https://a.example/x (line 5:12 [1], line 5:77 [1], line 9:8 reference 1)" in table
+
+
+def test_build_check_links_names_the_places_of_each_link(workdir, pitfall_server):
+    source = workdir / "r.md"
+    source.write_text(f"# T\n\n## 1. A\n\nClaim [[1]({pitfall_server.url('/missing')})].\n\n## References\n\n"
+                      f"1. [A]({pitfall_server.url('/missing')})\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["build", str(source), "--check-links", "--out", "out"])
+    assert result.exit_code == 1, result.output
+    assert f"{pitfall_server.url('/missing')} (line 5:12 [1], line 9:8 reference 1)" in result.stdout

@@ -58,9 +58,9 @@ def test_every_pitfall_ends_in_its_state(pitfall_run):
     assert report.failing() == [r for r in report.results if r.state == "dead"]
 
 
-def test_head_refused_falls_back_to_get(pitfall_run):
+def test_a_server_that_refuses_head_is_asked_with_get_only(pitfall_run):
     server, results, _ = pitfall_run
-    assert [hit[0] for hit in server.hits.to("/head-405")] == ["HEAD", "GET"]
+    assert [hit[0] for hit in server.hits.to("/head-405")] == ["GET"]
     assert results["/head-405"].status == 200
 
 

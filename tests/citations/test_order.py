@@ -38,7 +38,7 @@ def three_hosts() -> Iterator[tuple[list[str], list[tuple[str, str]]]]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             with lock:
                 seen.append((self.server.server_address[0], self.path))
             self.send_response(200)

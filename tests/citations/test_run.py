@@ -56,7 +56,7 @@ def test_every_link_of_the_report_is_listed_with_its_line_and_state(workdir, pit
     }
     assert pitfall_server.hits.log == []  # nothing private was requested
     assert "2 relative link(s) will not work on the published page" in result.stderr
-    assert "./gone.md (line 7)" in result.stderr
+    assert "./gone.md (line 7:33)" in result.stderr
     allowed = CliRunner().invoke(main, ["links", "r.md", "--json", "--allow-private"])
     states = {link["url"]: link["state"] for link in json.loads(allowed.stdout)["links"]}
     assert states[pitfall_server.url("/ok")] == "ok" and pitfall_server.hits.count("/ok") == 1

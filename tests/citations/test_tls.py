@@ -1,10 +1,13 @@
-"""https links on 127.0.0.1, with a throw-away CA (trustme): verified against links.ca_bundle, refused without."""
+"""https links on 127.0.0.1, with a throw-away CA (trustme): verified against links.ca_bundle, refused without;
+each refusal names its reason (unknown issuer, expired, name mismatch) and is not retried."""
 
 from __future__ import annotations
 
+import datetime
 import ssl
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,20 +24,36 @@ def authority() -> trustme.CA:
     return trustme.CA()
 
 
-@pytest.fixture
-def tls_server(authority) -> Iterator[Server]:
+class _CountingServer(_Server):
+    """Counts the connections it accepts, a TLS handshake that fails included."""
+
+    accepted = 0
+
+    def get_request(self):  # type: ignore[no-untyped-def]
+        self.accepted += 1
+        return super().get_request()
+
+
+@contextmanager
+def _serving(certificate: trustme.LeafCert) -> Iterator[tuple[Server, _CountingServer]]:
     hits = Hits()
-    server = _Server(("127.0.0.1", 0), type("Handler", (PitfallHandler,), {"hits": hits}))
+    server = _CountingServer(("127.0.0.1", 0), type("Handler", (PitfallHandler,), {"hits": hits}))
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    authority.issue_cert("127.0.0.1").configure_cert(context)
+    certificate.configure_cert(context)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
-        yield Server(f"https://127.0.0.1:{server.server_address[1]}", hits)
+        yield Server(f"https://127.0.0.1:{server.server_address[1]}", hits), server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def tls_server(authority) -> Iterator[Server]:
+    with _serving(authority.issue_cert("127.0.0.1")) as (server, _):
+        yield server
 
 
 def settings(tmp_path: Path, **values) -> LinksConfig:
@@ -54,3 +73,26 @@ def test_a_certificate_no_trusted_authority_signed_is_a_tls_failure(tls_server, 
     result = check_links([tls_server.url("/ok")], settings(tmp_path), progress=False).results[0]
     assert result.state == "dead" and "TLS" in result.detail and "CERTIFICATE_VERIFY_FAILED" in result.detail
     assert tls_server.hits.log == []
+
+
+_YESTERDAY = datetime.datetime.now(datetime.UTC) - datetime.timedelta(days=1)
+
+
+@pytest.mark.parametrize("case, words", [
+    ("unknown-issuer", "unknown issuer"),
+    ("expired", "the certificate has expired"),
+    ("name-mismatch", "name mismatch"),
+])
+def test_a_tls_failure_names_its_reason_and_is_not_retried(authority, tmp_path, case, words):
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    certificate = {"unknown-issuer": lambda: trustme.CA().issue_cert("127.0.0.1"),
+                   "expired": lambda: authority.issue_cert("127.0.0.1", not_before=_YESTERDAY - datetime.timedelta(
+                       days=30), not_after=_YESTERDAY),
+                   "name-mismatch": lambda: authority.issue_cert("docs.example.org")}[case]()
+    with _serving(certificate) as (server, counting):
+        result = check_links([server.url("/ok")], settings(tmp_path, ca_bundle=str(bundle), retries=2),
+                             progress=False).results[0]
+    assert result.state == "dead", result
+    assert words in result.detail and "CERTIFICATE_VERIFY_FAILED" in result.detail, result.detail
+    assert counting.accepted == 1  # asked once: a certificate does not change between two attempts

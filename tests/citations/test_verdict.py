@@ -19,7 +19,7 @@ def page(status: int = 200, *, scan: Scan | None = None, redirects: tuple[str, .
 @pytest.mark.parametrize("answer, state, words", [
     (page(200), "ok", ""),
     (page(503, retry_after="3600"), "unavailable", "HTTP 503, Retry-After 3600"),
-    (page(503, challenge=True), "blocked", "a bot wall's challenge"),
+    (page(503, challenge="Cloudflare"), "blocked", "a bot wall's challenge: Cloudflare"),
     (page(429), "blocked", "HTTP 429"),
     (page(404), "dead", "HTTP 404"),
     (page(200, redirects=(URL + "/",), final=URL + "/"), "redirected", "1 redirect(s)"),
