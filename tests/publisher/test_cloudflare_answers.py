@@ -37,7 +37,7 @@ def _truth(dns: Dns) -> list[tuple[str, str]]:
     return sorted((r.name, r.id) for r in dns.a_records())
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(kind=st.sampled_from([k for k in Kind if k != Kind.ERROR]), call=st.sampled_from(sorted(CALLS)),
        after=st.booleans(), existing=st.integers(1, 3), data=st.data())
 def test_a_lie_is_an_error_naming_the_call_and_never_taken_for_an_answer(zone, kind, call, after, existing, data):

@@ -135,8 +135,10 @@ def _as_made_by_an_older_release(publab, name: str, deployed: dict, tmp_path) ->
 
 
 def test_a_deployment_of_an_older_graphsite_says_so_in_a_few_short_lines(publab, tmp_path):
-    """The release before this one sent no security headers: verify names the maker and the fix, fails in
-    seconds (a missing header does not appear with time) and keeps each finding to one short line."""
+    """A deployment whose labels name no graphsite version and whose Caddyfile sends no security headers (made so
+    by hand: graphsite 0.1's own Caddyfile did send them, see test_lab_upgrade.py): verify names the maker and the
+    fix, fails in seconds (a missing header does not appear with time) and keeps each finding to one short
+    line."""
     from graphsite import __version__
 
     name = publab.name()
