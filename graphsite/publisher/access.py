@@ -95,7 +95,7 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
         return Access()
     if auth_file is not None:
         return Access(users=read_htpasswd(auth_file))
-    existing = route.route_users(route.read_route(route_path), subdomain) if route_path.is_file() else ()
+    existing = route.route_users(route.read_route(route_path), subdomain)  # a read that fails stops the deploy
     if existing and not new_password:
         return Access(users=existing, kept=True)
     if private or new_password or was_private:

@@ -101,12 +101,10 @@ def temporaries(bind_root: Path, domain: str) -> dict[str, list[Path]]:
     their temporary files), and a marker (once there is one) that is this configuration's (another's, on a
     shared bind root, is not)."""
     found: dict[str, list[Path]] = {}
-    # iterdir, not glob: a root that cannot be listed raises (glob says "nothing"), and the caller names it
-    candidates = sorted(p for p in bind_root.iterdir() if p.name.startswith(".")
-                        and p.name.endswith(TEMPORARY_SUFFIX)) if bind_root.is_dir() else []
-    for path in candidates:
+    # a root that cannot be listed raises (glob would say "nothing"), and the caller names it
+    for path in files.directories(bind_root) if bind_root.is_dir() else []:
         match = _TEMPORARY.match(path.name)
-        if match and files.is_directory(path) and _only_ours(path, match["name"], domain):
+        if match and path.name.endswith(TEMPORARY_SUFFIX) and _only_ours(path, match["name"], domain):
             found.setdefault(match["name"], []).append(path)
     return found
 
@@ -116,8 +114,12 @@ def _only_ours(directory: Path, name: str, domain: str) -> bool:
     try:
         with files.opened(directory.parent, directory.name) as fd, os.scandir(fd) as scan:
             entries = [(entry.name, entry.is_file(follow_symlinks=False)) for entry in scan]
-    except OSError:
+    except FileNotFoundError:  # removed since it was listed (its deploy finished, or a teardown)
         return False
+    except OSError as exc:  # one that cannot be looked into is not taken for "not ours": nothing is decided on it
+        raise DeployError(f"{directory}: cannot list a deploy's temporary directory: {exc.strerror or exc}",
+                          hint="check deploy.bind_root's permissions and the disk, then run the command again") \
+            from None
     ours = {MARKER, PAGE}
     for name_, regular in entries:
         written = name_ in ours or any(name_.startswith(temporary_prefix(Path(known)))
@@ -137,12 +139,7 @@ def remove_temporary(directory: Path) -> bool:
 
 def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
-    try:
-        data = files.read_own(directory.parent, directory.name, MARKER)
-    except OSError as exc:  # a link at `directory` (never followed), or a marker that is no regular file: not ours
-        if exc.errno in files.NOT_OURS:
-            return None
-        raise files.unreadable(directory / MARKER, "the page directory's marker", exc) from None
+    data = files.read_ours(directory.parent, directory.name, MARKER, what="the page directory's marker")
     if data is None:
         return None
     return Stamp.from_marker(data.decode("utf-8", errors="replace"))
@@ -164,7 +161,7 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
     the name they have (a killed deploy's `.NAME.<random>.tmp`, which holds a marker too, is one of
     `temporaries`)."""
     # a root that cannot be listed raises OSError: the caller names the system it could not read
-    children = sorted(p for p in bind_root.iterdir() if p.is_dir()) if bind_root.is_dir() else []
+    children = files.directories(bind_root) if bind_root.is_dir() else []
     return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
 
 

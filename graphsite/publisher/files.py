@@ -86,19 +86,26 @@ def read_own(root: Path, *names: str, limit: int = -1) -> bytes | None:
 NOT_OURS = (errno.ELOOP, errno.EINVAL, errno.ENOTDIR, errno.EISDIR)
 
 
-def unreadable(path: Path, what: str, exc: OSError) -> DeployError:
-    """Return the error for a file of graphsite's own that could not be read: what was read, and why."""
-    return DeployError(f"{path}: cannot read {what}: {exc.strerror or exc}",
-                       hint="nothing is decided on a file that could not be read: check its permissions and the disk, "
-                            "then run the command again")
-
-
-def is_directory(path: Path) -> bool:
-    """True when `path` is a directory itself, not a link to one."""
+def read_ours(root: Path, *names: str, what: str, limit: int = -1) -> bytes | None:
+    """Return the content of root/names… when it can be graphsite's file; None when there is none, or when it is
+    a link or no regular file (never graphsite's); raise DeployError naming `what` for any other failure: a read
+    that failed is not "absent", and nothing is decided on it."""
+    path = root.joinpath(*names)
     try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
+        return read_own(root, *names, limit=limit)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError) or exc.errno in NOT_OURS:
+            return None
+        raise DeployError(f"{path}: cannot read {what}: {exc.strerror or exc}",
+                          hint="nothing is decided on a file that could not be read: check its permissions and the "
+                               "disk, then run the command again") from None
+
+
+def directories(root: Path) -> list[Path]:
+    """Return the directories in `root` (links to one excluded), sorted; raise OSError when `root` cannot be
+    listed. The entries' own types are read, so an entry is never skipped because a stat of it failed."""
+    with os.scandir(root) as scan:
+        return sorted(root / entry.name for entry in scan if entry.is_dir(follow_symlinks=False))
 
 
 def remove_tree(path: Path) -> bool:

@@ -6,7 +6,6 @@ The route file and its temporaries are read, judged, written and removed without
 
 from __future__ import annotations
 
-import errno
 import re
 from pathlib import Path
 
@@ -124,34 +123,25 @@ def remove_file(path: Path) -> bool:
 
 
 def read_route(path: Path) -> dict | None:
-    """Return the parsed route file, or None when it is missing, empty, unreadable, not a YAML mapping, or a
-    symbolic link (never followed)."""
-    try:
-        text = _read_text(path)
-    except (OSError, UnicodeDecodeError):
-        return None
-    return parse_text(path, text).data or None
+    """Return the parsed route file, or None when it is missing, empty, not UTF-8, not a YAML mapping, or a
+    symbolic link (never followed); raise DeployError when it could not be read (a private page's credentials
+    are read here: a failed read must not make it public)."""
+    text = route_text(path, refuse_link=False)
+    return parse_text(path, text).data or None if text is not None else None
 
 
-def route_text(path: Path) -> str | None:
-    """Return the text of the route file at `path`, None when there is none or it cannot be read; raise
-    DeployError when it is a symbolic link (never followed, never replaced)."""
-    refusal = files.link_refusal(path, "route file")
+def route_text(path: Path, *, refuse_link: bool = True) -> str | None:
+    """Return the text of the route file at `path`, None when there is none or it is not UTF-8 text; raise
+    DeployError when it could not be read, or (with `refuse_link`) when it is a symbolic link (never followed,
+    never replaced)."""
+    refusal = files.link_refusal(path, "route file") if refuse_link else None
     if refusal is not None:
         raise refusal
+    data = files.read_ours(path.parent, path.name, what="the route file")
     try:
-        return _read_text(path)
-    except (OSError, UnicodeDecodeError):
+        return data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
         return None
-
-
-def _read_text(path: Path) -> str:
-    """Return the text of the regular file at `path`, read without following a link (OSError for a link or
-    another kind of file, FileNotFoundError when there is none)."""
-    data = files.read_own(path.parent, path.name)
-    if data is None:
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
-    return data.decode("utf-8")
 
 
 def _our_shape(data: dict | None, name: str) -> bool:
@@ -166,15 +156,12 @@ def route_stamp(path: Path) -> Stamp | None:
     """Return the stamp of the route file at `path` when it has graphsite's shape (only its own routers and
     service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
     `claim` to say)."""
-    try:
-        text = _read_text(path)
-        data = yaml.safe_load(text)
-    except FileNotFoundError:  # removed since it was listed: gone
+    raw = files.read_ours(path.parent, path.name, what="the route file")
+    if raw is None:
         return None
-    except OSError as exc:  # a link or no regular file is not graphsite's; any other failure is not "absent"
-        if exc.errno in files.NOT_OURS:
-            return None
-        raise files.unreadable(path, "the route file", exc) from None
+    try:
+        text = raw.decode("utf-8")
+        data = yaml.safe_load(text)
     except (UnicodeDecodeError, yaml.YAMLError):  # not a document graphsite wrote
         return None
     if not isinstance(data, dict) or not _our_shape(data, path.stem):
@@ -193,10 +180,7 @@ def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
         match = _TEMPORARY.match(path.name)
         if not match:
             continue
-        try:
-            data = files.read_own(dynamic_dir, path.name, limit=1024)  # a link is never a temporary of ours
-        except OSError:
-            continue
+        data = files.read_ours(dynamic_dir, path.name, what="a temporary route file", limit=1024)
         if data is None:
             continue
         if _written_by_us(data.decode("utf-8", errors="replace"), match["name"], domain):
