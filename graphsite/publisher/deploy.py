@@ -22,7 +22,7 @@ from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path
+from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
@@ -284,26 +284,19 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
         owner = claim(previous.stamp if previous else None, plan.subdomain, domain)
         if owner != Claim.OURS:
             raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
-                              f"{_whose(owner, previous)}",
+                              f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
     if plan.route_path.exists():
         owner = claim(route.route_stamp(plan.route_path), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
-                              f"{_whose(owner, None)}",
+                              f"{whose(owner, None)}",
                               hint="choose another subdomain; graphsite never overwrites routes it did not write")
     if plan.bind_dir and plan.bind_dir.exists():
         owner = claim(bind.bind_stamp(plan.bind_dir), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
-            raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {_whose(owner, None)}",
+            raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {whose(owner, None)}",
                               hint="choose another subdomain or another deploy.bind_root")
-
-
-def _whose(owner: Claim | None, previous: Deployment | None) -> str:
-    if owner == Claim.OTHER:
-        return f"another graphsite configuration's ({previous.fqdn})" if previous else \
-            "another graphsite configuration's"
-    return "graphsite did not make it" if owner is None else f"its graphsite stamp proves nothing ({owner})"
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients,

@@ -267,6 +267,15 @@ def bind_dir(bind_root: str | Path, name: str) -> Path:
     return Path(bind_root) / name
 
 
+def whose(owner: Claim | None, stamp: Stamp | None) -> str:
+    """Return, in words, whose a resource that is not this configuration's is (for `kept` lines and refusals)."""
+    if owner is None:
+        return "graphsite did not make it"
+    if owner == Claim.OTHER:
+        return f"another graphsite configuration's ({stamp.fqdn})" if stamp else "another graphsite configuration's"
+    return f"its graphsite stamp proves nothing ({owner})"
+
+
 def claim(stamp: Stamp | None, resource: str, domain: str) -> Claim | None:
     """Return whose a resource named `resource` is by its stamp under `domain`; None when it carries no stamp."""
     return None if stamp is None else stamp.claim(resource, domain)

@@ -23,8 +23,7 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, route
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import Claim, bind_dir, route_path
+from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
@@ -159,21 +158,12 @@ def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome
         for record in mine:
             _attempt(outcomes, "record", f"A {record.name} id={record.id}", partial(clients.dns.delete, record.id))
         foreign = [r for r in found if r not in mine]
-        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, _whose(r, config.site.domain))
+        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, whose(r.claim(config.site.domain), r.stamp))
                      for r in foreign]
         if not mine and not foreign:
             outcomes.append(Outcome("record", f"A {held.fqdn}", ABSENT))
     except GraphsiteError as exc:
         outcomes.append(Outcome("record", f"A {held.fqdn}", FAILED, exc.message.splitlines()[0]))
-
-
-def _whose(record: Record, domain: str) -> str:
-    owner = record.claim(domain)
-    if owner == Claim.OTHER and record.stamp is not None:
-        return f"another configuration's ({record.stamp.fqdn})"
-    if owner is not None:
-        return f"its comment looks like graphsite's but proves nothing ({owner})"
-    return "graphsite did not make it"
 
 
 class PageState(StrEnum):

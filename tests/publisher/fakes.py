@@ -75,6 +75,14 @@ class _Faults:
         raise error(f"{method}: refused (injected)")
 
 
+def _popped(store: dict, key: str, what: str, removed: list[str]) -> bool:
+    """Remove `key` from `store`, noting `what` in `removed`; return False when it was not there."""
+    if store.pop(key, None) is None:
+        return False
+    removed.append(what)
+    return True
+
+
 class FakeSwarm:
     """Services and configs in memory; a service converges the moment it is made (its tasks run)."""
 
@@ -165,10 +173,7 @@ class FakeSwarm:
             users = [s.name for s in self.services_by_name.values() if name in s.configs]
             if users:  # as Docker refuses: a config a service uses cannot be removed
                 raise SwarmError(f"Docker: remove config {name}: in use by {', '.join(users)}")
-            if self.config_labels.pop(name, None) is None:
-                return False
-            self.removed.append(f"config {name}")
-            return True
+            return _popped(self.config_labels, name, f"config {name}", self.removed)
 
         return self._run("remove_config", remove)
 
@@ -204,13 +209,8 @@ class FakeSwarm:
         return self._run("wait_converged", lambda: self.tasks(spec.name))
 
     def remove_service(self, name: str) -> bool:
-        def remove() -> bool:
-            if self.services_by_name.pop(name, None) is None:
-                return False
-            self.removed.append(f"service {name}")
-            return True
-
-        return self._run("remove_service", remove)
+        return self._run("remove_service", lambda: _popped(self.services_by_name, name, f"service {name}",
+                                                           self.removed))
 
     def close(self) -> None:
         return None
@@ -265,13 +265,7 @@ class FakeDns:
         return self._run("restamp", rewrite)
 
     def delete(self, record_id: str) -> bool:
-        def remove() -> bool:
-            if self.zone.pop(record_id, None) is None:
-                return False
-            self.removed.append(f"record {record_id}")
-            return True
-
-        return self._run("delete", remove)
+        return self._run("delete", lambda: _popped(self.zone, record_id, f"record {record_id}", self.removed))
 
     def close(self) -> None:
         return None
