@@ -224,8 +224,9 @@ class Client:
             self._unresolved[host] = f"DNS: {host} not found ({exc.strerror})"
             raise HTTPError(self._unresolved[host], dns=True) from None
         except OSError as exc:
-            if type(exc).__name__.startswith("SSL"):
-                raise HTTPError(_tls_failure(exc), permanent=True) from None
+            if type(exc).__name__.startswith("SSL"):  # a refused certificate will not change; a cut handshake may
+                raise HTTPError(_tls_failure(exc), permanent=getattr(exc, "verify_code", None) is not None) \
+                    from None
             raise HTTPError(f"{exc.strerror or exc} ({host}:{port})") from None
         return _Connection(reader, writer)
 

@@ -93,7 +93,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
             found = True
             if scan.outcome == "short":
                 warning = f"{_ended(scan)} (the #{fragment} anchor was already there)"
-    suspect = "" if found else answer.soft_404 or (_sent_home(url, page.final_url) if moved else "")
+    suspect = "" if found else answer.soft_404 or (_sent_home(url, mask(page.final_url)) if moved else "")
     if suspect:
         return LinkResult(url, "warn", suspect, answer.status, final_url, redirects, now, warning=warning)
     if moved:
