@@ -47,6 +47,7 @@ from graphsite.builder.sanitize import MATHML, SVG
 RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
                       "noframes", "noscript", "template"})
 FOREIGN = frozenset({"math", "svg"})  # MathML and SVG: what a browser puts in them is not prose
+_MATH_TEXT = frozenset({"mi", "mo", "mn", "ms", "mtext"})  # MathML's text integration points
 _FOREIGN_CHILDREN = frozenset(name.lower() for name in (MATHML | SVG) - FOREIGN)
 # Start tags that end MathML and SVG in a browser (the HTML standard's "breakout" list), and with them the
 # place where their elements mean anything.
@@ -169,13 +170,17 @@ class _Foreign:
 
     def __init__(self) -> None:
         self.depth = 0
+        self.text = 0  # open MathML token elements (mi, mo, mn, ms, mtext): HTML inside them does not break out
 
     def stray(self, match: re.Match[str]) -> bool:
         """Return whether the tag `match` is a MathML/SVG element's outside them (after updating the depth)."""
-        name = match.group(2).lower()
+        name, closing = match.group(2).lower(), bool(match.group(1))
         if name in FOREIGN and not match.group(3).rstrip().endswith("/"):
-            self.depth = max(self.depth - 1, 0) if match.group(1) else self.depth + 1
-        elif name in _BREAKOUT and not match.group(1):
+            self.depth = max(self.depth - 1, 0) if closing else self.depth + 1
+            self.text = 0 if self.depth == 0 else self.text
+        elif name in _MATH_TEXT and self.depth:
+            self.text = max(self.text - 1, 0) if closing else self.text + 1
+        elif name in _BREAKOUT and not closing and not self.text:
             self.depth = 0
         return name in _FOREIGN_CHILDREN and not match.group(1) and self.depth == 0
 

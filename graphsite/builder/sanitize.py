@@ -35,7 +35,7 @@ MATHML = frozenset({"math", "mi", "mn", "mo", "ms", "mspace", "mtext", "mrow", "
                     "mmultiscripts", "mprescripts", "none", "mtable", "mtr", "mtd", "semantics", "annotation"})
 SVG = frozenset({"svg", "g", "path", "rect", "circle", "ellipse", "line", "polyline", "polygon", "text", "tspan",
                  "defs", "lineargradient", "radialgradient", "linearGradient", "radialGradient", "stop",
-                 "marker"})
+                 "marker", "desc"})
 _MATHML_ATTRIBUTES = {"display", "mathvariant", "displaystyle", "scriptlevel", "stretchy", "fence", "separator",
                       "lspace", "rspace", "accent", "accentunder", "linethickness", "form", "largeop",
                       "movablelimits", "symmetric", "minsize", "maxsize", "width", "height", "depth", "voffset",

@@ -99,6 +99,16 @@ def test_mathml_and_svg_keep_their_text_and_lose_their_scripts(write_md):
     assert in_order(["Mass", "E", "m", "c", "2", "here", "Drawn", "words"], visible_words(page.html))
 
 
+def test_html_inside_a_mathml_token_element_stays_inside_the_formula(write_md):
+    """`<b>` breaks out of <math> in a browser except inside mi, mo, mn, ms and mtext; a description of an SVG
+    is kept."""
+    page, soup = _page(write_md, "# T\n\n## A\n\nSee <math><mtext><b>bold</b></mtext><mi>x</mi></math> and "
+                                 "<svg viewBox=\"0 0 9 9\"><desc>a chart of sales</desc></svg> here.\n")
+    report = soup.find(id="report")
+    assert [tag.get_text() for tag in report.find("math").find_all(["mtext", "mi"])] == ["bold", "x"]
+    assert report.find("svg").find("desc").get_text() == "a chart of sales"
+
+
 def test_an_unclosed_math_or_svg_does_not_eat_the_paragraph(write_md):
     page, soup = _page(write_md, "# T\n\n## A\n\nOpen <math><mi>x</mi> rest words.\n\n"
                                  "See <svg><text>y</text> more words.\n\nThen cp <path> <text> here.\n")
