@@ -6,7 +6,7 @@ under the lab's configuration (production) and some under a second one on the sa
 another domain, another route directory): deploys and redeploys in either content mode, SIGKILL / SIGTERM /
 SIGHUP / SIGINT right after a random step, teardowns, bursts of parallel deploys and teardowns, two deploys of
 one name, a deploy and a teardown of one name, gc (of the worker's names, or of every name of the run under
-either configuration), Cloudflare answering 429 / 5xx, Cloudflare lying (every kind of graphsite.lab.faults.Kind,
+either configuration), Cloudflare answering 429 / 5xx, Cloudflare lying (every kind of graphsite_lab.faults.Kind,
 on a read and on a write, carried out first or not), one configuration's deploy, teardown and gc aimed at the
 other's deployment, Cloudflare stopped (SIGSTOP) for a moment, the Docker daemon stopped for a moment (at most a
 few times, each under 4 s: it is shared). Foreign resources that look like graphsite's are planted first:
@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 
 from chaos_world import FaultSlot, Foreign, Staging, scratch
 
-from graphsite.lab.client import attach
-from graphsite.lab.drive import STEPS, Driver, Run, cloudflare_pid, dockerd_pid, stopped
-from graphsite.lab.faults import VARIANTS, Kind
+from graphsite_lab.client import attach
+from graphsite_lab.drive import STEPS, Driver, Run, cloudflare_pid, dockerd_pid, stopped
+from graphsite_lab.faults import VARIANTS, Kind
 
 SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 FAST_DNS = {"GRAPHSITE_DNS_TIMEOUT": "1", "GRAPHSITE_DNS_RETRIES": "1", "GRAPHSITE_DNS_TEARDOWN_DEADLINE": "3",

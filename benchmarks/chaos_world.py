@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from graphsite.lab.client import Lab, LabCloudflare
-from graphsite.lab.drive import Driver
+from graphsite_lab.client import Lab, LabCloudflare
+from graphsite_lab.drive import Driver
 from graphsite.publisher import route
 from graphsite.publisher.deployment import MARKER, Stamp, iso, new_id
 

@@ -1,4 +1,4 @@
-"""`scripts/lab up | down | status` (also `python -m graphsite.lab`)."""
+"""`scripts/lab up | down | status` (also `python -m graphsite_lab`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import click
 
 from graphsite import output
-from graphsite.lab.instance import LabInstance
+from graphsite_lab.instance import LabInstance
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -20,7 +20,7 @@ def main() -> None:
               help="Swarm nodes: the lab's daemon (manager) and N-1 workers in network namespaces (needs root).")
 def up_command(nodes: int) -> None:
     """Bring the lab up (idempotent) and print the deploy command to use it."""
-    from graphsite.lab.stack import up
+    from graphsite_lab.stack import up
 
     lab = LabInstance.from_env()
     report = up(lab, nodes=nodes)
@@ -35,7 +35,7 @@ def up_command(nodes: int) -> None:
 @click.option("--purge-image", is_flag=True, help="Also remove the page image, when this lab built it.")
 def down_command(purge_image: bool) -> None:
     """Remove what `up` started or created, by recorded id; leave what it found running."""
-    from graphsite.lab.stack import down
+    from graphsite_lab.stack import down
 
     lab = LabInstance.from_env()
     results = down(lab, purge_image=purge_image)
@@ -47,7 +47,7 @@ def down_command(purge_image: bool) -> None:
 @main.command("status")
 def status_command() -> None:
     """Show each part of the lab and whether it answers; exit 1 when a part is down."""
-    from graphsite.lab.health import status
+    from graphsite_lab.health import status
 
     parts = status(LabInstance.from_env())
     for part in parts:

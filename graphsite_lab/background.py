@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from graphsite.lab import LabError
+from graphsite_lab import LabError
 
 
 def start(argv: list[str], log_path: Path, *, what: str, ready: Callable[[subprocess.Popen[bytes]], bool],

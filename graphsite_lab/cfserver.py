@@ -1,6 +1,6 @@
 """The fake Cloudflare API: a stateful HTTP server on 127.0.0.1 that honours Cloudflare's DNS-records contract.
 
-`python -m graphsite.lab.cfserver --lab-dir .lab --port 8790 --zone lab.graphsite.test --zone-id …` serves
+`python -m graphsite_lab.cfserver --lab-dir .lab --port 8790 --zone lab.graphsite.test --zone-id …` serves
 `/client/v4` (bearer token from `<lab-dir>/cf-token`, records kept in `<lab-dir>/cloudflare-state.json`) and a
 control API under `/__lab/` for tests: faults, latency, reset, the request log. Every request it accepts and
 every response it sends is checked against the contract (`contract.py`); a request that does not fit gets a 400
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from graphsite.lab import faults, records, routes
-from graphsite.lab.cfstate import FakeCloudflare
+from graphsite_lab import faults, records, routes
+from graphsite_lab.cfstate import FakeCloudflare
 
 API = "/client/v4"
 
@@ -123,7 +123,7 @@ def serve(lab_dir: Path, port: int, zone: str, zone_id: str) -> ThreadingHTTPSer
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m graphsite.lab.cfserver",
+    parser = argparse.ArgumentParser(prog="python -m graphsite_lab.cfserver",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lab-dir", type=Path, required=True)
     parser.add_argument("--port", type=int, required=True)

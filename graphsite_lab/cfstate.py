@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.atomic import write_atomic
-from graphsite.lab import faults, processes, records
-from graphsite.lab.contract import Contract
+from graphsite_lab import faults, processes, records
+from graphsite_lab.contract import Contract
 
 REDACTED = "[REDACTED-TOKEN]"
 

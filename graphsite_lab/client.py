@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 
 from graphsite.config import Config, load_config
-from graphsite.lab.faults import Kind
-from graphsite.lab.instance import LabInstance
+from graphsite_lab.faults import Kind
+from graphsite_lab.instance import LabInstance
 
 
 class LabCloudflare:

@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsite.lab import LabError, background, processes
-from graphsite.lab.docker import apt_install, docker, dockerd_path
-from graphsite.lab.instance import LabInstance
-from graphsite.lab.leftovers import kill_leftovers, link_exists, mounts_under, netns_exists
+from graphsite_lab import LabError, background, processes
+from graphsite_lab.docker import apt_install, docker, dockerd_path
+from graphsite_lab.instance import LabInstance
+from graphsite_lab.leftovers import kill_leftovers, link_exists, mounts_under, netns_exists
 
 MAX_NODES = 9
 SWARM_PORT = 2377

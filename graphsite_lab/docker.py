@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from graphsite.lab import LabError, background
-from graphsite.lab.instance import LabInstance, caddy_binary
+from graphsite_lab import LabError, background
+from graphsite_lab.instance import LabInstance, caddy_binary
 
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
 

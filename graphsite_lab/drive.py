@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphsite.lab.client import Lab
+from graphsite_lab.client import Lab
 
 GRAPHSITE = str(Path(sys.executable).with_name("graphsite"))
 # The deploy steps, in order, as `graphsite deploy` prints them ("  content … done (0.03 s)").
@@ -250,7 +250,7 @@ class Driver:
     def page_served(self, name: str, *, within: float = 0.0) -> bool:
         """True when the edge answers 200 for the name (the page is online), asking again for up to `within`
         seconds: after a --no-verify deploy the edge loads the new route a moment later (the route watcher polls)."""
-        from graphsite.lab.probe import fetch
+        from graphsite_lab.probe import fetch
 
         deadline = time.monotonic() + within
         while True:
@@ -273,7 +273,7 @@ class Driver:
 
 def cloudflare_pid(lab: Lab) -> int:
     """Return the pid of the lab's own fake Cloudflare (from its state.json), checked against its command line."""
-    from graphsite.lab import processes
+    from graphsite_lab import processes
 
     pid = int(json.loads(lab.instance.path("state.json").read_text())["cloudflare_pid"])
     if not processes.is_ours(pid, *processes.cloudflare_markers(lab.instance)):

@@ -1,5 +1,5 @@
 """The edge that stands in for Traefik: a Caddy container on the overlay network, configured through its
-admin socket by the routes watcher (`graphsite.lab.traefik`), as pure renderers (its first configuration,
+admin socket by the routes watcher (`graphsite_lab.traefik`), as pure renderers (its first configuration,
 its `docker run` arguments)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import hashlib
 import json
 from dataclasses import replace
 
-from graphsite.lab.instance import LabInstance
-from graphsite.lab.traefik.files import Dynamic
-from graphsite.lab.traefik.translate import EdgeSettings, caddy_config
+from graphsite_lab.instance import LabInstance
+from graphsite_lab.traefik.files import Dynamic
+from graphsite_lab.traefik.translate import EdgeSettings, caddy_config
 
 # Ports inside the edge container: unprivileged, so the edge runs as the lab directory's owner.
 INSIDE_HTTPS, INSIDE_HTTP = 8443, 8080

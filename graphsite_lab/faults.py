@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
-from graphsite.lab import errorpage, records
+from graphsite_lab import errorpage, records
 
 RATE_LIMITED = (971, "Please wait and consider throttling your request speed")
 INJECTED_500 = (1000, "Internal server error (injected by the lab)")

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphsite.errors import GraphsiteError
-from graphsite.lab import docker, probe, processes
-from graphsite.lab.instance import LabInstance
+from graphsite_lab import docker, probe, processes
+from graphsite_lab.instance import LabInstance
 
 
 @dataclass(frozen=True)
@@ -99,8 +99,8 @@ def _config(lab: LabInstance) -> tuple[bool, str]:
 def _nodes(lab: LabInstance) -> list[Part]:
     """One part per worker this lab started (its daemon answers, its swarm node is Ready), and the swarm's
     node list."""
-    from graphsite.lab import cluster
-    from graphsite.lab.stack import load_state
+    from graphsite_lab import cluster
+    from graphsite_lab.stack import load_state
 
     records = load_state(lab).get("workers") or {}
     if not records:

@@ -21,7 +21,7 @@ import yaml
 LAB_DOMAIN = "lab.graphsite.test"
 NETWORK = "dokploy-network"
 PAGE_PORT = 20128
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[1]
 
 
 def caddy_version() -> str:
@@ -89,7 +89,7 @@ class LabInstance:
 
 
 def _port(env: Mapping[str, str], name: str, default: int) -> int:
-    from graphsite.lab import LabError
+    from graphsite_lab import LabError
 
     text = env.get(name) or str(default)
     if not text.isdigit() or not 1 <= int(text) <= 65535:

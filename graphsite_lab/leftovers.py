@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphsite.lab import processes
-from graphsite.lab.docker import docker
+from graphsite_lab import processes
+from graphsite_lab.docker import docker
 
 if TYPE_CHECKING:
-    from graphsite.lab.cluster import ClusterPlan, Worker
+    from graphsite_lab.cluster import ClusterPlan, Worker
 
 
 def link_exists(name: str) -> bool:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import httpx
 
-from graphsite.lab import LabError, background
-from graphsite.lab.instance import LabInstance
+from graphsite_lab import LabError, background
+from graphsite_lab.instance import LabInstance
 
 
 def command_line(pid: int) -> list[str]:
@@ -68,22 +68,23 @@ def _reap(pid: int) -> None:
 
 
 def cloudflare_markers(lab: LabInstance) -> tuple[str, str]:
-    return "graphsite.lab.cfserver", f"--lab-dir {lab.root}"
+    return "graphsite_lab.cfserver", f"--lab-dir {lab.root}"
 
 
 def routes_markers(lab: LabInstance) -> tuple[str, str]:
-    return "graphsite.lab.traefik.watcher", f"--lab-dir {lab.root}"
+    return "graphsite_lab.traefik.watcher", f"--lab-dir {lab.root}"
 
 
-def lab_code(package: Path | None = None) -> str:
+def lab_code(checkout: Path | None = None) -> str:
     """Return a short hash of the code the lab's processes run, as the checkout holds it now: every Python
-    file of the graphsite package and every schema. A whole-package hash, not a list of modules, so that no
-    module a server imports can change without `up` noticing (a stale server only costs a restart)."""
-    package = package or Path(__file__).resolve().parents[1]
-    files = sorted([*package.rglob("*.py"), *(package / "schemas").glob("*")])
+    file of the graphsite and graphsite_lab packages and every schema. Whole packages, not a list of modules, so
+    that no module a server imports can change without `up` noticing (a stale server only costs a restart)."""
+    checkout = checkout or Path(__file__).resolve().parents[1]
+    files = sorted(path for package in (checkout / "graphsite", checkout / "graphsite_lab")
+                   for path in [*package.rglob("*.py"), *(package / "schemas").glob("*")])
     digest = hashlib.sha256()
     for path in files:
-        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+        digest.update(str(path.relative_to(checkout)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -110,7 +111,7 @@ def start_cloudflare(lab: LabInstance, wait: float = 15) -> int:
     if cloudflare_health(lab) is not None:
         raise LabError(f"port {lab.cf_port} already answers as a fake Cloudflare of another lab",
                        hint="run `scripts/lab down` there, or set LAB_CF_PORT")
-    argv = [sys.executable, "-m", "graphsite.lab.cfserver", "--lab-dir", str(lab.root),
+    argv = [sys.executable, "-m", "graphsite_lab.cfserver", "--lab-dir", str(lab.root),
             "--port", str(lab.cf_port), "--zone", lab.domain, "--zone-id", lab.zone_id]
     return _spawn(lab, argv, "cloudflare.log", "the fake Cloudflare", lambda _: cloudflare_health(lab) is not None,
                   wait, f"the fake Cloudflare did not answer on port {lab.cf_port} within {wait:.0f} s")
@@ -118,7 +119,7 @@ def start_cloudflare(lab: LabInstance, wait: float = 15) -> int:
 
 def routes_health(lab: LabInstance, stale_after: float = 15) -> dict | None:
     """Return the routes watcher's status (edge-routes.json) while its process writes it, else None."""
-    from graphsite.lab.traefik.watcher import STATUS_FILE
+    from graphsite_lab.traefik.watcher import STATUS_FILE
 
     try:
         status = json.loads(lab.path(STATUS_FILE).read_text(encoding="utf-8"))
@@ -132,7 +133,7 @@ def start_routes(lab: LabInstance, task_subnet: str = "", wait: float = 30) -> i
     """Start the routes watcher in the background (log in traefik.log); return its pid once it has loaded
     the directory into the edge (or rejected it). With `task_subnet`, the routes carry the lab's per-task
     route for addresses of that subnet (translate.task_route)."""
-    argv = [sys.executable, "-m", "graphsite.lab.traefik.watcher", "--lab-dir", str(lab.root),
+    argv = [sys.executable, "-m", "graphsite_lab.traefik.watcher", "--lab-dir", str(lab.root),
             "--task-subnet", task_subnet]
 
     def loaded(process: subprocess.Popen[bytes]) -> bool:

@@ -8,8 +8,8 @@ import os
 import re
 from typing import Any
 
-from graphsite.lab import faults, records
-from graphsite.lab.cfstate import FakeCloudflare
+from graphsite_lab import faults, records
+from graphsite_lab.cfstate import FakeCloudflare
 
 _RECORDS_PATH = re.compile(r"^/client/v4/zones/(?P<zone>[^/]+)/dns_records(?:/(?P<record>[^/]+))?$")
 _ZONES_PATH = re.compile(r"^/client/v4/zones(?:/(?P<zone>[^/]+))?$")

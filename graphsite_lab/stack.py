@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
-from graphsite.lab import LabError, cluster, docker, leftovers, processes
-from graphsite.lab.edge import CA_ROOT, edge_config, edge_fingerprint, edge_run_args
-from graphsite.lab.instance import LabInstance, render_config, render_middlewares
+from graphsite_lab import LabError, cluster, docker, leftovers, processes
+from graphsite_lab.edge import CA_ROOT, edge_config, edge_fingerprint, edge_run_args
+from graphsite_lab.instance import LabInstance, render_config, render_middlewares
 
 UNCHANGED = ("present", "running")
 

@@ -21,8 +21,8 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def lab():
-    """Return a `graphsite.lab.client.Lab`: config path, Config, the fake Cloudflare's control client, ports, CA."""
-    from graphsite.lab.client import attach
+    """Return a `graphsite_lab.client.Lab`: config path, Config, the fake Cloudflare's control client, ports, CA."""
+    from graphsite_lab.client import attach
 
     handle = attach()
     if isinstance(handle, str):

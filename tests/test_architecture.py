@@ -115,5 +115,5 @@ def test_each_client_is_imported_only_by_its_adapter(imports, client):
 def test_the_rules_can_fail(tmp_path):
     """The checks read real import statements, lazy ones included."""
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from graphsite.lab import stack\n    import httpx\n")
-    assert {"graphsite.lab", "graphsite.lab.stack", "httpx"} <= _imports(module)
+    module.write_text("def f():\n    from graphsite_lab import stack\n    import httpx\n")
+    assert {"graphsite_lab", "graphsite_lab.stack", "httpx"} <= _imports(module)

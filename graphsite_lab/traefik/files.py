@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphsite.lab.traefik import subset
+from graphsite_lab.traefik import subset
 from graphsite.publisher.dynamic import read_directory, schema_problems
 
 SECTIONS = ("routers", "middlewares", "services")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from graphsite.lab.traefik.files import Dynamic
-from graphsite.lab.traefik.subset import rule_hosts
+from graphsite_lab.traefik.files import Dynamic
+from graphsite_lab.traefik.subset import rule_hosts
 
 NOT_FOUND = "404 page not found\n"
 DEFAULT_CERT_NAME = "traefik-default.invalid"  # the SNI name the default certificate is issued for

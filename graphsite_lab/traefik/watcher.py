@@ -1,6 +1,6 @@
 """The stand-in's process: watch the dynamic directory, load each new configuration into the edge Caddy.
 
-`python -m graphsite.lab.traefik.watcher --lab-dir .lab` polls `traefik/dynamic` (Traefik's `directory` +
+`python -m graphsite_lab.traefik.watcher --lab-dir .lab` polls `traefik/dynamic` (Traefik's `directory` +
 `watch`: any change of a file it reads, added, removed, renamed or rewritten, reloads the whole directory),
 and loads the translation with one atomic `POST /load` through the edge's admin socket. A directory with a
 problem is rejected whole: the edge keeps the previous configuration, and `edge-routes.json` (what
@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 
 from graphsite.atomic import write_atomic
-from graphsite.lab.traefik.files import Problem, load_directory
-from graphsite.lab.traefik.translate import EdgeSettings, Translation, caddy_config
+from graphsite_lab.traefik.files import Problem, load_directory
+from graphsite_lab.traefik.translate import EdgeSettings, Translation, caddy_config
 from graphsite.publisher.dynamic import provider_files
 
 STATUS_FILE = "edge-routes.json"
@@ -154,10 +154,10 @@ class Watcher:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from graphsite.lab.edge import ADMIN_SOCKET, edge_settings
-    from graphsite.lab.processes import lab_code
+    from graphsite_lab.edge import ADMIN_SOCKET, edge_settings
+    from graphsite_lab.processes import lab_code
 
-    parser = argparse.ArgumentParser(prog="python -m graphsite.lab.traefik.watcher",
+    parser = argparse.ArgumentParser(prog="python -m graphsite_lab.traefik.watcher",
                                      description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--lab-dir", type=Path, required=True)
     parser.add_argument("--task-subnet", default="",

@@ -26,11 +26,11 @@ def test_fresh_non_editable_install_builds_the_embedded_report(tmp_path):
     elsewhere.mkdir()
     probe = ("import graphsite.paths as p, json, importlib.util as u; "
              "print(json.dumps([p.__file__, str(p.theme_dir()), str(p.default_source()), "
-             "u.find_spec('graphsite.lab') is None]))")
+             "u.find_spec('graphsite_lab') is None]))")
     where = subprocess.run([str(python), "-c", probe],
                            check=True, capture_output=True, text=True, cwd=elsewhere)
     module, theme, source, no_lab = json.loads(where.stdout)
-    assert no_lab, "the lab is for checkouts: the production wheel must not carry graphsite/lab"
+    assert no_lab, "the lab is for checkouts: the production wheel must not carry graphsite_lab"
     site_packages = str(env_dir)
     assert module.startswith(site_packages), "graphsite must come from the fresh venv, not the checkout"
     assert theme.startswith(site_packages) and "/_data/theme" in theme

@@ -25,8 +25,8 @@ fi
 # A worker that crashed with a task on it and was never brought back: its containers still run under the shims
 # its daemon left. `down` must remove them too.
 read -r w2_socket w2_pid < <("${VENV:-.venv}/bin/python" -c 'import json, sys
-from graphsite.lab.cluster import cluster_plan
-from graphsite.lab.instance import LabInstance
+from graphsite_lab.cluster import cluster_plan
+from graphsite_lab.instance import LabInstance
 lab = LabInstance.from_env()
 print(cluster_plan(lab, 3).workers[1].socket, json.loads(lab.path("state.json").read_text())["workers"]["2"]["pid"])')
 image=$(docker image ls --format '{{.Repository}}:{{.Tag}}' graphsite-lab/caddy | head -1)

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from graphsite.lab.client import LabCloudflare
-from graphsite.lab.instance import CHECKOUT, LabInstance
+from graphsite_lab.client import LabCloudflare
+from graphsite_lab.instance import CHECKOUT, LabInstance
 
 ZONE = "lab.graphsite.test"
 ZONE_ID = "0123456789abcdef0123456789abcdef"
@@ -58,7 +58,7 @@ class FakeCloudflareProcess:
         return LabCloudflare(f"http://127.0.0.1:{self.port}")
 
     def start(self) -> None:
-        argv = [sys.executable, "-m", "graphsite.lab.cfserver", "--lab-dir", str(self.lab_dir),
+        argv = [sys.executable, "-m", "graphsite_lab.cfserver", "--lab-dir", str(self.lab_dir),
                 "--port", str(self.port), "--zone", ZONE, "--zone-id", ZONE_ID]
         self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         for _ in range(150):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.lab import LabError
-from graphsite.lab.background import start
+from graphsite_lab import LabError
+from graphsite_lab.background import start
 
 
 def _gone(pid: int, within: float = 5.0) -> bool:

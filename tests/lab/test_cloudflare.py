@@ -10,7 +10,7 @@ import cloudflare
 import httpx
 import pytest
 
-from graphsite.lab import records
+from graphsite_lab import records
 
 
 def _sdk(server, max_retries: int = 0) -> cloudflare.Cloudflare:

@@ -1,4 +1,4 @@
-"""The fake Cloudflare's lies (`graphsite/lab/faults.py`): each kind read as raw HTTP with httpx, what `match`,
+"""The fake Cloudflare's lies (`graphsite_lab/faults.py`): each kind read as raw HTTP with httpx, what `match`,
 counts and `after` do, and that the contract lets the injected lies through and logs them as injected. One server
 for the module (no lab needed), reset before each test."""
 
@@ -10,8 +10,8 @@ import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.lab import faults, records
-from graphsite.lab.faults import Kind
+from graphsite_lab import faults, records
+from graphsite_lab.faults import Kind
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.lab.instance import CHECKOUT
+from graphsite_lab.instance import CHECKOUT
 
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
 

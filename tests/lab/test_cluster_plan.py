@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphsite.lab import LabError
-from graphsite.lab.cluster import MAX_NODES, cluster_plan
-from graphsite.lab.instance import LabInstance
+from graphsite_lab import LabError
+from graphsite_lab.cluster import MAX_NODES, cluster_plan
+from graphsite_lab.instance import LabInstance
 
 
 def test_a_three_node_plan_names_two_workers_on_the_lab_bridge(tmp_path):

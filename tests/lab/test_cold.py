@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.lab.instance import CHECKOUT
-from graphsite.lab.processes import is_ours
+from graphsite_lab.instance import CHECKOUT
+from graphsite_lab.processes import is_ours
 
 pytestmark = pytest.mark.lab
 
@@ -48,6 +48,6 @@ def test_cold_up_creates_everything_and_down_removes_everything(cold_run):
         assert re.search(rf"^\s+{part}\s+(stopped|removed|left)$", done.stderr, re.MULTILINE), (part, done.stderr)
     assert markers["daemon-after-down"] != "0"
     assert not is_ours(state["dockerd_pid"], state["dockerd_path"])
-    assert not is_ours(state["cloudflare_pid"], "graphsite.lab.cfserver")
+    assert not is_ours(state["cloudflare_pid"], "graphsite_lab.cfserver")
     assert list((work / "docker" / "containers").iterdir()) == []
     assert not (work / "docker" / "swarm" / "state.json").exists()

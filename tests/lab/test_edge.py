@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from graphsite.atomic import write_atomic
-from graphsite.lab.docker import docker
-from graphsite.lab.probe import fetch
-from graphsite.lab.traefik.translate import NOT_FOUND
+from graphsite_lab.docker import docker
+from graphsite_lab.probe import fetch
+from graphsite_lab.traefik.translate import NOT_FOUND
 from graphsite.publisher.route import dump, route_document
 
 pytestmark = pytest.mark.lab

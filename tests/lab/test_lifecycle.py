@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from graphsite.config import load_config
-from graphsite.lab.client import LabCloudflare
-from graphsite.lab.docker import container, docker, network_id
-from graphsite.lab.processes import is_ours, lab_code, process_action, routes_health
+from graphsite_lab.client import LabCloudflare
+from graphsite_lab.docker import container, docker, network_id
+from graphsite_lab.processes import is_ours, lab_code, process_action, routes_health
 from graphsite.paths import schema_path
 
 # Tests that use the running lab are marked `lab` through its fixture (tests/conftest.py); the pure ones here
@@ -67,19 +67,20 @@ def test_up_restarts_a_lab_process_started_from_other_code(ours, health, action)
     assert process_action(ours, health, "abc") == action
 
 
-def test_the_code_hash_covers_every_module_and_schema_of_the_package(tmp_path):
-    """A new module anywhere in graphsite changes the hash: none can escape the stale-server check."""
-    package = tmp_path / "graphsite"
-    (package / "lab").mkdir(parents=True)
-    (package / "schemas").mkdir()
-    (package / "lab" / "processes.py").write_text("x = 0\n")
-    hashes = [lab_code(package)]
-    (package / "lab" / "traefik").mkdir()
-    (package / "lab" / "traefik" / "new.py").write_text("x = 1\n")
-    hashes.append(lab_code(package))
-    (package / "schemas" / "traefik.json").write_text("{}")
-    hashes.append(lab_code(package))
-    assert len(set(hashes)) == 3 and lab_code() != hashes[-1]
+def test_the_code_hash_covers_every_module_and_schema_of_both_packages(tmp_path):
+    """A new module anywhere in graphsite or graphsite_lab changes the hash: none can escape the stale-server check."""
+    (tmp_path / "graphsite" / "schemas").mkdir(parents=True)
+    (tmp_path / "graphsite_lab").mkdir()
+    (tmp_path / "graphsite_lab" / "processes.py").write_text("x = 0\n")
+    hashes = [lab_code(tmp_path)]
+    (tmp_path / "graphsite_lab" / "traefik").mkdir()
+    (tmp_path / "graphsite_lab" / "traefik" / "new.py").write_text("x = 1\n")
+    hashes.append(lab_code(tmp_path))
+    (tmp_path / "graphsite" / "schemas" / "traefik.json").write_text("{}")
+    hashes.append(lab_code(tmp_path))
+    (tmp_path / "graphsite" / "config.py").write_text("x = 2\n")
+    hashes.append(lab_code(tmp_path))
+    assert len(set(hashes)) == 4 and lab_code() != hashes[-1]
 
 
 def test_up_writes_a_configuration_graphsite_loads_and_a_valid_middleware(instance, run_lab):
@@ -109,8 +110,8 @@ def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
     down = run_lab("down", instance)
     assert down.returncode == 0, down.stderr
     assert docker("container", "inspect", state["edge_id"], check=False).returncode != 0
-    assert not is_ours(state["cloudflare_pid"], "graphsite.lab.cfserver")
-    assert not is_ours(state["routes_pid"], "graphsite.lab.traefik.watcher")
+    assert not is_ours(state["cloudflare_pid"], "graphsite_lab.cfserver")
+    assert not is_ours(state["routes_pid"], "graphsite_lab.traefik.watcher")
     assert not any(_answers(port) for port in (instance.https_port, instance.http_port, instance.cf_port))
     # What this instance did not create stays: the shared network (and the daemon) still serve the others.
     assert network_id(instance.network)
@@ -124,8 +125,8 @@ def test_status_then_down_leaves_nothing_of_its_own(instance, run_lab):
 
 
 def test_lab_variables_name_an_instance_and_a_bad_port_is_a_clear_error(tmp_path):
-    from graphsite.lab import LabError
-    from graphsite.lab.instance import LabInstance
+    from graphsite_lab import LabError
+    from graphsite_lab.instance import LabInstance
 
     lab = LabInstance.from_env({"LAB_DIR": str(tmp_path), "LAB_CF_PORT": "9999", "LAB_NAME_SUFFIX": "x"})
     assert (lab.root, lab.https_port, lab.cf_port, lab.edge_name) == (tmp_path, 8443, 9999, "graphsite-lab-edge-x")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphsite.lab import records
+from graphsite_lab import records
 
 ZONE = records.Zone("lab.graphsite.test", "0" * 32)
 

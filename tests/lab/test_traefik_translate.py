@@ -11,9 +11,9 @@ import textwrap
 import bcrypt
 import pytest
 
-from graphsite.lab.traefik.files import Dynamic, load_directory, merge
-from graphsite.lab.traefik.subset import refusals, rule_hosts
-from graphsite.lab.traefik.translate import (
+from graphsite_lab.traefik.files import Dynamic, load_directory, merge
+from graphsite_lab.traefik.subset import refusals, rule_hosts
+from graphsite_lab.traefik.translate import (
     DEFAULT_CERT_NAME,
     NOT_FOUND,
     TASK_HEADER,

@@ -37,7 +37,7 @@ def test_real_configurations_validate(path):
 
 
 def test_the_lab_configuration_validates(tmp_path):
-    from graphsite.lab.instance import LabInstance, render_config
+    from graphsite_lab.instance import LabInstance, render_config
 
     data = tomllib.loads(render_config(LabInstance(root=tmp_path)))
     jsonschema.Draft202012Validator(json_schema()).validate(data)

@@ -123,7 +123,7 @@ def test_a_zone_id_that_does_not_exist(lab):
 
 def test_a_zone_id_of_another_domain(lab, tmp_path):
     """A fake Cloudflare of this test's own serving another zone, which the token may see."""
-    from graphsite.lab.cfserver import serve
+    from graphsite_lab.cfserver import serve
 
     token, zone_id = secrets.token_urlsafe(30), secrets.token_hex(16)
     (tmp_path / "cf-token").write_text(token + "\n")

@@ -89,8 +89,8 @@ def private_cf(tmp_path, monkeypatch, production):
     uses it: faults injected here reach no one else. Yields (config, control client)."""
     import threading
 
-    from graphsite.lab.cfserver import serve
-    from graphsite.lab.client import LabCloudflare
+    from graphsite_lab.cfserver import serve
+    from graphsite_lab.client import LabCloudflare
 
     token, zone_id = secrets.token_urlsafe(24), "0123456789abcdef0123456789abcdef"
     (tmp_path / "cf-token").write_text(token + "\n")
@@ -121,7 +121,7 @@ class PubLab:
 
     config_path: Path
     prefix: str
-    cloudflare: object  # graphsite.lab.client.LabCloudflare
+    cloudflare: object  # graphsite_lab.client.LabCloudflare
     outputs: list = dataclasses.field(default_factory=list)
     names: list = dataclasses.field(default_factory=list)  # every name handed out, torn down after its test
 

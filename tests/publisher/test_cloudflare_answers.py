@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphsite.lab.faults import Kind
+from graphsite_lab.faults import Kind
 from graphsite.publisher.cloudflare import Dns, DnsError, envelope, page_of
 from graphsite.publisher.deployment import Stamp
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from graphsite.atomic import write_atomic
-from graphsite.lab.probe import fetch
-from graphsite.lab.traefik.translate import NOT_FOUND
+from graphsite_lab.probe import fetch
+from graphsite_lab.traefik.translate import NOT_FOUND
 
 pytestmark = pytest.mark.lab
 
@@ -157,8 +157,8 @@ def test_an_unparsable_file_keeps_the_previous_configuration_and_blocks_deploys(
     blocked = publab.run("deploy", "--subdomain", second, "--no-verify")
     assert blocked.exit_code == 1
     assert f"{broken_file}: line 3, column 1" in blocked.stderr
-    from graphsite.lab.health import status
-    from graphsite.lab.instance import LabInstance
+    from graphsite_lab.health import status
+    from graphsite_lab.instance import LabInstance
 
     routes = next(part for part in status(LabInstance.from_env()) if part.name.startswith("routes"))
     assert not routes.ok and f"REJECTED {broken_file.name}: cannot be parsed: line 3" in routes.detail
@@ -173,8 +173,8 @@ def test_an_unparsable_file_keeps_the_previous_configuration_and_blocks_deploys(
 def _applied_config() -> str:
     """Return the id of the configuration the routes watcher last loaded into the edge ("" before any): a change
     of the directory it has applied changes it (a reload that read the directory before a write does not)."""
-    from graphsite.lab.instance import LabInstance
-    from graphsite.lab.processes import routes_health
+    from graphsite_lab.instance import LabInstance
+    from graphsite_lab.processes import routes_health
 
     status = routes_health(LabInstance.from_env()) or {}
     return str((status.get("applied") or {}).get("config_id") or "")
@@ -208,7 +208,7 @@ def test_a_private_page_asks_for_the_printed_credentials_which_are_nowhere_else(
         spec = subprocess.run(["docker", "service", "inspect", name], capture_output=True, text=True, check=True)
         logs = subprocess.run(["docker", "service", "logs", "--raw", name], capture_output=True, text=True,
                               check=False)
-        from graphsite.lab.instance import LabInstance
+        from graphsite_lab.instance import LabInstance
 
         edge = subprocess.run(["docker", "logs", LabInstance.from_env().edge_name], capture_output=True, text=True,
                               check=False)

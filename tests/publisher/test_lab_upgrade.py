@@ -12,7 +12,7 @@ import pytest
 
 from graphsite import __version__
 from graphsite.atomic import write_atomic
-from graphsite.lab.drive import Driver
+from graphsite_lab.drive import Driver
 from graphsite.publisher.deployment import COMMENT_LIMIT, ID, STAMP, VERSION, Stamp, iso
 
 pytestmark = pytest.mark.lab

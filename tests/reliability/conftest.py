@@ -1,4 +1,4 @@
-"""Fixtures of the reliability tests: the real CLI run as subprocesses against the lab (graphsite.lab.drive), the
+"""Fixtures of the reliability tests: the real CLI run as subprocesses against the lab (graphsite_lab.drive), the
 faults made real (signals, SIGSTOP of a daemon, the fake Cloudflare's fault injection), and every resource of
 this session's prefix torn down before and after, whatever a test left.
 
@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphsite.lab.drive import Driver
+from graphsite_lab.drive import Driver
 
 FAMILY = "gsrel"  # every session's prefix: gsrel<4 hex>
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from graphsite.lab.drive import cloudflare_pid, stopped
+from graphsite_lab.drive import cloudflare_pid, stopped
 
 pytestmark = pytest.mark.lab
 

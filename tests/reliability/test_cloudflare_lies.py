@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from graphsite.lab.faults import Kind
+from graphsite_lab.faults import Kind
 from graphsite.publisher.deployment import MARKER, Stamp, iso, new_id
 from graphsite.publisher.outcomes import KEPT, Outcome
 

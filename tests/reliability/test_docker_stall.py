@@ -3,7 +3,7 @@ one-line error, no traceback, the undo runs (a step that timed out is tried once
 answer again), and nothing is left once the daemon is back.
 
 dockerd is shared by everyone on the machine: a stall lasts at most 5 s, and SIGCONT is sent when the block
-ends whatever happens, and by a timer at the latest (graphsite.lab.drive.stopped)."""
+ends whatever happens, and by a timer at the latest (graphsite_lab.drive.stopped)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import contextlib
 
 import pytest
 
-from graphsite.lab.drive import dockerd_pid, stopped
+from graphsite_lab.drive import dockerd_pid, stopped
 
 pytestmark = pytest.mark.lab
 

@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from graphsite.lab.drive import STEPS, Driver
+from graphsite_lab.drive import STEPS, Driver
 
 pytestmark = pytest.mark.lab
 

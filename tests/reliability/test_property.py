@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from graphsite.lab.drive import STEPS, Driver
+from graphsite_lab.drive import STEPS, Driver
 
 pytestmark = pytest.mark.lab
 

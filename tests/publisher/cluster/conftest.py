@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from graphsite.lab import cluster
-from graphsite.lab.docker import docker
-from graphsite.lab.instance import LabInstance
+from graphsite_lab import cluster
+from graphsite_lab.docker import docker
+from graphsite_lab.instance import LabInstance
 
 NODES = 3
 
@@ -100,7 +100,7 @@ def run_lab_up():
     """Run `scripts/lab up` for this lab (LAB_* and LAB_NODES come from the environment)."""
     import subprocess
 
-    from graphsite.lab.instance import CHECKOUT
+    from graphsite_lab.instance import CHECKOUT
 
     def run() -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(CHECKOUT / "scripts" / "lab"), "up"], capture_output=True, text=True,

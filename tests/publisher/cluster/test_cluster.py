@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from graphsite.lab import cluster
-from graphsite.lab.docker import docker
+from graphsite_lab import cluster
+from graphsite_lab.docker import docker
 
 pytestmark = pytest.mark.lab
 THREE = {"GRAPHSITE_DEPLOY_REPLICAS": "3"}
