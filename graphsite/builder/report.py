@@ -17,7 +17,7 @@ from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Repo
 from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
-from graphsite.builder.summary import summarise
+from graphsite.builder.section_summary import summarise
 
 # A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
 # no image or id.

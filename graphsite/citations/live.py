@@ -25,7 +25,7 @@ from graphsite.urls import malformed, mask, non_public, normalize, origin, secre
 if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
     from graphsite.citations.checker import Checker
-    from graphsite.citations.summary import Progress
+    from graphsite.citations.console import Progress
     from graphsite.config import Config, LinksConfig
 
 T = TypeVar("T")
@@ -124,7 +124,7 @@ def _over_the_network(pending: list[str], settings: LinksConfig, progress: bool
                       ) -> tuple[dict[str, LinkResult], int, str]:
     """Return the verdicts on `pending` from the network, the requests sent, and the signal that stopped the
     run ("" if none), with the progress line on stderr."""
-    from graphsite.citations.summary import Progress
+    from graphsite.citations.console import Progress
 
     meter = Progress(len(pending), enabled=progress)
     try:

@@ -64,7 +64,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
         pdf_path = write_pdf(outcome.path, outcome.path.parent / "report.pdf")
         output.info(f"Printed {pdf_path} ({pdf_path.stat().st_size / 1024:.0f} KB)")
     if links is not None:
-        from graphsite.citations.summary import show_links
+        from graphsite.citations.console import show_links
 
         show_links(links, config.links.fail_on, stdout_is_json=as_json)
 

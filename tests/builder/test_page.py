@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from graphsite.build import build_page
-from graphsite.builder.summary import WORD_LIMIT
+from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.urls import problem
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from graphsite.build import build_page
-from graphsite.builder.summary import WORD_LIMIT
+from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.citations.integrity import citation_counts
 
 

@@ -15,7 +15,7 @@ from graphsite.citations.results import (
     retry_after,
     state_for_status,
 )
-from graphsite.citations.summary import Progress, render_summary
+from graphsite.citations.console import Progress, render_summary
 
 
 @pytest.mark.parametrize("status, state", [(200, "ok"), (204, "ok"), (401, "blocked"), (403, "blocked"),
