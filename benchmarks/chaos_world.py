@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from graphsite_lab.client import Lab, LabCloudflare
-from graphsite_lab.drive import Driver
 from graphsite.publisher import route
 from graphsite.publisher.deployment import MARKER, Stamp, iso, new_id
+from graphsite_lab.client import Lab, LabCloudflare
+from graphsite_lab.drive import Driver
 
 OTHER_DOMAIN = "other"  # a third configuration's domain, under the lab's zone: other.<lab domain>
 

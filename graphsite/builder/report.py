@@ -16,8 +16,8 @@ from graphsite.builder.markdown import HEADING_NUMBER, Parsed, is_references_tit
 from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
-from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.section_summary import summarise
+from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 
 # A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
 # no image or id.

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphsite_lab.traefik import subset
 from graphsite.publisher.dynamic import read_directory, schema_problems
+from graphsite_lab.traefik import subset
 
 SECTIONS = ("routers", "middlewares", "services")
 

@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 
 from graphsite.atomic import write_atomic
+from graphsite.publisher.dynamic import provider_files
 from graphsite_lab.traefik.files import Problem, load_directory
 from graphsite_lab.traefik.translate import EdgeSettings, Translation, caddy_config
-from graphsite.publisher.dynamic import provider_files
 
 STATUS_FILE = "edge-routes.json"
 POLL_SECONDS = 0.25

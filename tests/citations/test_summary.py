@@ -7,6 +7,7 @@ from email.utils import formatdate
 
 import pytest
 
+from graphsite.citations.console import Progress, render_summary
 from graphsite.citations.results import (
     LinkReport,
     LinkResult,
@@ -15,7 +16,6 @@ from graphsite.citations.results import (
     retry_after,
     state_for_status,
 )
-from graphsite.citations.console import Progress, render_summary
 
 
 @pytest.mark.parametrize("status, state", [(200, "ok"), (204, "ok"), (401, "blocked"), (403, "blocked"),

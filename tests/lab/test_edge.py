@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from graphsite.atomic import write_atomic
+from graphsite.publisher.route import dump, route_document
 from graphsite_lab.docker import docker
 from graphsite_lab.probe import fetch
 from graphsite_lab.traefik.translate import NOT_FOUND
-from graphsite.publisher.route import dump, route_document
 
 pytestmark = pytest.mark.lab
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphsite_lab.faults import Kind
 from graphsite.publisher.cloudflare import Dns, DnsError, envelope, page_of
 from graphsite.publisher.deployment import Stamp
+from graphsite_lab.faults import Kind
 
 CALLS = {"records": "name.exact", "a_records": "type=A", "create": "POST", "delete": "DELETE"}
 VARIANTS = {Kind.BAD_PAGINATION: ("count", "total"), Kind.WRONG_TYPES: ("string", "no_id", "no_name")}

@@ -12,8 +12,8 @@ import pytest
 
 from graphsite import __version__
 from graphsite.atomic import write_atomic
-from graphsite_lab.drive import Driver
 from graphsite.publisher.deployment import COMMENT_LIMIT, ID, STAMP, VERSION, Stamp, iso
+from graphsite_lab.drive import Driver
 
 pytestmark = pytest.mark.lab
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from graphsite_lab.faults import Kind
 from graphsite.publisher.deployment import MARKER, Stamp, iso, new_id
 from graphsite.publisher.outcomes import KEPT, Outcome
+from graphsite_lab.faults import Kind
 
 pytestmark = pytest.mark.lab
 
