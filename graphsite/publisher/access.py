@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.errors import ConfigError
-from graphsite.publisher import caddy, route
+from graphsite.publisher import caddy, route, route_files
 
 if TYPE_CHECKING:
     from graphsite.publisher.plan import DeployPlan
@@ -95,7 +95,7 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
         return Access()
     if auth_file is not None:
         return Access(users=read_htpasswd(auth_file))
-    existing = route.route_users(route.read_route(route_path), subdomain)  # a read that fails stops the deploy
+    existing = route.route_users(route_files.read_route(route_path), subdomain)  # a read that fails stops the deploy
     if existing and not new_password:
         return Access(users=existing, kept=True)
     if private or new_password or was_private:

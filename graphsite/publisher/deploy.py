@@ -8,8 +8,7 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -19,7 +18,7 @@ from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, probe, route
+from graphsite.publisher import bind, files, probe, route, route_files
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
@@ -30,8 +29,10 @@ from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import SwarmPort
-from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
+from graphsite.publisher.record_actions import apply_record, restore_record
+from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
+from graphsite.publisher.undo import Undo
 from graphsite.publisher.verify import CheckResult, reads_content, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
 
@@ -85,50 +86,6 @@ class Stopped(GraphsiteError):
     def __init__(self, message: str, *, exit_code: int, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.ending_with(exit_code)
-
-
-@dataclass
-class Undo:
-    """What this run started, to be undone in reverse order when a later step fails. Each action returns True
-    when it undid something, False when there was nothing to undo."""
-
-    steps: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)
-    failed: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)  # to try once more
-
-    def push(self, resource: str, done: str, action: Callable[[], bool]) -> None:
-        """Register the undo of `resource` (e.g. "service NAME"); `done` says what the action does, in the past
-        tense (e.g. "removed service NAME")."""
-        self.steps.append((resource, done, action))
-
-    def pending(self) -> list[str]:
-        return [resource for resource, _, _ in [*reversed(self.steps), *self.failed]]
-
-    def run(self) -> list[str]:
-        """Run every step, whatever one of them raises, then once more each step that failed (a daemon that
-        stalled past its timeout may answer again by then); return one true line per step."""
-        lines = self._pass(last_try=False)
-        self.steps, self.failed = self.failed[::-1], []  # a stack again: the second try keeps the undo's order
-        return lines + self._pass(last_try=True)
-
-    def _pass(self, *, last_try: bool) -> list[str]:
-        """Run the steps, the last registered first, and return a line for each step it ended; a step that
-        raises waits for the second pass, or on the last try is reported NOT undone."""
-        lines: list[str] = []
-        while self.steps:
-            step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
-            try:
-                did = action()
-            except Exception as exc:  # every step runs: one failure must not keep the others behind
-                if last_try:
-                    reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
-                    lines.append(f"NOT undone: {resource}: {reason}")
-                else:
-                    self.failed.append(step)
-                continue
-            finally:
-                self.steps.pop()
-            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
-        return lines
 
 
 def requested_subdomain(config: Config, name: str) -> str:
@@ -287,7 +244,7 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
     if plan.route_path.exists():
-        owner = claim(route.route_stamp(plan.route_path), plan.subdomain, domain)
+        owner = claim(route_files.route_stamp(plan.route_path), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
                               f"{whose(owner, None)}",
@@ -341,7 +298,7 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
                             UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
-    now = route.route_text(plan.route_path)
+    now = route_files.route_text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
                             CREATED if now is None else UNCHANGED if now == text else UPDATED))
     outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
@@ -442,26 +399,27 @@ def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
 
 def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
-    old = route.route_text(path)
+    old = route_files.route_text(path)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
-        removed = route.route_stamp(path) == plan.stamp and route.remove_file(path)
-        for temporary in route.temporaries(path.parent, domain).get(plan.subdomain, []):
-            removed = route.remove_file(temporary) or removed
+        removed = route_files.route_stamp(path) == plan.stamp and route_files.remove_file(path)
+        for temporary in route_files.temporaries(path.parent, domain).get(plan.subdomain, []):
+            removed = route_files.remove_file(temporary) or removed
         return removed
 
     def put_back() -> bool:
         assert old is not None
-        if route.route_text(path) == old:
+        if route_files.route_text(path) == old:
             return False
         write_atomic(path, old)
         return True
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in route.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
-        route.remove_file(stale)
-    written = route.write_route(path, plan.route, plan.stamp)
+    # a killed run's half-written one
+    for stale in route_files.temporaries(path.parent, domain).get(plan.subdomain, []):
+        route_files.remove_file(stale)
+    written = route_files.write_route(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 
 

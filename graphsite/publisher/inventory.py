@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
-from graphsite.publisher import bind, route
+from graphsite.publisher import bind, route_files
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import CONTENT, Claim, Deployment, Stamp, claim, parse_stamp
@@ -258,10 +258,10 @@ def _read_routes(found: _Found, dynamic_dir: Path, name: str | None, domain: str
     paths = [route_path_of(dynamic_dir, name)] if name is not None else \
         sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
     for path in paths:
-        stamp = route.route_stamp(path) if path.is_file() and not path.is_symlink() else None
+        stamp = route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
         if found.judge("route", str(path), stamp, path.stem, domain) and stamp is not None:
             found.routes[path.stem] = (path, stamp)
-    for owner, temporaries in route.temporaries(dynamic_dir, domain).items():
+    for owner, temporaries in route_files.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
             found.temporaries[owner] = temporaries
 

@@ -1,15 +1,13 @@
-"""The DNS step: what to do about the name's existing records (pure), and doing it (through Dns)."""
+"""The DNS step decided: what to do about the name's existing records (pure; publisher/record_actions.py does it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from graphsite.errors import DeployError
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Claim
 from graphsite.publisher.plan import DnsRecord
-from graphsite.publisher.ports import DnsPort
 
 
 @dataclass(frozen=True)
@@ -53,30 +51,3 @@ def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force:
 def describe(record: Record) -> str:
     return (f"id={record.id} name={record.name} content={record.content} "
             f"proxied={str(record.proxied).lower()} ttl={record.ttl}")
-
-
-def apply_record(dns: DnsPort, wanted: DnsRecord, decision: RecordDecision) -> tuple[str, Record]:
-    """Carry out `decision`; return the line to print (CREATED / EXISTS / REPLACED …) and the record."""
-    existing = decision.existing
-    if decision.action == "exists" and existing is not None:
-        return f"EXISTS id={existing.id}", existing
-    if decision.action == "restamp" and existing is not None:
-        made = dns.restamp(existing, wanted.comment)
-        return f"UPDATED id={made.id} comment={made.comment}", made
-    if decision.action == "replace" and existing is not None:
-        dns.delete(existing.id)
-        made = dns.create(wanted)
-        return f"REPLACED {existing.content} with {describe(made)}", made
-    made = dns.create(wanted)
-    return f"CREATED {describe(made)}", made
-
-
-def restore_record(dns: DnsPort, previous: Record, remove_mine: Callable[[], bool]) -> bool:
-    """Undo a --force repoint: remove the record this run made, then make the previous one again (same name,
-    content, ttl, proxied and comment; Cloudflare gives it a new id)."""
-    remove_mine()
-    if any(r.type == "A" and r.content == previous.content for r in dns.records(previous.name)):
-        return False
-    dns.create(DnsRecord(name=previous.name, type="A", content=previous.content, ttl=previous.ttl,
-                         proxied=previous.proxied, comment=previous.comment))
-    return True

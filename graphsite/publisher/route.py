@@ -1,8 +1,6 @@
-"""The Traefik route: a dynamic-configuration file made as data, checked against Traefik's v3 schema,
-written atomically (one unparsable file in the directory stops Traefik applying any change).
-
-The route file and its temporaries are read, judged, written and removed without following a symbolic link
-(publisher/files.py): a link named like a route is never graphsite's, and is refused, never replaced."""
+"""The Traefik route as data (pure): the dynamic-configuration document, its check against Traefik's v3 schema,
+its text with the stamp, and the reading of a stamp or a temporary's name. publisher/route_files.py writes,
+reads and removes the files."""
 
 from __future__ import annotations
 
@@ -11,12 +9,11 @@ from pathlib import Path
 
 import yaml
 
-from graphsite.atomic import TEMPORARY_SUFFIX, write_atomic
+from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher import files
 from graphsite.publisher.deployment import Claim, Stamp
-from graphsite.publisher.dynamic import parse_text, schema_errors
+from graphsite.publisher.dynamic import schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
 # a temporary file ending otherwise is ignored. graphsite.atomic names it `.NAME.yml.<random>.tmp`; the first
@@ -90,60 +87,6 @@ def check_route(document: object, path: Path) -> None:
                           hint="this is a graphsite bug or a bad [deploy] setting; nothing was changed")
 
 
-def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
-    """Write the route atomically with mode 0644 after checking it; return False when it was already there.
-    A symbolic link at `path` is refused."""
-    check_route(document, path)
-    text = dump(document, stamp)
-    if route_text(path) == text:
-        return False
-    try:
-        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        write_atomic(path, text, mode=0o644)
-    except OSError as exc:
-        raise DeployError(f"{path}: cannot write the route: {exc.strerror or exc}",
-                          hint="check deploy.dynamic_dir and its permissions") from None
-    return True
-
-
-def remove_file(path: Path) -> bool:
-    """Remove a route file (or a temporary one); return False when it was absent; raise DeployError naming the
-    file when the directory refuses, or when it is a symbolic link (graphsite makes none: not its own)."""
-    refusal = files.link_refusal(path, "route file")
-    if refusal is not None:
-        raise refusal
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    except OSError as exc:
-        raise DeployError(f"{path}: cannot remove the route: {exc.strerror or exc}",
-                          hint="check deploy.dynamic_dir and its permissions, then run the command again") from None
-    return True
-
-
-def read_route(path: Path) -> dict | None:
-    """Return the parsed route file, or None when it is missing, empty, not UTF-8, not a YAML mapping, or a
-    symbolic link (never followed); raise DeployError when it could not be read (a private page's credentials
-    are read here: a failed read must not make it public)."""
-    text = route_text(path, refuse_link=False)
-    return parse_text(path, text).data or None if text is not None else None
-
-
-def route_text(path: Path, *, refuse_link: bool = True) -> str | None:
-    """Return the text of the route file at `path`, None when there is none or it is not UTF-8 text; raise
-    DeployError when it could not be read, or (with `refuse_link`) when it is a symbolic link (never followed,
-    never replaced)."""
-    refusal = files.link_refusal(path, "route file") if refuse_link else None
-    if refusal is not None:
-        raise refusal
-    data = files.read_ours(path.parent, path.name, what="the route file")
-    try:
-        return data.decode("utf-8") if data is not None else None
-    except UnicodeDecodeError:
-        return None
-
-
 def _our_shape(data: dict | None, name: str) -> bool:
     http = (data or {}).get("http") or {}
     return (set(http) <= {"routers", "services", "middlewares"}
@@ -152,43 +95,27 @@ def _our_shape(data: dict | None, name: str) -> bool:
             and set(http.get("middlewares") or {}) <= {auth_middleware(name)})
 
 
-def route_stamp(path: Path) -> Stamp | None:
-    """Return the stamp of the route file at `path` when it has graphsite's shape (only its own routers and
-    service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
-    `claim` to say)."""
-    raw = files.read_ours(path.parent, path.name, what="the route file")
-    if raw is None:
-        return None
+def stamp_of_text(text: str, name: str) -> Stamp | None:
+    """Return the stamp of a route file's `text` for the deployment `name` when it has graphsite's shape (only
+    its own routers and service, by name) and a leading comment that parses completely, else None (whose it
+    is, is the stamp's `claim` to say)."""
     try:
-        text = raw.decode("utf-8")
         data = yaml.safe_load(text)
-    except (UnicodeDecodeError, yaml.YAMLError):  # not a document graphsite wrote
+    except yaml.YAMLError:  # not a document graphsite wrote
         return None
-    if not isinstance(data, dict) or not _our_shape(data, path.stem):
+    if not isinstance(data, dict) or not _our_shape(data, name):
         return None
     stamp = Stamp.from_route_text(text)
-    return stamp if stamp is not None and stamp.name == path.stem else None
+    return stamp if stamp is not None and stamp.name == name else None
 
 
-def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
-    """Return {subdomain: [paths]} of the temporary route files a killed write of the configuration of `domain`
-    left behind: named after the deployment, and empty or stamped by graphsite for it (a stamp of another
-    configuration, on a shared directory, is not)."""
-    found: dict[str, list[Path]] = {}
-    # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
-    for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
-        match = _TEMPORARY.match(path.name)
-        if not match:
-            continue
-        data = files.read_ours(dynamic_dir, path.name, what="a temporary route file", limit=1024)
-        if data is None:
-            continue
-        if _written_by_us(data.decode("utf-8", errors="replace"), match["name"], domain):
-            found.setdefault(match["name"], []).append(path)
-    return found
+def temporary_name(filename: str) -> str | None:
+    """Return the deployment a temporary route file's name carries, or None when it is not one."""
+    match = _TEMPORARY.match(filename)
+    return match["name"] if match else None
 
 
-def _written_by_us(head: str, name: str, domain: str) -> bool:
+def written_by_us(head: str, name: str, domain: str) -> bool:
     """True when a temporary file's first bytes are what graphsite writes for `name` under `domain`: nothing
     yet, a whole stamp of this configuration's, or a write cut short inside the stamp's first line (a kill
     mid-write) whose fqdn, when it was written whole, is this configuration's."""

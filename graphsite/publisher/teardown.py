@@ -21,7 +21,7 @@ from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, route
+from graphsite.publisher import bind, files, route_files
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
@@ -125,9 +125,9 @@ def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
     if kept:
         outcomes.append(Outcome("route", str(path), KEPT, kept))
     else:
-        _attempt(outcomes, "route", str(path), lambda: route.remove_file(path))
+        _attempt(outcomes, "route", str(path), lambda: route_files.remove_file(path))
     for temporary in held.temporaries:
-        _attempt(outcomes, "temporary route", str(temporary), partial(route.remove_file, temporary))
+        _attempt(outcomes, "temporary route", str(temporary), partial(route_files.remove_file, temporary))
 
 
 def _service(clients: Clients, held: Holding) -> object:

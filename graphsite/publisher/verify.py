@@ -20,7 +20,7 @@ from typing import Literal
 from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import caddy, dynamic, probe, route
+from graphsite.publisher import caddy, dynamic, probe, route, route_files
 from graphsite.publisher.deployment import Deployment, route_path
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
@@ -306,7 +306,7 @@ def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
 
 def _route(target: Deployment, config: Config) -> tuple[str, str]:
     path = route_path(config.deploy.dynamic_dir, target.name)
-    document = route.read_route(path)
+    document = route_files.read_route(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
     errors = route.schema_errors(document)

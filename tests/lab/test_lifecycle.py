@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from graphsite.config import load_config
+from graphsite.paths import schema_path
 from graphsite_lab.client import LabCloudflare
 from graphsite_lab.docker import container, docker, network_id
 from graphsite_lab.processes import is_ours, lab_code, process_action, routes_health
-from graphsite.paths import schema_path
 
 # Tests that use the running lab are marked `lab` through its fixture (tests/conftest.py); the pure ones here
 # (the restart decision, the code hash, the LAB_* variables) run anywhere.

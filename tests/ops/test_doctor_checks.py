@@ -343,7 +343,7 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
     """Made by deploy under a umask of 0: the lock directory, the bind root and the dynamic directory are 0755."""
     import os
 
-    from graphsite.publisher import bind, route
+    from graphsite.publisher import bind, route, route_files
     from graphsite.publisher.deployment import Stamp
     from graphsite.publisher.lock import subdomain_lock
 
@@ -353,7 +353,7 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
     try:
         with subdomain_lock(config.deploy.lock_dir, "s1"):
             pass
-        route.write_route(tmp_path / "dynamic" / "s1.yml", route.route_document(config, "s1", "s1.hhdevs.space"))
+        route_files.write_route(tmp_path / "dynamic" / "s1.yml", route.route_document(config, "s1", "s1.hhdevs.space"))
         if os.geteuid() == 0:  # bind mode chowns to uid 1000
             bind.ensure_bind_dir(tmp_path / "srv" / "s1", b"page", Stamp("s1"), "a" * 64)
         else:

@@ -10,7 +10,7 @@ import bcrypt
 import pytest
 
 from graphsite.errors import ConfigError, DeployError
-from graphsite.publisher import caddy, route
+from graphsite.publisher import caddy, route, route_files
 from graphsite.publisher.access import decide_access, hash_line, mark, new_credentials, read_htpasswd
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import blocking_files
@@ -43,12 +43,12 @@ def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(productio
     document = route.route_document(production, "graph-eng-0a1b2c", FQDN, users=(hash_line("r", "p", rounds=4),))
     stamp = Stamp("graph-eng-0a1b2c", FQDN, "0a1b2c3d", "2026-07-01T12:00:00Z")
     path.write_text(route.dump(document, stamp))
-    assert route.route_stamp(path) is not None
+    assert route_files.route_stamp(path) is not None
     path.write_text(route.dump(document))  # the same document without its stamp proves nothing
-    assert route.route_stamp(path) is None
+    assert route_files.route_stamp(path) is None
     document["http"]["middlewares"]["someone-else"] = {"headers": {}}
     path.write_text(route.dump(document, stamp))
-    assert route.route_stamp(path) is None
+    assert route_files.route_stamp(path) is None
 
 
 def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_path):

@@ -105,7 +105,7 @@ def test_a_token_that_cannot_be_a_token_is_refused_before_any_request(production
 
 
 def test_the_undo_runs_every_step_whatever_one_raises():
-    from graphsite.publisher.deploy import Undo
+    from graphsite.publisher.undo import Undo
 
     done: list[str] = []
     undo = Undo()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graphsite import __version__
-from graphsite.publisher import route
+from graphsite.publisher import route, route_files
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import COMMENT_LIMIT, Claim, Deployment, Stamp
 
@@ -148,7 +148,7 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     (tmp_path / ".gs-9.yml.ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
     (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
     (tmp_path / ".gs-9.yml.ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
-    assert route.temporaries(tmp_path, "example.com") == {"gs-1": [stamped], "gs-2": [empty],
+    assert route_files.temporaries(tmp_path, "example.com") == {"gs-1": [stamped], "gs-2": [empty],
                                                           "gs-3": [first_version], "gs-6": [cut]}
 
 
@@ -156,13 +156,13 @@ def test_a_route_file_says_whose_it_is(tmp_path, production):
     path = tmp_path / "gs-1.yml"
     document = route.route_document(production, "gs-1", "gs-1.hhdevs.space")
     stamp = Stamp("gs-1", "gs-1.hhdevs.space", "0a1b2c3d", STAMP.created, STAMP.expires)
-    assert route.write_route(path, document, stamp) is True
+    assert route_files.write_route(path, document, stamp) is True
     assert path.read_text().startswith("# graphsite: stamp=2 name=gs-1 fqdn=gs-1.hhdevs.space id=0a1b2c3d created=")
-    assert route.route_stamp(path) == stamp
-    assert route.write_route(path, document, stamp) is False  # unchanged: not rewritten
+    assert route_files.route_stamp(path) == stamp
+    assert route_files.write_route(path, document, stamp) is False  # unchanged: not rewritten
     other = tmp_path / "gs-2.yml"
     other.write_text(path.read_text())  # the same routers under another file name: not the route of gs-2
-    assert route.route_stamp(other) is None
+    assert route_files.route_stamp(other) is None
     assert oct(path.stat().st_mode & 0o777) == "0o644" and not list(tmp_path.glob(".*"))
 
 

@@ -73,7 +73,8 @@ def test_verify_of_an_unknown_name_is_a_clear_error(publab):
 def test_a_colliding_name_is_drawn_again(publab):
     """Names used by a record, a route file or a service are never reused."""
     from graphsite.publisher.deploy import DeployRequest, choose_subdomain
-    from graphsite.publisher.route import route_document, write_route
+    from graphsite.publisher.route import route_document
+    from graphsite.publisher.route_files import write_route
 
     config = publab.config
     taken = [f"{publab.prefix}-{suffix}" for suffix in ("aaaaa1", "aaaaa2", "aaaaa3")]

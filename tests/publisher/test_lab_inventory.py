@@ -20,7 +20,8 @@ def _entries(publab) -> dict:
 
 def test_list_shows_deployments_and_orphans(publab):
     from graphsite.publisher.deployment import Stamp
-    from graphsite.publisher.route import route_document, write_route
+    from graphsite.publisher.route import route_document
+    from graphsite.publisher.route_files import write_route
 
     config = publab.config
     whole = publab.name()

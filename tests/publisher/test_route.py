@@ -7,7 +7,7 @@ import yaml
 
 from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.errors import DeployError
-from graphsite.publisher import route
+from graphsite.publisher import route, route_files
 from graphsite.publisher.deployment import Stamp
 
 STAMP = Stamp("s1", "s1.hhdevs.space", "0a1b2c3d", "2026-07-01T12:00:00Z")
@@ -16,7 +16,7 @@ STAMP = Stamp("s1", "s1.hhdevs.space", "0a1b2c3d", "2026-07-01T12:00:00Z")
 def _route_files(dynamic_dir: Path) -> dict[str, Path]:
     """The route files of `dynamic_dir` that carry graphsite's whole stamp, by name."""
     paths = sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml") if dynamic_dir.is_dir() else []
-    return {p.stem: p for p in paths if route.route_stamp(p) is not None}
+    return {p.stem: p for p in paths if route_files.route_stamp(p) is not None}
 
 
 def test_route_file_matches_the_golden_file(production, golden):
@@ -65,25 +65,25 @@ def test_a_malformed_route_is_refused_and_never_written(production, tmp_path, br
     breakage(document)
     path = tmp_path / "s1.yml"
     with pytest.raises(DeployError, match="Traefik's v3 schema"):
-        route.write_route(path, document)
+        route_files.write_route(path, document)
     assert list(tmp_path.iterdir()) == []
 
 
 def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
     document = route.route_document(production, "s1", "s1.hhdevs.space")
     path = tmp_path / "dynamic" / "s1.yml"
-    assert route.write_route(path, document, STAMP) is True
+    assert route_files.write_route(path, document, STAMP) is True
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert yaml.safe_load(path.read_text()) == document
-    assert route.write_route(path, document, STAMP) is False
+    assert route_files.write_route(path, document, STAMP) is False
     assert [p.name for p in path.parent.iterdir()] == ["s1.yml"]  # no temporary file left behind
     assert _route_files(path.parent) == {"s1": path}
 
 
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     ours = tmp_path / "s1.yml"
-    route.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"), STAMP)
-    assert route.route_stamp(ours) is not None
+    route_files.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"), STAMP)
+    assert route_files.route_stamp(ours) is not None
     foreign = tmp_path / "dokploy.yml"
     foreign.write_text(yaml.safe_dump({"http": {"routers": {"dokploy-router-app": {
         "rule": "Host(`dokploy.hhdevs.space`)", "service": "dokploy-service-app"}}}}))
@@ -91,7 +91,8 @@ def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     middlewares.write_text(yaml.safe_dump({"http": {"middlewares": {"redirect-to-https": {}}}}))
     renamed = tmp_path / "s2.yml"
     renamed.write_text(ours.read_text())  # s1's routers in a file named s2: not s2's route
-    assert not any(route.route_stamp(p) is not None for p in (foreign, middlewares, renamed, tmp_path / "missing.yml"))
+    others = (foreign, middlewares, renamed, tmp_path / "missing.yml")
+    assert not any(route_files.route_stamp(p) is not None for p in others)
     assert _route_files(tmp_path) == {"s1": ours}
 
 
@@ -100,7 +101,7 @@ def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(produc
     blocker.write_text("a file where the directory should be")
     document = route.route_document(production, "s1", "s1.hhdevs.space")
     with pytest.raises(DeployError, match="cannot write the route"):
-        route.write_route(blocker / "s1.yml", document)
+        route_files.write_route(blocker / "s1.yml", document)
 
 
 def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(production, tmp_path, monkeypatch):
@@ -118,7 +119,7 @@ def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(pr
         real_rename(source, target, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     monkeypatch.setattr(os, "rename", watched)
-    route.write_route(path, document)
+    route_files.write_route(path, document)
     [(folder, suffix, mode, content, target, same_directory)] = seen
     assert folder == tmp_path and suffix not in (".yml", ".yaml", ".toml") and target == path and same_directory
     assert mode == 0o644 and content == document
@@ -139,10 +140,10 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
     link, temporary = dynamic / "s1.yml", dynamic / (".s1.yml.k3j2" + TEMPORARY_SUFFIX)
     link.symlink_to(target)
     temporary.symlink_to(target)
-    assert route.route_stamp(link) is None and route.route_stamp(link) is None and route.read_route(link) is None
-    assert _route_files(dynamic) == {} and route.temporaries(dynamic, "hhdevs.space") == {}
-    for act in (lambda: route.write_route(link, document, stamp), lambda: route.remove_file(link),
-                lambda: route.route_text(link)):
+    assert route_files.route_stamp(link) is None and route_files.read_route(link) is None
+    assert _route_files(dynamic) == {} and route_files.temporaries(dynamic, "hhdevs.space") == {}
+    for act in (lambda: route_files.write_route(link, document, stamp), lambda: route_files.remove_file(link),
+                lambda: route_files.route_text(link)):
         with pytest.raises(DeployError) as refused:
             act()
         message = refused.value.message
@@ -153,5 +154,5 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
 
 def test_a_fifo_named_like_a_route_does_not_hang_a_reader(tmp_path):
     os.mkfifo(tmp_path / "s1.yml")
-    assert route.route_stamp(tmp_path / "s1.yml") is None and route.route_text(tmp_path / "s1.yml") is None
+    assert route_files.route_stamp(tmp_path / "s1.yml") is None and route_files.route_text(tmp_path / "s1.yml") is None
     assert _route_files(tmp_path) == {}

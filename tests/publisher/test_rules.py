@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher import gc as gc_module
-from graphsite.publisher import route
+from graphsite.publisher import route_files
 from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deploy import Undo, _apply, _Prepared, _undo
@@ -241,7 +241,7 @@ def test_a_stamp_of_this_release_is_written_on_every_resource_deploy_makes(tmp_p
     assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
     stamps = [Stamp.from_labels(swarm.services_by_name["site-1"].labels)]
     stamps += [Stamp.from_labels(labels) for labels in swarm.config_labels.values()]
-    stamps += [route.route_stamp(Path(config.deploy.dynamic_dir) / "site-1.yml")]
+    stamps += [route_files.route_stamp(Path(config.deploy.dynamic_dir) / "site-1.yml")]
     stamps += [r.stamp for r in dns.zone.values()]
     # the service, its two configs, the route and the record: one stamp, this configuration's
     assert len(stamps) == 5 and len(set(stamps)) == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphsite import __version__
-from graphsite.publisher import outcomes, route
+from graphsite.publisher import outcomes, route, route_files
 from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
@@ -82,7 +82,7 @@ def test_each_resource_of_0_1_says_as_much_as_its_stamp_can(older, tmp_path):
     for config in older["configs"]:
         stamp = Stamp.from_labels(config["labels"])
         assert stamp == V01_STAMP and stamp.claim(NAME, DOMAIN) == Claim.OLDER  # names no domain
-    stamp = route.route_stamp(_route(older, tmp_path))
+    stamp = route_files.route_stamp(_route(older, tmp_path))
     assert stamp == V01_STAMP and stamp.claim(NAME, DOMAIN) == Claim.OLDER
 
 
@@ -169,7 +169,7 @@ def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_
     assert {(o.resource, o.outcome) for o in made} == {(kind, outcomes.UPDATED)
                                                        for kind in ("config", "service", "route", "record")}
     route_file = tmp_path / "dynamic" / f"{NAME}.yml"
-    stamps = [Stamp.from_labels(swarm.services_by_name[NAME].labels), route.route_stamp(route_file)]
+    stamps = [Stamp.from_labels(swarm.services_by_name[NAME].labels), route_files.route_stamp(route_file)]
     stamps += [Stamp.from_labels(labels) for labels in swarm.config_labels.values()]
     stamps += [r.stamp for r in dns.zone.values()]
     assert stamps == [plan.stamp] * 5 and plan.stamp.version == 2

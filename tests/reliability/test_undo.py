@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from graphsite.errors import DeployError
-from graphsite.publisher.deploy import Undo
+from graphsite.publisher.undo import Undo
 
 
 def test_every_step_runs_and_a_failed_one_is_tried_once_more_in_the_undos_order():

@@ -1,0 +1,51 @@
+"""The undo of a failed or interrupted deploy: a stack of compensations, each registered before its effect,
+run in reverse order whatever one of them raises."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Undo:
+    """What this run started, to be undone in reverse order when a later step fails. Each action returns True
+    when it undid something, False when there was nothing to undo."""
+
+    steps: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)
+    failed: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)  # to try once more
+
+    def push(self, resource: str, done: str, action: Callable[[], bool]) -> None:
+        """Register the undo of `resource` (e.g. "service NAME"); `done` says what the action does, in the past
+        tense (e.g. "removed service NAME")."""
+        self.steps.append((resource, done, action))
+
+    def pending(self) -> list[str]:
+        return [resource for resource, _, _ in [*reversed(self.steps), *self.failed]]
+
+    def run(self) -> list[str]:
+        """Run every step, whatever one of them raises, then once more each step that failed (a daemon that
+        stalled past its timeout may answer again by then); return one true line per step."""
+        lines = self._pass(last_try=False)
+        self.steps, self.failed = self.failed[::-1], []  # a stack again: the second try keeps the undo's order
+        return lines + self._pass(last_try=True)
+
+    def _pass(self, *, last_try: bool) -> list[str]:
+        """Run the steps, the last registered first, and return a line for each step it ended; a step that
+        raises waits for the second pass, or on the last try is reported NOT undone."""
+        lines: list[str] = []
+        while self.steps:
+            step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
+            try:
+                did = action()
+            except Exception as exc:  # every step runs: one failure must not keep the others behind
+                if last_try:
+                    reason = (getattr(exc, "message", None) or str(exc) or type(exc).__name__).splitlines()[0]
+                    lines.append(f"NOT undone: {resource}: {reason}")
+                else:
+                    self.failed.append(step)
+                continue
+            finally:
+                self.steps.pop()
+            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
+        return lines
