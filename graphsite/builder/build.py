@@ -1,6 +1,6 @@
 """The builder's part of a build: Markdown report → BuiltPage (pure) → site/index.html (atomic write).
 
-The builder never imports the citation checks: `graphsite/build.py`, the use case above both, runs them on
+The builder never imports the citation checks: `graphsite/usecases/build.py`, the use case above both, runs them on
 the report this module returns (see docs/ARCHITECTURE.md for the import rules).
 """
 
@@ -43,7 +43,7 @@ def _warnings(report: Report, fonts: str) -> tuple[Finding, ...]:
 
 def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                max_bytes: int = DEFAULT_MAX_BYTES, domain: str = "", indexable: bool = False) -> BuiltPage:
-    """Return the page built from `source` (without the citation findings: see graphsite.build.build_page);
+    """Return the page built from `source` (without the citation findings: see graphsite.usecases.build.build_page);
     `domain` makes the canonical URL when the subdomain is known, `indexable` lets search engines index it.
     Raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from graphsite.build import BuildOutcome
     from graphsite.citations.results import LinkReport
+    from graphsite.usecases.build import BuildOutcome
 
 SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --json lists them all
 
@@ -33,11 +33,11 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report) into OUT/index.html."""
-    from graphsite.build import build
     from graphsite.config import load_config
     from graphsite.errors import GraphsiteError
     from graphsite.labels import subdomain_of
     from graphsite.paths import default_source
+    from graphsite.usecases.build import build
 
     try:
         config = load_config(config_path)
@@ -53,7 +53,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     links = None
     if check_links:
         from graphsite.citations.live import check_links as run_link_check
-        from graphsite.citations.report_links import page_links
+        from graphsite.usecases.links import page_links
 
         links = run_link_check(page_links(source, outcome.page.report, config), config)
     report_outcome(outcome, as_json, links=links)

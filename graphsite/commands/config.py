@@ -18,7 +18,7 @@ def config_group() -> None:
 def show_command(as_json: bool, config_path: Path | None) -> None:
     """Print every effective value and its source (default, file, environment); the token is redacted."""
     from graphsite import output
-    from graphsite.configdoc import effective, render_toml, token_setting
+    from graphsite.usecases.configdoc import effective, render_toml, token_setting
 
     config, settings, chosen = effective(config_path)
     token = token_setting(config)
@@ -34,6 +34,6 @@ def show_command(as_json: bool, config_path: Path | None) -> None:
 @config_group.command("schema")
 def schema_command() -> None:
     """Print the JSON Schema of graphsite.toml (checked in as graphsite/schemas/graphsite.schema.json)."""
-    from graphsite.configdoc import schema_text
+    from graphsite.usecases.configdoc import schema_text
 
     click.echo(schema_text(), nl=False)

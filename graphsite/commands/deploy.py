@@ -35,8 +35,8 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.deploy import DeployRequest, deploy, requested_subdomain
     from graphsite.publisher.plan import parse_ttl
+    from graphsite.usecases.deploy import DeployRequest, deploy, requested_subdomain
 
     if bool(random_subdomain) == bool(subdomain):
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")

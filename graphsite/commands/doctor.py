@@ -20,7 +20,7 @@ class DoctorError(GraphsiteError):
 def doctor_command(as_json: bool, config_path: Path | None) -> None:
     """Check every precondition of a deploy (Docker, Traefik, Cloudflare, DNS, TLS) without changing anything."""
     from graphsite.config import load_config
-    from graphsite.publisher.doctor import FAIL, diagnose
+    from graphsite.usecases.doctor import FAIL, diagnose
 
     config = load_config(config_path)
     checks = diagnose(config)

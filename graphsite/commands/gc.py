@@ -35,7 +35,7 @@ def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_pa
     """Tear down every deployment whose --ttl has passed, and every partial one older than deploy.gc_grace."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.gc import collect
+    from graphsite.usecases.gc import collect
 
     config = site(load_config(config_path))
     with connected(config, partial=True) as clients:

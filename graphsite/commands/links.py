@@ -32,8 +32,8 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
     dead, timeout, unverified, local, private, skipped, each with its Markdown line. Exits 0 when clean, 1 when a
     link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129 when interrupted."""
     from graphsite.citations.console import show_links
-    from graphsite.citations.report_links import check_report_links
     from graphsite.errors import BuildError, ConfigError
+    from graphsite.usecases.links import check_report_links
 
     try:
         from graphsite.config import load_config

@@ -21,7 +21,7 @@ def list_command(name: str | None, as_json: bool, config_path: Path | None) -> N
     from graphsite.commands import present
     from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.inventory import survey
+    from graphsite.usecases.inventory import survey
 
     config = site(load_config(config_path))
     subdomain = subdomain_of(name, config.site.domain) if name is not None else None  # before connecting

@@ -10,12 +10,12 @@ from graphsite import output
 from graphsite.errors import GraphsiteError
 
 if TYPE_CHECKING:
-    from graphsite.publisher.deploy import DeployResult
     from graphsite.publisher.deployment import Deployment
-    from graphsite.publisher.gc import GcReport
-    from graphsite.publisher.inventory import Holding, Inventory
-    from graphsite.publisher.teardown import TeardownReport
-    from graphsite.publisher.verify import CheckResult, VerifyReport
+    from graphsite.usecases.deploy import DeployResult
+    from graphsite.usecases.gc import GcReport
+    from graphsite.usecases.inventory import Holding, Inventory
+    from graphsite.usecases.teardown import TeardownReport
+    from graphsite.usecases.verify import CheckResult, VerifyReport
 
 
 class Incomplete(GraphsiteError):
@@ -28,7 +28,7 @@ def checks(results: list[CheckResult] | tuple[CheckResult, ...]) -> None:
 
 
 def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
-    from graphsite.publisher.verify import PASSWORD_SOURCES
+    from graphsite.usecases.verify import PASSWORD_SOURCES
 
     plan = result.plan
     if result.dry_run:
@@ -59,7 +59,7 @@ def _access(result: DeployResult, as_json: bool) -> None:
 
 
 def verify(report: VerifyReport, as_json: bool) -> None:
-    from graphsite.publisher.verify import UNREAD
+    from graphsite.usecases.verify import UNREAD
 
     name, failed, older = report.deployment.name, report.failed, not report.deployment.made_by
     output.info(f"{name}: {_maker(report.deployment)}")
@@ -109,7 +109,7 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
 
 
 def _row(held: Holding, now: datetime) -> tuple[str, ...]:
-    from graphsite.publisher.inventory import age
+    from graphsite.usecases.inventory import age
 
     deployment = held.deployment
     state = held.state(now)
@@ -154,7 +154,7 @@ def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | N
 
 
 def _held_json(held: Holding, now: datetime) -> dict:
-    from graphsite.publisher.inventory import age
+    from graphsite.usecases.inventory import age
 
     deployment = held.deployment
     missing = held.missing()

@@ -19,10 +19,11 @@ from graphsite.errors import GraphsiteError
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def serve_command(source: Path | None, port: int, fonts: str, config_path: Path | None) -> None:
     """Serve SOURCE on http://127.0.0.1:PORT/, rebuilt when it, the theme or the configuration changes."""
-    from graphsite import output, preview
-    from graphsite.build import build_page
+    from graphsite import output
     from graphsite.config import find_config_file, load_config
     from graphsite.paths import default_source, theme_dir
+    from graphsite.usecases import preview
+    from graphsite.usecases.build import build_page
 
     source = source or default_source()
     if not source.is_file():

@@ -27,7 +27,7 @@ def verify_command(name: str, user: str | None, password_file: TextIO | None, as
     from graphsite.labels import subdomain_of
     from graphsite.publisher.access import USER
     from graphsite.publisher.clients import connected, site
-    from graphsite.publisher.verify import verify
+    from graphsite.usecases.verify import verify
 
     password = _password(password_file)
     config = site(load_config(config_path))

@@ -22,8 +22,6 @@ from graphsite.publisher import bind, files, probe, route, route_files
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
-from graphsite.publisher.doctor import WARN, preflight, preflight_error
-from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
@@ -33,8 +31,10 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.verify import CheckResult, reads_content, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
+from graphsite.usecases.doctor import WARN, preflight, preflight_error
+from graphsite.usecases.inventory import holding
+from graphsite.usecases.verify import CheckResult, reads_content, run_checks
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.build import build_page
+    from graphsite.usecases.build import build_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)

@@ -14,9 +14,9 @@ from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.inventory import Holding, holding, survey
 from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
-from graphsite.publisher.teardown import TeardownReport, teardown_locked
+from graphsite.usecases.inventory import Holding, holding, survey
+from graphsite.usecases.teardown import TeardownReport, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
 GONE, UNDECIDED = "already gone", "not decided"

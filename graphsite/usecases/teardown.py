@@ -24,10 +24,10 @@ from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, route_files
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
-from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
 from graphsite.publisher.ports import EdgePort
+from graphsite.usecases.inventory import SWARM, Holding, holding, record_owner
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
 

@@ -9,8 +9,8 @@ import pytest
 from bs4 import BeautifulSoup
 from click.testing import CliRunner, Result
 
-from graphsite.build import BuiltPage, build_page
 from graphsite.cli import main
+from graphsite.usecases.build import BuiltPage, build_page
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT = REPO / "content" / "graph-engineering.md"

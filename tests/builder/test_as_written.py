@@ -9,7 +9,7 @@ import json
 import html5lib
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
+from graphsite.usecases.build import build_page
 
 from .conftest import CORPUS
 from .test_content import in_order, visible_words

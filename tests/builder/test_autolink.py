@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
+from graphsite.usecases.build import build_page
 
 REPORT = Path(__file__).resolve().parents[2] / "content" / "graph-engineering.md"
 

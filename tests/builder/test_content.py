@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
 from graphsite.builder.markdown import MAX_NESTING
 from graphsite.builder.rawhtml import RAW_TEXT
+from graphsite.usecases.build import build_page
 
 WORDS = re.compile(r"[A-Za-z0-9]+")
 

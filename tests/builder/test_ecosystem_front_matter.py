@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
+from graphsite.usecases.build import build_page
 
 PANDOC = """---
 title: "Graphs at scale"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
 from graphsite.builder.model import InlineCitation, Reference
+from graphsite.usecases.build import build_page
 
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "fixtures" / "plain.md"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from graphsite.build import build_page
 from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.urls import problem
+from graphsite.usecases.build import build_page
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "content" / "graph-engineering.md"

@@ -15,9 +15,9 @@ from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graphsite.build import build_page
 from graphsite.builder.render import load_theme
 from graphsite.errors import GraphsiteError
+from graphsite.usecases.build import build_page
 
 from .test_content import in_order, visible_words
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
 from graphsite.builder.render import load_theme
+from graphsite.usecases.build import build_page
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "fixtures" / "hostile.md"

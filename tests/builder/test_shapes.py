@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
 from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.citations.integrity import citation_counts
+from graphsite.usecases.build import build_page
 
 
 def _soup(html: str) -> BeautifulSoup:

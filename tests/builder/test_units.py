@@ -7,13 +7,13 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.build import build_page
 from graphsite.builder.ladder import ladder
 from graphsite.builder.markdown import Slugger, slugify
 from graphsite.builder.model import Card
 from graphsite.builder.references import entry_url
 from graphsite.builder.sanitize import RESERVED_IDS, is_safe_url
 from graphsite.paths import theme_dir
+from graphsite.usecases.build import build_page
 
 
 @pytest.mark.parametrize("url", [

@@ -14,8 +14,8 @@ import pytest
 from graphsite.builder.report import report_from_source
 from graphsite.builder.source import read_source
 from graphsite.citations.live import check_links, interleave
-from graphsite.citations.report_links import report_links
 from graphsite.config import LinksConfig
+from graphsite.usecases.links import report_links
 
 
 def test_interleave_takes_one_link_per_host_in_turn_and_keeps_each_hosts_order():
@@ -125,8 +125,8 @@ def test_a_report_without_a_file_still_lists_its_written_links(tmp_path):
 
 
 def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp_path):
-    from graphsite.citations.report_links import check_report_links
     from graphsite.config import Config
+    from graphsite.usecases.links import check_report_links
 
     path = tmp_path / "r.md"
     path.write_text("# T\n\n## 1. First part\n\nSee [the part](#1-first-part), [raw](#raw-id), [gone](#nowhere), "
@@ -142,9 +142,9 @@ def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp
 
 
 def test_links_reads_the_report_within_build_max_bytes_and_counts_front_matter_lines(tmp_path):
-    from graphsite.citations.report_links import check_report_links
     from graphsite.config import Config
     from graphsite.errors import SourceError
+    from graphsite.usecases.links import check_report_links
 
     path = tmp_path / "r.md"
     path.write_text("---\ntitle: T\nlede: a lede\n---\n# T\n\n[x](https://x.example/)\nBare: https://bare.example/b\n",
@@ -158,8 +158,8 @@ def test_links_reads_the_report_within_build_max_bytes_and_counts_front_matter_l
 
 
 def test_a_relative_link_no_file_can_have_is_a_missing_file_not_a_traceback(tmp_path):
-    from graphsite.citations.report_links import check_report_links
     from graphsite.config import Config
+    from graphsite.usecases.links import check_report_links
 
     path = tmp_path / "r.md"
     path.write_text(f"# T\n\n[nul](a%00b) and [long](./{'x' * 300}.md)\n", encoding="utf-8")

@@ -107,7 +107,7 @@ def test_the_code_is_known_to_the_configuration(tmp_path):
 
 
 def test_a_credential_in_a_body_link_is_a_finding_too(tmp_path):
-    from graphsite.build import build_page
+    from graphsite.usecases.build import build_page
 
     source = tmp_path / "r.md"
     source.write_text(f"# Report\n\n## 1. Part\n\nTry [the API](https://api.example/v1?api_key={SECRET}) or\n"

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from graphsite.cli import main
 from graphsite.config import load_config
-from graphsite.configdoc import json_schema, schema_text
 from graphsite.paths import schema_path
+from graphsite.usecases.configdoc import json_schema, schema_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_show_names_each_source_and_round_trips(tmp_path):
 def test_show_names_the_variable_a_value_came_from_in_any_case_and_the_upper_case_one_wins(tmp_path, monkeypatch):
     """`GRAPHSITE_links_timeout` was applied but shown as 'default' (show looked for the upper-case name only);
     with both spellings set, which won depended on the environment's order."""
-    from graphsite.configdoc import effective
+    from graphsite.usecases.configdoc import effective
 
     monkeypatch.chdir(tmp_path)  # no ./graphsite.toml
     lower = {"GRAPHSITE_links_timeout": "7"}

@@ -10,11 +10,11 @@ import pytest
 
 from graphsite.config import Config
 from graphsite.publisher.cloudflare import Zone
-from graphsite.publisher.doctor import checks as judge
-from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
-from graphsite.publisher.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
-from graphsite.publisher.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
 from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
+from graphsite.usecases.doctor import checks as judge
+from graphsite.usecases.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
+from graphsite.usecases.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
+from graphsite.usecases.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
 
 MANAGER = DaemonFacts(version="27.3.1", api_version="1.47", swarm_state="active", manager=True, node_id="n" * 25)
 NETWORK = NetworkFacts(name="dokploy-network", found=True, driver="overlay", scope="swarm", attachable=True)
@@ -200,7 +200,7 @@ def test_ipvs_facts_read_the_module_list(tmp_path):
 
 
 def test_preflight_error_lists_every_failure_and_fix():
-    from graphsite.publisher.doctor import preflight_error
+    from graphsite.usecases.doctor import preflight_error
 
     failing = (judge.Check("docker.network", FAIL, "deploy.network: Docker network x does not exist",
                            "docker network create"),
@@ -212,7 +212,7 @@ def test_preflight_error_lists_every_failure_and_fix():
 
 
 def test_the_directories_deploy_writes(tmp_path):
-    from graphsite.publisher.doctor.host import writable_dir
+    from graphsite.usecases.doctor.host import writable_dir
 
     (tmp_path / "file").write_text("")
     assert writable_dir("deploy.lock_dir", tmp_path / "new" / "locks").problem == ""
@@ -288,7 +288,7 @@ def trusted(tmp_path) -> tuple[Config, dict[str, Path]]:
 
 
 def _permission_checks(config: Config) -> dict:
-    from graphsite.publisher.doctor.host import permission_facts
+    from graphsite.usecases.doctor.host import permission_facts
 
     return {c.name: c for c in judge.permission_checks(config, Facts(permissions=permission_facts(config)))}
 
@@ -365,7 +365,7 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
 
 def test_strict_permissions_turns_each_warning_into_a_refusal_of_deploy(trusted, tmp_path):
     from graphsite.config import load_config
-    from graphsite.publisher.doctor import preflight_error
+    from graphsite.usecases.doctor import preflight_error
 
     config, paths = trusted
     paths["dns.token_file"].chmod(0o644)

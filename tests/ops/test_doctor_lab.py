@@ -44,7 +44,7 @@ def test_everything_passes_on_the_lab(lab):
 
 
 def test_the_preflight_subset_passes_on_the_lab_and_names_a_missing_network(lab):
-    from graphsite.publisher.doctor import preflight, preflight_error
+    from graphsite.usecases.doctor import preflight, preflight_error
 
     checks = preflight(lab.config)
     assert {c.name for c in checks} >= {"docker.swarm", "docker.network", "traefik.files", "traefik.middleware"}

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 
 from graphsite.builder.build import build_page
 from graphsite.errors import SourceError
-from graphsite.preview import Preview, inject_reload
+from graphsite.usecases.preview import Preview, inject_reload
 
 
 def csp(html: str) -> dict[str, list[str]]:

@@ -151,8 +151,8 @@ class PubLab:
 
     def tear_down(self, names: list[str]) -> list[str]:
         """Tear down whatever `names` still hold; return what could not be removed."""
-        from graphsite.publisher.inventory import survey
-        from graphsite.publisher.teardown import teardown
+        from graphsite.usecases.inventory import survey
+        from graphsite.usecases.teardown import teardown
 
         config, clients, failures = self.config, self.clients(), []
         try:
@@ -183,8 +183,8 @@ class PubLab:
     def cleanup(self, *, stale_sessions: bool = False) -> None:
         """Tear down everything named with this session's prefix, in every system; with `stale_sessions`,
         also what an earlier session that was killed before its cleanup left (created over 20 minutes ago)."""
-        from graphsite.publisher.inventory import survey
-        from graphsite.publisher.teardown import teardown
+        from graphsite.usecases.inventory import survey
+        from graphsite.usecases.teardown import teardown
 
         config, clients = self.config, self.clients()
         now = datetime.now(UTC)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Stamp
-from graphsite.publisher.inventory import survey
 from graphsite.publisher.swarm import Service
+from graphsite.usecases.inventory import survey
 from tests.publisher.fakes import FakeDns
 
 CREATED = "2026-07-01T12:00:00Z"

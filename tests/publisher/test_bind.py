@@ -119,8 +119,8 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
 def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
     from datetime import UTC, datetime
 
-    from graphsite.publisher.gc import reason
-    from graphsite.publisher.inventory import Holding
+    from graphsite.usecases.gc import reason
+    from graphsite.usecases.inventory import Holding
 
     held = Holding("gs-a", "gs-a.example.org", temporary_dirs=(tmp_path / ".gs-a.x.tmp",),
                    stamps=(_stamp("gs-a"),))

@@ -92,7 +92,7 @@ def test_a_create_refused_for_another_reason_still_fails(private_cf, fixed_plan)
 
 @pytest.mark.parametrize("content", [None, "not a certificate\n"])
 def test_a_ca_bundle_that_cannot_load_names_the_setting(production, monkeypatch, tmp_path, content):
-    from graphsite.publisher.verify import run_checks
+    from graphsite.usecases.verify import run_checks
 
     bundle = tmp_path / "ca.pem"
     if content is not None:

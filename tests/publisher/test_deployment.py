@@ -213,7 +213,7 @@ def test_a_run_that_opened_the_lock_file_before_it_was_removed_takes_the_new_one
     ({"records"}, ["service", "route", "configs"]),
 ])
 def test_what_a_partial_deployment_lacks_is_derived(present, missing):
-    from graphsite.publisher.inventory import Holding
+    from graphsite.usecases.inventory import Holding
 
     fields = {"deployment": Deployment("s1", "s1.x", created=STAMP.created), "configs": ("s1-page-x",),
               "route": Path("/d/s1.yml"), "records": (object(),)}
@@ -224,7 +224,7 @@ def test_what_a_partial_deployment_lacks_is_derived(present, missing):
 
 
 def test_what_could_not_be_read_is_not_called_missing():
-    from graphsite.publisher.inventory import DNS, Holding
+    from graphsite.usecases.inventory import DNS, Holding
 
     held = Holding(name="s1", fqdn="s1.x", deployment=Deployment("s1", "s1.x"), configs=("c",),
                    route=Path("/d/s1.yml"), unknown=(DNS,))

@@ -72,9 +72,9 @@ def test_verify_of_an_unknown_name_is_a_clear_error(publab):
 
 def test_a_colliding_name_is_drawn_again(publab):
     """Names used by a record, a route file or a service are never reused."""
-    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
     from graphsite.publisher.route import route_document
     from graphsite.publisher.route_files import write_route
+    from graphsite.usecases.deploy import DeployRequest, choose_subdomain
 
     config = publab.config
     taken = [f"{publab.prefix}-{suffix}" for suffix in ("aaaaa1", "aaaaa2", "aaaaa3")]
@@ -139,7 +139,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     """The record's creation keeps failing with 500: the service, configs and route this run made are undone."""
     from graphsite.paths import default_source
     from graphsite.publisher.clients import Clients
-    from graphsite.publisher.deploy import DeployRequest, deploy
+    from graphsite.usecases.deploy import DeployRequest, deploy
 
     name = publab.name()
     config = publab.config.replace("dns", retries=1)

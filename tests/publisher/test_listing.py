@@ -10,7 +10,7 @@ import pytest
 
 from graphsite.commands import present
 from graphsite.publisher.deployment import Deployment
-from graphsite.publisher.inventory import DNS, Holding, Inventory
+from graphsite.usecases.inventory import DNS, Holding, Inventory
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 EMPTY = Holding("gs-x", "gs-x.example.org")  # survey(name="gs-x") holds the name even when nothing was found

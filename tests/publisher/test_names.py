@@ -110,7 +110,7 @@ def test_a_name_of_41_characters_fits():
 
 
 def test_deploy_refuses_a_name_too_long_at_its_name_step(production, tmp_path):
-    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
+    from graphsite.usecases.deploy import DeployRequest, choose_subdomain
 
     request = DeployRequest(source=tmp_path / "report.md", subdomain="s" * 42 + ".hhdevs.space")
     with pytest.raises(ConfigError, match="has 42 characters, more than the 41"):
@@ -163,7 +163,7 @@ def test_an_fqdn_with_an_invalid_label_names_both(production):
 
 
 def test_deploy_takes_its_subdomain_as_an_fqdn_too(production, tmp_path):
-    from graphsite.publisher.deploy import DeployRequest, choose_subdomain
+    from graphsite.usecases.deploy import DeployRequest, choose_subdomain
 
     request = DeployRequest(source=tmp_path / "report.md", subdomain="GS-X.HHdevs.Space")
     assert choose_subdomain(production, request, clients=None) == "gs-x"

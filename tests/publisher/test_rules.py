@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
-from graphsite.publisher import gc as gc_module
 from graphsite.publisher import route_files
 from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deploy import Undo, _apply, _Prepared, _undo
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.inventory import survey
 from graphsite.publisher.plan import make_plan
 from graphsite.publisher.records import decide_record
-from graphsite.publisher.teardown import PageState, teardown
+from graphsite.usecases import gc as gc_module
+from graphsite.usecases.deploy import Undo, _apply, _Prepared, _undo
+from graphsite.usecases.inventory import survey
+from graphsite.usecases.teardown import PageState, teardown
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)

@@ -9,10 +9,10 @@ import socket
 import pytest
 
 from graphsite.commands import present
-from graphsite.publisher.inventory import Holding
 from graphsite.publisher.outcomes import REMOVED, Outcome
 from graphsite.publisher.probe import HttpEdge
-from graphsite.publisher.teardown import PageState, TeardownReport, page_offline
+from graphsite.usecases.inventory import Holding
+from graphsite.usecases.teardown import PageState, TeardownReport, page_offline
 
 HELD = Holding("gs-x", "gs-x.example.org")
 

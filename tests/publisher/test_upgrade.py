@@ -18,12 +18,12 @@ from graphsite.publisher import outcomes, route, route_files
 from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deploy import Undo, _apply, _Prepared, _undo, config_change
 from graphsite.publisher.deployment import ID, STAMP, VERSION, Claim, Deployment, Stamp, iso
-from graphsite.publisher.inventory import record_owner, survey
 from graphsite.publisher.plan import make_plan
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import config_labels
+from graphsite.usecases.deploy import Undo, _apply, _Prepared, _undo, config_change
+from graphsite.usecases.inventory import record_owner, survey
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm
 
 NAME, DOMAIN = "gs-older-0a1b2c", "example.com"

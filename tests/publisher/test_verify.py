@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from graphsite.publisher import probe
-from graphsite.publisher.verify import (
+from graphsite.usecases.verify import (
     CONFIRM_AFTER,
     FAIL,
     PASS,
@@ -152,7 +152,7 @@ def test_the_password_comes_from_a_file_or_the_environment_only(tmp_path, args, 
 
 def _report(made_by: str, status: str = PASS, content_checked: bool = True):
     from graphsite.publisher.deployment import Deployment
-    from graphsite.publisher.verify import CheckResult, VerifyReport
+    from graphsite.usecases.verify import CheckResult, VerifyReport
 
     deployment = Deployment(name="graph-eng-0a1b2c", fqdn="graph-eng-0a1b2c.hhdevs.space", sha256="a" * 64,
                             created="2026-07-01T12:00:00Z", made_by=made_by)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
-from graphsite.publisher.doctor.facts import gather
-from graphsite.publisher.doctor.model import Facts
+from graphsite.usecases.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
+from graphsite.usecases.doctor.facts import gather
+from graphsite.usecases.doctor.model import Facts
 
 if TYPE_CHECKING:
     from graphsite.publisher.ports import SwarmPort

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.publisher.doctor.model import Facts, Permissions, Token, Unknown
+from graphsite.usecases.doctor.model import Facts, Permissions, Token, Unknown
 
 PASS, WARN, FAIL, SKIP = "PASS", "WARN", "FAIL", "SKIP"
 MIN_API = (1, 30)  # Swarm configs need Docker API 1.30

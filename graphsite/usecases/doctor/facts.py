@@ -10,8 +10,8 @@ from typing import Any
 
 from graphsite.config import TOKEN_ENV, Config
 from graphsite.errors import GraphsiteError
-from graphsite.publisher.doctor import host
-from graphsite.publisher.doctor.model import Facts, Token, Unknown
+from graphsite.usecases.doctor import host
+from graphsite.usecases.doctor.model import Facts, Token, Unknown
 
 # --- Docker ---------------------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.config import Config
-from graphsite.publisher.doctor.model import (
+from graphsite.usecases.doctor.model import (
     CaBundle,
     DynamicDir,
     Ipvs,
