@@ -1,17 +1,21 @@
 """The import rules of docs/ARCHITECTURE.md, read from the code itself (every import, including the lazy ones
-inside functions): no cycle between parts, the shared modules depend on no part, the lab is reached by no
-production code, and each third-party client is imported only by its adapter. The package is parsed once for
-all of them, and every allow-list is exact: a path in it that does not exist, or no longer imports its client,
-fails the suite instead of passing for ever."""
+inside functions): the parts in layers (commands above the use cases, the use cases above the builder, the
+citations and the publisher), no cycle between parts, the shared modules depend on no part, every use case in
+graphsite/usecases/ and called by its command, the lab outside the product and reached by none of it, and
+each third-party client imported only by its adapter. The package is parsed once for all of them, and every
+allow-list is exact: a path in it that does not exist, or no longer does what the list says, fails the suite
+instead of passing for ever."""
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "graphsite"
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "graphsite"
 # The shared modules at the root of the package: every part may use them; they use no part.
 SHARED = {"config", "errors", "output", "paths", "labels", "atomic", "signals", "urls", "codes", "__init__",
           "__main__"}
@@ -22,6 +26,23 @@ ADAPTERS = {
     # The link checker speaks HTTP/1.1 itself (citations/http.py says why not httpx).
     "httpx": {"publisher/cloudflare.py", "publisher/probe.py"},
 }
+# The layers, top down: a part imports only parts of a lower layer (the shared modules are below them all).
+# The citations read the builder's report model, so they stand one layer above it.
+LAYERS = {"cli": 5, "commands": 4, "usecases": 3, "citations": 2, "builder": 1, "publisher": 1}
+# Each command and the one use case it calls (`new` writes a starter file and has none; present.py presents).
+COMMANDS = {
+    "commands/build.py": "usecases/build.py",
+    "commands/links.py": "usecases/links.py",
+    "commands/serve.py": "usecases/preview.py",
+    "commands/config.py": "usecases/configdoc.py",
+    "commands/deploy.py": "usecases/deploy.py",
+    "commands/verify.py": "usecases/verify.py",
+    "commands/listing.py": "usecases/inventory.py",
+    "commands/teardown.py": "usecases/teardown.py",
+    "commands/gc.py": "usecases/gc.py",
+    "commands/doctor.py": "usecases/doctor/__init__.py",
+}
+NOT_COMMANDS = {"commands/__init__.py", "commands/present.py", "commands/new.py"}
 
 
 @pytest.fixture(scope="module")
@@ -94,20 +115,48 @@ def test_shared_modules_use_no_part(imports):
     assert not wrong, f"shared modules must not reach up into a part: {sorted(wrong)}"
 
 
+def test_parts_import_only_lower_layers(imports):
+    wrong = sorted(f"{source} -> {target}" for source, targets in _edges(imports).items() if source in LAYERS
+                   for target in targets if target in LAYERS and LAYERS[target] >= LAYERS[source])
+    assert not wrong, f"a part imports one of its own layer or above (see docs/ARCHITECTURE.md): {wrong}"
+    assert set(LAYERS) - {"cli"} <= {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+
+
+def test_every_use_case_is_in_usecases_and_called_by_its_command(imports):
+    use_cases = {relative for relative in imports if relative.startswith("usecases/") and relative.count("/") == 1
+                 and relative != "usecases/__init__.py"}
+    use_cases |= {f"usecases/{p.name}/__init__.py" for p in (PACKAGE / "usecases").iterdir() if p.is_dir()
+                  and (p / "__init__.py").is_file()}
+    assert use_cases == set(COMMANDS.values()), "graphsite/usecases/ and COMMANDS disagree"
+    commands = {relative for relative in imports if relative.startswith("commands/")}
+    assert commands == set(COMMANDS) | NOT_COMMANDS, "graphsite/commands/ and COMMANDS disagree"
+    for command, use_case in COMMANDS.items():
+        module = "graphsite." + use_case.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        assert module in imports[command], f"{command} does not call {module}"
+
+
 def test_production_code_never_imports_the_lab(imports):
-    wrong = sorted(source for source, targets in _edges(imports).items() if "lab" in targets and source != "lab")
-    assert not wrong, f"the lab is tooling outside the production package; imported by: {wrong}"
+    wrong = sorted(relative for relative, names in imports.items()
+                   if any(name == "graphsite_lab" or name.startswith("graphsite_lab.") for name in names))
+    assert not wrong, f"the lab is tooling outside the product; imported by: {wrong}"
+    assert not (PACKAGE / "lab").exists() and (ROOT / "graphsite_lab" / "__init__.py").is_file()
+
+
+def test_the_wheel_is_the_product_alone():
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["packages"] == ["graphsite"] and "exclude" not in wheel, wheel
 
 
 def test_every_allow_listed_module_exists(imports):
-    listed = {f"{name}.py" for name in SHARED} | {path for paths in ADAPTERS.values() for path in paths}
+    listed = ({f"{name}.py" for name in SHARED} | {path for paths in ADAPTERS.values() for path in paths}
+              | set(COMMANDS) | set(COMMANDS.values()) | NOT_COMMANDS)
     assert not listed - set(imports), f"allow-listed but not in graphsite/: {sorted(listed - set(imports))}"
 
 
 @pytest.mark.parametrize("client", sorted(ADAPTERS))
 def test_each_client_is_imported_only_by_its_adapter(imports, client):
-    users = {relative for relative, names in imports.items() if not relative.startswith("lab/")
-             and any(name == client or name.startswith(client + ".") for name in names)}
+    users = {relative for relative, names in imports.items()
+             if any(name == client or name.startswith(client + ".") for name in names)}
     assert users <= ADAPTERS[client], f"{client} imported outside its adapter: {sorted(users - ADAPTERS[client])}"
     assert users == ADAPTERS[client], f"allowed to import {client} but do not: {sorted(ADAPTERS[client] - users)}"
 
