@@ -41,9 +41,9 @@ def _warnings(report: Report, fonts: str) -> tuple[Finding, ...]:
     return warnings
 
 
-def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
+def page_from_source(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                max_bytes: int = DEFAULT_MAX_BYTES, domain: str = "", indexable: bool = False) -> BuiltPage:
-    """Return the page built from `source` (without the citation findings: see graphsite.usecases.build.build_page);
+    """Return the page built from `source` (without the citation findings: see graphsite.usecases.build.checked_page);
     `domain` makes the canonical URL when the subdomain is known, `indexable` lets search engines index it.
     Raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:

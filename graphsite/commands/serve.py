@@ -23,14 +23,14 @@ def serve_command(source: Path | None, port: int, fonts: str, config_path: Path 
     from graphsite.config import find_config_file, load_config
     from graphsite.paths import default_source, theme_dir
     from graphsite.usecases import preview
-    from graphsite.usecases.build import build_page
+    from graphsite.usecases.build import checked_page
 
     source = source or default_source()
     if not source.is_file():
         raise GraphsiteError(f"{source}: no such file", hint="name a Markdown report, or create one: graphsite new")
 
     def build() -> str:
-        return build_page(source, fonts=fonts, config=load_config(config_path)).html
+        return checked_page(source, fonts=fonts, config=load_config(config_path)).html
 
     def watched() -> list[Path]:
         config_file = find_config_file(config_path)

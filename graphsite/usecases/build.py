@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # Build warnings that --strict treats as errors, like an unaccepted citation finding.
 STRICT_WARNINGS = frozenset({MISSING_FRAGMENT})
 
-__all__ = ["BuildOutcome", "BuiltPage", "build", "build_page", "unaccepted", "write_page"]
+__all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "unaccepted", "write_page"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class BuildOutcome:
         }
 
 
-def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
+def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                config: Config | None = None) -> BuiltPage:
     """Return the page built from `source` with the citation findings on its report (accepted ones carry
     their reason); raises SourceError/BuildError, writes nothing."""
@@ -62,7 +62,7 @@ def build_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAU
     if config is not None:
         settings = {"max_bytes": config.build.max_bytes, "domain": config.site.domain,
                     "indexable": config.site.indexable}
-    page = builder.build_page(source, subdomain=subdomain, fonts=fonts, **settings)
+    page = builder.page_from_source(source, subdomain=subdomain, fonts=fonts, **settings)
     report = page.report
     accept = config.citations.accept if config is not None else ()
     links = (*report.written_links, *((url, 0) for url in report.links))  # a bare URL's line is not known here
@@ -81,7 +81,7 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
           strict: bool = False, config: Config | None = None) -> BuildOutcome:
     """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build."""
     start = time.perf_counter()
-    page = build_page(source, subdomain=subdomain, fonts=fonts, config=config)
+    page = checked_page(source, subdomain=subdomain, fonts=fonts, config=config)
     problems = unaccepted(page)
     if strict and problems:
         first = problems[0]

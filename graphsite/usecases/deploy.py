@@ -193,12 +193,12 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.usecases.build import build_page
+    from graphsite.usecases.build import checked_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     with output.step("build"):
-        page = build_page(request.source, subdomain=subdomain, config=config)
+        page = checked_page(request.source, subdomain=subdomain, config=config)
     content = request.content or config.deploy.content
     with output.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""

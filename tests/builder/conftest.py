@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from click.testing import CliRunner, Result
 
 from graphsite.cli import main
-from graphsite.usecases.build import BuiltPage, build_page
+from graphsite.usecases.build import BuiltPage, checked_page
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_REPORT = REPO / "content" / "graph-engineering.md"
@@ -26,7 +26,7 @@ def parse_html(html: str) -> BeautifulSoup:
 @pytest.fixture(scope="session")
 def default_page() -> BuiltPage:
     """The embedded default report, built with a subdomain."""
-    return build_page(DEFAULT_REPORT, subdomain=SUBDOMAIN)
+    return checked_page(DEFAULT_REPORT, subdomain=SUBDOMAIN)
 
 
 @pytest.fixture(scope="session")

@@ -9,14 +9,14 @@ import json
 import html5lib
 from bs4 import BeautifulSoup
 
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 from .conftest import CORPUS
 from .test_content import in_order, visible_words
 
 
 def _page(write_md, markdown: str):
-    page = build_page(write_md(markdown))
+    page = checked_page(write_md(markdown))
     parser = html5lib.HTMLParser(strict=False)
     parser.parse(page.html)
     assert parser.errors == [], parser.errors

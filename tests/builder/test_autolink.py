@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 REPORT = Path(__file__).resolve().parents[2] / "content" / "graph-engineering.md"
 
@@ -27,7 +27,7 @@ def _links(html: str) -> list[tuple[str, str]]:
 
 
 def test_only_urls_with_a_scheme_or_www_become_links(write_md):
-    page = build_page(write_md(PROSE))
+    page = checked_page(write_md(PROSE))
     assert _links(page.html) == [
         ("www.example.com/path", "http://www.example.com/path"),
         ("https://a.example/x", "https://a.example/x"),  # the closing parenthesis and stop stay outside
@@ -51,7 +51,7 @@ def test_front_matter_links_are_outbound_links_of_the_page(write_md):
                       "    definition: See https://not-autolinked.example/ and [def](https://def.example/).\n"
                       "    critique: ['[crit](https://crit.example/)']\ncounter_frame:\n"
                       "  quote: '[q](https://quote.example/)'\n---\n# T\n\n## A\n\n[body](https://body.example/)\n")
-    page = build_page(source)
+    page = checked_page(source)
     soup = BeautifulSoup(page.html, "html.parser")
     shown = [a["href"] for a in soup.find_all("a", href=True) if a["href"].startswith("https://")]
     assert list(page.report.links) == shown == ["https://lede.example/", "https://def.example/",

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from graphsite.builder.build import build_page, write_page
+from graphsite.builder.build import page_from_source, write_page
 
 pytestmark = pytest.mark.browser
 
@@ -38,7 +38,7 @@ def site(tmp_path_factory):
     """A loopback HTTP server with the default page built in each font mode: /embedded/, /system/, /google/."""
     root = tmp_path_factory.mktemp("site")
     for fonts in MODES:
-        write_page(build_page(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
+        write_page(page_from_source(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

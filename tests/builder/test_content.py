@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 
 from graphsite.builder.markdown import MAX_NESTING
 from graphsite.builder.rawhtml import RAW_TEXT
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 WORDS = re.compile(r"[A-Za-z0-9]+")
 
@@ -47,7 +47,7 @@ def test_a_raw_text_element_in_prose_swallows_nothing(write_md, element):
     source = write_md(f"# T\n\n## 1. One\n\nPut it in one <{element}> element, then more prose here.\n\n"
                       "- alpha item\n- beta item\n\n```\ncode words\n```\n\nClosing words [[1](https://a.example/)].\n\n"
                       "## 2. Two\n\nSecond section words.\n\n## References\n\n1. A https://a.example/\n")
-    page = build_page(source)
+    page = checked_page(source)
     words = visible_words(page.html)
     assert in_order(WORDS.findall("Put it in one element then more prose here alpha item beta item code words "
                                   "Closing words Second section words"), words), words
@@ -63,7 +63,7 @@ def test_a_raw_text_element_in_prose_swallows_nothing(write_md, element):
 def test_a_raw_text_element_opening_an_html_block_swallows_nothing(write_md, element):
     source = write_md(f"# T\n\n## A\n\n<{element}>\nwords inside\n\n## B\n\nNext section words.\n\n"
                       f"<div>\nblock with <{element}> in it\n</div>\n\nLast words.\n")
-    page = build_page(source)
+    page = checked_page(source)
     words = visible_words(page.html)
     assert in_order(["Next", "section", "words", "block", "with", "in", "it", "Last", "words"], words), words
     assert [s.title for s in page.report.sections] == ["A", "B"], "the heading after it is still a heading"
@@ -73,7 +73,7 @@ def test_a_raw_text_element_opening_an_html_block_swallows_nothing(write_md, ele
 @pytest.mark.parametrize("element", ["script", "style", "template"])
 def test_a_complete_invisible_element_is_dropped_with_a_warning(write_md, element):
     source = write_md(f"# T\n\n## A\n\nBefore.\n\n<{element}>\nbody {{ color: red }}\n</{element}>\n\nAfter words.\n")
-    page = build_page(source)
+    page = checked_page(source)
     assert ("raw-html-dropped", 7) in _codes(page)
     assert "color" not in _soup(page.html).find(id="report").get_text()
     assert in_order(["Before", "After", "words"], visible_words(page.html))
@@ -82,14 +82,14 @@ def test_a_complete_invisible_element_is_dropped_with_a_warning(write_md, elemen
 @pytest.mark.parametrize("opener", ["<!-- a note", "<?php echo 1", "<![CDATA[ raw", "<pre>", "<textarea>"])
 def test_an_html_block_that_is_never_closed_is_read_as_markdown(write_md, opener):
     source = write_md(f"# T\n\n## A\n\n{opener}\n\nMore words.\n\n## B\n\n- list words\n")
-    page = build_page(source)
+    page = checked_page(source)
     assert [s.title for s in page.report.sections] == ["A", "B"]
     assert in_order(["More", "words", "list", "words"], visible_words(page.html))
     assert any(code == "raw-html-shown" and line == 5 for code, line in _codes(page)), _codes(page)
 
 
 def test_a_closed_comment_stays_hidden_without_a_warning(write_md):
-    page = build_page(write_md("# T\n\n## A\n\n<!-- private note -->\n\nWords.\n"))
+    page = checked_page(write_md("# T\n\n## A\n\n<!-- private note -->\n\nWords.\n"))
     assert "private" not in page.html and page.report.warnings == ()
 
 
@@ -97,7 +97,7 @@ def test_raw_ids_never_collide_with_generated_ones(write_md):
     source = write_md("# T\n\n## Setup\n\nText[^1] and <a id=\"setup\">x</a> <span id='fn1'>y</span> "
                       '<b id="mine">z</b> <i id="mine">again</i> <a id="anchor" name="anchor">both</a>\n\n'
                       "[^1]: A note.\n")
-    page = build_page(source)
+    page = checked_page(source)
     ids = [tag["id"] for tag in _soup(page.html).find_all(id=True)]
     assert len(ids) == len(set(ids)), ids
     assert {"setup", "fn1", "mine", "anchor"} <= set(ids)
@@ -106,7 +106,7 @@ def test_raw_ids_never_collide_with_generated_ones(write_md):
 
 
 def test_task_lists_are_disabled_checkboxes(write_md):
-    soup = _soup(build_page(write_md("# T\n\n## A\n\nIntro.\n\n- [ ] open task\n- [x] done task\n")).html)
+    soup = _soup(checked_page(write_md("# T\n\n## A\n\nIntro.\n\n- [ ] open task\n- [x] done task\n")).html)
     boxes = soup.find(id="report").find_all("input")
     assert [(b["type"], b.has_attr("disabled"), b.has_attr("checked")) for b in boxes] == \
         [("checkbox", True, False), ("checkbox", True, True)]
@@ -116,23 +116,23 @@ def test_task_lists_are_disabled_checkboxes(write_md):
 def test_external_images_are_outbound_urls_and_protocol_relative_ones_load(write_md):
     source = write_md('# T\n\n## A\n\n![a](https://img.example/a.png) ![b](//cdn.example/b.png) '
                       '<img src="//raw.example/c.png" alt="c">\n')
-    page = build_page(source)
+    page = checked_page(source)
     assert page.report.images == ("https://img.example/a.png", "https://cdn.example/b.png",
                                   "https://raw.example/c.png")
     assert set(page.report.images) <= set(page.report.links)
     csp = _soup(page.html).find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
     assert "img-src https://img.example https://cdn.example https://raw.example" in csp
     assert not any(code == "external-images" for code, _ in _codes(page))
-    system = build_page(source, fonts="system")
+    system = checked_page(source, fonts="system")
     assert [w.message for w in system.report.warnings if w.code == "external-images"][0].startswith(
         "--fonts system, but the page still loads 3 image(s)")
 
 
 def test_nesting_deeper_than_the_renderer_keeps_is_a_warning(write_md):
-    deep = build_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING + 20) + " deep words\n\nAfter.\n"))
+    deep = checked_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING + 20) + " deep words\n\nAfter.\n"))
     assert [line for code, line in _codes(deep) if code == "nesting-too-deep"] == [5]
     assert "After" in visible_words(deep.html)
-    kept = build_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING - 1) + " kept words\n", "kept.md"))
+    kept = checked_page(write_md("# T\n\n## A\n\n" + ">" * (MAX_NESTING - 1) + " kept words\n", "kept.md"))
     assert not any(code == "nesting-too-deep" for code, _ in _codes(kept))
     assert in_order(["kept", "words"], visible_words(kept.html)), "no warning where nothing is cut"
 
@@ -210,14 +210,14 @@ def test_compiled_templates_never_load_from_a_directory_another_user_can_write(t
 def test_every_corpus_document_keeps_its_words(request):
     corpus = Path(request.config.rootpath) / "tests" / "corpus"
     for path in sorted(corpus.glob("*.md")):
-        page = build_page(path)
+        page = checked_page(path)
         words = visible_words(page.html)
         assert len(words) > 50, path.name
 
 
 def test_an_unclosed_raw_link_with_an_id_is_not_repeated_by_the_parser(write_md):
     # An HTML parser reopens an unclosed <a id=x> in the blocks after it: the copies lose the id.
-    page = build_page(write_md('# 1. A\n\n## 1.1 B\n\nalpha <a id="mine" name="mine"> bravo.\n\nNext paragraph.\n'))
+    page = checked_page(write_md('# 1. A\n\n## 1.1 B\n\nalpha <a id="mine" name="mine"> bravo.\n\nNext paragraph.\n'))
     soup = _soup(page.html)
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert ids.count("mine") == 1 and len(soup.find_all(attrs={"name": "mine"})) == 1
@@ -239,5 +239,5 @@ def test_an_unclosed_raw_link_with_an_id_is_not_repeated_by_the_parser(write_md)
 def test_long_runs_build_in_linear_time(write_md, body):
     # A hang guard, not a speed target (benchmarks/build_scale.py measures): each of these took minutes when a
     # step rescanned or re-sliced the text per character, heading or warning.
-    page = build_page(write_md("# T\n\n## A\n\n" + body + "\n"))
+    page = checked_page(write_md("# T\n\n## A\n\n" + body + "\n"))
     assert page.report.sections

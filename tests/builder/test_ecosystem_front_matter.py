@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bs4 import BeautifulSoup
 
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 PANDOC = """---
 title: "Graphs at scale"
@@ -31,7 +31,7 @@ Text [[1](https://example.org/a)].
 def _page(tmp_path, text: str):
     source = tmp_path / "report.md"
     source.write_text(text, encoding="utf-8")
-    page = build_page(source, fonts="system")
+    page = checked_page(source, fonts="system")
     return page, BeautifulSoup(page.html, "html.parser")
 
 

@@ -12,7 +12,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from graphsite.builder.model import InlineCitation, Reference
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 HERE = Path(__file__).resolve().parent
 PLAIN = HERE / "fixtures" / "plain.md"
@@ -21,7 +21,7 @@ CORPUS = HERE.parents[1] / "tests" / "corpus"
 
 
 def _soup(path: Path, **options) -> BeautifulSoup:
-    return BeautifulSoup(build_page(path, **options).html, "html.parser")
+    return BeautifulSoup(checked_page(path, **options).html, "html.parser")
 
 
 def test_plain_markdown_builds_without_cards_or_references():
@@ -42,7 +42,7 @@ def test_plain_markdown_builds_without_cards_or_references():
 def test_a_heading_number_is_written_as_one(write_md):
     source = write_md("# T\n\n## 1. Intro\n\n## 2026 roadmap\n\n## 3.2 Rules\n\n## 4.1. More\n\n"
                       "## 1.5x faster\n\nSee §3.2, §4.1 and §2026.\n")
-    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    soup = BeautifulSoup(checked_page(source).html, "html.parser")
     headings = [(h.find(class_="idx").get_text(), h.get_text(" ", strip=True).split(" ", 1)[1].rstrip(" #"))
                 for h in soup.select("#report section > h2")]
     assert headings == [("§1", "Intro"), ("§", "2026 roadmap"), ("§3.2", "Rules"), ("§4.1", "More"),
@@ -64,7 +64,7 @@ def test_footnotes_render_as_notes():
 
 
 def test_citations_with_numbers_urls_and_lines():
-    report = build_page(CITATIONS).report
+    report = checked_page(CITATIONS).report
     assert report.citations == (
         InlineCitation(1, "https://one.example/", 8, "1-claims"),
         InlineCitation(3, "https://three.example/", 9, "1-claims"),
@@ -78,7 +78,7 @@ def test_citations_with_numbers_urls_and_lines():
 
 
 def test_references_with_numbers_urls_titles_groups_and_lines():
-    report = build_page(CITATIONS).report
+    report = checked_page(CITATIONS).report
     assert report.references == (
         Reference(1, "https://one.example/", "First source", 24, "Primary"),
         Reference(2, "https://two.example/", "Second source (cited with a note)", 25, "Primary"),
@@ -95,7 +95,7 @@ def test_references_with_numbers_urls_titles_groups_and_lines():
 def test_the_reference_list_is_a_section_titled_as_one(write_md, title, is_list):
     source = write_md(f"# T\n\n## 1. Claim\n\nText [[1](https://a.example/)].\n\n## {title}\n\n"
                       "1. First, https://a.example/\n2. Second\n\n## Closing\n\nEnd.\n")
-    report = build_page(source).report
+    report = checked_page(source).report
     titles = [s.title for s in report.sections]
     if is_list:
         assert report.references_title == title and [r.number for r in report.references] == [1, 2]
@@ -138,7 +138,7 @@ def test_json_and_stderr_summary(run_cli, tmp_path):
     assert data["citations"] == {"inline": 7, "references": 4, "unique_urls": 7}
     assert 0 < data["js_bytes"] <= 5120
     assert all(set(w) >= {"code", "message", "line", "number"} for w in data["warnings"])
-    findings = build_page(CITATIONS).report.findings
+    findings = checked_page(CITATIONS).report.findings
     citation_warnings = [w for w in data["warnings"] if w["code"].startswith("citation-")]
     assert [(w["code"], w["number"], w["line"]) for w in citation_warnings] == \
         [(f.code, f.number, f.line) for f in findings] and all(w["number"] for w in citation_warnings)
@@ -180,11 +180,11 @@ def _parse_errors(html: str) -> list:
 @pytest.mark.parametrize("path", [HERE.parents[1] / "content" / "graph-engineering.md", PLAIN, CITATIONS,
                                   HERE / "fixtures" / "hostile.md"], ids=lambda p: p.name)
 def test_pages_parse_without_html5_errors(path):
-    assert _parse_errors(build_page(path, subdomain="graph-eng-0a1b2c").html) == []
+    assert _parse_errors(checked_page(path, subdomain="graph-eng-0a1b2c").html) == []
 
 
 def test_control_characters_become_visible_pictures(write_md):
-    page = build_page(write_md("# T\n\n```\nbell\x07 nul\x00 del\x7f\n```\n"))
+    page = checked_page(write_md("# T\n\n```\nbell\x07 nul\x00 del\x7f\n```\n"))
     code = BeautifulSoup(page.html, "html.parser").find("pre").get_text()
     assert code == "bell\u2407 nul\u2400 del\u2421\n"
 
@@ -214,7 +214,7 @@ def test_strict_passes_when_clean_or_accepted(run_cli, write_md, tmp_path):
     out = tmp_path / "site"
     result = run_cli("build", str(write_md(CLEAN)), "--out", str(out), "--strict")
     assert result.exit_code == 0, result.output
-    findings = build_page(CITATIONS).report.findings
+    findings = checked_page(CITATIONS).report.findings
     config = tmp_path / "graphsite.toml"
     config.write_text("".join(f'[[citations.accept]]\ncode = "{code}"\nreason = "known, tracked"\n\n'
                               for code in sorted({f.code for f in findings})), encoding="utf-8")
@@ -252,7 +252,7 @@ def test_accepted_findings_never_hide_an_open_one(run_cli, write_md, tmp_path):
 def test_a_reference_without_a_url_is_plain_text(write_md):
     source = write_md("# T\n\n## 1. A\n\nClaim [[1](https://a.example/)].\n\n## References\n\n"
                       "1. Knuth, The Art of Computer Programming.\n")
-    entry = BeautifulSoup(build_page(source).html, "html.parser").find(id="ref-1")
+    entry = BeautifulSoup(checked_page(source).html, "html.parser").find(id="ref-1")
     assert entry.find(class_="ref-title").get_text() == "Knuth, The Art of Computer Programming"
     assert entry.find(class_="ref-url") is None and entry.find(class_="neutralised") is None
     assert [a["href"] for a in entry.find_all("a")] == ["#1-a"], "only the backlink"

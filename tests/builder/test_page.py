@@ -11,7 +11,7 @@ import yaml
 
 from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.urls import problem
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 REPO = Path(__file__).resolve().parents[2]
 REPORT = REPO / "content" / "graph-engineering.md"
@@ -87,7 +87,7 @@ def test_top_of_page(default_soup):
 def test_no_live_badge_without_subdomain():
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(build_page(REPORT).html, "html.parser")
+    soup = BeautifulSoup(checked_page(REPORT).html, "html.parser")
     assert soup.find(class_="live") is None
     assert "graphsite teardown <subdomain>" in _text(soup.find(id="teardown"))
 
@@ -110,7 +110,7 @@ def test_rules_fall_back_to_section_3_2_without_sub_sections(write_md):
 
     source = write_md("---\nrules:\n  - Boring nodes\n  - Budget in state\n---\n# T\n\n## 3. Rules\n\n"
                       "### 3.2 The rules\n\nText.\n\n### 3.3 Budget in state\n\nMore.\n")
-    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    soup = BeautifulSoup(checked_page(source).html, "html.parser")
     assert [li.a["href"] for li in soup.find(id="rules").find_all("li")] == ["#32-the-rules", "#33-budget-in-state"]
 
 
@@ -323,13 +323,13 @@ def test_embedded_fonts_by_default_google_and_system_on_request(default_soup):
     assert _hash(fonts) in _csp(default_soup)["style-src"]
     from bs4 import BeautifulSoup
 
-    google = BeautifulSoup(build_page(REPORT, fonts="google").html, "html.parser")
+    google = BeautifulSoup(checked_page(REPORT, fonts="google").html, "html.parser")
     links = [link["href"] for link in google.find_all("link", rel="stylesheet")]
     assert len(links) == 1 and links[0].startswith("https://fonts.googleapis.com/css2?")
     for family in ("Inter", "IBM+Plex+Mono", "Source+Serif+4"):
         assert f"family={family}" in links[0]
     assert _csp(google)["font-src"] == ["https://fonts.gstatic.com"]
-    system = BeautifulSoup(build_page(REPORT, fonts="system").html, "html.parser")
+    system = BeautifulSoup(checked_page(REPORT, fonts="system").html, "html.parser")
     assert not system.find_all("link", rel="stylesheet") and len(system.find_all("style")) == 1
     assert "font-src" not in _csp(system)
     assert "https://fonts.googleapis.com" not in _csp(system)["style-src"]
@@ -365,7 +365,7 @@ def test_canonical_url_and_indexing_setting(tmp_path):
 
     config_file = tmp_path / "graphsite.toml"
     config_file.write_text('[site]\ndomain = "pages.example"\nindexable = true\n', encoding="utf-8")
-    soup = BeautifulSoup(build_page(REPORT, subdomain=SUBDOMAIN, config=load_config(config_file)).html,
+    soup = BeautifulSoup(checked_page(REPORT, subdomain=SUBDOMAIN, config=load_config(config_file)).html,
                          "html.parser")
     url = f"https://{SUBDOMAIN}.pages.example/"
     assert soup.find("link", rel="canonical")["href"] == url
@@ -387,7 +387,7 @@ def test_one_small_inline_script_and_a_strict_csp(default_soup, default_page):
 
 
 def test_identical_input_gives_identical_bytes(default_page):
-    again = build_page(REPORT, subdomain=SUBDOMAIN)
+    again = checked_page(REPORT, subdomain=SUBDOMAIN)
     assert again.html == default_page.html and again.sha256 == default_page.sha256
 
 

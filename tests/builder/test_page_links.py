@@ -8,7 +8,7 @@ import shutil
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder.build import build_page
+from graphsite.builder.build import page_from_source
 from graphsite.builder.fragments import public_url
 from graphsite.builder.model import FrontMatter, Report
 from graphsite.builder.render import load_theme, render_page
@@ -48,7 +48,7 @@ Text.
 def soup(tmp_path_factory):
     path = tmp_path_factory.mktemp("links") / "report.md"
     path.write_text(REPORT, encoding="utf-8")
-    return BeautifulSoup(build_page(path, fonts="system").html, "html.parser")
+    return BeautifulSoup(page_from_source(path, fonts="system").html, "html.parser")
 
 
 def test_citations_go_where_the_reference_list_says(soup):
@@ -108,6 +108,6 @@ def test_a_source_lines_link_is_named_by_the_whole_reference_title(tmp_path):
     path = tmp_path / "report.md"
     path.write_text("# T\n\n## 1. Claims\n\nKnown [[1](https://one.example/)].\n\n## References\n\n"
                     "1. Smith (2020), a study. https://one.example/\n", encoding="utf-8")
-    soup = BeautifulSoup(build_page(path, fonts="system").html, "html.parser")
+    soup = BeautifulSoup(page_from_source(path, fonts="system").html, "html.parser")
     names = [a["aria-label"] for a in soup.select('a[href="#ref-1"]') if "reference list" in a["aria-label"]]
     assert names == ["Reference 1: Smith (2020), a study (in the reference list)"]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from graphsite.builder.render import load_theme
 from graphsite.errors import GraphsiteError
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 from .test_content import in_order, visible_words
 
@@ -167,11 +167,11 @@ def test_any_generated_report_builds_safely_and_loses_nothing(doc):
         path = Path(directory) / "report.md"
         path.write_text(markdown, encoding="utf-8")
         try:
-            page = build_page(path)
+            page = checked_page(path)
         except GraphsiteError as exc:  # allowed: one line (and perhaps a hint), never a traceback
             assert "\n" not in exc.format_message().split("\n  hint:")[0]
             return
-        assert build_page(path).html == page.html, "byte-identical on rebuild"
+        assert checked_page(path).html == page.html, "byte-identical on rebuild"
     parser = html5lib.HTMLParser(strict=False)
     parser.parse(page.html)
     assert parser.errors == [], (markdown, parser.errors)

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from graphsite.builder.render import load_theme
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "fixtures" / "hostile.md"
@@ -65,7 +65,7 @@ def _assert_inert(html: str, *, fonts_link: bool = True) -> BeautifulSoup:
 
 
 def test_hostile_report_is_inert():
-    soup = _assert_inert(build_page(HOSTILE).html)
+    soup = _assert_inert(checked_page(HOSTILE).html)
     body_text = soup.find("main").get_text(" ")
     assert "Cited" in body_text and "styled" in body_text, "the harmless words survive"
     assert soup.find("a", href="https://ok.example/3") is not None
@@ -75,7 +75,7 @@ def test_hostile_report_is_inert():
 
 
 def test_front_matter_text_is_escaped_everywhere():
-    soup = BeautifulSoup(build_page(HOSTILE).html, "html.parser")
+    soup = BeautifulSoup(checked_page(HOSTILE).html, "html.parser")
     assert soup.title.string == "Report </title><script>alert('title')</script>"
     assert soup.find(class_="badge").get_text() == "<img src=x onerror=alert(1)>"
     assert soup.find("h1").get_text() == "<svg onload=alert(2)>"
@@ -87,13 +87,13 @@ def test_front_matter_text_is_escaped_everywhere():
 
 def test_front_matter_shows_no_image(write_md):
     source = write_md("---\nlede: A ![pic](https://img.example/p.png) lede\n---\n# T\n")
-    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    soup = BeautifulSoup(checked_page(source).html, "html.parser")
     assert soup.find("img") is None
     assert [a["href"] for a in soup.find(class_="lede").find_all("a")] == ["https://img.example/p.png"]
 
 
 def test_citations_and_references_with_unsafe_urls_are_neutralised():
-    page = build_page(HOSTILE)
+    page = checked_page(HOSTILE)
     soup = BeautifulSoup(page.html, "html.parser")
     cites = soup.find_all("sup", class_="cite")
     # The reference list decides: a reference without a public URL is cited by its entry, never its URL.
@@ -107,7 +107,7 @@ def test_citations_and_references_with_unsafe_urls_are_neutralised():
 
 
 def test_owasp_cheat_sheet_yields_nothing_active():
-    page = build_page(OWASP)
+    page = checked_page(OWASP)
     soup = _assert_inert(page.html)
     # The payloads are shown, as code, not dropped: the page still teaches what the sheet teaches.
     codes = " ".join(code.get_text() for code in soup.find_all("code"))
@@ -117,4 +117,4 @@ def test_owasp_cheat_sheet_yields_nothing_active():
 
 @pytest.mark.parametrize("fonts", ["embedded", "google", "system"])
 def test_default_report_is_inert(fonts):
-    _assert_inert(build_page(HERE.parents[1] / "content" / "graph-engineering.md", fonts=fonts).html)
+    _assert_inert(checked_page(HERE.parents[1] / "content" / "graph-engineering.md", fonts=fonts).html)

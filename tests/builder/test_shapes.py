@@ -8,7 +8,7 @@ from bs4 import BeautifulSoup
 
 from graphsite.builder.section_summary import WORD_LIMIT
 from graphsite.citations.integrity import citation_counts
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 
 def _soup(html: str) -> BeautifulSoup:
@@ -34,7 +34,7 @@ BODY = ("{h} 1. Intro\n\nSee §2 and §2.1 [[1](https://a.example/x)].\n\n{h} 2.
     ("# Report title\n\n" + BODY.format(h="##", s="###", r="#"), "Report title"),  # references one level up
 ])
 def test_sections_come_from_the_documents_own_level(write_md, shape, title):
-    page = build_page(write_md(shape))
+    page = checked_page(write_md(shape))
     report = page.report
     assert report.title == title
     assert [(s.index, s.title) for s in report.sections] == [("§1", "Intro"), ("§2", "Design")]
@@ -49,12 +49,12 @@ def test_sections_come_from_the_documents_own_level(write_md, shape, title):
 
 
 def test_several_unnumbered_top_headings_are_the_sections(write_md):
-    report = build_page(write_md("# Install\n\nRun it.\n\n# Usage\n\nUse it.\n", "guide.md")).report
+    report = checked_page(write_md("# Install\n\nRun it.\n\n# Usage\n\nUse it.\n", "guide.md")).report
     assert report.title == "Install" and [s.title for s in report.sections] == ["Install", "Usage"]
 
 
 def _summary(write_md, body: str) -> tuple[str, BeautifulSoup]:
-    page = build_page(write_md("# T\n\n## A\n\n" + body))
+    page = checked_page(write_md("# T\n\n## A\n\n" + body))
     section = _soup(page.html).find(id="report").find("section")
     summary = section.find(class_="summary")
     return (summary.get_text(" ", strip=True) if summary else ""), section
@@ -109,7 +109,7 @@ def test_a_section_whose_only_prose_sits_in_a_list_still_has_a_summary(write_md)
 def test_a_cut_summary_repeats_citations_but_no_footnote_id(write_md):
     body = "First sentence [[1](https://a.example/)] with a note[^1]. " + "Filler words go on. " * 40 + \
         "\n\n[^1]: The note.\n\n## References\n\n1. A https://a.example/\n"
-    page = build_page(write_md("# T\n\n## A\n\n" + body))
+    page = checked_page(write_md("# T\n\n## A\n\n" + body))
     soup = _soup(page.html)
     excerpt = soup.find(class_="excerpt")
     assert excerpt.find("sup", class_="cite") is not None and excerpt.find(id=True) is None
@@ -118,7 +118,7 @@ def test_a_cut_summary_repeats_citations_but_no_footnote_id(write_md):
 
 
 def test_every_section_has_a_source_line(write_md):
-    page = build_page(write_md("# T\n\n## A\n\nNo citation.\n\n## B\n\nOne [[1](https://a.example/)].\n\n"
+    page = checked_page(write_md("# T\n\n## A\n\nNo citation.\n\n## B\n\nOne [[1](https://a.example/)].\n\n"
                                "## References\n\n1. A https://a.example/\n"))
     lines = [p.get_text(" ", strip=True) for p in _soup(page.html).find_all(class_="source")]
     assert lines == ["Source: no sources cited in this section", "Source: [1]"]
@@ -143,13 +143,13 @@ def test_every_section_has_a_source_line(write_md):
     ("https://a.example/x", "Title (https://a.example/x)."),
 ])
 def test_the_same_url_written_two_ways_is_one_url(write_md, inline, listed):
-    page = build_page(write_md(f"# T\n\n## A\n\nClaim [[1]({inline})].\n\n## References\n\n1. Title {listed}\n"))
+    page = checked_page(write_md(f"# T\n\n## A\n\nClaim [[1]({inline})].\n\n## References\n\n1. Title {listed}\n"))
     report = page.report
     assert [f.code for f in report.findings if f.code == "citation-mismatch"] == [], report.findings
     assert citation_counts(report.citations, report.references, report.links).unique_urls == 1, report.links
 
 
 def test_a_trailing_slash_is_still_a_mismatch(write_md):
-    page = build_page(write_md("# T\n\n## A\n\nClaim [[1](https://a.example/x/)].\n\n## References\n\n"
+    page = checked_page(write_md("# T\n\n## A\n\nClaim [[1](https://a.example/x/)].\n\n## References\n\n"
                                "1. Title https://a.example/x\n"))
     assert [f.code for f in page.report.findings] == ["citation-mismatch"]

@@ -13,7 +13,7 @@ from graphsite.builder.model import Card
 from graphsite.builder.references import entry_url
 from graphsite.builder.sanitize import RESERVED_IDS, is_safe_url
 from graphsite.paths import theme_dir
-from graphsite.usecases.build import build_page
+from graphsite.usecases.build import checked_page
 
 
 @pytest.mark.parametrize("url", [
@@ -66,7 +66,7 @@ def test_headings_and_raw_html_named_like_the_pages_own_parts_keep_ids_unique(wr
     source = write_md("# T\n\n## Toolbar\n\nx [[1](https://a.example/)]\n\n## Toc title\n\n"
                       '<p id="toolbar">raw</p> <a id="ref-1" name="teardown">raw</a> <a name="mine">kept</a>\n\n'
                       "### Teardown title\n\nz\n\n## References\n\n1. A https://a.example/\n")
-    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    soup = BeautifulSoup(checked_page(source).html, "html.parser")
     ids = [tag["id"] for tag in soup.find_all(id=True)]
     assert len(ids) == len(set(ids))
     assert soup.find(id="toolbar").name == "div" and soup.find(id="toolbar").find_parent(id="toc")

@@ -107,12 +107,12 @@ def test_the_code_is_known_to_the_configuration(tmp_path):
 
 
 def test_a_credential_in_a_body_link_is_a_finding_too(tmp_path):
-    from graphsite.usecases.build import build_page
+    from graphsite.usecases.build import checked_page
 
     source = tmp_path / "r.md"
     source.write_text(f"# Report\n\n## 1. Part\n\nTry [the API](https://api.example/v1?api_key={SECRET}) or\n"
                       f"https://files.example/f?token={SECRET} and [a page](https://example.org/).\n",
                       encoding="utf-8")
-    findings = [f for f in build_page(source).report.findings if f.code == "citation-secret-in-url"]
+    findings = [f for f in checked_page(source).report.findings if f.code == "citation-secret-in-url"]
     assert [(f.line, f.number) for f in findings] == [(0, None), (5, None)], findings  # a bare URL: no line
     assert all(SECRET not in f.message and "=***" in f.message for f in findings)

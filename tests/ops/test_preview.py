@@ -8,7 +8,7 @@ import re
 
 from bs4 import BeautifulSoup
 
-from graphsite.builder.build import build_page
+from graphsite.builder.build import page_from_source
 from graphsite.errors import SourceError
 from graphsite.usecases.preview import Preview, inject_reload
 
@@ -22,7 +22,7 @@ def csp(html: str) -> dict[str, list[str]]:
 def test_the_reload_script_is_allowed_by_hash_and_only_in_serve_mode(tmp_path):
     source = tmp_path / "r.md"
     source.write_text('---\ntitle: "T"\n---\n\n# T\n\n## 1. One\n\nText.\n')
-    built = build_page(source, fonts="system").html
+    built = page_from_source(source, fonts="system").html
     served = inject_reload(built, 3)
     before, after = csp(built), csp(served)
     assert before["connect-src"] == after["connect-src"] == ["'self'"]  # serve polls its own origin only

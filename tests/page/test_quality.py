@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from graphsite.builder.build import build_page, write_page
+from graphsite.builder.build import page_from_source, write_page
 from graphsite.urls import problem
 
 from .conftest import REPORT, SETUP_HINT, VNU, axe_violations, serve
@@ -70,7 +70,7 @@ def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("quality")
     pages = {}
     for fonts in ("embedded", "system"):
-        pages[fonts] = write_page(build_page(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
+        pages[fonts] = write_page(page_from_source(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
     return root, pages
 
 
