@@ -31,12 +31,22 @@ def command_line(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
+# The lab's servers ran as modules of graphsite.lab until the lab left the graphsite package: a lab started
+# before that is still recognised, so that `up` restarts its servers (other code) and `down` stops them.
+_FORMER = {"graphsite_lab.cfserver": "graphsite.lab.cfserver",
+           "graphsite_lab.traefik.watcher": "graphsite.lab.traefik.watcher"}
+
+
 def is_ours(pid: int | None, *markers: str) -> bool:
     """Return whether `pid` is alive and its command line holds every marker."""
-    if not pid:
-        return False
-    argv = " ".join(command_line(pid))
-    return bool(argv) and all(f" {marker} " in f" {argv} " for marker in markers)
+    return bool(pid) and holds_markers(command_line(pid or 0), markers)
+
+
+def holds_markers(argv: list[str], markers: tuple[str, ...]) -> bool:
+    """Return whether a command line holds every marker (a server's module also under its former name)."""
+    line = f" {' '.join(argv)} "
+    return bool(argv) and all(any(f" {name} " in line for name in {marker, _FORMER.get(marker, marker)})
+                              for marker in markers)
 
 
 def stop(pid: int, *markers: str, wait: float = 20) -> str:

@@ -15,7 +15,7 @@ from graphsite.config import load_config
 from graphsite.paths import schema_path
 from graphsite_lab.client import LabCloudflare
 from graphsite_lab.docker import container, docker, network_id
-from graphsite_lab.processes import is_ours, lab_code, process_action, routes_health
+from graphsite_lab.processes import holds_markers, is_ours, lab_code, process_action, routes_health
 
 # Tests that use the running lab are marked `lab` through its fixture (tests/conftest.py); the pure ones here
 # (the restart decision, the code hash, the LAB_* variables) run anywhere.
@@ -65,6 +65,18 @@ def test_up_twice_changes_nothing_the_second_time(instance, run_lab):
 ])
 def test_up_restarts_a_lab_process_started_from_other_code(ours, health, action):
     assert process_action(ours, health, "abc") == action
+
+
+def test_a_server_started_under_the_former_module_name_is_still_ours():
+    """A lab started before the lab left the graphsite package (`python -m graphsite.lab.cfserver`) is still
+    recognised: `up` restarts it, `down` stops it, instead of a second server failing on its port."""
+    former = ["/venv/bin/python", "-m", "graphsite.lab.cfserver", "--lab-dir", "/lab", "--port", "8790"]
+    today = [*former[:2], "graphsite_lab.cfserver", *former[3:]]
+    assert holds_markers(former, ("graphsite_lab.cfserver", "--lab-dir /lab"))
+    assert holds_markers(today, ("graphsite_lab.cfserver", "--lab-dir /lab"))
+    assert not holds_markers(former, ("graphsite_lab.traefik.watcher", "--lab-dir /lab"))
+    assert not holds_markers(former, ("graphsite_lab.cfserver", "--lab-dir /lab/other"))
+    assert not holds_markers([], ())
 
 
 def test_the_code_hash_covers_every_module_and_schema_of_both_packages(tmp_path):
