@@ -5,16 +5,23 @@ BIN    := $(VENV)/bin
 
 .PHONY: build test lab lab-down lab-status bench install clean
 
+# The product alone: what `make build` needs (no lab, no test tools).
 $(BIN)/graphsite: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	@touch $@
+
+# Everything the suite needs besides: the test tools, the lab's packages (graphsite_lab/ is importable from
+# this editable install of the checkout), ruff and mypy.
+$(VENV)/.dev: $(BIN)/graphsite pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,lab,lint]'
 	@touch $@
 
-install: $(BIN)/graphsite
+install: $(VENV)/.dev
 
-## Install and render the embedded default report into site/index.html
-build: install
+## Install graphsite (the product alone) and render the embedded default report into site/index.html
+build: $(BIN)/graphsite
 	$(BIN)/graphsite build
 
 ## Install everything (system packages included), start the lab, run the whole suite, stop the lab
