@@ -22,8 +22,9 @@ from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.plan import make_plan
 from graphsite.publisher.records import decide_record
+from graphsite.publisher.undo import Undo
 from graphsite.usecases import gc as gc_module
-from graphsite.usecases.deploy import Undo, _apply, _Prepared, _undo
+from graphsite.usecases.deploy import _apply, _Prepared, _undo
 from graphsite.usecases.inventory import survey
 from graphsite.usecases.teardown import PageState, teardown
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault

@@ -22,7 +22,8 @@ from graphsite.publisher.deployment import ID, STAMP, VERSION, Claim, Deployment
 from graphsite.publisher.plan import make_plan
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import config_labels
-from graphsite.usecases.deploy import Undo, _apply, _Prepared, _undo, config_change
+from graphsite.publisher.undo import Undo
+from graphsite.usecases.deploy import _apply, _Prepared, _undo, config_change
 from graphsite.usecases.inventory import record_owner, survey
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm
 
