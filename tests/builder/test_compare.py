@@ -8,12 +8,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import Result
 
 from graphsite.builder.build import build_page
 from graphsite.builder.compare import Changes, compare
 from graphsite.builder.outline import Outline, OutlineError, read_outline
+from graphsite.paths import schema_path
 
 BASE = """---
 title: Base report
@@ -145,6 +147,7 @@ def test_the_command_human_and_json(run_cli: Callable[..., Result], write_md: Ca
     result = run_cli("diff", str(old), str(new), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
+    jsonschema.Draft202012Validator(json.loads(schema_path("diff.schema.json").read_text())).validate(data)
     assert data["changed"] is True and data["sections"][0]["old_title"] == "Method"
     assert (data["old_source"], data["new_source"]) == (str(old), str(new))
 
