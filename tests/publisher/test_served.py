@@ -8,8 +8,6 @@ import contextlib
 import http.server
 import json
 import socket
-import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +20,7 @@ from graphsite.cli import main
 from graphsite.config import load_config
 from graphsite.errors import VerifyError
 from graphsite.publisher.served import served_page
+from tests.publisher.https import serve_https
 
 DOMAIN, NAME = "pages.test", "pr-1-report"
 REPORT = """---
@@ -64,16 +63,8 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> tuple[trustme.CA, str]:
 @contextlib.contextmanager
 def serving(ca: tuple[trustme.CA, str], body: bytes, status: int = 200, password: str = "") -> Iterator[str]:
     handler = type("Handler", (_Answer,), {"status": status, "body": body, "password": password})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca[0].issue_cert(f"*.{DOMAIN}").configure_cert(context)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_https(handler, ca[0].issue_cert(f"*.{DOMAIN}")) as address:
+        yield address
 
 
 def configured(tmp_path: Path, address: str, bundle: str) -> Path:
