@@ -53,7 +53,9 @@ def recipe(publab: Any, out: Path, *args: str, prefix: str = "") -> subprocess.C
     env = {key: value for key, value in os.environ.items() if key != "CLOUDFLARE_API_TOKEN"}
     env.update({"GRAPHSITE_CONFIG": str(publab.config_path), "GRAPHSITE_SITE_PREFIX": publab.prefix,
                 "NO_COLOR": "1", "PREVIEW_OUT": str(out), "PYTHON": sys.executable,
-                "GRAPHSITE": str(Path(sys.executable).parent / "graphsite"), "PREVIEW_PREFIX": prefix})
+                "GRAPHSITE": str(Path(sys.executable).parent / "graphsite"), "PREVIEW_PREFIX": prefix,
+                # a session killed before its cleanup leaves a pr-… name gc removes two hours later
+                "PREVIEW_TTL": "2h"})
     result = subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=240,
                             check=False)
     publab.outputs.append(result.stdout + result.stderr)  # the session's token check reads these too
