@@ -35,6 +35,9 @@ def diff_command(old: str, new: Path | None, as_json: bool, config_path: Path | 
         if new is None:
             raise click.UsageError(f"{old} is a file: give the NEW report to compare it with")
         before = _outline(Path(old), config)
+    elif "/" in old or Path(old).suffix.lower() in (*PAGE_SUFFIXES, ".md", ".markdown"):
+        raise click.BadParameter(f"no such file {old!r} (a deployment's NAME has no '/' and no file suffix)",
+                                 param_hint="OLD")
     else:
         before = _live(old, config)
         new = new or _default_source()

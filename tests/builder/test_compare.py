@@ -170,3 +170,5 @@ def test_unreadable_inputs_are_errors(run_cli: Callable[..., Result], write_md: 
     assert result.exit_code == 1 and "not a page graphsite built" in result.stderr, result.output
     result = run_cli("diff", str(write_md(BASE)))
     assert result.exit_code == 2 and "give the NEW report" in result.stderr, result.output
+    result = run_cli("diff", "missing.md", str(write_md(BASE)))
+    assert result.exit_code == 2 and "no such file 'missing.md'" in result.stderr, result.output
