@@ -27,7 +27,7 @@ def diff_command(old: str, new: Path | None, as_json: bool, config_path: Path | 
     """Say what NEW changes against OLD: sections added, removed or rewritten (with word counts), citations and
     references added or removed, front-matter fields changed. OLD and NEW are reports (Markdown) or pages that
     `build` wrote (.html). OLD may instead be a deployment NAME: then NEW (default: the report `build` uses) is
-    compared with the page NAME serves at its public URL (a private one's password from ${PASSWORD_ENV})."""
+    compared with the page NAME serves at its public URL (a private one's password from $GRAPHSITE_PASSWORD)."""
     from graphsite.builder.compare import compare
 
     config = load_config(config_path)
