@@ -120,38 +120,36 @@ class _Reader(HTMLParser):
         classes, element_id = set(attributes.get("class", "").split()), attributes.get("id", "")
         if parent == "skip" or tag in _HIDDEN:
             return "skip"
-        if tag == "title" and not parent:
-            return "front:title"
-        if element_id == "report":
-            self.report = True
-        if element_id == "top":
-            return "header"
+        if parent.startswith(("sec", "ref")):  # inside a section: the author's HTML never starts a new part
+            return self._inside(tag, attributes, classes, parent)
+        if parent.startswith("front:"):
+            return "front:date" if tag == "time" else parent
         if parent == "header":
             if tag == "h1":
                 return "front:headline"
-            if tag == "time":
-                return "front:date"
             known = [role for name, role in _HEADER_CLASSES.items() if name in classes]
             return f"front:{known[0]}" if known and known[0] else ("skip" if known else parent)
-        if parent.startswith("front:"):
-            return "front:date" if tag == "time" else parent
-        if element_id == "rules":
-            return "rules"
         if parent == "rules":
             return "front:rules" if tag == "li" else parent
-        if "card-title" in classes:
-            return "front:floors"
-        if "card-quote" in classes:
-            return "front:counter_frame"
-        return self._body_role(tag, attributes, classes, element_id, parent)
+        return self._part(tag, attributes, classes, element_id, parent)
 
-    def _body_role(self, tag: str, attributes: dict[str, str], classes: set[str], element_id: str,
-                   parent: str) -> str:
+    def _part(self, tag: str, attributes: dict[str, str], classes: set[str], element_id: str, parent: str) -> str:
+        """Return the role of an element of the page's own structure, outside every section."""
+        if tag == "title" and not parent:
+            return "front:title"
+        self.report = self.report or element_id == "report"
         if element_id in ("intro", "notes") or (tag == "section" and "sec" in classes):
             self.sections.append(_Open(element_id or attributes.get("aria-labelledby", "")))
             return "sec"
-        if element_id == "references":
-            return "refs"
+        roles = {"top": "header", "rules": "rules", "references": "refs"}
+        if element_id in roles:
+            return roles[element_id]
+        if "card-title" in classes:
+            return "front:floors"
+        return "front:counter_frame" if "card-quote" in classes else parent
+
+    def _inside(self, tag: str, attributes: dict[str, str], classes: set[str], parent: str) -> str:
+        """Return the role of an element inside a section or the reference list."""
         if parent == "refs":
             if tag == "li" and attributes.get("value", "").isdigit():
                 self.references.append(_Open(attributes["value"]))
@@ -162,7 +160,7 @@ class _Reader(HTMLParser):
                 next(iter(classes & {"ref-url", "cited-in", "not-public"}), ""), "ref:title")
         if parent == "sec":
             if tag == "h2":
-                return "sec:title" if self.sections[-1].id not in ("notes",) else "skip"
+                return "sec:title" if self.sections[-1].id != "notes" else "skip"
             if "source" in classes:
                 return "sec:source"
             if tag == "summary" or "outline" in classes:

@@ -172,3 +172,14 @@ def test_unreadable_inputs_are_errors(run_cli: Callable[..., Result], write_md: 
     assert result.exit_code == 2 and "give the NEW report" in result.stderr, result.output
     result = run_cli("diff", "missing.md", str(write_md(BASE)))
     assert result.exit_code == 2 and "no such file 'missing.md'" in result.stderr, result.output
+
+
+def test_an_author_s_html_inside_a_section_stays_in_that_section(tmp_path: Path) -> None:
+    """Ids and classes the page's own structure uses, written in the report's raw HTML, move no text."""
+    sneaky = BASE.replace("What could go wrong, and what we did about it.",
+                          '<div id="top"><p class="kicker">sneaky</p></div>\n\n'
+                          '<section class="sec" id="notes"><h2>fake</h2></section>\n\nAfter.')
+    read = outline(sneaky, tmp_path)
+    assert dict(read.front)["kicker"] == "Draft"
+    assert [s.id for s in read.sections] == ["intro", "1-claims", "2-method", "3-risks"]
+    assert "sneaky" in read.sections[-1].text.split()
