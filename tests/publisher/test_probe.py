@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import http.server
 import socket
-import ssl
 import threading
 from datetime import UTC, datetime, timedelta
 
@@ -15,6 +14,7 @@ import trustme
 
 from graphsite.errors import ConfigError
 from graphsite.publisher.probe import fetch, tls_context
+from tests.publisher.https import serve_https
 
 
 def test_a_bundle_is_loaded_once_and_again_when_it_is_rewritten(tmp_path):
@@ -67,16 +67,8 @@ def _https(certificate: trustme.LeafCert | None):
         finally:
             listener.close()
         return
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    certificate.configure_cert(context)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_https(_Page, certificate) as address:
+        yield address
 
 
 def _closed_port() -> str:

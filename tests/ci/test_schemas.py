@@ -1,0 +1,47 @@
+"""The JSON Schemas of graphsite's --json outputs are valid schemas, and strict: they refuse a key they do not
+name (real outputs are validated against them in tests/publisher/test_lab_ci_preview.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from graphsite.paths import schema_path
+from graphsite.publisher.teardown import teardown
+from tests.publisher.fakes import Fault
+from tests.publisher.test_rules import _clients, _config, _deploy
+
+NAMES = ["deploy", "verify", "teardown", "diff"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_schema_is_a_valid_2020_12_schema(name: str) -> None:
+    schema = json.loads(schema_path(f"{name}.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["additionalProperties"] is False and schema["required"]
+
+
+def test_the_verify_schema_refuses_a_check_it_does_not_know() -> None:
+    validator = jsonschema.Draft202012Validator(json.loads(schema_path("verify.schema.json").read_text()))
+    check = {"name": "service", "status": "PASS", "evidence": "1/1 replicas", "seconds": 0.1}
+    report = {"name": "pr-1-x", "ok": True, "content_checked": True, "made_by": None, "created": None,
+              "checks": [check] * 7}
+    assert not list(validator.iter_errors(report))
+    assert list(validator.iter_errors({**report, "checks": [{**check, "status": "MAYBE"}] * 7}))
+    assert list(validator.iter_errors({**report, "token": "x"}))
+
+
+def test_teardown_reports_finished_or_not_match_their_schema(tmp_path: Path) -> None:
+    """The lab test validates a clean teardown; here, on the in-memory fakes, one that could not finish too."""
+    validator = jsonschema.Draft202012Validator(json.loads(schema_path("teardown.schema.json").read_text()))
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _deploy(config, clients, "site-1")
+    clients.dns.faults.inject("records", Fault.error(), times=2)
+    unfinished = teardown(config, "site-1", clients).as_json()
+    assert unfinished["clean"] is False and not list(validator.iter_errors(unfinished))
+    finished = teardown(config, "site-1", clients).as_json()
+    assert finished["left"] == [] and not list(validator.iter_errors(finished))
