@@ -40,6 +40,7 @@ COMMANDS = {
     "commands/listing.py": "usecases/inventory.py",
     "commands/teardown.py": "usecases/teardown.py",
     "commands/gc.py": "usecases/gc.py",
+    "commands/diff.py": "usecases/diff.py",
     "commands/doctor.py": "usecases/doctor/__init__.py",
 }
 NOT_COMMANDS = {"commands/__init__.py", "commands/present.py", "commands/new.py"}

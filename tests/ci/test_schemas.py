@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from graphsite.paths import schema_path
-from graphsite.publisher.teardown import teardown
+from graphsite.usecases.teardown import teardown
 from tests.publisher.fakes import Fault
 from tests.publisher.test_rules import _clients, _config, _deploy
 

@@ -15,7 +15,7 @@ import pytest
 import trustme
 from click.testing import CliRunner
 
-from graphsite.builder.build import build_page
+from graphsite.builder.build import page_from_source
 from graphsite.cli import main
 from graphsite.config import load_config
 from graphsite.errors import VerifyError
@@ -77,7 +77,7 @@ def configured(tmp_path: Path, address: str, bundle: str) -> Path:
 def page(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     source = tmp_path_factory.mktemp("page") / "report.md"
     source.write_text(REPORT, encoding="utf-8")
-    return build_page(source, subdomain=NAME).html.encode("utf-8")
+    return page_from_source(source, subdomain=NAME).html.encode("utf-8")
 
 
 def test_the_live_page_against_a_new_report(ca: tuple[trustme.CA, str], page: bytes, tmp_path: Path) -> None:

@@ -1,0 +1,62 @@
+"""What a new version of a report changes against an old one or against the page a deployment serves."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from graphsite.config import PASSWORD_ENV
+
+if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
+    from graphsite.builder.outline import Outline
+    from graphsite.config import Config
+
+PAGE_SUFFIXES = (".html", ".htm")
+
+
+def between_files(old: Path, new: Path, config: Config) -> Changes:
+    """What NEW changes against OLD, each a report (Markdown) or a page `build` wrote."""
+    from graphsite.builder.compare import compare
+
+    return compare(outline(old, config), outline(new, config))
+
+
+def against_live(name: str, new: Path, config: Config) -> Changes:
+    """What the report NEW changes against the page deployment NAME serves to its readers."""
+    from graphsite.builder.compare import compare
+
+    return compare(live_outline(name, config), outline(new, config))
+
+
+def outline(path: Path, config: Config) -> Outline:
+    """The outline of a built page (.html), else of the page the Markdown at `path` builds into."""
+    from graphsite.builder.build import page_from_source
+    from graphsite.builder.outline import read_outline
+    from graphsite.errors import BuildError
+
+    if path.suffix.lower() in PAGE_SUFFIXES:
+        try:
+            return read_outline(path.read_text(encoding="utf-8"), where=str(path))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BuildError(f"{path}: cannot read the page: {getattr(exc, 'strerror', None) or exc}") from None
+    # fonts do not change what the page says: "system" skips subsetting them
+    page = page_from_source(path, fonts="system", max_bytes=config.build.max_bytes)
+    return read_outline(page.html, where=str(path))
+
+
+def live_outline(name: str, config: Config) -> Outline:
+    """The outline of the page deployment NAME serves (a private one's password from $GRAPHSITE_PASSWORD)."""
+    from graphsite.builder.outline import read_outline
+    from graphsite.labels import subdomain_of
+    from graphsite.publisher.access import USER
+    from graphsite.publisher.clients import site
+    from graphsite.publisher.served import served_page
+
+    config = site(config)
+    subdomain = subdomain_of(name, config.site.domain)
+    password = os.environ.get(PASSWORD_ENV, "")
+    fqdn = f"{subdomain}.{config.site.domain}"
+    html = served_page(config, fqdn, (USER, password) if password else None)
+    return read_outline(html, where=f"the page https://{fqdn}/ serves")
