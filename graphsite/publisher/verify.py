@@ -21,9 +21,9 @@ from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
+from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
 from graphsite.publisher.deployment import Deployment, route_path
 
-PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 WAIT = "WAIT"  # a check's own answer, never a result: failed for now, in a way that can change with time
 # The edge answers 404 before it has loaded a new route, 502 or 503 while no task of the service answers yet.
 WAITING_STATUSES = frozenset({404, 502, 503})
@@ -33,18 +33,6 @@ CONFIRM_AFTER = 2.0
 Next = Literal["stop", "retry", "confirm"]
 PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
 UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    status: str
-    evidence: str
-    seconds: float
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "evidence": self.evidence,
-                "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)
@@ -127,7 +115,8 @@ def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
         step = next_read(status, evidence, previous)
         pause = CONFIRM_AFTER if step == "confirm" else delay
         if step == "stop" or clock() + pause > deadline:
-            return CheckResult(name, FAIL if status == WAIT else status, evidence, clock() - start)
+            return CheckResult(name, FAIL if status == WAIT else CheckStatus(status), evidence,
+                               seconds=clock() - start)
         sleep(pause)
         if step == "retry":
             delay = min(delay * 2, 2.0)
