@@ -6,10 +6,12 @@ knows exactly what to fix; nothing here touches the output directory.
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -49,10 +51,34 @@ class Source:
         return f"{self.head}\n{self.body}" if self.head else self.body
 
 
+STDIN = Path("-")  # the report read from standard input
+# Byte-order marks of the encodings a report may come in besides UTF-8; the UTF-32 ones first (UTF-32-LE's BOM
+# begins with UTF-16-LE's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Source:
-    """Return the decoded report at `path`, or raise SourceError (missing, not a regular file, too large,
-    empty, not UTF-8, bad YAML)."""
-    return parse_source(path, _read_bytes(path, max_bytes))
+    """Return the decoded report at `path` (`-`: standard input), or raise SourceError (missing, not a regular
+    file, too large, empty, not UTF-8 nor UTF-16/32 with a byte-order mark, bad YAML)."""
+    raw = _read_stdin(max_bytes) if path == STDIN else _read_bytes(path, max_bytes)
+    return parse_source(Path("<stdin>") if path == STDIN else path, raw)
+
+
+_stdin: dict[object, bytes] = {}  # standard input, read once: a build with --check-links reads the report twice
+
+
+def _read_stdin(max_bytes: int) -> bytes:
+    """Return standard input's bytes, at most `max_bytes` of them."""
+    stream = sys.stdin.buffer
+    try:
+        data = _stdin[stream] if stream in _stdin else _stdin.setdefault(stream, stream.read(max_bytes + 1))
+    except OSError as exc:
+        raise SourceError("<stdin>", f"cannot read standard input: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise SourceError("<stdin>", f"is more than the limit of {max_bytes:,} bytes",
+                          hint="raise build.max_bytes in graphsite.toml if the report really is this long")
+    return data
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -100,13 +126,7 @@ def _kind(mode: int) -> str:
 
 def parse_source(path: Path, raw: bytes) -> Source:
     """Return the report held in `raw` (the bytes of `path`)."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SourceError(path, f"not valid UTF-8 at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
-                          line=line, hint="save the file as UTF-8") from None
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
+    text = decode(path, raw).replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
     if not text.strip():
         raise SourceError(path, "the file is empty", hint="write the report's Markdown into it")
     lines = text.split("\n")
@@ -117,6 +137,19 @@ def parse_source(path: Path, raw: bytes) -> Source:
     data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
     front, warnings = front_matter(path, data, nodes)
     return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings, "\n".join(lines[:end + 1]))
+
+
+def decode(path: Path, raw: bytes) -> str:
+    """Return `raw` decoded: UTF-16 or UTF-32 when it starts with that encoding's byte-order mark, else UTF-8 (its
+    own mark dropped); raise SourceError naming the encoding, the byte offset and the line of a bad byte."""
+    encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8-sig")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        shown = "UTF-8" if encoding == "utf-8-sig" else f"{encoding.upper()} (it starts with that byte-order mark)"
+        line = raw[: exc.start].count(b"\n") + 1 if encoding == "utf-8-sig" else None
+        raise SourceError(path, f"not valid {shown} at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
+                          line=line, hint="save the file as UTF-8") from None
 
 
 def _opens_front_matter(lines: list[str]) -> bool:
