@@ -57,7 +57,8 @@ class LazyGroup(click.Group):
         if target is None or not self._available(name):
             return None
         module_name, _, attribute = target.partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:

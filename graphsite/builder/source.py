@@ -208,7 +208,7 @@ class _Value(NamedTuple):
 
 
 def _line(node: Any) -> int:
-    return node.start_mark.line + 2  # +1 for 1-based lines, +1 for the opening ---
+    return int(node.start_mark.line) + 2  # +1 for 1-based lines, +1 for the opening ---
 
 
 class _Fields:

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from graphsite.citations.results import STATES, LinkReport, LinkResult
+from graphsite.citations.results import LinkReport, LinkResult
+from graphsite.codes import LINK_STATES as STATES
 
 _WIDTH = 28
 _COLOURS = {"ok": "32", "redirected": "36", "warn": "33", "blocked": "33", "unavailable": "33", "dead": "31",

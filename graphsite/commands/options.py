@@ -22,6 +22,7 @@ def fonts_option(help: str) -> Callable[[F], F]:  # noqa: A002 (click's own name
     return click.option("--fonts", type=click.Choice(FONTS), default="embedded", show_default=True, help=help)
 
 
-def source_argument(**kwargs: object) -> Callable[[F], F]:
+def source_argument(*, dir_okay: bool = True) -> Callable[[F], F]:
     """SOURCE, the report: a Markdown file, or `-` for standard input (default: the embedded report)."""
-    return click.argument("source", required=False, type=click.Path(path_type=Path, allow_dash=True, **kwargs))
+    return click.argument("source", required=False,
+                          type=click.Path(path_type=Path, allow_dash=True, dir_okay=dir_okay))

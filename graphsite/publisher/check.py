@@ -7,6 +7,7 @@ from typing import Any
 
 from graphsite.codes import CheckStatus
 
+__all__ = ["FAIL", "PASS", "SKIP", "WARN", "CheckResult", "CheckStatus"]
 PASS, WARN, FAIL, SKIP = CheckStatus.PASS, CheckStatus.WARN, CheckStatus.FAIL, CheckStatus.SKIP
 
 
