@@ -14,10 +14,14 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
+from graphsite.codes import CITATION_CODES, CITATION_PREFIX
 from graphsite.errors import SourceError
+
+if TYPE_CHECKING:
+    from graphsite.config import Acceptance
 
 _FENCE = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
@@ -32,7 +36,8 @@ _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 # graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
 _ECOSYSTEM_TEXT = ("subtitle", "description", "abstract", "summary", "date")
 _KNOWN = frozenset(_TEXT_FIELDS + _ECOSYSTEM_TEXT + ("floors", "counter_frame", "rules", "author", "authors",
-                                                      "tags"))
+                                                      "tags", "accept"))
+_ACCEPTANCE_KEYS = ("code", "reason", "number", "url")
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,8 @@ def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[F
         values["floors"] = _cards(fields, top["floors"])
     if "counter_frame" in top and top["counter_frame"].value is not None:
         values["counter_frame"] = _counter_frame(fields, top["counter_frame"])
+    if "accept" in top and top["accept"].value is not None:
+        values["accept"] = _acceptances(fields, top["accept"])
     warnings = tuple(Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
                              line=top[key].line) for key in top if key not in _KNOWN)
     return FrontMatter(**values), warnings
@@ -327,6 +334,34 @@ def _cards(fields: _Fields, floors: _Value) -> tuple[Card, ...]:
                 for key in ("label", "year", "title", "definition")}
         cards.append(Card(**text, critique=fields.texts(card.get("critique", missing), f"{name}.critique")))
     return tuple(cards)
+
+
+def _acceptances(fields: _Fields, accept: _Value) -> tuple[Acceptance, ...]:
+    """Return the findings the report accepts: a list of {code, reason, number, url}, as [[citations.accept]]."""
+    from graphsite.config import Acceptance
+
+    found = []
+    for index, item in enumerate(fields.items(accept, "accept", "a list of acceptances")):
+        name = f"accept[{index}]"
+        entry = fields.mapping(item, name)
+        for key in entry:
+            if key not in _ACCEPTANCE_KEYS:
+                raise SourceError(fields.path, f"front matter field `{name}`: unknown key `{key}` (known: "
+                                  f"{', '.join(_ACCEPTANCE_KEYS)})", line=entry[key].line)
+        missing = _Value(item.node, None, item.line)
+        code, reason = (fields.text(entry.get(key, missing), f"{name}.{key}") for key in ("code", "reason"))
+        if not code or not reason:
+            raise SourceError(fields.path, f"front matter field `{name}`: an acceptance needs a code and a reason",
+                              line=item.line, hint="say why the finding stays in `reason`")
+        if code not in CITATION_CODES and CITATION_PREFIX + code not in CITATION_CODES:
+            raise SourceError(fields.path, f"front matter field `{name}.code`: unknown code {code!r} (known: "
+                              f"{', '.join(CITATION_CODES)})", line=entry["code"].line)
+        number = entry.get("number", missing)
+        if number.value is not None and (isinstance(number.value, bool) or not isinstance(number.value, int)):
+            raise fields.fail(number, f"{name}.number", "a citation number")
+        found.append(Acceptance(code=code, reason=reason, number=number.value or 0,
+                                url=fields.text(entry.get("url", missing), f"{name}.url")))
+    return tuple(found)
 
 
 def _counter_frame(fields: _Fields, frame: _Value) -> CounterFrame:
