@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from graphsite.errors import DeployError
 from graphsite.publisher.cloudflare import Record
@@ -11,13 +12,15 @@ from graphsite.publisher.deployment import Claim
 from graphsite.publisher.plan import DnsRecord
 from graphsite.publisher.ports import DnsPort
 
+RecordAction = Literal["create", "exists", "restamp", "replace"]
+
 
 @dataclass(frozen=True)
 class RecordDecision:
     """`create`, `exists`, `restamp` (an earlier deploy's record, given this deploy's stamp) or `replace` (with
     --force) the A record; `existing` is the record found."""
 
-    action: str
+    action: RecordAction
     existing: Record | None = None
 
 
