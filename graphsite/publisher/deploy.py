@@ -16,8 +16,9 @@ from pathlib import Path
 
 from graphsite import output
 from graphsite.atomic import write_atomic
+from graphsite.codes import CheckStatus
 from graphsite.config import Config
-from graphsite.errors import DeployError, GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
@@ -77,14 +78,6 @@ class DeployResult:
                 "expires": deployment.expires or None, "dry_run": self.dry_run, "dns": self.dns,
                 "service": plan.service.describe(), "route": str(plan.route_path),
                 "resources": [o.as_json() for o in self.outcomes], "checks": [c.as_json() for c in self.checks]}
-
-
-class Stopped(GraphsiteError):
-    """A signal stopped the run; its exit status is 128 + the signal's number."""
-
-    def __init__(self, message: str, *, exit_code: int, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.ending_with(exit_code)
 
 
 @dataclass
@@ -166,7 +159,7 @@ def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployRe
                 "live": "the new version was already live; its old content may be left for teardown or the next "
                         "deploy",
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
-        raise Stopped(f"deploy stopped by {stop.name}; {what}", exit_code=stop.exit_code) from None
+        raise Stopped(f"deploy stopped by {stop.name}; {what}", signum=stop.signum) from None
 
 
 @dataclass(frozen=True)
@@ -303,7 +296,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with output.step("verify"):
         checks = tuple(run_checks(config, plan.deployment, clients, credentials))
-        failed = [c for c in checks if c.status == "FAIL"]
+        failed = [c for c in checks if c.status == CheckStatus.FAIL]
         if failed:
             raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),
                               hint="rerun with --keep-on-failure to inspect, then `graphsite verify NAME`")
