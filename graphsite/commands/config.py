@@ -32,8 +32,10 @@ def show_command(as_json: bool, config_path: Path | None) -> None:
 
 
 @config_group.command("schema")
-def schema_command() -> None:
-    """Print the JSON Schema of graphsite.toml (checked in as graphsite/schemas/graphsite.schema.json)."""
+@json_option
+def schema_command(as_json: bool) -> None:
+    """Print the JSON Schema of graphsite.toml (checked in as graphsite/schemas/graphsite.schema.json); it is one
+    JSON object, with or without --json."""
     from graphsite.commands import present
     from graphsite.configdoc import schema_text
 

@@ -123,6 +123,20 @@ def test_the_exit_table_is_the_documented_one() -> None:
     assert "| 128 + n |" in readme and [int(s) for s in Exit] == [0, 1, 2, 128]
 
 
+def test_every_command_takes_json() -> None:
+    from graphsite.cli import main as group
+
+    ctx = click.Context(group)
+    for name in COMMANDS:
+        command = group.get_command(ctx, name)
+        assert command is not None
+        leaves = command.commands.values() if isinstance(command, click.Group) else [command]
+        for leaf in leaves:
+            assert any("--json" in p.opts for p in leaf.params), f"{name} {leaf.name}"
+    schema = run("config", "schema", "--json")
+    assert schema.exit_code == 0 and json.loads(schema.stdout)["$schema"]
+
+
 def test_new_and_serve_take_json(tmp_path: Path) -> None:
     made = run("new", str(tmp_path / "r.md"), "--json")
     assert made.exit_code == 0 and json.loads(made.stdout) == {"path": str(tmp_path / "r.md")}
