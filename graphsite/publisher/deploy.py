@@ -22,18 +22,19 @@ from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
+from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
 from graphsite.publisher.doctor import WARN, preflight, preflight_error
 from graphsite.publisher.inventory import holding
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
-from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
+from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import SwarmPort
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
 from graphsite.publisher.swarm import Service, config_labels, runs
-from graphsite.publisher.verify import CheckResult, reads_content, run_checks
+from graphsite.publisher.verify import reads_content, run_checks
 from graphsite.signals import Interrupted, interruptible, last_chance
 
 
@@ -327,7 +328,7 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
     for item in plan.service.configs:
-        outcomes.append(Outcome("config", item.name, config_change(plan, item, existing.get(item.name), domain)))
+        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
     current = prepared.current
@@ -365,7 +366,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
         # version before the live one, and putting it back would roll the live page back
         changed = swarm.ensure_service(plan.service)
-        outcomes.append(Outcome("service", plan.subdomain, changed))
+        outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
     with output.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):
@@ -388,7 +389,7 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
         undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
                   partial(swarm.relabel_config, item.name, before))
         swarm.relabel_config(item.name, config_labels(plan.stamp, item))
-    return Outcome("config", item.name, change)
+    return Outcome("config", item.name, Did(change))
 
 
 # The undo removes only what carries this run's stamp: a resource of that name this run did not make (a config
