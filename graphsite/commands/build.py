@@ -28,7 +28,6 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report; `-`: standard input) into
     OUT/index.html."""
-    from graphsite import output
     from graphsite.build import build
     from graphsite.commands import present
     from graphsite.config import load_config
@@ -50,5 +49,5 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
         from graphsite.builder.pdf import write_pdf
 
         pdf_path = write_pdf(outcome.path, outcome.path.parent / "report.pdf")
-        output.info(f"Printed {pdf_path} ({pdf_path.stat().st_size / 1024:.0f} KB)")
+        present.printed(pdf_path)
     present.build(outcome, as_json, links=links, fail_on=config.links.fail_on)

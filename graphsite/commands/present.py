@@ -116,6 +116,10 @@ def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = No
     _answer({**summary, "links": links.as_dict()}, as_json, problem)
 
 
+def printed(pdf: Path) -> None:
+    output.info(f"Printed {pdf} ({pdf.stat().st_size / 1024:.0f} KB)")
+
+
 def links(report: LinkReport, fail_on: Sequence[str], as_json: bool) -> None:
     """The link table on stdout (on stderr with --json, which prints the report's object); raise LinkCheckError
     (exit 1) when a link ends in a state of `fail_on`, Stopped (128 + n) when signal n stopped the run."""
