@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -56,7 +59,26 @@ class LazyGroup(click.Group):
         if target is None or not self._available(name):
             return None
         module_name, _, attribute = target.partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Run the command; every failure, a usage error included, is shown by `present.failure` (one JSON object
+        on stdout with --json) and ends with its status of `codes.Exit`."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        from graphsite import output
+
+        args = list(sys.argv[1:] if args is None else args)
+        output.configure()
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (click.ClickException, click.Abort, KeyboardInterrupt) as error:
+            from graphsite.commands.present import failure
+
+            status = failure(error, as_json=_wants_json(args))
+        sys.exit(status if isinstance(status, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, HELP[name]) for name in self.list_commands(ctx)]
@@ -75,3 +97,9 @@ def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
     from graphsite import output
 
     output.configure(verbosity=-1 if quiet else verbose)
+
+
+def _wants_json(args: list[str]) -> bool:
+    """Return whether the command line asks for --json: read from the words, since a usage error stops click
+    before it has parsed them (words after `--` are arguments, not options)."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)

@@ -1,25 +1,44 @@
-"""Errors written for the person at the keyboard: what failed, the detail, the next step. Exit status 1."""
+"""Errors written for the person at the keyboard: what failed, the detail, the next step. Each ends the command
+with a status of `codes.Exit` (1 unless it says otherwise)."""
 
 from __future__ import annotations
 
+import signal
+
 import click
+
+from graphsite.codes import Exit, stopped_by
 
 
 class GraphsiteError(click.ClickException):
-    """A failure the user can act on; click prints it as one `Error: …` line and exits 1."""
+    """A failure the user can act on; printed as one `Error: …` line (and `hint: …`), or with --json as one
+    object holding `error` and `hint` apart."""
 
-    exit_code = 1
+    exit_code = Exit.FAILED
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        if hint:
-            message = f"{message}\n  hint: {hint}"
-        super().__init__(message)
+    def __init__(self, message: str, *, hint: str | None = None, status: int | None = None) -> None:
+        self.detail, self.hint = message, hint
+        super().__init__(f"{message}\n  hint: {hint}" if hint else message)
+        if status is not None:
+            self.ending_with(status)
 
-    def ending_with(self, code: int) -> GraphsiteError:
-        """Return this error, ending the command with exit status `code` instead of its class's (click reads
-        `exit_code` from the instance; the class declares it as a ClassVar)."""
-        vars(self)["exit_code"] = code
+    def ending_with(self, status: int) -> GraphsiteError:
+        """Return this error, ending the command with `status` (one of `codes.Exit`, or `stopped_by`) instead of
+        its class's (click reads `exit_code` from the instance; the class declares it as a ClassVar)."""
+        vars(self)["exit_code"] = int(status)
         return self
+
+
+class Incomplete(GraphsiteError):
+    """The command ran, but what it reports is not all good (exit 1 after the report)."""
+
+
+class Stopped(GraphsiteError):
+    """A signal stopped the run: exit 128 + its number."""
+
+    def __init__(self, message: str, *, signum: int, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint, status=stopped_by(signum))
+        self.signal_name = signal.Signals(signum).name
 
 
 class ConfigError(GraphsiteError):
@@ -52,7 +71,3 @@ class DeployError(GraphsiteError):
 
 class VerifyError(GraphsiteError):
     """A verification check failed."""
-
-
-class TeardownError(GraphsiteError):
-    """Teardown could not remove a resource."""

@@ -11,11 +11,22 @@ from contextlib import contextmanager
 from typing import Any
 
 _verbosity = 0
+_emitted = False  # a JSON object is on stdout: a command prints one, and a failure after it prints no other
 
 
 def configure(verbosity: int = 0) -> None:
-    global _verbosity
-    _verbosity = verbosity
+    """Start a command's output: the verbosity of -v (1 and more) and -q (-1); nothing printed yet."""
+    global _verbosity, _emitted
+    _verbosity, _emitted = verbosity, False
+
+
+def verbosity() -> int:
+    return _verbosity
+
+
+def emitted() -> bool:
+    """Return whether this command printed its JSON object already."""
+    return _emitted
 
 
 def _color(text: str, code: str) -> str:
@@ -37,6 +48,7 @@ def detail(message: str) -> None:
 
 
 def warn(message: str) -> None:
+    """A warning for the person at the keyboard (stderr)."""
     if _verbosity >= 0:
         print(_color("warning: ", "33") + message, file=sys.stderr, flush=True)
 
@@ -53,6 +65,8 @@ def result(text: str) -> None:
 
 def emit_json(data: Any) -> None:
     """One JSON object on stdout."""
+    global _emitted
+    _emitted = True
     print(json.dumps(data, indent=2, sort_keys=True, default=str), flush=True)
 
 

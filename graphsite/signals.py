@@ -31,7 +31,9 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def exit_code(self) -> int:
-        return 128 + self.signum
+        from graphsite.codes import stopped_by
+
+        return stopped_by(self.signum)
 
 
 def _install(handler: Callable[[int, object], None]) -> dict[int, object]:

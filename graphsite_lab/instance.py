@@ -20,7 +20,6 @@ import yaml
 
 LAB_DOMAIN = "lab.graphsite.test"
 NETWORK = "dokploy-network"
-PAGE_PORT = 20128
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 

@@ -43,7 +43,7 @@ COMMANDS = {
     "commands/diff.py": "usecases/diff.py",
     "commands/doctor.py": "usecases/doctor/__init__.py",
 }
-NOT_COMMANDS = {"commands/__init__.py", "commands/present.py", "commands/new.py"}
+NOT_COMMANDS = {"commands/__init__.py", "commands/present.py", "commands/new.py", "commands/options.py"}
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphsite.config import Acceptance
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,9 @@ class FrontMatter:
     description: str = ""  # the meta description the author gave (description / abstract / summary)
     authors: tuple[str, ...] = ()  # the byline (author / authors)
     date: str = ""
+    # the findings the report's author accepts, as `[[citations.accept]]` does: the report carries them wherever it
+    # is built (the configuration's are added to them)
+    accept: tuple[Acceptance, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,22 @@ knows exactly what to fix; nothing here touches the output directory.
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
+from graphsite.codes import CITATION_CODES, CITATION_PREFIX
 from graphsite.errors import SourceError
+
+if TYPE_CHECKING:
+    from graphsite.config import Acceptance
 
 _FENCE = re.compile(r"^---[ \t]*$")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
@@ -30,7 +36,8 @@ _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 # graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
 _ECOSYSTEM_TEXT = ("subtitle", "description", "abstract", "summary", "date")
 _KNOWN = frozenset(_TEXT_FIELDS + _ECOSYSTEM_TEXT + ("floors", "counter_frame", "rules", "author", "authors",
-                                                      "tags"))
+                                                      "tags", "accept"))
+_ACCEPTANCE_KEYS = ("code", "reason", "number", "url")
 
 
 @dataclass(frozen=True)
@@ -49,10 +56,34 @@ class Source:
         return f"{self.head}\n{self.body}" if self.head else self.body
 
 
+STDIN = Path("-")  # the report read from standard input
+# Byte-order marks of the encodings a report may come in besides UTF-8; the UTF-32 ones first (UTF-32-LE's BOM
+# begins with UTF-16-LE's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
 def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Source:
-    """Return the decoded report at `path`, or raise SourceError (missing, not a regular file, too large,
-    empty, not UTF-8, bad YAML)."""
-    return parse_source(path, _read_bytes(path, max_bytes))
+    """Return the decoded report at `path` (`-`: standard input), or raise SourceError (missing, not a regular
+    file, too large, empty, not UTF-8 nor UTF-16/32 with a byte-order mark, bad YAML)."""
+    raw = _read_stdin(max_bytes) if path == STDIN else _read_bytes(path, max_bytes)
+    return parse_source(Path("<stdin>") if path == STDIN else path, raw)
+
+
+_stdin: dict[object, bytes] = {}  # standard input, read once: a build with --check-links reads the report twice
+
+
+def _read_stdin(max_bytes: int) -> bytes:
+    """Return standard input's bytes, at most `max_bytes` of them."""
+    stream = sys.stdin.buffer
+    try:
+        data = _stdin[stream] if stream in _stdin else _stdin.setdefault(stream, stream.read(max_bytes + 1))
+    except OSError as exc:
+        raise SourceError("<stdin>", f"cannot read standard input: {exc.strerror}") from None
+    if len(data) > max_bytes:
+        raise SourceError("<stdin>", f"is more than the limit of {max_bytes:,} bytes",
+                          hint="raise build.max_bytes in graphsite.toml if the report really is this long")
+    return data
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -100,13 +131,7 @@ def _kind(mode: int) -> str:
 
 def parse_source(path: Path, raw: bytes) -> Source:
     """Return the report held in `raw` (the bytes of `path`)."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SourceError(path, f"not valid UTF-8 at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
-                          line=line, hint="save the file as UTF-8") from None
-    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
+    text = decode(path, raw).replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
     if not text.strip():
         raise SourceError(path, "the file is empty", hint="write the report's Markdown into it")
     lines = text.split("\n")
@@ -117,6 +142,19 @@ def parse_source(path: Path, raw: bytes) -> Source:
     data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
     front, warnings = front_matter(path, data, nodes)
     return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings, "\n".join(lines[:end + 1]))
+
+
+def decode(path: Path, raw: bytes) -> str:
+    """Return `raw` decoded: UTF-16 or UTF-32 when it starts with that encoding's byte-order mark, else UTF-8 (its
+    own mark dropped); raise SourceError naming the encoding, the byte offset and the line of a bad byte."""
+    encoding = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8-sig")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        shown = "UTF-8" if encoding == "utf-8-sig" else f"{encoding.upper()} (it starts with that byte-order mark)"
+        line = raw[: exc.start].count(b"\n") + 1 if encoding == "utf-8-sig" else None
+        raise SourceError(path, f"not valid {shown} at byte offset {exc.start} (byte 0x{raw[exc.start]:02x})",
+                          line=line, hint="save the file as UTF-8") from None
 
 
 def _opens_front_matter(lines: list[str]) -> bool:
@@ -175,7 +213,7 @@ class _Value(NamedTuple):
 
 
 def _line(node: Any) -> int:
-    return node.start_mark.line + 2  # +1 for 1-based lines, +1 for the opening ---
+    return int(node.start_mark.line) + 2  # +1 for 1-based lines, +1 for the opening ---
 
 
 class _Fields:
@@ -244,6 +282,8 @@ def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[F
         values["floors"] = _cards(fields, top["floors"])
     if "counter_frame" in top and top["counter_frame"].value is not None:
         values["counter_frame"] = _counter_frame(fields, top["counter_frame"])
+    if "accept" in top and top["accept"].value is not None:
+        values["accept"] = _acceptances(fields, top["accept"])
     warnings = tuple(Finding("front-matter-unused", f"front matter key `{key}` is not shown on the page",
                              line=top[key].line) for key in top if key not in _KNOWN)
     return FrontMatter(**values), warnings
@@ -294,6 +334,34 @@ def _cards(fields: _Fields, floors: _Value) -> tuple[Card, ...]:
                 for key in ("label", "year", "title", "definition")}
         cards.append(Card(**text, critique=fields.texts(card.get("critique", missing), f"{name}.critique")))
     return tuple(cards)
+
+
+def _acceptances(fields: _Fields, accept: _Value) -> tuple[Acceptance, ...]:
+    """Return the findings the report accepts: a list of {code, reason, number, url}, as [[citations.accept]]."""
+    from graphsite.config import Acceptance
+
+    found = []
+    for index, item in enumerate(fields.items(accept, "accept", "a list of acceptances")):
+        name = f"accept[{index}]"
+        entry = fields.mapping(item, name)
+        for key in entry:
+            if key not in _ACCEPTANCE_KEYS:
+                raise SourceError(fields.path, f"front matter field `{name}`: unknown key `{key}` (known: "
+                                  f"{', '.join(_ACCEPTANCE_KEYS)})", line=entry[key].line)
+        missing = _Value(item.node, None, item.line)
+        code, reason = (fields.text(entry.get(key, missing), f"{name}.{key}") for key in ("code", "reason"))
+        if not code or not reason:
+            raise SourceError(fields.path, f"front matter field `{name}`: an acceptance needs a code and a reason",
+                              line=item.line, hint="say why the finding stays in `reason`")
+        if code not in CITATION_CODES and CITATION_PREFIX + code not in CITATION_CODES:
+            raise SourceError(fields.path, f"front matter field `{name}.code`: unknown code {code!r} (known: "
+                              f"{', '.join(CITATION_CODES)})", line=entry["code"].line)
+        number = entry.get("number", missing)
+        if number.value is not None and (isinstance(number.value, bool) or not isinstance(number.value, int)):
+            raise fields.fail(number, f"{name}.number", "a citation number")
+        found.append(Acceptance(code=code, reason=reason, number=number.value or 0,
+                                url=fields.text(entry.get("url", missing), f"{name}.url")))
+    return tuple(found)
 
 
 def _counter_frame(fields: _Fields, frame: _Value) -> CounterFrame:

@@ -1,15 +1,16 @@
-"""How a link check looks to the person at the keyboard: a progress bar while it runs, a table at the end."""
+"""How a link check looks to the person at the keyboard: a progress bar while it runs, a table at the end
+(`commands/present.py` prints it and decides the exit status)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TextIO
 
-from graphsite.citations.results import STATES, LinkReport, LinkResult
-from graphsite.errors import LinkCheckError
+from graphsite.citations.results import LinkReport, LinkResult
+from graphsite.codes import LINK_STATES as STATES
 
 _WIDTH = 28
 _COLOURS = {"ok": "32", "redirected": "36", "warn": "33", "blocked": "33", "unavailable": "33", "dead": "31",
@@ -96,7 +97,7 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
         note = f"  {item.detail}" if item.detail else ""
         warning = f"  warning: {item.warning}" if item.warning else ""
         cached = " (cached)" if item.cached else ""
-        lines.append(f"  {state}  {status:>3}  {item.url}{_where(item)}{note}{warning}{cached}")
+        lines.append(f"  {state}  {status:>3}  {item.url}{where(item)}{note}{warning}{cached}")
     counts = report.counts()
     totals = ", ".join(f"{counts[s]} {s}" for s in STATES if counts[s])
     from_cache = sum(1 for r in report.results if r.cached)
@@ -106,7 +107,7 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
     return "\n".join(lines)
 
 
-def _where(item: LinkResult) -> str:
+def where(item: LinkResult) -> str:
     if item.places:
         shown = ", ".join(map(str, item.places[:5])) + (", …" if len(item.places) > 5 else "")
         return f" ({shown})"
@@ -118,49 +119,6 @@ def _where(item: LinkResult) -> str:
 
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_json: bool = False,
-               stdout_is_json: bool = False) -> None:
-    """Print warnings on stderr and the table, a result, on stdout; with `as_json` the JSON object goes to stdout
-    and the table to stderr (so too when `stdout_is_json`: the caller prints its own object there). Raise
-    LinkCheckError (exit 1) when a link ends in a state of `fail_on`, and LinkCheckStopped (exit 130 / 143) when
-    a signal stopped the run."""
-    from graphsite import output
-
-    for warning in report.warnings:
-        output.warn(warning)
-    local = [r for r in report.results if r.state == "local"]
-    if local:
-        first = local[0]
-        output.warn(f"{len(local)} relative link(s) will not work on the published page (one index.html): first "
-                    f"{first.url}{_where(first)}: {first.detail}")
-    every_link = _verbosity() >= 1
-    if as_json or stdout_is_json:
-        output.info(render_summary(report, every_link=every_link,
-                                   colour=not os.environ.get("NO_COLOR") and sys.stderr.isatty()))
-    else:
-        output.result(render_summary(report, every_link=every_link))
-    if as_json:
-        output.emit_json(report.as_dict())
-    if report.partial:
-        raise LinkCheckStopped(report)
-    failing = report.failing(fail_on)
-    if failing:
-        first = failing[0]
-        raise LinkCheckError(f"{len(failing)} link(s) {'/'.join(fail_on)}: first {first.url}{_where(first)} "
-                             f"({first.detail})", hint="fix or replace the link in the report, or add its prefix "
-                                                       "to links.skip")
-
-
-class LinkCheckStopped(LinkCheckError):
-    """A signal stopped the run: exit 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
-
-    def __init__(self, report: LinkReport) -> None:
-        done = sum(1 for r in report.results if r.state != "unchecked")
-        super().__init__(f"stopped by {report.stopped_by}: {done} of {len(report.results)} links have a verdict "
-                         "(partial results; the verdicts reached are in the link cache)")
-        self.ending_with(report.stopped_status)
 
 
 def _verbosity() -> int:

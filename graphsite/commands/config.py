@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option
+
 
 @click.group("config")
 def config_group() -> None:
@@ -13,27 +15,28 @@ def config_group() -> None:
 
 
 @config_group.command("show")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 def show_command(as_json: bool, config_path: Path | None) -> None:
     """Print every effective value and its source (default, file, environment); the token is redacted."""
-    from graphsite import output
+    from graphsite.commands import present
     from graphsite.usecases.configdoc import effective, render_toml, token_setting
 
     config, settings, chosen = effective(config_path)
     token = token_setting(config)
-    if as_json:
-        output.emit_json({"config_file": str(config.path or ""), "config_file_source": chosen,
-                          "values": {s.name: s.as_json() for s in settings}, "token": token.as_json()})
-        return
-    output.result(f"# configuration file: {config.path or '(none)'} ({chosen})")
-    output.result(f"# Cloudflare token: {'set' if token.value else 'not set'} ({token.source}; never shown)")
-    output.result(render_toml(settings).rstrip("\n"))
+    data = {"config_file": str(config.path or ""), "config_file_source": chosen,
+            "values": {s.name: s.as_json() for s in settings}, "token": token.as_json()}
+    present.config_show(data, [f"# configuration file: {config.path or '(none)'} ({chosen})",
+                               f"# Cloudflare token: {'set' if token.value else 'not set'} ({token.source}; never "
+                               "shown)", render_toml(settings).rstrip("\n")], as_json)
 
 
 @config_group.command("schema")
-def schema_command() -> None:
-    """Print the JSON Schema of graphsite.toml (checked in as graphsite/schemas/graphsite.schema.json)."""
+@json_option
+def schema_command(as_json: bool) -> None:
+    """Print the JSON Schema of graphsite.toml (checked in as graphsite/schemas/graphsite.schema.json); it is one
+    JSON object, with or without --json."""
+    from graphsite.commands import present
     from graphsite.usecases.configdoc import schema_text
 
-    click.echo(schema_text(), nl=False)
+    present.schema(schema_text())

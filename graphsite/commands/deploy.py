@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option, source_argument
 from graphsite.config import load_config
 from graphsite.paths import default_source
 
 
 @click.command("deploy")
-@click.argument("source", required=False, type=click.Path(path_type=Path))
+@source_argument()
 @click.option("--random-subdomain", is_flag=True, help="Draw a fresh <prefix>-<6 hex> name.")
 @click.option("--subdomain", metavar="NAME",
               help="Deploy under NAME, given alone or as NAME.<site.domain> (a new name, or one to redeploy).")
@@ -28,10 +29,12 @@ from graphsite.paths import default_source
               help="Private, for the users of this htpasswd file (bcrypt: htpasswd -nB USER).")
 @click.option("--new-password", is_flag=True, help="Make new credentials (a redeploy keeps the old ones).")
 @click.option("--public", is_flag=True, help="Make a private deployment public again.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, force, keep_on_failure,
-                   skip_verify, wait, private, auth_file, new_password, public, as_json, config_path) -> None:
+@json_option
+@config_option
+def deploy_command(source: Path | None, random_subdomain: bool, subdomain: str | None, ttl: str | None,
+                   content: str | None, dry_run: bool, force: bool, keep_on_failure: bool, skip_verify: bool,
+                   wait: float, private: bool, auth_file: Path | None, new_password: bool, public: bool,
+                   as_json: bool, config_path: Path | None) -> None:
     """Publish SOURCE (default: the embedded report) under a subdomain and prove it is live."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site

@@ -3,27 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from graphsite.commands.options import config_option, json_option
 from graphsite.config import load_config
 from graphsite.usecases.diff import PAGE_SUFFIXES
-
-if TYPE_CHECKING:
-    from graphsite.builder.compare import Changes
 
 
 @click.command("diff")
 @click.argument("old")
 @click.argument("new", required=False, type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 def diff_command(old: str, new: Path | None, as_json: bool, config_path: Path | None) -> None:
     """Say what NEW changes against OLD: sections added, removed or rewritten (with word counts), citations and
     references added or removed, front-matter fields changed. OLD and NEW are reports (Markdown) or pages that
     `build` wrote (.html). OLD may instead be a deployment NAME: then NEW (default: the report `build` uses) is
     compared with the page NAME serves at its public URL (a private one's password from $GRAPHSITE_PASSWORD)."""
+    from graphsite.commands import present
     from graphsite.usecases import diff
 
     config = load_config(config_path)
@@ -37,25 +35,10 @@ def diff_command(old: str, new: Path | None, as_json: bool, config_path: Path | 
     else:
         new = new or _default_source()
         found = diff.against_live(old, new, config)
-    _show(found, old, str(new), as_json)
+    present.diff(found, old, str(new), as_json)
 
 
 def _default_source() -> Path:
     from graphsite.paths import default_source
 
     return default_source()
-
-
-def _show(found: Changes, old: str, new: str, as_json: bool) -> None:
-    """One line per change on stdout (a heading on stderr), or one JSON object with --json."""
-    from graphsite import output
-
-    if as_json:
-        output.emit_json({"old_source": old, "new_source": new, **found.as_json()})
-    elif not found.changed:
-        output.result(f"No changes from {old} to {new}: the same sections, words, citations, references and "
-                      "front matter")
-    else:
-        output.info(f"Changes from {old} ({found.old.words} words) to {new} ({found.new.words} words):")
-        for line in found.lines():
-            output.result(line)

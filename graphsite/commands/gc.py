@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option
 from graphsite.config import load_config
 
 
@@ -26,8 +27,8 @@ def _moment(ctx: click.Context, param: click.Parameter, text: str | None) -> dat
 @click.option("--prefix", default="", metavar="TEXT", help="Only names that start with TEXT.")
 @click.option("--wait", type=float, default=0.0, metavar="SECONDS",
               help="Wait for a run that holds a name's lock (default: skip that name this time).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 # The clock, injected: a test judges a --ttl 1s deployment expired without waiting out the second.
 @click.option("--now", callback=_moment, hidden=True, metavar="STAMP", help="Judge expiry at STAMP, not now.")
 def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_path: Path | None,

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option, source_argument
+
 
 @click.command("links")
-@click.argument("source", required=False, type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+@source_argument(dir_okay=False)
+@json_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               help="Seconds one request may take in all: connect, headers, body [links.timeout].")
 @click.option("--deadline", type=click.FloatRange(min=0, min_open=True),
@@ -24,27 +26,26 @@ import click
 @click.option("--offline", is_flag=True, help="Ask nothing of the network: every verdict from the cache.")
 @click.option("--allow-private", is_flag=True, default=None,
               help="Also request loopback and private addresses [links.allow_private].")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@config_option
 def links_command(source: Path | None, as_json: bool, timeout: float | None, deadline: float | None,
                   concurrency: int | None, no_cache: bool, offline: bool, allow_private: bool | None,
                   config_path: Path | None) -> None:
-    """Check every link of SOURCE (default: content/graph-engineering.md): ok, redirected, warn, blocked, unavailable,
-    dead, timeout, unverified, local, private, skipped, each with its Markdown line. Exits 0 when clean, 1 when a
-    link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129 when interrupted."""
-    from graphsite.citations.console import show_links
+    """Check every link of SOURCE (default: content/graph-engineering.md; `-`: standard input): ok, redirected,
+    warn, blocked, unavailable, dead, timeout, unverified, local, private, skipped, each with its Markdown line.
+    Exits 0 when clean, 1 when a link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129
+    when interrupted."""
+    from graphsite.codes import Exit
+    from graphsite.commands import present
+    from graphsite.config import load_config
     from graphsite.errors import BuildError, ConfigError
+    from graphsite.paths import default_source
     from graphsite.usecases.links import check_report_links
 
     try:
-        from graphsite.config import load_config
-        from graphsite.paths import default_source
-
         config = load_config(config_path)
         flags = {"timeout": timeout, "deadline": deadline, "concurrency": concurrency, "allow_private": allow_private}
         config = config.replace("links", **{k: v for k, v in flags.items() if v is not None})
         report = check_report_links(source or default_source(), config, use_cache=not no_cache, offline=offline)
     except (ConfigError, BuildError) as error:
-        raise error.ending_with(2) from None  # the input is wrong, not a link: distinct from exit 1 (fail_on)
-    except KeyboardInterrupt:  # before or after the checks (reading the report): nothing to save yet
-        raise SystemExit(130) from None
-    show_links(report, config.links.fail_on, as_json=as_json)
+        raise error.ending_with(Exit.USAGE) from None  # the input is wrong, not a link: 1 means a link failed
+    present.links(report, config.links.fail_on, as_json)

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option
 from graphsite.config import load_config
 
 
 @click.command("list")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 def list_command(name: str | None, as_json: bool, config_path: Path | None) -> None:
     """List every deployment, complete or partial: fqdn, age, expiry, sha, replicas, access, state; with NAME
     (the subdomain alone or its fqdn), only that one, or "nothing deployed for NAME". Exits 1 when a system could

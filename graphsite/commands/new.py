@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from graphsite.atomic import fsync_directory
+from graphsite.commands.options import json_option
 from graphsite.errors import GraphsiteError
 
 STARTER = Path(__file__).resolve().parents[1] / "starter.md"
@@ -53,11 +54,10 @@ def create_new(path: Path, text: str) -> None:
 
 @click.command("new")
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=False))
-def new_command(path: Path) -> None:
+@json_option
+def new_command(path: Path, as_json: bool) -> None:
     """Write a starter report to PATH: every front-matter field explained, a cited section, a reference list."""
-    from graphsite import output
+    from graphsite.commands import present
 
     create_new(path, starter_text(path))
-    output.info(f"Wrote {path}. Preview it with `graphsite serve {path}`; "
-                f"build it with `graphsite build {path} --strict`.")
-    output.result(str(path))
+    present.new(path, as_json)

@@ -1,30 +1,223 @@
-"""How the publisher's outcomes are shown: progress and human lines on stderr, results on stdout, or one JSON
-object with --json. Every line is made from a typed outcome; nothing printed here is ever read back."""
+"""How every command's outcome is shown: progress and human lines on stderr, results on stdout, or one JSON
+object with --json, a failure included (`error`, `hint`, `status`; `usage` for a usage error). Every line is made
+from a typed outcome; nothing printed here is ever read back. The exit status of a failure is decided here, from
+the table of `codes.Exit`."""
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
 
 from graphsite import output
-from graphsite.errors import GraphsiteError
+from graphsite.codes import CheckStatus, Exit, stopped_by
+from graphsite.errors import GraphsiteError, Incomplete, LinkCheckError, Stopped
 
 if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
+    from graphsite.citations.results import LinkReport
+    from graphsite.publisher.check import CheckResult
     from graphsite.publisher.deployment import Deployment
+    from graphsite.usecases.build import BuildOutcome
     from graphsite.usecases.deploy import DeployResult
     from graphsite.usecases.gc import GcReport
     from graphsite.usecases.inventory import Holding, Inventory
     from graphsite.usecases.teardown import TeardownReport
-    from graphsite.usecases.verify import CheckResult, VerifyReport
+    from graphsite.usecases.verify import VerifyReport
+
+__all__ = ["Incomplete", "failure"]
+SHOWN_WARNINGS = 20  # more would bury the build's summary line; -v shows them all, --json lists them all
 
 
-class Incomplete(GraphsiteError):
-    """The command ran, but what it reports is not all good (exit 1 after the report)."""
+# --- failures ----------------------------------------------------------------------------------------------------
 
 
-def checks(results: list[CheckResult] | tuple[CheckResult, ...]) -> None:
+def failure(error: BaseException, *, as_json: bool) -> int:
+    """Show `error` (a click or graphsite error, or an interrupt) on stderr and, with `as_json`, as one JSON object
+    on stdout unless the command already printed its own (which then holds the failure); return the exit status."""
+    status, fields = _failure_fields(error)
+    if isinstance(error, click.ClickException):
+        error.show()
+    else:
+        click.echo(f"Error: {fields['error']}", err=True)
+    if as_json and not output.emitted():
+        output.emit_json(fields)
+    return status
+
+
+def _failure_fields(error: BaseException) -> tuple[int, dict[str, Any]]:
+    """Return the exit status of `error` and the fields that describe it: error, hint, status (and usage)."""
+    if isinstance(error, click.UsageError):
+        ctx = error.ctx
+        hint = f"`{ctx.command_path} --help` lists what it takes" if ctx is not None else None
+        return Exit.USAGE, {"error": error.format_message(), "hint": hint, "status": int(Exit.USAGE),
+                            "usage": ctx.get_usage() if ctx is not None else None}
+    if isinstance(error, GraphsiteError):
+        return error.exit_code, _error_fields(error)
+    if isinstance(error, click.ClickException):  # click's own, e.g. a --password-file that cannot be opened
+        return error.exit_code, {"error": error.format_message(), "hint": None, "status": error.exit_code}
+    cause = error.__cause__ if isinstance(error, click.Abort) else error  # click turns Ctrl-C into Abort
+    signum = getattr(cause, "signum", signal.SIGINT)
+    status = stopped_by(signum)
+    return status, {"error": f"stopped by {signal.Signals(signum).name}", "hint": None, "status": status}
+
+
+def _error_fields(error: GraphsiteError) -> dict[str, Any]:
+    return {"error": error.detail, "hint": error.hint, "status": error.exit_code}
+
+
+def _answer(data: dict[str, Any], as_json: bool, problem: GraphsiteError | None = None) -> None:
+    """Print `data` as the command's one JSON object (with `problem`'s fields), then raise `problem` if any."""
+    if as_json:
+        output.emit_json({**data, **_error_fields(problem)} if problem else data)
+    if problem:
+        raise problem
+
+
+# --- build, links ------------------------------------------------------------------------------------------------
+
+
+def build_summary(outcome: BuildOutcome) -> None:
+    """The build's warnings and its one-line summary, on stderr."""
+    summary = outcome.summary()
+    shown = hidden = 0
+    for warning in summary["warnings"]:
+        where = f"line {warning['line']}: " if warning["line"] else ""
+        text = f"{where}{warning['code']}: {warning['message']}"
+        if warning.get("accepted"):
+            output.detail(f"{text} (accepted: {warning['accepted']})")
+        elif shown < SHOWN_WARNINGS:
+            output.warn(text)
+            shown += 1
+        else:
+            output.detail(text)
+            hidden += 1
+    if hidden:
+        output.warn(f"… and {hidden} more (-v shows them, --json lists them)")
+    counts = summary["citations"]
+    output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
+                f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "
+                f"references, {counts['unique_urls']} unique outbound URLs")
+
+
+def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None,
+          fail_on: Sequence[str] = ()) -> None:
+    """The build's JSON object (with the link check's, when it ran), and the link table; raise when a link
+    failed."""
+    summary = outcome.summary()
+    if links is None:
+        return _answer(summary, as_json)
+    problem = _links_table(links, fail_on, as_json)
+    _answer({**summary, "links": links.as_dict()}, as_json, problem)
+
+
+def printed(pdf: Path) -> None:
+    output.info(f"Printed {pdf} ({pdf.stat().st_size / 1024:.0f} KB)")
+
+
+def links(report: LinkReport, fail_on: Sequence[str], as_json: bool) -> None:
+    """The link table on stdout (on stderr with --json, which prints the report's object); raise LinkCheckError
+    (exit 1) when a link ends in a state of `fail_on`, Stopped (128 + n) when signal n stopped the run."""
+    _answer(report.as_dict(), as_json, _links_table(report, fail_on, as_json))
+
+
+def _links_table(report: LinkReport, fail_on: Sequence[str], as_json: bool) -> GraphsiteError | None:
+    """Print the link check's warnings and its table; return what fails the command, if anything does."""
+    from graphsite.citations.console import render_summary, where
+
+    for warning in report.warnings:
+        output.warn(warning)
+    local = [r for r in report.results if r.state == "local"]
+    if local:
+        first = local[0]
+        output.warn(f"{len(local)} relative link(s) will not work on the published page (one index.html): first "
+                    f"{first.url}{where(first)}: {first.detail}")
+    every_link = output.verbosity() >= 1
+    if as_json:
+        output.info(render_summary(report, every_link=every_link,
+                                   colour=not os.environ.get("NO_COLOR") and sys.stderr.isatty()))
+    else:
+        output.result(render_summary(report, every_link=every_link))
+    if report.partial:
+        done = sum(1 for r in report.results if r.state != "unchecked")
+        return Stopped(f"stopped by {report.stopped_by}: {done} of {len(report.results)} links have a verdict "
+                       "(partial results; the verdicts reached are in the link cache)",
+                       signum=signal.Signals[report.stopped_by].value)
+    failing = report.failing(fail_on)
+    if not failing:
+        return None
+    first = failing[0]
+    return LinkCheckError(f"{len(failing)} link(s) {'/'.join(fail_on)}: first {first.url}{where(first)} "
+                          f"({first.detail})",
+                          hint="fix or replace the link in the report, or add its prefix to links.skip")
+
+
+# --- new, serve, config, doctor ----------------------------------------------------------------------------------
+
+
+def new(path: Path, as_json: bool) -> None:
+    output.info(f"Wrote {path}. Preview it with `graphsite serve {path}`; "
+                f"build it with `graphsite build {path} --strict`.")
+    output.emit_json({"path": str(path)}) if as_json else output.result(str(path))
+
+
+def serving(source: Path, url: str, as_json: bool) -> None:
+    """Say where the preview is served (the one JSON object, with --json: printed before serving starts)."""
+    output.info(f"Serving {source} on {url} (rebuilt on change; Ctrl-C stops)")
+    output.emit_json({"source": str(source), "url": url}) if as_json else output.result(url)
+
+
+def serve_stopped() -> None:
+    output.info("Stopped.")
+
+
+def config_show(data: dict[str, Any], lines: Iterable[str], as_json: bool) -> None:
+    """The effective configuration: `data` with --json, else `lines` (TOML with comments)."""
+    if as_json:
+        output.emit_json(data)
+        return
+    for line in lines:
+        output.result(line)
+
+
+def schema(text: str) -> None:
+    """The JSON Schema of graphsite.toml, byte for byte as checked in."""
+    click.echo(text, nl=False)
+
+
+def doctor(results: Sequence[CheckResult], config_file: Path | None, as_json: bool) -> None:
+    """Every check with its evidence and fix, the counts; raise Incomplete (exit 1) on any FAIL."""
     for check in results:
-        output.info(f"  {check.status} {check.name:8} {check.evidence} ({check.seconds:.2f} s)")
+        output.info(f"  {check.status} {check.name:20} {check.evidence}")
+        if check.fix:
+            output.info(f"       {'':20} fix: {check.fix}")
+    failed = [c.name for c in results if c.status == CheckStatus.FAIL]
+    counts = _counts(results)
+    output.info(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" ({config_file or 'built-in defaults'})")
+    problem = Incomplete(f"{len(failed)} check(s) failed: {', '.join(failed)}",
+                         hint="each FAIL above says the fix; nothing was changed") if failed else None
+    _answer({"ok": not failed, "config": str(config_file or ""),
+             "checks": [c.as_json() for c in results]}, as_json, problem)
+
+
+def _counts(results: Iterable[CheckResult]) -> dict[CheckStatus, int]:
+    results = tuple(results)
+    return {status: sum(c.status == status for c in results) for status in CheckStatus}
+
+
+# --- the publisher -----------------------------------------------------------------------------------------------
+
+
+def checks(results: Sequence[CheckResult]) -> None:
+    for check in results:
+        took = f" ({check.seconds:.2f} s)" if check.seconds is not None else ""
+        output.info(f"  {check.status} {check.name:8} {check.evidence}{took}")
 
 
 def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
@@ -64,15 +257,14 @@ def verify(report: VerifyReport, as_json: bool) -> None:
     name, failed, older = report.deployment.name, report.failed, not report.deployment.made_by
     output.info(f"{name}: {_maker(report.deployment)}")
     checks(report.checks)
-    if as_json:
-        output.emit_json(report.as_json())
     unread = "" if report.content_checked else f"; {UNREAD}"
-    if failed:
-        raise Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}",
-                         hint=_maker(report.deployment) if older else None)
-    counts = {status: sum(c.status == status for c in report.checks) for status in ("PASS", "SKIP")}
-    skipped = f", {counts['SKIP']} skipped" if counts["SKIP"] else ""
-    output.info(f"Verified {name}: {counts['PASS']} passed{skipped}{unread}")
+    problem = Incomplete(f"{name}: {len(failed)} check(s) failed: {', '.join(failed)}{unread}",
+                         hint=_maker(report.deployment) if older else None) if failed else None
+    if not failed:
+        counts = _counts(report.checks)
+        skipped = f", {counts[CheckStatus.SKIP]} skipped" if counts[CheckStatus.SKIP] else ""
+        output.info(f"Verified {name}: {counts[CheckStatus.PASS]} passed{skipped}{unread}")
+    _answer(report.as_json(), as_json, problem)
 
 
 def _maker(deployment: Deployment) -> str:
@@ -88,24 +280,25 @@ def _maker(deployment: Deployment) -> str:
 
 
 def teardown(report: TeardownReport, as_json: bool) -> None:
-    if as_json:
-        output.emit_json(report.as_json())
-    else:
+    if not as_json:
         for outcome in report.outcomes:
             output.result(outcome.line())
         output.result(f"page     {report.page}")
     if report.nothing_was_there and report.clean:
         output.info(f"nothing left of {report.name}: every resource was already absent")
+    problem = None
     if not report.clean:
         left = ", ".join(report.left) or ("" if report.page_offline else
                                           "the page is still served" if report.page_state == "served"
                                           else f"the page's absence is not proven ({report.page})")
         failed = [o for o in report.outcomes if o.failed]
         what = "; ".join(f"{o.resource} {o.name}: {o.detail}" for o in failed)
-        raise Incomplete(f"teardown of {report.name} is not finished" + (f": {what}" if what else "")
-                         + (f"; left: {left}" if left else ""),
-                         hint=f"run `graphsite teardown {report.name}` again: it removes what is left")
-    output.info(f"Tore down {report.name}: nothing is left and the page is no longer served")
+        problem = Incomplete(f"teardown of {report.name} is not finished" + (f": {what}" if what else "")
+                             + (f"; left: {left}" if left else ""),
+                             hint=f"run `graphsite teardown {report.name}` again: it removes what is left")
+    else:
+        output.info(f"Tore down {report.name}: nothing is left and the page is no longer served")
+    _answer(report.as_json(), as_json, problem)
 
 
 def _row(held: Holding, now: datetime) -> tuple[str, ...]:
@@ -128,11 +321,7 @@ def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | N
     if nothing and not inventory.unreadable:
         output.info(f"nothing deployed for {name}: no system holds a service, config, route, directory or record "
                     "of it")
-    if as_json:
-        output.emit_json({**({"name": name} if name is not None else {}),
-                          "deployments": [_held_json(h, now) for h in holdings],
-                          "foreign": [f.as_json() for f in inventory.foreign], "unreadable": inventory.unreadable})
-    elif not nothing:
+    if not as_json and not nothing:
         rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE")]
         rows += [_row(h, now) for h in holdings]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -144,16 +333,24 @@ def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | N
     if not as_json:
         for foreign in inventory.foreign:  # stamped like graphsite's, but not this configuration's: never touched
             output.info(f"not this configuration's, left alone: {foreign.line()}")
-    if inventory.unreadable:
-        unread = "; ".join(f"{system}: {why}" for system, why in inventory.unreadable.items())
-        again = f"run `graphsite list{f' {name}' if name is not None else ''}` again later"
-        if nothing:
-            raise Incomplete(f"could not read {unread}; nothing of {name} was found in the other systems, which "
-                             "does not prove it has nothing there", hint=again)
-        raise Incomplete(f"could not read {unread}", hint=f"what is listed comes from the other systems; {again}")
+    _answer({**({"name": name} if name is not None else {}), "deployments": [_held_json(h, now) for h in holdings],
+             "foreign": [f.as_json() for f in inventory.foreign], "unreadable": inventory.unreadable}, as_json,
+            _unread(inventory, name, nothing))
 
 
-def _held_json(held: Holding, now: datetime) -> dict:
+def _unread(inventory: Inventory, name: str | None, nothing: bool) -> Incomplete | None:
+    """Return the failure of a listing some system of which could not be read, None when every one was."""
+    if not inventory.unreadable:
+        return None
+    unread = "; ".join(f"{system}: {why}" for system, why in inventory.unreadable.items())
+    again = f"run `graphsite list{f' {name}' if name is not None else ''}` again later"
+    if nothing:
+        return Incomplete(f"could not read {unread}; nothing of {name} was found in the other systems, which "
+                          "does not prove it has nothing there", hint=again)
+    return Incomplete(f"could not read {unread}", hint=f"what is listed comes from the other systems; {again}")
+
+
+def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
     from graphsite.usecases.inventory import age
 
     deployment = held.deployment
@@ -170,19 +367,32 @@ def _held_json(held: Holding, now: datetime) -> dict:
 
 
 def gc(report: GcReport, as_json: bool) -> None:
-    if as_json:
-        output.emit_json({"dry_run": report.dry_run, "collected": [c.as_json() for c in report.collected],
-                          "unreadable": report.unreadable})
-    else:
+    if not as_json:
         for item in report.collected:
             output.result(item.line())
         if not report.collected:
             output.info("nothing has expired and nothing was left halfway")
+    problem = None
     if not report.ok:
         failed = [c.name for c in report.collected if c.failed]
         parts = [f"{len(failed)} name(s) failed: {', '.join(failed)}"] if failed else []
         parts += [f"could not read {system}: {why}" for system, why in report.unreadable.items()]
         parts += ["nothing was decided or removed: gc acts only on a state every system answered for"] \
             if report.unreadable else []
-        raise Incomplete("gc is not finished: " + "; ".join(parts),
-                         hint="run `graphsite gc` again; `graphsite teardown NAME` removes one name")
+        problem = Incomplete("gc is not finished: " + "; ".join(parts),
+                             hint="run `graphsite gc` again; `graphsite teardown NAME` removes one name")
+    _answer({"dry_run": report.dry_run, "collected": [c.as_json() for c in report.collected],
+             "unreadable": report.unreadable}, as_json, problem)
+
+
+def diff(found: Changes, old: str, new: str, as_json: bool) -> None:
+    """One line per change on stdout (a heading on stderr), or one JSON object with --json."""
+    if as_json:
+        output.emit_json({"old_source": old, "new_source": new, **found.as_json()})
+    elif not found.changed:
+        output.result(f"No changes from {old} to {new}: the same sections, words, citations, references and "
+                      "front matter")
+    else:
+        output.info(f"Changes from {old} ({found.old.words} words) to {new} ({found.new.words} words):")
+        for line in found.lines():
+            output.result(line)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, fonts_option, json_option
 from graphsite.errors import GraphsiteError
 
 
@@ -13,13 +14,13 @@ from graphsite.errors import GraphsiteError
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port on 127.0.0.1 (0: any free port).")
-@click.option("--fonts", type=click.Choice(["embedded", "google", "system"]), default="embedded", show_default=True,
-              help="As `graphsite build`: embedded (the default there too, so the preview is the page a deploy "
-                   "publishes; no request), google (Google Fonts' stylesheet) or system.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
-def serve_command(source: Path | None, port: int, fonts: str, config_path: Path | None) -> None:
+@fonts_option("As `graphsite build`: embedded (the default there too, so the preview is the page a deploy "
+              "publishes; no request), google (Google Fonts' stylesheet) or system.")
+@json_option
+@config_option
+def serve_command(source: Path | None, port: int, fonts: str, as_json: bool, config_path: Path | None) -> None:
     """Serve SOURCE on http://127.0.0.1:PORT/, rebuilt when it, the theme or the configuration changes."""
-    from graphsite import output
+    from graphsite.commands import present
     from graphsite.config import find_config_file, load_config
     from graphsite.paths import default_source, theme_dir
     from graphsite.usecases import preview
@@ -44,12 +45,11 @@ def serve_command(source: Path | None, port: int, fonts: str, config_path: Path 
     except OSError as exc:
         raise GraphsiteError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}",
                              hint="choose another --port (0: any free one)") from None
-    output.info(f"Serving {source} on http://127.0.0.1:{server.server_port}/ (rebuilt on change; Ctrl-C stops)")
-    output.result(f"http://127.0.0.1:{server.server_port}/")
+    present.serving(source, f"http://127.0.0.1:{server.server_port}/", as_json)
     try:
         server_preview.watch()
     except KeyboardInterrupt:
-        output.info("Stopped.")
+        present.serve_stopped()
     finally:
         server_preview.stop()
         server.shutdown()

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import click
 
+from graphsite.commands.options import config_option, json_option
 from graphsite.config import load_config
 
 
 @click.command("teardown")
 @click.argument("name")
 @click.option("--wait", type=float, default=30.0, metavar="SECONDS", help="Wait for a deploy running on NAME.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 def teardown_command(name: str, wait: float, as_json: bool, config_path: Path | None) -> None:
     """Remove NAME's route, service, configs, directory and record (in that order: the page goes offline first);
     print removed/absent/kept/failed for each, then the proof. NAME is the subdomain alone or its fqdn."""

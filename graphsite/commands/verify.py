@@ -8,6 +8,7 @@ from typing import TextIO
 
 import click
 
+from graphsite.commands.options import config_option, json_option
 from graphsite.config import PASSWORD_ENV, load_config
 
 
@@ -16,8 +17,8 @@ from graphsite.config import PASSWORD_ENV, load_config
 @click.option("--user", help="The user of a private page (default: the one deploy makes, reader).")
 @click.option("--password-file", type=click.File("r", encoding="utf-8"),
               help=f"Read a private page's password from the first line of FILE ('-': stdin); else ${PASSWORD_ENV}.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
+@json_option
+@config_option
 def verify_command(name: str, user: str | None, password_file: TextIO | None, as_json: bool,
                    config_path: Path | None) -> None:
     """Prove deployment NAME (the subdomain alone or its fqdn) is live: service, origin, public URL, TLS,

@@ -4,12 +4,31 @@ parsed back. One vocabulary for every verb, and for `--dry-run` ("would create" 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
 
-# What a run did to a resource.
-CREATED, UPDATED, REPLACED, UNCHANGED = "created", "updated", "replaced", "unchanged"
-REMOVED, ABSENT, KEPT, FAILED = "removed", "absent", "kept", "failed"
+
+class Did(StrEnum):
+    """What a run did to a resource, or what a dry run says it would do."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    REPLACED = "replaced"
+    UNCHANGED = "unchanged"
+    REMOVED = "removed"
+    ABSENT = "absent"
+    KEPT = "kept"
+    FAILED = "failed"
+    WOULD_CREATE = "would create"
+    WOULD_UPDATE = "would update"
+    WOULD_REPLACE = "would replace"
+    WOULD_REMOVE = "would remove"
+
+
+CREATED, UPDATED, REPLACED, UNCHANGED = Did.CREATED, Did.UPDATED, Did.REPLACED, Did.UNCHANGED
+REMOVED, ABSENT, KEPT, FAILED = Did.REMOVED, Did.ABSENT, Did.KEPT, Did.FAILED
 # What a dry run says instead (an unchanged resource is unchanged either way).
-WOULD = {CREATED: "would create", UPDATED: "would update", REPLACED: "would replace", REMOVED: "would remove"}
+WOULD = {CREATED: Did.WOULD_CREATE, UPDATED: Did.WOULD_UPDATE, REPLACED: Did.WOULD_REPLACE, REMOVED: Did.WOULD_REMOVE}
 
 
 @dataclass(frozen=True)
@@ -18,7 +37,7 @@ class Outcome:
 
     resource: str
     name: str
-    outcome: str
+    outcome: Did
     detail: str = ""
 
     def planned(self) -> Outcome:
@@ -33,6 +52,6 @@ class Outcome:
         tail = f": {self.detail}" if self.detail else ""
         return f"{self.outcome:9} {self.resource} {self.name}{tail}"
 
-    def as_json(self) -> dict:
-        return {"resource": self.resource, "name": self.name, "outcome": self.outcome,
+    def as_json(self) -> dict[str, Any]:
+        return {"resource": self.resource, "name": self.name, "outcome": str(self.outcome),
                 "detail": self.detail or None}

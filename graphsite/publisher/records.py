@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from graphsite.errors import DeployError
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import Claim
 from graphsite.publisher.plan import DnsRecord
+
+RecordAction = Literal["create", "exists", "restamp", "replace"]
 
 
 @dataclass(frozen=True)
@@ -15,7 +18,7 @@ class RecordDecision:
     """`create`, `exists`, `restamp` (an earlier deploy's record, given this deploy's stamp) or `replace` (with
     --force) the A record; `existing` is the record found."""
 
-    action: str
+    action: RecordAction
     existing: Record | None = None
 
 

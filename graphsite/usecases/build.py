@@ -64,7 +64,7 @@ def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEF
                     "indexable": config.site.indexable}
     page = builder.page_from_source(source, subdomain=subdomain, fonts=fonts, **settings)
     report = page.report
-    accept = config.citations.accept if config is not None else ()
+    accept = (*(config.citations.accept if config is not None else ()), *report.front.accept)
     links = (*report.written_links, *((url, 0) for url in report.links))  # a bare URL's line is not known here
     findings: tuple[Finding, ...] = tuple(check_citations(report.citations, report.references, accept, links))
     return dataclasses.replace(page, report=dataclasses.replace(report, findings=findings))

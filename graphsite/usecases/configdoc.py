@@ -16,7 +16,6 @@ from typing import Any
 from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, load_config_sources
 
 SCHEMA_ID = "https://graphsite.invalid/graphsite.schema.json"  # an identifier only: nothing is fetched from it
-SCHEMA_FILE = "graphsite.schema.json"
 SECTION_DOCS = {
     "site": "Where the pages live.",
     "deploy": "The Swarm service, its content and its Traefik route.",

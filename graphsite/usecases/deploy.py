@@ -15,16 +15,18 @@ from pathlib import Path
 
 from graphsite import output
 from graphsite.atomic import write_atomic
+from graphsite.codes import CheckStatus
 from graphsite.config import Config
-from graphsite.errors import DeployError, GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route, route_files
 from graphsite.publisher.access import Access, decide_access, mark
+from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
-from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
+from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
@@ -34,7 +36,7 @@ from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import holding
-from graphsite.usecases.verify import CheckResult, reads_content, run_checks
+from graphsite.usecases.verify import reads_content, run_checks
 
 
 @dataclass(frozen=True)
@@ -80,12 +82,6 @@ class DeployResult:
                 "resources": [o.as_json() for o in self.outcomes], "checks": [c.as_json() for c in self.checks]}
 
 
-class Stopped(GraphsiteError):
-    """A signal stopped the run; its exit status is 128 + the signal's number."""
-
-    def __init__(self, message: str, *, exit_code: int, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint)
-        self.ending_with(exit_code)
 
 
 def requested_subdomain(config: Config, name: str) -> str:
@@ -123,7 +119,7 @@ def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployRe
                 "live": "the new version was already live; its old content may be left for teardown or the next "
                         "deploy",
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
-        raise Stopped(f"deploy stopped by {stop.name}; {what}", exit_code=stop.exit_code) from None
+        raise Stopped(f"deploy stopped by {stop.name}; {what}", signum=stop.signum) from None
 
 
 @dataclass(frozen=True)
@@ -260,7 +256,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with output.step("verify"):
         checks = tuple(run_checks(config, plan.deployment, clients, credentials))
-        failed = [c for c in checks if c.status == "FAIL"]
+        failed = [c for c in checks if c.status == CheckStatus.FAIL]
         if failed:
             raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),
                               hint="rerun with --keep-on-failure to inspect, then `graphsite verify NAME`")
@@ -291,7 +287,7 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
     for item in plan.service.configs:
-        outcomes.append(Outcome("config", item.name, config_change(plan, item, existing.get(item.name), domain)))
+        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
     current = prepared.current
@@ -329,7 +325,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
         # version before the live one, and putting it back would roll the live page back
         changed = swarm.ensure_service(plan.service)
-        outcomes.append(Outcome("service", plan.subdomain, changed))
+        outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
     with output.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with output.step("route"):
@@ -352,7 +348,7 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
         undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
                   partial(swarm.relabel_config, item.name, before))
         swarm.relabel_config(item.name, config_labels(plan.stamp, item))
-    return Outcome("config", item.name, change)
+    return Outcome("config", item.name, Did(change))
 
 
 # The undo removes only what carries this run's stamp: a resource of that name this run did not make (a config

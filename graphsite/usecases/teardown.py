@@ -25,7 +25,7 @@ from graphsite.publisher import bind, files, route_files
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
+from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
 from graphsite.publisher.ports import EdgePort
 from graphsite.usecases.inventory import SWARM, Holding, holding, record_owner
 
@@ -108,7 +108,7 @@ def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable
         outcomes.append(Outcome(resource, name, FAILED, exc.message.splitlines()[0]))
         return
     if isinstance(result, str):
-        outcomes.append(Outcome(resource, name, result))
+        outcomes.append(Outcome(resource, name, Did(result)))
     else:
         outcomes.append(Outcome(resource, name, REMOVED if result else (FAILED if unreadable else ABSENT)))
 

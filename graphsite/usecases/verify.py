@@ -15,15 +15,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route, route_files
+from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
 from graphsite.publisher.deployment import Deployment, route_path
 
-PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+if TYPE_CHECKING:
+    from graphsite.publisher.clients import Clients
+
 WAIT = "WAIT"  # a check's own answer, never a result: failed for now, in a way that can change with time
 # The edge answers 404 before it has loaded a new route, 502 or 503 while no task of the service answers yet.
 WAITING_STATUSES = frozenset({404, 502, 503})
@@ -33,18 +36,6 @@ CONFIRM_AFTER = 2.0
 Next = Literal["stop", "retry", "confirm"]
 PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
 UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    status: str
-    evidence: str
-    seconds: float
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "evidence": self.evidence,
-                "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)
@@ -59,7 +50,7 @@ class VerifyReport:
     def failed(self) -> list[str]:
         return [c.name for c in self.checks if c.status == FAIL]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         deployment = self.deployment
         return {"name": deployment.name, "ok": not self.failed, "content_checked": self.content_checked,
                 "made_by": deployment.made_by or None, "created": deployment.created or None,
@@ -74,16 +65,17 @@ def reads_content(target: Deployment, credentials: tuple[str, str] | None) -> bo
 class _Title(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
-        self.title, self._inside = None, False
+        self.title: str | None = None
+        self._inside = False
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._inside = tag == "title" and self.title is None
 
-    def handle_data(self, data):
+    def handle_data(self, data: str) -> None:
         if self._inside:
             self.title = (self.title or "") + data
 
-    def handle_endtag(self, tag):
+    def handle_endtag(self, tag: str) -> None:
         self._inside = False
 
 
@@ -127,14 +119,15 @@ def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
         step = next_read(status, evidence, previous)
         pause = CONFIRM_AFTER if step == "confirm" else delay
         if step == "stop" or clock() + pause > deadline:
-            return CheckResult(name, FAIL if status == WAIT else status, evidence, clock() - start)
+            return CheckResult(name, FAIL if status == WAIT else CheckStatus(status), evidence,
+                               seconds=clock() - start)
         sleep(pause)
         if step == "retry":
             delay = min(delay * 2, 2.0)
         previous = evidence if status == FAIL else None
 
 
-def _service(target: Deployment, clients) -> tuple[str, str]:
+def _service(target: Deployment, clients: Clients) -> tuple[str, str]:
     service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
@@ -194,7 +187,8 @@ def _at(target: Deployment, config: Config, where: str, credentials: tuple[str, 
     return status, note + evidence
 
 
-def _origin(target: Deployment, config: Config, clients, credentials: tuple[str, str] | None) -> tuple[str, str]:
+def _origin(target: Deployment, config: Config, clients: Clients,
+            credentials: tuple[str, str] | None) -> tuple[str, str]:
     """The page through the edge on this host; with verify.task_header, from every running task of the current
     spec in turn (the lab's edge proxies to the overlay address the header names), each against the deployed
     sha256."""
@@ -244,7 +238,7 @@ def _covers(names: list[str], fqdn: str) -> bool:
     return False
 
 
-def tls_findings(cert: dict, fqdn: str, now: datetime) -> list[str]:
+def tls_findings(cert: dict[str, Any], fqdn: str, now: datetime) -> list[str]:
     """Return what is wrong with a verified peer certificate for `fqdn` (empty: nothing)."""
     names = [value for kind, value in cert.get("subjectAltName", ()) if kind == "DNS"]
     not_before = datetime.fromtimestamp(ssl.cert_time_to_seconds(cert["notBefore"]), UTC)
@@ -284,7 +278,7 @@ def _redirect(target: Deployment, config: Config) -> tuple[str, str]:
     return _failed(result), f"{result.url}: {got} (want 301/308 → {wanted})"
 
 
-def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
+def _dns(target: Deployment, config: Config, clients: Clients) -> tuple[str, str]:
     wanted = config.dns.record_content
     records = [r for r in clients.dns.records(target.fqdn) if r.type == "A"]
     if not any(r.content == wanted for r in records):
@@ -292,7 +286,7 @@ def _dns(target: Deployment, config: Config, clients) -> tuple[str, str]:
     record = next(r for r in records if r.content == wanted)
     if config.verify.resolve_https:
         host = config.verify.resolve_https.rsplit(":", 1)[0]
-        state = PASS if host == wanted else FAIL
+        state: str = PASS if host == wanted else FAIL
         return state, f"A id={record.id} → {wanted}; name resolution overridden to {host}"
     if record.proxied:
         return PASS, f"A id={record.id} → {wanted} (proxied: the name resolves to Cloudflare)"
@@ -309,7 +303,7 @@ def _route(target: Deployment, config: Config) -> tuple[str, str]:
     document = route_files.read_route(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
-    errors = route.schema_errors(document)
+    errors = dynamic.schema_errors(document)
     if errors:
         return FAIL, f"{path}: {errors[0]}"
     users = route.route_users(document, target.name)
@@ -323,7 +317,7 @@ def _route(target: Deployment, config: Config) -> tuple[str, str]:
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
-def verify(config: Config, name: str, clients, credentials: tuple[str, str] | None = None) -> VerifyReport:
+def verify(config: Config, name: str, clients: Clients, credentials: tuple[str, str] | None = None) -> VerifyReport:
     """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it;
     a private one's content is read with `credentials` (without them, its content checks are SKIP)."""
     subdomain = subdomain_of(name, config.site.domain)
@@ -336,7 +330,7 @@ def verify(config: Config, name: str, clients, credentials: tuple[str, str] | No
     return VerifyReport(deployment, tuple(checks), reads_content(deployment, credentials))
 
 
-def run_checks(config: Config, target: Deployment, clients,
+def run_checks(config: Config, target: Deployment, clients: Clients,
                credentials: tuple[str, str] | None = None) -> list[CheckResult]:
     """Return the seven checks of `target`, in order."""
     probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from click.testing import Result
 
-from graphsite.builder.build import build_page
+from graphsite.builder.build import page_from_source
 from graphsite.builder.compare import Changes, compare
 from graphsite.builder.outline import Outline, OutlineError, read_outline
 from graphsite.paths import schema_path
@@ -49,7 +49,7 @@ What could go wrong, and what we did about it.
 def outline(markdown: str, tmp_path: Path, name: str = "report.md") -> Outline:
     path = tmp_path / name
     path.write_text(markdown, encoding="utf-8")
-    return read_outline(build_page(path, fonts="system").html)
+    return read_outline(page_from_source(path, fonts="system").html)
 
 
 def changes(new: str, tmp_path: Path, old: str = BASE) -> Changes:
@@ -156,7 +156,7 @@ def test_a_built_page_against_its_markdown(run_cli: Callable[..., Result], write
                                            tmp_path: Path) -> None:
     source = write_md(BASE)
     built = tmp_path / "old.html"
-    built.write_text(build_page(source, subdomain="pr-1-x").html, encoding="utf-8")
+    built.write_text(page_from_source(source, subdomain="pr-1-x").html, encoding="utf-8")
     result = run_cli("diff", str(built), str(source))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("No changes from")

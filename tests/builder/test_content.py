@@ -184,7 +184,8 @@ def test_json_prints_an_error_object_on_failure(run_cli, tmp_path):
     result = run_cli("build", str(tmp_path / "missing.md"), "--json", "--out", str(tmp_path / "site"))
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert list(data) == ["error"] and "missing.md" in data["error"] and "not found" in data["error"]
+    assert sorted(data) == ["error", "hint", "status"] and data["status"] == 1
+    assert "missing.md" in data["error"] and "not found" in data["error"] and data["hint"]
 
 
 def test_compiled_templates_never_load_from_a_directory_another_user_can_write(tmp_path, monkeypatch):

@@ -93,26 +93,29 @@ def test_links_of_a_missing_file_is_a_one_line_error(workdir):
     assert "nope.md" in result.output
 
 
-def test_strict_build_of_the_default_report_passes_with_the_repository_acceptances(tmp_path, monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_strict_build_of_the_default_report_passes_anywhere_with_its_own_acceptances(tmp_path, monkeypatch):
+    from graphsite.paths import packaged_report
+
+    monkeypatch.chdir(tmp_path)  # no graphsite.toml, no content/: the packaged report and its front matter
     monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
-    result = CliRunner().invoke(main, ["build", "--strict", "--json", "--out", str(tmp_path)])
+    result = CliRunner().invoke(main, ["build", "--strict", "--json", "--out", str(tmp_path / "site")])
     assert result.exit_code == 0, result.output
-    warnings = json.loads(result.stdout)["warnings"]
-    citation = [w for w in warnings if w["code"].startswith("citation-")]
+    summary = json.loads(result.stdout)
+    citation = [w for w in summary["warnings"] if w["code"].startswith("citation-")]
     assert citation and all(w.get("accepted") for w in citation)
+    assert packaged_report().is_file()
 
 
-def test_strict_build_fails_once_an_acceptance_is_removed(tmp_path, monkeypatch):
-    text = (ROOT / "graphsite.toml").read_text(encoding="utf-8")
-    entries = text.split("[[citations.accept]]")
-    kept = [e for e in entries if 'code = "citation-duplicate-url"' not in e]
-    assert len(kept) == len(entries) - 1
-    config = tmp_path / "graphsite.toml"
-    config.write_text("[[citations.accept]]".join(kept), encoding="utf-8")
-    monkeypatch.chdir(ROOT)
+def test_strict_build_fails_once_an_acceptance_is_removed(tmp_path):
+    text = (ROOT / "content" / "graph-engineering.md").read_text(encoding="utf-8")
+    entry = ('  - code: "citation-duplicate-url"\n    number: 6\n    reason: "entry 6 (the Millrace Show HN) carries '
+             'entry 4\'s item id: its own id was not captured"\n')
+    assert text.count(entry) == 1
+    report = tmp_path / "report.md"
+    report.write_text(text.replace(entry, ""), encoding="utf-8")
     out = tmp_path / "site"
-    result = CliRunner().invoke(main, ["build", "--strict", "--config", str(config), "--out", str(out)])
+    result = CliRunner().invoke(main, ["build", str(report), "--strict", "--out", str(out)],
+                                env={"GRAPHSITE_CONFIG": None})
     assert result.exit_code == 1, result.output
     assert "citation-duplicate-url" in result.output and "Traceback" not in result.output
     assert not (out / "index.html").exists()

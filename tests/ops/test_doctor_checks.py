@@ -202,9 +202,9 @@ def test_ipvs_facts_read_the_module_list(tmp_path):
 def test_preflight_error_lists_every_failure_and_fix():
     from graphsite.usecases.doctor import preflight_error
 
-    failing = (judge.Check("docker.network", FAIL, "deploy.network: Docker network x does not exist",
+    failing = (judge.CheckResult("docker.network", FAIL, "deploy.network: Docker network x does not exist",
                            "docker network create"),
-               judge.Check("docker.swarm", PASS, "manager"))
+               judge.CheckResult("docker.swarm", PASS, "manager"))
     error = preflight_error(failing)
     assert error is not None and "docker.network: deploy.network: Docker network x does not exist" in error.message
     assert "fix: docker network create" in error.message and "docker.swarm" not in error.message

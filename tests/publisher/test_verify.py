@@ -156,8 +156,8 @@ def _report(made_by: str, status: str = PASS, content_checked: bool = True):
 
     deployment = Deployment(name="graph-eng-0a1b2c", fqdn="graph-eng-0a1b2c.hhdevs.space", sha256="a" * 64,
                             created="2026-07-01T12:00:00Z", made_by=made_by)
-    checks = (CheckResult("service", PASS, "1/1 replicas running", 1.0),
-              CheckResult("public", status, "https://…: HTTP 200, but security headers: missing …", 2.1))
+    checks = (CheckResult("service", PASS, "1/1 replicas running", seconds=1.0),
+              CheckResult("public", status, "https://…: HTTP 200, but security headers: missing …", seconds=2.1))
     return VerifyReport(deployment, checks, content_checked)
 
 

@@ -11,22 +11,23 @@ from typing import TYPE_CHECKING
 
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.usecases.doctor.checks import FAIL, PASS, SKIP, WARN, Check, evaluate
+from graphsite.publisher.check import FAIL, PASS, SKIP, WARN, CheckResult
+from graphsite.usecases.doctor.checks import evaluate
 from graphsite.usecases.doctor.facts import gather
 from graphsite.usecases.doctor.model import Facts
 
 if TYPE_CHECKING:
     from graphsite.publisher.ports import SwarmPort
 
-__all__ = ["FAIL", "PASS", "SKIP", "WARN", "Check", "Facts", "diagnose", "preflight", "preflight_error"]
+__all__ = ["FAIL", "PASS", "SKIP", "WARN", "CheckResult", "Facts", "diagnose", "preflight", "preflight_error"]
 
 
-def diagnose(config: Config) -> tuple[Check, ...]:
+def diagnose(config: Config) -> tuple[CheckResult, ...]:
     """Return every check of a deploy's preconditions (Docker, Traefik, Cloudflare, DNS, TLS); changes nothing."""
     return evaluate(config, gather(config))
 
 
-def preflight(config: Config, swarm: SwarmPort | None = None) -> tuple[Check, ...]:
+def preflight(config: Config, swarm: SwarmPort | None = None) -> tuple[CheckResult, ...]:
     """Return the cheap subset for deploy's plan step: the daemon, Swarm role, network, IPVS/endpoint mode, the
     dynamic directory, its files, the redirect middleware and deploy.middlewares. No registry or Cloudflare call
     (about 0.15 s on the lab). `swarm`: the deploy's connected adapter, reused and left open; without it one is
@@ -34,7 +35,7 @@ def preflight(config: Config, swarm: SwarmPort | None = None) -> tuple[Check, ..
     return evaluate(config, gather(config, cheap=True, swarm=swarm))
 
 
-def preflight_error(checks: tuple[Check, ...]) -> DeployError | None:
+def preflight_error(checks: tuple[CheckResult, ...]) -> DeployError | None:
     """Return the DeployError that names every failed check and its fix, or None when none failed."""
     failed = [c for c in checks if c.status == FAIL]
     if not failed:

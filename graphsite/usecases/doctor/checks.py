@@ -6,51 +6,44 @@ from __future__ import annotations
 import ipaddress
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from graphsite.codes import CheckStatus
 from graphsite.config import Config
-from graphsite.usecases.doctor.model import Facts, Permissions, Token, Unknown
+from graphsite.publisher.check import FAIL, PASS, SKIP, WARN, CheckResult
+from graphsite.usecases.doctor.model import DynamicDir, Facts, Permissions, Token, Unknown
 
-PASS, WARN, FAIL, SKIP = "PASS", "WARN", "FAIL", "SKIP"
+if TYPE_CHECKING:
+    from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
+
 MIN_API = (1, 30)  # Swarm configs need Docker API 1.30
 TOKEN_LENGTH = 40  # Cloudflare's API tokens are 40 characters of [A-Za-z0-9_-]
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str
-    evidence: str
-    fix: str = ""
-
-    def as_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "evidence": self.evidence, "fix": self.fix}
 
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
-def _skip(name: str, why: str) -> Check:
-    return Check(name, SKIP, f"not checked: {why}")
+def _skip(name: str, why: str) -> CheckResult:
+    return CheckResult(name, SKIP, f"not checked: {why}")
 
 
 # --- Docker ---------------------------------------------------------------------------------------------------
 
 
-def docker_checks(config: Config, facts: Facts) -> list[Check]:
+def docker_checks(config: Config, facts: Facts) -> list[CheckResult]:
     daemon = facts.daemon
     if daemon is None:
         return []
     if isinstance(daemon, Unknown):
-        checks = [Check("docker.daemon", FAIL, daemon.why, "start Docker, or point DOCKER_HOST at its socket")]
+        checks = [CheckResult("docker.daemon", FAIL, daemon.why, "start Docker, or point DOCKER_HOST at its socket")]
         return checks + [_skip(n, "the daemon does not answer") for n in ("docker.swarm", "docker.network")]
     version = tuple(int(p) for p in daemon.api_version.split(".")[:2] if p.isdigit())
-    checks = [Check("docker.daemon", PASS, f"Docker {daemon.version}, API {daemon.api_version}")]
+    checks = [CheckResult("docker.daemon", PASS, f"Docker {daemon.version}, API {daemon.api_version}")]
     if version < MIN_API:
-        checks[0] = Check("docker.daemon", FAIL, f"Docker {daemon.version} speaks API {daemon.api_version}; "
-                          "Swarm configs need 1.30 or newer", "upgrade Docker")
+        checks[0] = CheckResult("docker.daemon", FAIL, f"Docker {daemon.version} speaks API {daemon.api_version}; "
+                                "Swarm configs need 1.30 or newer", "upgrade Docker")
     checks.append(_swarm(daemon))
     checks.append(_network(config, facts.network))
     if facts.image is not None:
@@ -58,73 +51,77 @@ def docker_checks(config: Config, facts: Facts) -> list[Check]:
     return checks
 
 
-def _swarm(daemon) -> Check:
+def _swarm(daemon: DaemonFacts) -> CheckResult:
     if daemon.manager:
-        return Check("docker.swarm", PASS, f"node {daemon.node_id[:12]} is a Swarm manager")
+        return CheckResult("docker.swarm", PASS, f"node {daemon.node_id[:12]} is a Swarm manager")
     if daemon.swarm_state != "active":
-        return Check("docker.swarm", FAIL, f"this node is in no swarm (state {daemon.swarm_state or 'unknown'})",
-                     "docker swarm init (Dokploy does this on install)")
-    return Check("docker.swarm", FAIL, f"node {daemon.node_id[:12]} is a Swarm worker, not a manager",
-                 "run graphsite on a manager node (docker node ls there)")
+        return CheckResult("docker.swarm", FAIL, f"this node is in no swarm (state {daemon.swarm_state or 'unknown'})",
+                           "docker swarm init (Dokploy does this on install)")
+    return CheckResult("docker.swarm", FAIL, f"node {daemon.node_id[:12]} is a Swarm worker, not a manager",
+                       "run graphsite on a manager node (docker node ls there)")
 
 
-def _network(config: Config, network) -> Check:
+def _network(config: Config, network: NetworkFacts | Unknown | None) -> CheckResult:
     name, setting = config.deploy.network, "deploy.network"
     create = f"docker network create --driver overlay --attachable {name}"
     if isinstance(network, Unknown):
-        return Check("docker.network", FAIL, f"{setting} {name}: {network.why}", "check the Docker daemon")
+        return CheckResult("docker.network", FAIL, f"{setting} {name}: {network.why}", "check the Docker daemon")
+    if network is None:
+        return _skip("docker.network", f"{setting} {name} was not looked up")
     if not network.found:
-        return Check("docker.network", FAIL, f"{setting}: Docker network {name} does not exist",
-                     f"{create}, or fix {setting}")
+        return CheckResult("docker.network", FAIL, f"{setting}: Docker network {name} does not exist",
+                           f"{create}, or fix {setting}")
     shape = f"driver {network.driver}, scope {network.scope}, attachable {str(network.attachable).lower()}"
     if network.driver != "overlay" or network.scope != "swarm":
-        return Check("docker.network", FAIL, f"{setting}: {name} is not a Swarm overlay ({shape})",
-                     f"use the overlay network Traefik is attached to, or {create}")
+        return CheckResult("docker.network", FAIL, f"{setting}: {name} is not a Swarm overlay ({shape})",
+                           f"use the overlay network Traefik is attached to, or {create}")
     if not network.attachable:
-        return Check("docker.network", FAIL, f"{setting}: {name} is not attachable ({shape})",
-                     f"recreate it with --attachable ({create}) or name an attachable one")
-    return Check("docker.network", PASS, f"{name}: {shape}")
+        return CheckResult("docker.network", FAIL, f"{setting}: {name} is not attachable ({shape})",
+                           f"recreate it with --attachable ({create}) or name an attachable one")
+    return CheckResult("docker.network", PASS, f"{name}: {shape}")
 
 
-def _image(config: Config, image) -> Check:
+def _image(config: Config, image: ImageFacts | Unknown) -> CheckResult:
     name = config.deploy.image
     if isinstance(image, Unknown):
-        return Check("docker.image", FAIL, f"deploy.image {name}: {image.why}", "check the Docker daemon")
+        return CheckResult("docker.image", FAIL, f"deploy.image {name}: {image.why}", "check the Docker daemon")
     if image.present:
-        return Check("docker.image", PASS, f"{name} is on this node")
+        return CheckResult("docker.image", PASS, f"{name} is on this node")
     if image.pullable:
-        return Check("docker.image", PASS, f"{name} is not on this node; its registry describes it (Swarm pulls it)")
-    return Check("docker.image", FAIL, f"deploy.image {name}: not on this node and not pullable: {image.detail}",
-                 f"docker pull {name} (or log in to its registry), or fix deploy.image")
+        return CheckResult("docker.image", PASS,
+                           f"{name} is not on this node; its registry describes it (Swarm pulls it)")
+    return CheckResult("docker.image", FAIL, f"deploy.image {name}: not on this node and not pullable: {image.detail}",
+                       f"docker pull {name} (or log in to its registry), or fix deploy.image")
 
 
-def ipvs_check(config: Config, facts: Facts) -> list[Check]:
+def ipvs_check(config: Config, facts: Facts) -> list[CheckResult]:
     ipvs, mode = facts.ipvs, config.deploy.endpoint_mode
     if ipvs is None:
         return []
     if mode == "dnsrr":
-        return [Check("docker.ipvs", PASS, "deploy.endpoint_mode = dnsrr: the service needs no IPVS")]
+        return [CheckResult("docker.ipvs", PASS, "deploy.endpoint_mode = dnsrr: the service needs no IPVS")]
     fix = 'set deploy.endpoint_mode = "dnsrr" (no virtual IP, no IPVS needed)'
     if ipvs.loaded:
-        return [Check("docker.ipvs", PASS, "IPVS is loaded (endpoint_mode vip)")]
+        return [CheckResult("docker.ipvs", PASS, "IPVS is loaded (endpoint_mode vip)")]
     if ipvs.module:
-        return [Check("docker.ipvs", PASS, "IPVS is available as a kernel module (Docker loads it; endpoint_mode vip)")]
+        return [CheckResult("docker.ipvs", PASS,
+                            "IPVS is available as a kernel module (Docker loads it; endpoint_mode vip)")]
     if ipvs.module is None:
-        return [Check("docker.ipvs", WARN, "IPVS is not loaded and this kernel's module list cannot be read "
-                      "(endpoint_mode vip: a virtual IP without IPVS accepts no connection)", fix)]
-    return [Check("docker.ipvs", FAIL, "this kernel has no IPVS (endpoint_mode vip: a virtual IP without IPVS "
-                  "accepts no connection, Traefik answers 502)", fix)]
+        return [CheckResult("docker.ipvs", WARN, "IPVS is not loaded and this kernel's module list cannot be read "
+                            "(endpoint_mode vip: a virtual IP without IPVS accepts no connection)", fix)]
+    return [CheckResult("docker.ipvs", FAIL, "this kernel has no IPVS (endpoint_mode vip: a virtual IP without IPVS "
+                        "accepts no connection, Traefik answers 502)", fix)]
 
 
-def dirs_checks(config: Config, facts: Facts) -> list[Check]:
+def dirs_checks(config: Config, facts: Facts) -> list[CheckResult]:
     """The directories deploy writes besides the route: its locks, and the pages in bind mode."""
-    return [Check(d.setting, FAIL, f"{d.setting}: cannot create files in {d.path}: {d.problem}",
-                  f"set {d.setting} to a directory this user may write") if d.problem else
-            Check(d.setting, PASS, f"{d.path} is writable{'' if d.path.exists() else ' (made on first deploy)'}")
+    return [CheckResult(d.setting, FAIL, f"{d.setting}: cannot create files in {d.path}: {d.problem}",
+                        f"set {d.setting} to a directory this user may write") if d.problem else
+            CheckResult(d.setting, PASS, f"{d.path} is writable{'' if d.path.exists() else ' (made on first deploy)'}")
             for d in facts.writable_dirs]
 
 
-def permission_checks(config: Config, facts: Facts) -> list[Check]:
+def permission_checks(config: Config, facts: Facts) -> list[CheckResult]:
     """Who else may change what graphsite trusts. A token file others can read gives the zone's DNS away; a
     directory others can write in lets them add a route Traefik applies (dynamic_dir), plant a directory or link
     under a deployment's name (bind_root), or take a name's lock (lock_dir). The sticky bit does not help: it
@@ -136,26 +133,27 @@ def permission_checks(config: Config, facts: Facts) -> list[Check]:
             for fact in facts.permissions]
 
 
-def _token_file(fact: Permissions, status: str) -> Check:
+def _token_file(fact: Permissions, status: CheckStatus) -> CheckResult:
     name, mode = "permissions.token_file", stat.S_IMODE(fact.mode)
     readers = _who(mode, stat.S_IRGRP, stat.S_IROTH)
     if not readers:
-        return Check(name, PASS, f"dns.token_file {fact.path}: mode {mode:04o}, no one but its owner reads it")
-    return Check(name, status, f"dns.token_file {fact.path}: mode {mode:04o}, {readers} can read the Cloudflare "
-                 "token", f"chmod 600 {fact.path}")
+        return CheckResult(name, PASS, f"dns.token_file {fact.path}: mode {mode:04o}, no one but its owner reads it")
+    return CheckResult(name, status, f"dns.token_file {fact.path}: mode {mode:04o}, {readers} can read the Cloudflare "
+                       "token", f"chmod 600 {fact.path}")
 
 
-def _trusted_dir(fact: Permissions, status: str) -> Check:
+def _trusted_dir(fact: Permissions, status: CheckStatus) -> CheckResult:
     name, mode = f"permissions.{fact.setting.partition('.')[2]}", stat.S_IMODE(fact.mode)
     writers = _who(mode, stat.S_IWGRP, stat.S_IWOTH)
     where = f"{fact.setting} {fact.path}: mode {mode:04o}"
     if writers:
         sticky = " (sticky: that stops only the removal of others' files)" if mode & stat.S_ISVTX else ""
-        return Check(name, status, f"{where}, {writers} can create files in it{sticky}", f"chmod go-w {fact.path}")
+        return CheckResult(name, status,
+                           f"{where}, {writers} can create files in it{sticky}", f"chmod go-w {fact.path}")
     if fact.uid not in (0, fact.user):
-        return Check(name, status, f"{where}, owned by uid {fact.uid} (not root, not this user), who can change "
-                     "its mode", f"chown {fact.user} {fact.path}")
-    return Check(name, PASS, f"{where}, owned by uid {fact.uid}: no one else can create files in it")
+        return CheckResult(name, status, f"{where}, owned by uid {fact.uid} (not root, not this user), who can change "
+                           "its mode", f"chown {fact.user} {fact.path}")
+    return CheckResult(name, PASS, f"{where}, owned by uid {fact.uid}: no one else can create files in it")
 
 
 def _who(mode: int, group: int, others: int) -> str:
@@ -166,62 +164,64 @@ def _who(mode: int, group: int, others: int) -> str:
 # --- Traefik --------------------------------------------------------------------------------------------------
 
 
-def traefik_checks(config: Config, facts: Facts) -> list[Check]:
+def traefik_checks(config: Config, facts: Facts) -> list[CheckResult]:
     directory = facts.dynamic_dir
     if directory is None:
         return []
     setting, path = "deploy.dynamic_dir", directory.path
     if not directory.is_dir:
         what = "does not exist" if not directory.exists else "is not a directory"
-        return [Check("traefik.dynamic_dir", FAIL, f"{setting}: {path} {what}",
-                      "point it at the directory Traefik's file provider watches (Dokploy: "
-                      "/etc/dokploy/traefik/dynamic)"),
+        return [CheckResult("traefik.dynamic_dir", FAIL, f"{setting}: {path} {what}",
+                            "point it at the directory Traefik's file provider watches (Dokploy: "
+                            "/etc/dokploy/traefik/dynamic)"),
                 _skip("traefik.files", f"{path} is not a directory"),
                 _skip("traefik.middleware", f"{path} is not a directory"),
                 _skip("traefik.middlewares", f"{path} is not a directory")]
     files = _count(len(directory.files), "file")
-    checks = [Check("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
+    checks = [CheckResult("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
               if directory.writable else
-              Check("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
-                    "run graphsite as a user who may write there (on Dokploy: root)")]
+              CheckResult("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
+                          "run graphsite as a user who may write there (on Dokploy: root)")]
     broken = [f for f in directory.files if f.errors]
     if broken:
         lines = [f"{f.path}: {error}" for f in broken for error in f.errors[:3]]
-        checks.append(Check("traefik.files", FAIL, f"{_count(len(broken), 'file')} Traefik cannot load (one bad file "
-                            "blocks every change of the file provider): " + "; ".join(lines),
-                            "fix or remove " + ", ".join(str(f.path) for f in broken)))
+        checks.append(CheckResult("traefik.files", FAIL,
+                                  f"{_count(len(broken), 'file')} Traefik cannot load (one bad file "
+                                  "blocks every change of the file provider): " + "; ".join(lines),
+                                  "fix or remove " + ", ".join(str(f.path) for f in broken)))
     else:
-        checks.append(Check("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
+        checks.append(CheckResult("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
     checks.append(_middleware(config, directory))
     checks.append(_operator_middlewares(config, directory))
     return checks
 
 
-def _operator_middlewares(config: Config, directory) -> Check:
+def _operator_middlewares(config: Config, directory: DynamicDir) -> CheckResult:
     """deploy.middlewares: each of the file provider's defined in some file of the directory (FAIL, or WARN with
     deploy.undefined_middleware = "warn"); another provider's is not visible from here."""
     from graphsite.publisher.route import qualified_middlewares
 
     names = qualified_middlewares(config.deploy.middlewares)
     if not names:
-        return Check("traefik.middlewares", PASS, "deploy.middlewares: none (the page's router has only its own)")
+        return CheckResult("traefik.middlewares", PASS, "deploy.middlewares: none (the page's router has only its own)")
     defined = {f"{name}@file" for f in directory.files for name in f.middlewares}
     undefined = [name for name in names if name.endswith("@file") and name not in defined]
     others = [name for name in names if not name.endswith("@file")]
     elsewhere = f"; {', '.join(others)}: another provider's, not visible from here" if others else ""
     if not undefined:
         found = [name for name in names if name.endswith("@file")]
-        return Check("traefik.middlewares", PASS,
-                     (f"deploy.middlewares: {', '.join(found)} defined in {directory.path}" if found else
+        return CheckResult("traefik.middlewares", PASS,
+                           (f"deploy.middlewares: {', '.join(found)} defined in {directory.path}" if found else
                       "deploy.middlewares: none of the file provider's") + elsewhere)
     refuse = config.deploy.undefined_middleware != "warn"
-    return Check("traefik.middlewares", FAIL if refuse else WARN,
-                 f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory.path}: Traefik "
-                 f"{'would not build' if refuse else 'will not build'} the page's router until it is",
-                 "define it there, fix the name" + (', or set deploy.undefined_middleware = "warn"' if refuse else ""))
+    return CheckResult("traefik.middlewares", FAIL if refuse else WARN,
+                       f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory.path}: Traefik "
+                       f"{'would not build' if refuse else 'will not build'} the page's router until it is",
+                       "define it there, fix the name"
+                       + (', or set deploy.undefined_middleware = "warn"' if refuse else ""))
 
 
-def _middleware(config: Config, directory) -> Check:
+def _middleware(config: Config, directory: DynamicDir) -> CheckResult:
     name = config.deploy.redirect_middleware
     qualified = name if "@" in name else f"{name}@file"
     if not qualified.endswith("@file"):
@@ -230,159 +230,162 @@ def _middleware(config: Config, directory) -> Check:
     bare = qualified.removesuffix("@file")
     defined = [f.path for f in directory.files if bare in f.middlewares]
     if defined:
-        return Check("traefik.middleware", PASS, f"{qualified} is defined in {defined[0]}")
-    return Check("traefik.middleware", FAIL,
-                 f"deploy.redirect_middleware: {qualified} is defined in no file of {directory.path}",
-                 f"define it there (http.middlewares.{bare}.redirectScheme: {{scheme: https, permanent: true}}) or "
-                 "name a middleware that exists")
+        return CheckResult("traefik.middleware", PASS, f"{qualified} is defined in {defined[0]}")
+    return CheckResult("traefik.middleware", FAIL,
+                       f"deploy.redirect_middleware: {qualified} is defined in no file of {directory.path}",
+                       f"define it there (http.middlewares.{bare}.redirectScheme: {{scheme: https, permanent: "
+                       "true}) or name a middleware that exists")
 
 
-def static_checks(config: Config, facts: Facts) -> list[Check]:
+def static_checks(config: Config, facts: Facts) -> list[CheckResult]:
     static, deploy = facts.static, config.deploy
     if static is None:
         return []
     if isinstance(static, Unknown):
         return [_skip("traefik.static", static.why)]
     if static.error:
-        return [Check("traefik.static", FAIL, f"deploy.traefik_static: {static.path}: {static.error}",
-                      "fix the file (Traefik reads it only when it starts), or point the setting elsewhere")]
+        return [CheckResult("traefik.static", FAIL, f"deploy.traefik_static: {static.path}: {static.error}",
+                            "fix the file (Traefik reads it only when it starts), or point the setting elsewhere")]
     checks = []
     challenge = static.resolvers.get(deploy.cert_resolver)
     if challenge is None:
         known = ", ".join(sorted(static.resolvers)) or "none"
-        checks.append(Check("traefik.resolver", FAIL, f"deploy.cert_resolver: {static.path} defines no resolver "
-                            f"{deploy.cert_resolver} (defined: {known})", "name one of them, or define it"))
+        checks.append(CheckResult("traefik.resolver", FAIL, f"deploy.cert_resolver: {static.path} defines no resolver "
+                                  f"{deploy.cert_resolver} (defined: {known})", "name one of them, or define it"))
     elif deploy.tls == "wildcard" and challenge != "dnsChallenge":
-        checks.append(Check("traefik.resolver", FAIL, f"deploy.tls = wildcard, but resolver {deploy.cert_resolver} "
-                            f"uses {challenge}: only a DNS challenge can issue a wildcard certificate",
-                            'set deploy.tls = "host", or give the resolver a dnsChallenge'))
+        checks.append(CheckResult("traefik.resolver", FAIL,
+                                  f"deploy.tls = wildcard, but resolver {deploy.cert_resolver} "
+                                  f"uses {challenge}: only a DNS challenge can issue a wildcard certificate",
+                                  'set deploy.tls = "host", or give the resolver a dnsChallenge'))
     else:
-        checks.append(Check("traefik.resolver", PASS, f"resolver {deploy.cert_resolver} ({challenge}) can issue "
-                            f"{'a wildcard' if deploy.tls == 'wildcard' else 'per-host'} certificates"))
+        checks.append(CheckResult("traefik.resolver", PASS, f"resolver {deploy.cert_resolver} ({challenge}) can issue "
+                                  f"{'a wildcard' if deploy.tls == 'wildcard' else 'per-host'} certificates"))
     missing = [e for e in (deploy.https_entrypoint, deploy.http_entrypoint) if e not in static.entrypoints]
-    checks.append(Check("traefik.entrypoints", FAIL, f"{static.path} defines no entry point {', '.join(missing)} "
-                        f"(defined: {', '.join(static.entrypoints) or 'none'})",
-                        "fix deploy.https_entrypoint / deploy.http_entrypoint") if missing else
-                  Check("traefik.entrypoints", PASS, f"entry points {deploy.https_entrypoint}, "
-                        f"{deploy.http_entrypoint} are defined"))
+    checks.append(CheckResult("traefik.entrypoints", FAIL, f"{static.path} defines no entry point {', '.join(missing)} "
+                              f"(defined: {', '.join(static.entrypoints) or 'none'})",
+                              "fix deploy.https_entrypoint / deploy.http_entrypoint") if missing else
+                  CheckResult("traefik.entrypoints", PASS, f"entry points {deploy.https_entrypoint}, "
+                              f"{deploy.http_entrypoint} are defined"))
     if static.file_directory and Path(static.file_directory) != Path(deploy.dynamic_dir):
-        checks.append(Check("traefik.provider", WARN, f"Traefik's file provider watches {static.file_directory}, "
-                            f"not deploy.dynamic_dir {deploy.dynamic_dir}",
-                            "fine when a mount maps one onto the other; otherwise fix deploy.dynamic_dir"))
+        checks.append(CheckResult("traefik.provider", WARN, f"Traefik's file provider watches {static.file_directory}, "
+                                  f"not deploy.dynamic_dir {deploy.dynamic_dir}",
+                                  "fine when a mount maps one onto the other; otherwise fix deploy.dynamic_dir"))
     return checks
 
 
 # --- Cloudflare -----------------------------------------------------------------------------------------------
 
 
-def cloudflare_checks(config: Config, facts: Facts) -> list[Check]:
+def cloudflare_checks(config: Config, facts: Facts) -> list[CheckResult]:
     token = facts.token
     if token is None:
         return []
     blocked = ("cloudflare.verify", "cloudflare.zone", "cloudflare.records")
     if isinstance(token, Unknown):
-        return [Check("cloudflare.token", FAIL, token.why, "fix dns.token_file, or set CLOUDFLARE_API_TOKEN")] + \
+        return [CheckResult("cloudflare.token", FAIL, token.why, "fix dns.token_file, or set CLOUDFLARE_API_TOKEN")] + \
             [_skip(n, "no token") for n in blocked]
     if not token.source:
-        return [Check("cloudflare.token", FAIL, "no Cloudflare API token",
-                      "set CLOUDFLARE_API_TOKEN or dns.token_file (a token with Zone:DNS:Edit on "
-                      f"{config.site.domain})")] + [_skip(n, "no token") for n in blocked]
+        return [CheckResult("cloudflare.token", FAIL, "no Cloudflare API token",
+                            "set CLOUDFLARE_API_TOKEN or dns.token_file (a token with Zone:DNS:Edit on "
+                            f"{config.site.domain})")] + [_skip(n, "no token") for n in blocked]
     checks = [_token_shape(token)]
     status = facts.token_status
     if isinstance(status, Unknown) or status != "active":
         why = status.why if isinstance(status, Unknown) else f"the token's status is {status}"
-        checks.append(Check("cloudflare.verify", FAIL, f"GET /user/tokens/verify: {why}",
-                            "create a new token (Zone:DNS:Edit on the zone) and configure it"))
+        checks.append(CheckResult("cloudflare.verify", FAIL, f"GET /user/tokens/verify: {why}",
+                                  "create a new token (Zone:DNS:Edit on the zone) and configure it"))
         return checks + [_skip(n, "the token does not verify") for n in blocked[1:]]
-    checks.append(Check("cloudflare.verify", PASS, "GET /user/tokens/verify: active"))
+    checks.append(CheckResult("cloudflare.verify", PASS, "GET /user/tokens/verify: active"))
     checks.append(_zone(config, facts))
     records = facts.records
     if records is None:
         checks.append(_skip("cloudflare.records", "no zone"))
     elif isinstance(records, Unknown):
-        checks.append(Check("cloudflare.records", FAIL, f"cannot list the zone's records: {records.why}",
-                            "give the token the Zone:DNS:Edit permission on the zone"))
+        checks.append(CheckResult("cloudflare.records", FAIL, f"cannot list the zone's records: {records.why}",
+                                  "give the token the Zone:DNS:Edit permission on the zone"))
     else:
-        checks.append(Check("cloudflare.records", PASS, f"records can be listed ({records} on the first page); "
-                            "DNS:Edit itself shows only when a deploy creates a record"))
+        checks.append(CheckResult("cloudflare.records", PASS, f"records can be listed ({records} on the first page); "
+                                  "DNS:Edit itself shows only when a deploy creates a record"))
     return checks
 
 
-def _token_shape(token: Token) -> Check:
+def _token_shape(token: Token) -> CheckResult:
     where = f"from {token.source}"
     if not token.charset_ok:
-        return Check("cloudflare.token", FAIL, f"the token {where} holds characters no Cloudflare token has "
-                     "(spaces, quotes, non-ASCII)", "copy the token again, without quotes or line breaks")
+        return CheckResult("cloudflare.token", FAIL, f"the token {where} holds characters no Cloudflare token has "
+                           "(spaces, quotes, non-ASCII)", "copy the token again, without quotes or line breaks")
     if token.length != TOKEN_LENGTH:
-        return Check("cloudflare.token", WARN, f"the token {where} has {token.length} characters, not the "
-                     f"{TOKEN_LENGTH} of a Cloudflare API token (a Global API Key does not work here)",
-                     "use an API token (My Profile → API Tokens), not the Global API Key")
-    return Check("cloudflare.token", PASS, f"present ({where}), {token.length} characters")
+        return CheckResult("cloudflare.token", WARN, f"the token {where} has {token.length} characters, not the "
+                           f"{TOKEN_LENGTH} of a Cloudflare API token (a Global API Key does not work here)",
+                           "use an API token (My Profile → API Tokens), not the Global API Key")
+    return CheckResult("cloudflare.token", PASS, f"present ({where}), {token.length} characters")
 
 
-def _zone(config: Config, facts: Facts) -> Check:
+def _zone(config: Config, facts: Facts) -> CheckResult:
     zone, domain, zone_id = facts.zone, config.site.domain.lower().rstrip("."), config.dns.zone_id
     if isinstance(zone, Unknown):
-        return Check("cloudflare.zone", FAIL, zone.why, "check dns.zone_id and site.domain")
+        return CheckResult("cloudflare.zone", FAIL, zone.why, "check dns.zone_id and site.domain")
     if zone is None and facts.zone_looked_up:
-        return Check("cloudflare.zone", FAIL, f"site.domain: this token sees no zone named {domain}",
-                     "check site.domain, or the token's zone resources")
+        return CheckResult("cloudflare.zone", FAIL, f"site.domain: this token sees no zone named {domain}",
+                           "check site.domain, or the token's zone resources")
     if zone is None:
         shape = "" if re.fullmatch(r"[0-9a-f]{32}", zone_id) else " (a zone id is 32 hex digits)"
-        return Check("cloudflare.zone", FAIL, f"dns.zone_id: no zone {zone_id} for this token{shape}",
-                     "copy the zone id from the zone's Overview page, or leave dns.zone_id empty to look it up")
+        return CheckResult("cloudflare.zone", FAIL, f"dns.zone_id: no zone {zone_id} for this token{shape}",
+                           "copy the zone id from the zone's Overview page, or leave dns.zone_id empty to look it up")
     if zone.name != domain:
-        return Check("cloudflare.zone", FAIL, f"dns.zone_id {zone.id} is the zone {zone.name}, not site.domain "
-                     f"{domain}", "use the zone id of site.domain, or fix site.domain")
+        return CheckResult("cloudflare.zone", FAIL, f"dns.zone_id {zone.id} is the zone {zone.name}, not site.domain "
+                           f"{domain}", "use the zone id of site.domain, or fix site.domain")
     how = "looked up by name" if facts.zone_looked_up else "dns.zone_id"
-    return Check("cloudflare.zone", PASS, f"zone {zone.name} ({zone.id}, {how}, status {zone.status or 'unknown'})")
+    return CheckResult("cloudflare.zone", PASS,
+                       f"zone {zone.name} ({zone.id}, {how}, status {zone.status or 'unknown'})")
 
 
 # --- DNS and TLS ----------------------------------------------------------------------------------------------
 
 
-def record_content_check(config: Config, facts: Facts) -> list[Check]:
+def record_content_check(config: Config, facts: Facts) -> list[CheckResult]:
     addresses, content, name = facts.addresses, config.dns.record_content, "dns.record_content"
     if addresses is None:
         return []
     try:
         address = ipaddress.ip_address(content)
     except ValueError:
-        return [Check(name, FAIL, f"{name}: {content!r} is not an IP address", "set this host's public IPv4")]
+        return [CheckResult(name, FAIL, f"{name}: {content!r} is not an IP address", "set this host's public IPv4")]
     if address.version != 4:
-        return [Check(name, FAIL, f"{name}: {content} is not IPv4 (graphsite creates A records)",
-                      "set this host's public IPv4")]
+        return [CheckResult(name, FAIL, f"{name}: {content} is not IPv4 (graphsite creates A records)",
+                            "set this host's public IPv4")]
     local = None if isinstance(addresses, Unknown) else content in addresses
     rehearsal = config.verify.resolve_https.rsplit(":", 1)[0] == content
     if not address.is_global:
         if local and rehearsal:
-            return [Check(name, PASS, f"{content} is this host's and private: a rehearsal (verify.resolve_https "
-                          "reaches it)")]
-        return [Check(name, FAIL, f"{name}: {content} is not a public address: no one else can reach the page",
-                      "set this host's public IPv4")]
+            return [CheckResult(name, PASS, f"{content} is this host's and private: a rehearsal (verify.resolve_https "
+                                "reaches it)")]
+        return [CheckResult(name, FAIL, f"{name}: {content} is not a public address: no one else can reach the page",
+                            "set this host's public IPv4")]
     if local:
-        return [Check(name, PASS, f"{content} is a public IPv4 of this host")]
+        return [CheckResult(name, PASS, f"{content} is a public IPv4 of this host")]
     why = addresses.why if isinstance(addresses, Unknown) else f"this host has {', '.join(addresses)}"
-    return [Check(name, WARN, f"{content} is public but cannot be told to be this host's ({why}); behind NAT that "
-                  "is expected", "check that the address reaches this host (the cloud console's public IP)")]
+    return [CheckResult(name, WARN,
+                        f"{content} is public but cannot be told to be this host's ({why}); behind NAT that "
+                        "is expected", "check that the address reaches this host (the cloud console's public IP)")]
 
 
-def ca_checks(config: Config, facts: Facts) -> list[Check]:
+def ca_checks(config: Config, facts: Facts) -> list[CheckResult]:
     checks = []
     for bundle in facts.ca_bundles:
         configured = (config.dns if bundle.setting.startswith("dns") else config.verify).ca_bundle
         what = bundle.path if configured else f"empty: the default {bundle.path}"
         if isinstance(bundle.certificates, Unknown):
-            checks.append(Check(f"tls.{bundle.setting.split('.')[0]}_ca", FAIL,
-                                f"{bundle.setting}: {bundle.certificates.why}",
-                                "point it at a PEM file of CA certificates, or leave it empty for the default"))
+            checks.append(CheckResult(f"tls.{bundle.setting.split('.')[0]}_ca", FAIL,
+                                      f"{bundle.setting}: {bundle.certificates.why}",
+                                      "point it at a PEM file of CA certificates, or leave it empty for the default"))
         else:
-            checks.append(Check(f"tls.{bundle.setting.split('.')[0]}_ca", PASS,
-                                f"{bundle.setting}: {what} loads ({_count(bundle.certificates, 'certificate')})"))
+            checks.append(CheckResult(f"tls.{bundle.setting.split('.')[0]}_ca", PASS,
+                                      f"{bundle.setting}: {what} loads ({_count(bundle.certificates, 'certificate')})"))
     return checks
 
 
-def evaluate(config: Config, facts: Facts) -> tuple[Check, ...]:
+def evaluate(config: Config, facts: Facts) -> tuple[CheckResult, ...]:
     """Return every check the facts allow, in the order of a deploy: Docker, Traefik, Cloudflare, DNS, TLS."""
     return tuple(check for judge in (docker_checks, ipvs_check, dirs_checks, traefik_checks, permission_checks,
                                      static_checks, cloudflare_checks, record_content_check, ca_checks)
