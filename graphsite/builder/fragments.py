@@ -50,6 +50,24 @@ def public_url(url: str) -> str:
     return "" if problem(url) else url
 
 
+def unlinked_note(url: str) -> str:
+    """Return why a reference entry is not a link, in a reader's words: no URL, a URL only the author can open
+    (`file:`, a private host: "not public"), one withheld or incomplete; "" when `url` is a public link."""
+    if not url.strip():
+        return "no URL given"
+    if public_url(url):
+        return ""
+    scheme = url_scheme(url)
+    found = problem(url) if scheme in {"http", "https"} else None
+    if scheme == "file" or (found and found[0] == "non-public"):
+        return "not public"
+    if scheme not in {"http", "https"}:
+        return "not a web link"
+    kind = found[0] if found else ""
+    return {"secret-in-url": "link withheld: it holds a credential", "placeholder": "link incomplete"}.get(
+        kind, "malformed link")
+
+
 _LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
 
 
@@ -79,7 +97,8 @@ def citables(references: Iterable[Reference]) -> dict[int, Citable]:
             found[reference.number] = Citable(reference.number, url, f"{name} (opens the source)", True, name)
         else:
             found[reference.number] = Citable(reference.number, f"#ref-{reference.number}",
-                                              f"{name} (not public; goes to the reference list)", False, name)
+                                              f"{name} ({unlinked_note(reference.url)}; goes to the reference "
+                                              "list)", False, name)
     return found
 
 

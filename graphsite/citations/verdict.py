@@ -78,7 +78,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
         why = f" (a bot wall's challenge: {answer.challenge})" if answer.challenge else ""
         wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
         return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
-                          redirects, now)
+                          redirects, now, challenge=answer.challenge)
     warning = answer.short
     names = wanted_names(fragment) if fragment else frozenset()
     found = False  # the #fragment was found: the page is the real one, whatever its title

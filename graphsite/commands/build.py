@@ -27,7 +27,8 @@ SHOWN_WARNINGS = 20  # more would bury the summary line; -v shows them all, --js
 @click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding or "
               "link to a #fragment the page does not have.")
 @click.option("--check-links", is_flag=True,
-              help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
+              help="Also check every outbound link over the network and say on the page what came of each "
+                   "reference (exit 1 on a dead link; see `links`).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="graphsite.toml to use.")
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
@@ -43,19 +44,15 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
         config = load_config(config_path)
         subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain") if subdomain else None
         source = source or default_source()
-        outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config)
+        outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config,
+                        check_links=check_links)  # the source is read again for the links' places: in the try
     except GraphsiteError as exc:
         if as_json:  # a machine reading stdout gets an object on failure too (the message also goes to stderr)
             from graphsite import output
 
             output.emit_json({"error": exc.format_message()})
         raise
-    links = None
-    if check_links:
-        from graphsite.citations.live import check_links as run_link_check
-        from graphsite.citations.report_links import page_links
-
-        links = run_link_check(page_links(source, outcome.page.report, config), config)
+    links = outcome.links
     report_outcome(outcome, as_json, links=links)
     if pdf:  # after the page's own summary: the page is written whether or not printing works
         from graphsite import output
