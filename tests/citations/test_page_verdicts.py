@@ -101,3 +101,29 @@ def test_names_in_the_reference_list_stay_short(pages):
 def test_every_verdict_has_short_words(check):
     words = check_words(check)
     assert 0 < len(words) <= 80 and (TODAY in words or words == "not checked"), words
+
+
+@pytest.mark.browser
+def test_in_a_browser_the_checked_page_shows_the_states_and_the_date(pages, browser):
+    from tests.page.conftest import axe_violations, serve
+
+    _, _, root = pages
+    with serve(root) as base:
+        context = browser.new_context(bypass_csp=True, viewport={"width": 1200, "height": 900})  # for axe
+        try:
+            shown = {}
+            for name in ("checked", "plain"):
+                page = context.new_page()
+                page.goto(f"{base}/{name}/index.html#references")
+                shown[name] = page.locator("#references").inner_text()
+                if name == "checked":
+                    violations = [v for v in axe_violations(page) if "#references" in v or ".ref-" in v]
+                    assert violations == [], violations
+                page.close()
+        finally:
+            context.close()
+    assert f"Links checked on {TODAY} (UTC): 3 sources" in shown["checked"]
+    for words in (f"checked {TODAY}", f"unreachable on {TODAY} (HTTP 404)", f"blocked by a bot check on {TODAY}"):
+        assert words in shown["checked"], shown["checked"]
+    assert "checked" not in shown["plain"] and TODAY not in shown["plain"] and "unreachable" not in shown["plain"]
+    assert "no URL given" in shown["plain"] and "same source as reference 1" in shown["plain"]
