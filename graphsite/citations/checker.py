@@ -203,6 +203,8 @@ class Checker:
             except HTTPError as exc:
                 if exc.dns:
                     raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
+                if exc.oversized:  # the server answered; what it says of the page could not be read
+                    raise Failure("unverified", f"not read: {_one_line(exc)}", permanent=True) from None
                 raise Failure("dead", f"connection failed: {_one_line(exc)}", permanent=exc.permanent) from None
             finally:
                 del self.in_flight[key]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class Failure(Exception):
-    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason;
+    """No usable answer: `state` (dead, timeout, private, unverified; dns inside the checker) and a reason;
     `permanent` when asking again gets the same (TLS, not HTTP, oversized headers): not retried."""
 
     def __init__(self, state: str, detail: str, *, permanent: bool = False) -> None:
