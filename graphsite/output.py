@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 _verbosity = 0
 
@@ -18,8 +18,13 @@ def configure(verbosity: int = 0) -> None:
     _verbosity = verbosity
 
 
+def colour_on(stream: TextIO) -> bool:
+    """Return whether text written to `stream` may be coloured: a terminal, and NO_COLOR not set."""
+    return not os.environ.get("NO_COLOR") and stream.isatty()
+
+
 def _color(text: str, code: str) -> str:
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+    if not colour_on(sys.stderr):
         return text
     return f"\033[{code}m{text}\033[0m"
 

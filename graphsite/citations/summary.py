@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -84,7 +83,9 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
     """Return the end-of-check table: one row per link worth a look (every link with `every_link`), then totals;
     coloured when `colour` (None: when stdout is a terminal and NO_COLOR is not set)."""
     if colour is None:
-        colour = not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+        from graphsite.output import colour_on
+
+        colour = colour_on(sys.stdout)
     rows = [r for r in report.results if every_link or r.state != "ok" or r.warning]
     width = max((len(r.state) for r in rows), default=0)
     lines = []
@@ -138,7 +139,7 @@ def show_links(report: LinkReport, fail_on: Sequence[str] = ("dead",), *, as_jso
     every_link = _verbosity() >= 1
     if as_json or stdout_is_json:
         output.info(render_summary(report, every_link=every_link,
-                                   colour=not os.environ.get("NO_COLOR") and sys.stderr.isatty()))
+                                   colour=output.colour_on(sys.stderr)))
     else:
         output.result(render_summary(report, every_link=every_link))
     if as_json:
