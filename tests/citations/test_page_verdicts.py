@@ -127,3 +127,19 @@ def test_in_a_browser_the_checked_page_shows_the_states_and_the_date(pages, brow
         assert words in shown["checked"], shown["checked"]
     assert "checked" not in shown["plain"] and TODAY not in shown["plain"] and "unreachable" not in shown["plain"]
     assert "no URL given" in shown["plain"] and "same source as reference 1" in shown["plain"]
+
+
+def test_every_citation_name_stays_within_80_characters(tmp_path):
+    from graphsite.build import build_page
+
+    long_title = "A very long title of a source " * 6
+    source = tmp_path / "r.md"
+    source.write_text(f"# R\n\n## 1. Part\n\nClaims [[1](https://one.example/)] [[2](https://x.com/a/status/...)]"
+                      f" [[123](https://api.example/v1?api_key=hunter2)].\n\n## References\n\n"
+                      f"1. {long_title} https://one.example/\n2. {long_title} https://x.com/a/status/...\n"
+                      f"123. {long_title} https://api.example/v1?api_key=hunter2\n", encoding="utf-8")
+    soup = BeautifulSoup(build_page(source).html, "html.parser")
+    labels = [a["aria-label"] for a in soup.select("sup.cite a")]
+    assert len(labels) == 3 and all(len(label) <= 80 for label in labels), labels
+    assert labels[1].endswith("(link incomplete; goes to the reference list)"), labels
+    assert labels[2].endswith("(link withheld; goes to the reference list)") and "hunter2" not in str(soup), labels
