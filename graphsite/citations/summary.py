@@ -7,7 +7,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from graphsite.citations.results import STATES, LinkReport, LinkResult
+from graphsite.citations.results import LinkReport, LinkResult
+from graphsite.codes import LINK_STATES as STATES
 from graphsite.errors import LinkCheckError
 
 _WIDTH = 28
