@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
 _verbosity = 0
 _emitted = False  # a JSON object is on stdout: a command prints one, and a failure after it prints no other
@@ -29,8 +29,13 @@ def emitted() -> bool:
     return _emitted
 
 
+def colour_on(stream: TextIO) -> bool:
+    """Return whether text written to `stream` may be coloured: a terminal, and NO_COLOR not set."""
+    return not os.environ.get("NO_COLOR") and stream.isatty()
+
+
 def _color(text: str, code: str) -> str:
-    if os.environ.get("NO_COLOR") or not sys.stderr.isatty():
+    if not colour_on(sys.stderr):
         return text
     return f"\033[{code}m{text}\033[0m"
 

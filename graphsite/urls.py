@@ -7,8 +7,6 @@ import re
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
-import idna
-
 # Holes an author leaves to fill in later: `...`, `…`, `<id>`, `{id}`, and their percent-encoded forms. Each is
 # found with str.find (linear on any input); a regular expression such as `%3C.*?%3E` rescans the rest of the
 # text from every opener and turns quadratic on a long run of openers.
@@ -70,6 +68,8 @@ def _host(raw: str) -> str | None:
         pass
     if host.isascii():
         return host.lower()
+    import idna  # only a host outside ASCII needs it: its tables are a start-up cost every run would pay
+
     try:
         return idna.encode(host, uts46=True, transitional=False).decode("ascii")
     except (idna.IDNAError, UnicodeError, ValueError):

@@ -52,6 +52,12 @@ def page_from_source(source: Path, *, subdomain: str | None = None, fonts: str =
         raise BuildError(f"--fonts {fonts!r}: expected one of {', '.join(FONTS)}")
     report = read_report(Path(source), max_bytes=max_bytes)
     report = dataclasses.replace(report, warnings=_warnings(report, fonts))
+    return rendered(report, subdomain=subdomain, fonts=fonts, domain=domain, indexable=indexable)
+
+
+def rendered(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS, domain: str = "",
+             indexable: bool = False) -> BuiltPage:
+    """Return the page of `report` (again, once a link check put its verdicts on it); pure."""
     theme = load_theme()
     html = render_page(report, subdomain=subdomain, fonts=fonts, theme=theme, domain=domain, indexable=indexable)
     return BuiltPage(html=html, sha256=hashlib.sha256(html.encode("utf-8")).hexdigest(), title=report.title,

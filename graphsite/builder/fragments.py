@@ -28,7 +28,9 @@ _PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)((?:(?!</h[1-6]>).)*?)<a clas
                         r'aria-label="Permalink"(?: rel="noopener noreferrer")?>', re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 _SCROLLERS = re.compile(r"<(pre|table)\b|</(pre|table)>")
-TITLE_LIMIT = 90  # characters of a reference title in a citation's accessible name
+NAME_LIMIT = 80  # characters of a citation's accessible name: a screen reader reads it whole at every [N]
+_TO_ENTRY = "; goes to the reference list)"
+_SUFFIXES = (" (opens the source)", " (in the reference list)")  # what follows a linked reference's name
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,24 @@ def public_url(url: str) -> str:
     return "" if problem(url) else url
 
 
+def unlinked_note(url: str) -> str:
+    """Return why a reference entry is not a link, in a reader's words: no URL, a URL only the author can open
+    (`file:`, a private host: "not public"), one withheld or incomplete; "" when `url` is a public link."""
+    if not url.strip():
+        return "no URL given"
+    if public_url(url):
+        return ""
+    scheme = url_scheme(url)
+    found = problem(url) if scheme in {"http", "https"} else None
+    if scheme == "file" or (found and found[0] == "non-public"):
+        return "not public"
+    if scheme not in {"http", "https"}:
+        return "not a web link"
+    kind = found[0] if found else ""
+    return {"secret-in-url": "link withheld: it holds a credential", "placeholder": "link incomplete"}.get(
+        kind, "malformed link")
+
+
 _LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
 
 
@@ -62,7 +82,7 @@ def reference_title(reference: Reference) -> str:
     return " ".join(title.split()) or f"Reference {reference.number}"
 
 
-def _short(text: str, limit: int = TITLE_LIMIT) -> str:
+def _short(text: str, limit: int) -> str:
     text = " ".join(text.replace("**", "").replace("`", "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip(" ,.;:") + "…"
 
@@ -74,13 +94,22 @@ def citables(references: Iterable[Reference]) -> dict[int, Citable]:
         if reference.number in found:
             continue
         url = public_url(reference.url)
-        name = f"Reference {reference.number}: {_short(reference_title(reference))}"
         if url:
-            found[reference.number] = Citable(reference.number, url, f"{name} (opens the source)", True, name)
+            name = _name(reference, _SUFFIXES)
+            found[reference.number] = Citable(reference.number, url, f"{name}{_SUFFIXES[0]}", True, name)
         else:
-            found[reference.number] = Citable(reference.number, f"#ref-{reference.number}",
-                                              f"{name} (not public; goes to the reference list)", False, name)
+            why = f" ({unlinked_note(reference.url).split(':')[0]}{_TO_ENTRY}"  # "link withheld", not its reason
+            name = _name(reference, (why, _SUFFIXES[1]))
+            found[reference.number] = Citable(reference.number, f"#ref-{reference.number}", f"{name}{why}", False,
+                                              name)
     return found
+
+
+def _name(reference: Reference, suffixes: tuple[str, ...]) -> str:
+    """Return "Reference N: its title", the title shortened so that the name with any of `suffixes` stays within
+    NAME_LIMIT characters."""
+    head = f"Reference {reference.number}: "
+    return head + _short(reference_title(reference), NAME_LIMIT - len(head) - max(map(len, suffixes)))
 
 
 def _cite(match: re.Match[str], table: dict[int, Citable]) -> str:

@@ -72,6 +72,25 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class SourceCheck:
+    """A live link check's verdict on one URL, as the page words it (graphsite/build.py maps the checker's
+    result to it: the builder never imports the checks)."""
+
+    state: str  # a state of graphsite.codes.LINK_STATES
+    status: int | None = None  # the last HTTP status, when an answer came
+    checked_at: float = 0.0  # seconds since the epoch (UTC) of the verdict; 0 when never asked
+    bot_check: bool = False  # blocked by a bot wall's challenge, not only refused
+
+
+@dataclass(frozen=True)
+class SourceChecks:
+    """Every checked URL of a page (keyed by the URL as the page links it) and when the run ended."""
+
+    verdicts: tuple[tuple[str, SourceCheck], ...]
+    checked_at: float
+
+
+@dataclass(frozen=True)
 class Finding:
     """A warning with a stable code (e.g. `citation-mismatch`), shown by build and listed in --json."""
 
@@ -121,6 +140,7 @@ class Report:
     written_links: tuple[tuple[str, int], ...] = ()  # (href as the author wrote it, file line), in body order
     heading_ids: tuple[str, ...] = ()  # the id of every heading of the body, in order
     raw_ids: tuple[str, ...] = ()  # the ids and <a name>s of the body's raw HTML that the page keeps
+    checks: SourceChecks | None = None  # the live link check's verdicts (build --check-links), else None
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
 
 from markdown_it.token import Token
 
 from graphsite.builder.markdown import is_references_title, markdown, parse, plain_text, words
-from graphsite.builder.model import Reference
+from graphsite.builder.model import Reference, SourceCheck, SourceChecks
 
-__all__ = ["collect_references", "entry_title", "entry_url", "is_references_title"]
+__all__ = ["check_words", "checks_summary", "collect_references", "day", "entry_title", "entry_url",
+           "is_references_title"]
 
 # A bare URL in an entry's text: a scheme of at most 32 characters (a long run of `+` cannot make the search
 # quadratic), then everything up to a space or an angle bracket.
@@ -105,3 +107,55 @@ def _closing(tokens: list[Token], start: int) -> int:
         if tokens[index].type == "list_item_close" and tokens[index].level == level:
             return index
     return len(tokens)
+
+
+def day(moment: float) -> str:
+    """Return the UTC date of `moment` (seconds since the epoch) as the page writes it: 2026-12-01."""
+    return time.strftime("%Y-%m-%d", time.gmtime(moment))
+
+
+def check_words(check: SourceCheck) -> str:
+    """Return what the reference list says of a link check's verdict, short enough for a screen reader
+    (<= 80 characters): "checked 2026-12-01", "unreachable on 2026-12-01 (HTTP 404)", …"""
+    if check.checked_at <= 0 or check.state in _NOT_CHECKED:
+        return "not checked"
+    on = day(check.checked_at)
+    status = f" (HTTP {check.status})" if check.status is not None else ""
+    if check.state in ("ok", "redirected"):
+        return f"checked {on}"
+    if check.state == "warn":
+        return f"checked {on}: the page may be gone"
+    if check.state == "blocked":
+        return f"blocked by a bot check on {on}" if check.bot_check or check.status is None \
+            else f"the site refused the check on {on}{status}"
+    if check.state == "dead":
+        return f"unreachable on {on}{status}"
+    if check.state == "unavailable":
+        return f"site unavailable on {on}{status}"
+    if check.state == "timeout":
+        return f"no answer in time on {on}"
+    return f"not verified on {on}"
+
+
+_NOT_CHECKED = frozenset({"skipped", "unchecked", "local", "private"})
+# How the summary above the list counts the verdicts, in this order.
+_TALLY = (("reachable", ("ok", "redirected")), ("may be gone", ("warn",)), ("unreachable", ("dead",)),
+          ("blocked by a bot check or refused", ("blocked",)),
+          ("not verified", ("unavailable", "timeout", "unverified")))
+
+
+def checks_summary(checks: SourceChecks, urls: list[str]) -> str:
+    """Return the one sentence near the reference list: how many of the list's sources (`urls`, the URLs of its
+    entries that have a verdict, each once) were checked, when, and what came of it."""
+    verdicts = dict(checks.verdicts)
+    found = [verdicts[url] for url in dict.fromkeys(urls) if url in verdicts]
+    checked = [check for check in found if check.checked_at > 0 and check.state not in _NOT_CHECKED]
+    days = sorted({day(check.checked_at) for check in checked}) or [day(checks.checked_at)]
+    when = f"on {days[0]}" if len(days) == 1 else f"between {days[0]} and {days[-1]}"
+    parts = [f"{count} {words}" for words, states in _TALLY
+             if (count := sum(1 for check in checked if check.state in states))]
+    unchecked = len(dict.fromkeys(urls)) - len(checked)
+    if unchecked:
+        parts.append(f"{unchecked} not checked")
+    sources = "source" if len(checked) == 1 else "sources"
+    return f"Links checked {when} (UTC): {len(checked)} {sources}" + (f", {', '.join(parts)}." if parts else ".")

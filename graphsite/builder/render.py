@@ -22,10 +22,11 @@ import jinja2.bccache
 from markupsafe import Markup
 
 from graphsite.builder.fonts import font_face_css, page_characters
-from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title
+from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title, unlinked_note
 from graphsite.builder.ladder import ladder, vertical_ladder
 from graphsite.builder.markdown import text_html
-from graphsite.builder.model import Report, Section
+from graphsite.builder.model import Report, Section, SourceCheck
+from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
 from graphsite.paths import theme_dir, user_cache_dir
 
@@ -137,28 +138,51 @@ def image_sources(fragments: list[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Entry:
-    """One reference as the footer shows it: a link to its public URL, printed in full, or its title marked
-    "not public" (a placeholder, `file:` or private address is never shown), and its backlinks."""
+    """One reference as the footer shows it: a link to its public URL, printed in full, or its title with why it
+    is not a link (a placeholder, `file:` or private address is never shown), the live check's verdict in words
+    (only on a page built with --check-links), the earlier entry whose URL it repeats, and its backlinks."""
 
     number: int
     title: str
     href: str  # the public URL, or "" when the reference has none
     element_id: str  # `ref-N` for the first entry of each number, "" for a duplicate
     cited_in: tuple[tuple[str, str], ...]
+    note: str = ""  # why it is not a link ("no URL given", "not public", …), "" when it is one
+    state: str = ""  # the check's verdict in words ("checked 2026-12-01"), "" when the page was not checked
+    state_class: str = ""  # the verdict's state (ok, dead, …) for the stylesheet
+    same_as: int | None = None  # the earlier reference with the same URL
 
 
 def _reference_groups(report: Report) -> list[tuple[str, list[Entry]]]:
     cited_in = _cited_in(report)
+    verdicts = dict(report.checks.verdicts) if report.checks else {}
     groups: list[tuple[str, list[Entry]]] = []
     seen: set[int] = set()
+    first_of: dict[str, int] = {}  # URL -> the first reference number that gives it
     for reference in report.references:
         if not groups or groups[-1][0] != reference.group:
             groups.append((reference.group, []))
         element_id = "" if reference.number in seen else f"ref-{reference.number}"
         seen.add(reference.number)
-        groups[-1][1].append(Entry(reference.number, reference_title(reference), public_url(reference.url), element_id,
-                                   tuple(cited_in.get(reference.number, ()))))
+        href = public_url(reference.url)
+        first = first_of.setdefault(reference.url, reference.number) if reference.url else reference.number
+        check = _shown_check(verdicts.get(reference.url))
+        groups[-1][1].append(Entry(reference.number, reference_title(reference), href, element_id,
+                                   tuple(cited_in.get(reference.number, ())), unlinked_note(reference.url),
+                                   check_words(check) if check else "", check.state if check else "",
+                                   first if first != reference.number else None))
     return groups
+
+
+def _shown_check(check: SourceCheck | None) -> SourceCheck | None:
+    """Return the verdict the reference list shows: none for a private address that was not requested (the
+    entry already says "not public"); a private one the author had checked (links.allow_private) is shown."""
+    return None if check is None or check.state == "private" else check
+
+
+def _checked_urls(report: Report) -> list[str]:
+    verdicts = dict(report.checks.verdicts) if report.checks else {}
+    return [r.url for r in report.references if _shown_check(verdicts.get(r.url))]
 
 
 def _cited_in(report: Report) -> dict[int, list[tuple[str, str]]]:
@@ -252,6 +276,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         "front_html": front_html, "ladder": ladder(report.front.floors),
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
+        "checks_summary": checks_summary(report.checks, _checked_urls(report)) if report.checks else "",
         "description": description(report), "canonical": canonical, "indexable": indexable,
     }
     template = theme.environment.get_template("page.html.j2")

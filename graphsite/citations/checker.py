@@ -203,6 +203,8 @@ class Checker:
             except HTTPError as exc:
                 if exc.dns:
                     raise Failure("dns", f"DNS: {urlsplit(url).hostname} not found") from None
+                if exc.oversized:  # the server answered; what it says of the page could not be read
+                    raise Failure("unverified", f"not read: {_one_line(exc)}", permanent=True) from None
                 raise Failure("dead", f"connection failed: {_one_line(exc)}", permanent=exc.permanent) from None
             finally:
                 del self.in_flight[key]
@@ -281,9 +283,10 @@ def _is_html(response: Response) -> bool:
 
 
 async def _start(response: Response, received: _Received) -> tuple[bytes, str]:
-    """Return the body's first PEEK_BYTES (a small body is read whole, so the connection is kept), and a warning
-    when it ends before its Content-Length."""
-    whole = response.length is not None and response.length <= DRAIN_BYTES
+    """Return the body's first PEEK_BYTES, and a warning when it ends before its Content-Length. A body that may
+    be small (a Content-Length up to DRAIN_BYTES, or none: chunked) is read up to DRAIN_BYTES, so that when it
+    ends there the connection is kept for the host's next link."""
+    limit = DRAIN_BYTES if response.length is None or response.length <= DRAIN_BYTES else PEEK_BYTES
     chunks: list[bytes] = []
     size = 0
     try:
@@ -291,14 +294,14 @@ async def _start(response: Response, received: _Received) -> tuple[bytes, str]:
             chunks.append(chunk)
             size += len(chunk)
             received.bytes = response.received
-            if size >= PEEK_BYTES and not whole:
+            if size >= limit:
                 break
     except ShortBody as short:
-        return b"".join(chunks), (f"the body ended after {short.received:,} of {response.length or 0:,} bytes "
-                                  "(Content-Length)")
+        return b"".join(chunks)[:PEEK_BYTES], (f"the body ended after {short.received:,} of "
+                                               f"{response.length or 0:,} bytes (Content-Length)")
     except zlib.error:
-        return b"".join(chunks), "the compressed body is broken"
-    return b"".join(chunks), ""
+        return b"".join(chunks)[:PEEK_BYTES], "the compressed body is broken"
+    return b"".join(chunks)[:PEEK_BYTES], ""
 
 
 def _one_line(exc: BaseException) -> str:

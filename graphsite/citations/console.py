@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -85,7 +84,9 @@ def render_summary(report: LinkReport, *, every_link: bool = False, colour: bool
     """Return the end-of-check table: one row per link worth a look (every link with `every_link`), then totals;
     coloured when `colour` (None: when stdout is a terminal and NO_COLOR is not set)."""
     if colour is None:
-        colour = not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+        from graphsite.output import colour_on
+
+        colour = colour_on(sys.stdout)
     rows = [r for r in report.results if every_link or r.state != "ok" or r.warning]
     width = max((len(r.state) for r in rows), default=0)
     lines = []

@@ -27,11 +27,13 @@ _NO_BODY = {204, 304}
 class HTTPError(Exception):
     """No usable answer: the connection failed (`dns` when the host name did not resolve) or the answer is
     not HTTP. `permanent`: asking again gets the same (a TLS failure, an answer that is not HTTP, headers over
-    the limit), so it is not retried."""
+    the limit), so it is not retried; `oversized`: an answer came, too large to read (headers over the limit),
+    which says nothing of the page."""
 
-    def __init__(self, message: str, *, dns: bool = False, permanent: bool = False) -> None:
+    def __init__(self, message: str, *, dns: bool = False, permanent: bool = False, oversized: bool = False
+                 ) -> None:
         super().__init__(message)
-        self.dns, self.permanent = dns, permanent
+        self.dns, self.permanent, self.oversized = dns, permanent, oversized
 
 
 # OpenSSL's verify codes (X509_V_ERR_*) in words; any other code is named by OpenSSL's own message.
@@ -171,7 +173,7 @@ class Client:
             except asyncio.LimitOverrunError:
                 connection.close()
                 raise HTTPError(f"the status line and headers are over {HEAD_LIMIT // 1024} KiB",
-                                permanent=True) from None
+                                permanent=True, oversized=True) from None
             except BaseException:
                 connection.close()
                 raise

@@ -65,7 +65,7 @@ def classify(url: str, settings: LinksConfig) -> LinkResult | None:
                                         "broken there", checked_at=now)
     carries = secret(target)
     if carries:  # asking would send the credential, and the answer would say nothing of the reader's page
-        return LinkResult(mask(url), "skipped", f"not requested: it {carries} (citation-secret-in-url); take the "
+        return LinkResult(url, "skipped", f"not requested: it {carries} (citation-secret-in-url); take the "
                                                 "credential out of the report", checked_at=now)
     if scheme not in ("http", "https"):
         what = _NOT_CHECKED.get(scheme, f"a {scheme}: link")
@@ -96,6 +96,8 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
     checked, requests, stopped_by = _over_the_network(pending, settings, progress)
     warnings = _save(cache, checked)
     every = {**decided, **checked}
+    # The one place a result's URL is masked: every verdict above is keyed by the URL requested, so two links
+    # that differ only in a secret stay two rows, however alike they read once masked.
     results = tuple(dataclasses.replace(every[key], url=mask(url), lines=lines[key], places=places[key])
                     for key, url in written.items())
     return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
@@ -158,12 +160,27 @@ def _unique(links: Sequence[str | Link]
         url = link.url.strip()
         if not url:
             continue
-        key = request_url(url) if _scheme(url) in ("http", "https", "") else url
+        key = _key(url)
         written.setdefault(key, url)
         lines.setdefault(key, []).extend(n for n in link.lines if n not in lines[key])
         places.setdefault(key, set()).update(link.places)
     return written, {key: tuple(sorted(found)) for key, found in lines.items()}, \
         {key: tuple(sorted(found, key=lambda p: (p.line, p.column))) for key, found in places.items()}
+
+
+def _key(url: str) -> str:
+    """Return what identifies a link in a run: the URL requested (http(s) and relative), else as written."""
+    return request_url(url) if _scheme(url) in ("http", "https", "") else url
+
+
+def results_by_url(links: Sequence[str | Link], report: LinkReport) -> dict[str, LinkResult]:
+    """Return each URL of `links` (as given to check_links) with its result in `report` (check_links' answer):
+    the results are masked, so they are matched by their place, one per unique link, not by their text."""
+    keys = list(dict.fromkeys(_key(url.strip()) for item in links
+                              if (url := item.url if isinstance(item, Link) else item).strip()))
+    by_key = dict(zip(keys, report.results, strict=True))
+    return {url: by_key[_key(url.strip())] for item in links
+            if (url := item.url if isinstance(item, Link) else item).strip()}
 
 
 def _scheme(url: str) -> str:

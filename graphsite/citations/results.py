@@ -62,6 +62,7 @@ class LinkResult:
     warning: str = ""  # a working link with something to know (a body shorter than its Content-Length)
     lines: tuple[int, ...] = ()  # the Markdown lines (1-based, in the file) that link to this URL
     places: tuple[Place, ...] = ()  # every place the URL is written (line, column, citation or reference)
+    challenge: str = ""  # the bot wall whose challenge answered (graphsite/citations/challenges.py)
 
     @property
     def line(self) -> int | None:
@@ -73,7 +74,7 @@ class LinkResult:
         return {"url": self.url, "state": self.state, "detail": self.detail, "status": self.status,
                 "final_url": self.final_url, "redirects": list(self.redirects), "checked_at": self.checked_at,
                 "cached": self.cached, "warning": self.warning, "lines": list(self.lines), "line": self.line,
-                "places": [place.as_dict() for place in self.places]}
+                "places": [place.as_dict() for place in self.places], "challenge": self.challenge}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LinkResult:
@@ -81,7 +82,8 @@ class LinkResult:
         return cls(url=str(data["url"]), state=str(data["state"]), detail=str(data.get("detail", "")),
                    status=int(status) if status is not None else None, final_url=str(data.get("final_url", "")),
                    redirects=tuple(str(r) for r in data.get("redirects", ())),
-                   checked_at=float(data.get("checked_at", 0.0)), warning=str(data.get("warning", "")))
+                   checked_at=float(data.get("checked_at", 0.0)), warning=str(data.get("warning", "")),
+                   challenge=str(data.get("challenge", "")))
 
 
 @dataclass(frozen=True)

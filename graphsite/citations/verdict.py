@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class Failure(Exception):
-    """No usable answer: `state` (dead, timeout, private; dns inside the checker) and a one-line reason;
+    """No usable answer: `state` (dead, timeout, private, unverified; dns inside the checker) and a reason;
     `permanent` when asking again gets the same (TLS, not HTTP, oversized headers): not retried."""
 
     def __init__(self, state: str, detail: str, *, permanent: bool = False) -> None:
@@ -78,7 +78,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
         why = f" (a bot wall's challenge: {answer.challenge})" if answer.challenge else ""
         wait = f", Retry-After {answer.retry_after}" if answer.retry_after and state != "ok" else ""
         return LinkResult(url, state, f"HTTP {answer.status}{where}{why}{wait}{tries}", answer.status, final_url,
-                          redirects, now)
+                          redirects, now, challenge=answer.challenge)
     warning = answer.short
     names = wanted_names(fragment) if fragment else frozenset()
     found = False  # the #fragment was found: the page is the real one, whatever its title

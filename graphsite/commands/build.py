@@ -21,7 +21,8 @@ from graphsite.commands.options import config_option, fonts_option, json_option,
 @click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding or "
               "link to a #fragment the page does not have.")
 @click.option("--check-links", is_flag=True,
-              help="Also check every outbound link over the network (exit 1 on a dead link; see `links`).")
+              help="Also check every outbound link over the network and say on the page what came of each "
+                   "reference (exit 1 on a dead link; see `links`).")
 @json_option
 @config_option
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
@@ -37,13 +38,9 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     config = load_config(config_path)
     subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain") if subdomain else None
     source = source or default_source()
-    outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config)
-    links = None
-    if check_links:
-        from graphsite.citations.live import check_links as run_link_check
-        from graphsite.usecases.links import page_links
-
-        links = run_link_check(page_links(source, outcome.page.report, config), config)
+    outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config,
+                    check_links=check_links)
+    links = outcome.links
     present.build_summary(outcome)
     if pdf:  # after the page's own summary: the page is written whether or not printing works
         from graphsite.builder.pdf import write_pdf

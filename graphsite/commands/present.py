@@ -5,7 +5,6 @@ the table of `codes.Exit`."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from collections.abc import Iterable, Sequence
@@ -141,7 +140,7 @@ def _links_table(report: LinkReport, fail_on: Sequence[str], as_json: bool) -> G
     every_link = output.verbosity() >= 1
     if as_json:
         output.info(render_summary(report, every_link=every_link,
-                                   colour=not os.environ.get("NO_COLOR") and sys.stderr.isatty()))
+                                   colour=output.colour_on(sys.stderr)))
     else:
         output.result(render_summary(report, every_link=every_link))
     if report.partial:

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from graphsite.builder import build as builder
 from graphsite.builder.build import BuiltPage, write_page
-from graphsite.builder.model import Finding
+from graphsite.builder.model import Finding, SourceCheck, SourceChecks
 from graphsite.builder.render import DEFAULT_FONTS
 from graphsite.builder.targets import MISSING_FRAGMENT
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import CitationError
 
 if TYPE_CHECKING:
+    from graphsite.citations.results import LinkReport
     from graphsite.config import Config
 
 # Build warnings that --strict treats as errors, like an unaccepted citation finding.
@@ -31,11 +32,13 @@ __all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "unaccepted", "
 
 @dataclass(frozen=True)
 class BuildOutcome:
-    """What `graphsite build` did: the file written, the page, and how long it took."""
+    """What `graphsite build` did: the file written, the page, how long it took, and the link check's report
+    (build --check-links; its verdicts are on the page)."""
 
     path: Path
     page: BuiltPage
     seconds: float
+    links: LinkReport | None = None
 
     def summary(self) -> dict[str, Any]:
         """Return the --json object."""
@@ -78,8 +81,10 @@ def unaccepted(page: BuiltPage) -> list[Finding]:
 
 
 def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-          strict: bool = False, config: Config | None = None) -> BuildOutcome:
-    """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build."""
+          strict: bool = False, config: Config | None = None, check_links: bool = False) -> BuildOutcome:
+    """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build
+    (before any link is checked); with `check_links`, every outbound link is checked and the reference list
+    says what came of it (a dead link does not stop the page: the caller decides, from the outcome's links)."""
     start = time.perf_counter()
     page = checked_page(source, subdomain=subdomain, fonts=fonts, config=config)
     problems = unaccepted(page)
@@ -90,5 +95,29 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
                             "nothing written)",
                             hint="fix the citations and links, or accept a citation finding with a reason "
                                  "under [citations] in graphsite.toml")
+    links = None
+    if check_links:
+        page, links = _checked(source, page, subdomain=subdomain, fonts=fonts, config=config or _default_config())
     path = write_page(page, out_dir)
-    return BuildOutcome(path, page, time.perf_counter() - start)
+    return BuildOutcome(path, page, time.perf_counter() - start, links)
+
+
+def _default_config() -> Config:
+    from graphsite.config import Config
+
+    return Config()
+
+
+def _checked(source: Path, page: BuiltPage, *, subdomain: str | None, fonts: str, config: Config
+             ) -> tuple[BuiltPage, LinkReport]:
+    """Return the page rendered again with every outbound link's verdict, and the link check's report."""
+    from graphsite.citations.live import check_links, results_by_url
+    from graphsite.usecases.links import page_links
+
+    links = page_links(source, page.report, config)
+    report = check_links(links, config)
+    verdicts = tuple((url, SourceCheck(r.state, r.status, r.checked_at, bool(r.challenge)))
+                     for url, r in results_by_url(links, report).items())
+    checked = dataclasses.replace(page.report, checks=SourceChecks(verdicts, time.time()))
+    return builder.rendered(checked, subdomain=subdomain, fonts=fonts, domain=config.site.domain,
+                            indexable=config.site.indexable), report

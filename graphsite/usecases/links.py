@@ -48,11 +48,11 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
         local = {link.url: _local_verdict(link.url, text, ids) for link in links if _is_relative(link.url)}
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
-    by_url = {r.url: r for r in checked.results}
     written = {link.url: link for link in links}
-    by_url.update({url: dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
-                   for url, r in local.items()})
-    ordered = sorted(by_url.values(), key=lambda r: (r.line is None, r.line or 0))
+    # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
+    results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
+                                   for url, r in local.items())]
+    ordered = sorted(results, key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
 
 

@@ -271,7 +271,7 @@ def test_reference_footer(default_soup):
         if _public(url):
             assert link["href"] == url and _text(item.find(class_="ref-url")) == url, "printed in full"
         else:
-            assert link is None and item.find(class_="not-public") is not None
+            assert link is None and item.find(class_="ref-note") is not None
             assert url not in str(item) and "file:" not in str(item), "no private path on a public page"
         backlinks = {a["href"][1:] for a in item.select(".cited-in a")}
         assert backlinks == cited.get(number, set()), number

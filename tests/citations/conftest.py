@@ -153,6 +153,8 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._send(200, gzip.compress(PAGE), head, {"Content-Encoding": "gzip"})
         if path == "/chunked-page":
             return self._chunked([PAGE[:40], PAGE[40:90], PAGE[90:]], head)
+        if path == "/chunked-40k":  # a chunked page past the first bytes read, within what is read to keep it
+            return self._chunked([PAGE, FILLER * (40 * 1024 // len(FILLER))], head)
         if path == "/bad-chunk":  # the page whole in its first chunk, then a size line that is no size
             return self._chunked([PAGE], head, end=b"zz\r\n\r\n")
         if path == "/odd-length":  # a Content-Length of non-ASCII digits (latin-1 '²'): no length given

@@ -174,6 +174,14 @@ def test_compressed_and_chunked_pages_are_read_for_their_ids_and_the_connection_
     assert len(pitfall_server.hits.connections) == 1  # one connection, kept alive from request to request
 
 
+def test_a_chunked_page_without_a_fragment_is_read_to_its_end_and_the_connection_kept(pitfall_server, tmp_path):
+    """No Content-Length: the page may be small, so it is read up to DRAIN_BYTES, not only its first bytes."""
+    urls = [pitfall_server.url("/chunked-40k"), pitfall_server.url("/ok"), pitfall_server.url("/moved")]
+    report = check_links(urls, settings(tmp_path, per_host=1), progress=False)
+    assert [r.state for r in report.results] == ["ok", "ok", "redirected"]
+    assert len(pitfall_server.hits.connections) == 1
+
+
 def test_a_redirect_to_a_private_address_is_not_followed_unless_allowed(pitfall_server, tmp_path):
     """The checker is driven directly: the classification before it would keep the loopback origin itself out."""
     import asyncio

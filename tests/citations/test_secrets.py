@@ -116,3 +116,16 @@ def test_a_credential_in_a_body_link_is_a_finding_too(tmp_path):
     findings = [f for f in checked_page(source).report.findings if f.code == "citation-secret-in-url"]
     assert [(f.line, f.number) for f in findings] == [(0, None), (5, None)], findings  # a bare URL: no line
     assert all(SECRET not in f.message and "=***" in f.message for f in findings)
+
+
+def test_two_links_that_differ_only_in_a_secret_stay_two_rows(tmp_path):
+    from graphsite.config import Config
+    from graphsite.usecases.links import check_report_links
+
+    source = tmp_path / "r.md"
+    source.write_text("# Report\n\n## 1. Part\n\n[one](https://files.example/f?token=first) and\n"
+                      "[two](https://files.example/f?token=second).\n", encoding="utf-8")
+    config = Config().replace("links", cache_dir=str(tmp_path), retries=0)
+    report = check_report_links(source, config, progress=False)
+    assert [(r.url, r.lines) for r in report.results] == [("https://files.example/f?token=***", (5,)),
+                                                          ("https://files.example/f?token=***", (6,))]

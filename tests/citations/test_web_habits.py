@@ -53,7 +53,8 @@ def test_a_head_200_whose_get_is_404_is_dead(web, tmp_path):
 
 @pytest.mark.parametrize("path, state, words", [
     pytest.param("/headers/80", "ok", "", id="a-header-block-of-80-kib-is-read"),
-    pytest.param("/headers/300", "dead", "over 256 KiB", id="a-header-block-past-256-kib-is-dead-and-named"),
+    pytest.param("/headers/300", "unverified", "over 256 KiB",
+                 id="a-header-block-past-256-kib-is-unverified-and-named"),
     pytest.param("/waf-captcha-405", "blocked", "challenge: AWS WAF", id="an-aws-waf-captcha-answered-405"),
     pytest.param("/cloudflare-200", "blocked", "challenge: Cloudflare", id="cloudflare-just-a-moment-with-200"),
     pytest.param("/aws-waf-202", "blocked", "challenge: AWS WAF", id="an-aws-waf-challenge-answered-202"),
@@ -83,5 +84,5 @@ def test_warn_is_a_state_links_fail_on_accepts(tmp_path):
 
 def test_headers_over_the_limit_are_not_asked_for_again(web, tmp_path):
     result = verdict_on(web, "/headers/301", tmp_path, retries=2)
-    assert result.state == "dead" and "over 256 KiB" in result.detail, result
+    assert result.state == "unverified" and "over 256 KiB" in result.detail, result
     assert web.hits.count("/headers/301") == 1  # the same server sends the same headers: one request
