@@ -22,10 +22,12 @@ from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
 from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warnings
+from graphsite.builder.leftovers import remove_leftovers
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
 from graphsite.builder.targets import resolve_fragments
+from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
@@ -98,6 +100,7 @@ def markdown() -> MarkdownIt:
     md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
     install_block_rule(md)
     install_footnote_tail(md)
+    install_math(md)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
@@ -172,7 +175,7 @@ class Slugger:
 def parse(body: str, body_line: int = 1) -> Parsed:
     """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
     env: dict[str, Any] = {}
-    tokens = markdown().parse(body, env)
+    tokens, leftovers = remove_leftovers(markdown().parse(body, env), body_line)
     parsed = Parsed(tokens, env, written=written_links(tokens, body, body_line, markdown()))
     _section_level(parsed)
     _assign_heading_ids(parsed, body_line)
@@ -180,7 +183,7 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     guard_tokens(parsed.tokens, guard, body_line)
     parsed.raw_ids = tuple(sorted(guard.raw_ids))
     found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line),
-             *unreferenced_warnings(env, body_line)]
+             *unreferenced_warnings(env, body_line), *leftovers, *convert_math(tokens, body_line)]
     parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
