@@ -12,7 +12,16 @@ from typing import cast
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import HEADING_NUMBER, Parsed, is_references_title, markdown, parse, text_html, words
+from graphsite.builder.markdown import (
+    HEADING_NUMBER,
+    Parsed,
+    is_banner,
+    is_references_title,
+    markdown,
+    parse,
+    text_html,
+    words,
+)
 from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
@@ -71,7 +80,10 @@ def _layout(parsed: Parsed) -> _Layout:
     notes = _notes_start(tokens)
     level_of = {h.token_index: h.level for h in parsed.headings}
     tops = [i for i in range(notes) if tokens[i].type == "heading_open" and tokens[i].level == 0]
-    starts = [i for i in tops if level_of[i] == parsed.section_level and i != parsed.title_index]
+    levels = {parsed.section_level, parsed.group_level}
+    # A heading without a word (an image, a badge, an emoji) names no section: it stays in the text around it.
+    starts = [i for i in tops if level_of[i] in levels and i != parsed.title_index
+              and any(c.isalnum() for c in words(tokens[i + 1].children))]
     sections = list(zip(starts, [*starts[1:], notes], strict=False))
     candidates: list[tuple[int, int, int]] = []  # (level, -index, end)
     for index in tops:
@@ -165,9 +177,11 @@ def report_from_source(source: Source) -> Report:
     # The title: the front matter's, else the `#` heading that titles the report; when the `#` headings are
     # the sections themselves, none of them names the whole report.
     title_heading = next((h for h in parsed.headings if h.token_index == parsed.title_index), None)
-    if title_heading is None and parsed.section_level > 1:
-        title_heading = next((h for h in parsed.headings if h.level == 1), None)
-    first_heading = parsed.headings[0].text if parsed.headings else ""
+    if title_heading is None:
+        title_heading = next((h for h in parsed.headings
+                              if h.level == 1 and not is_banner(parsed.tokens[h.token_index + 1].children)), None)
+    first_heading = next((h.text for h in parsed.headings
+                          if not is_banner(parsed.tokens[h.token_index + 1].children)), "")
     title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
              or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
     # A front-matter title that differs from the document's own `# H1` does not hide it: the H1 is the subtitle.

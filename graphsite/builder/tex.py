@@ -1,7 +1,8 @@
 """TeX between dollars (`$…$` inline, `$$…$$` display) → MathML at build time: no script on the page.
 
 The dollars are read by Pandoc's rule (mdit-py-plugins' dollarmath): an opening `$` is not followed by a space,
-a closing one is not preceded by a space nor followed by a digit, so "it costs $5 and $10" stays text. The TeX
+a closing one is not preceded by a space nor followed by a digit, so "it costs $5 and $10" stays text; and
+`$…$` that opens with a number and holds a word ("$10, or US$ 20") is a price, left as text. The TeX
 is converted by latex2mathml, imported only when a document holds math, and kept inside the formula as its
 `<annotation encoding="application/x-tex">` (screen readers and copy-paste get the source back). TeX the
 converter refuses is shown as code, with a warning naming its line.
@@ -10,6 +11,7 @@ converter refuses is shown as code, with a warning naming its line.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -19,6 +21,9 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from graphsite.builder.model import Finding
 
 MATH_INVALID = "math-invalid"
+# "$10, or US$ 20": a price, then prose words, then a dollar. TeX opening with a digit and holding a word of
+# two letters or more (not a `\command`) is text, as written.
+_PRICE = re.compile(r"^\d[\d.,]*\s.*(?<![\\a-zA-Z])[a-zA-Z]{2,}", re.DOTALL)
 _TYPES = {"math_inline": "inline", "math_inline_double": "block", "math_block": "block"}
 
 
@@ -47,7 +52,9 @@ def convert_math(tokens: list[Token], body_line: int) -> list[Finding]:
         breaks = 0
         for child in token.children or ():
             breaks += child.type in {"softbreak", "hardbreak"}
-            if child.type in _TYPES:
+            if child.type == "math_inline" and _PRICE.match(child.content):
+                child.type, child.content = "text", f"${child.content}$"
+            elif child.type in _TYPES:
                 _convert(child, line + breaks, found)
     return found
 
