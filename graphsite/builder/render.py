@@ -130,6 +130,8 @@ def image_sources(fragments: list[str]) -> list[str]:
             scheme = url_scheme(src)
             if scheme in {"http", "https"}:
                 sources.setdefault("/".join(src.split("/", 3)[:3]), None)
+            elif scheme == "data" and src.startswith("data:image/"):
+                sources.setdefault("data:", None)  # a local image, embedded by the builder (builder/images.py)
             elif not scheme:
                 sources.setdefault("'self'", None)
     return list(sources)
