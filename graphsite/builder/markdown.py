@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -21,12 +20,12 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warnings
+from graphsite.builder.footnotes import footnote_ids, install_footnote_tail, unreferenced_warnings
 from graphsite.builder.leftovers import remove_leftovers
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
-from graphsite.builder.targets import resolve_fragments
+from graphsite.builder.targets import Targets, resolve_fragments, slugify
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
 
@@ -73,6 +72,7 @@ class Parsed:
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
     written: tuple[tuple[str, int], ...] = ()  # (href as written, file line) of every link, before annotation
     raw_ids: tuple[str, ...] = ()  # the ids (and <a name>s) of raw HTML kept on the page, sorted
+    note_ids: tuple[str, ...] = ()  # the footnotes' ids (`fn1`) and their references' (`fnref1`, `fnref1:1`)
 
     def heading_ids(self) -> tuple[str, ...]:
         """Return the id of every heading, in order."""
@@ -147,13 +147,6 @@ def words(children: list[Token] | None) -> str:
     return " ".join(plain_text(children).split())
 
 
-def slugify(text: str) -> str:
-    """Return a GitHub-style slug: lower case, punctuation dropped, spaces to hyphens."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
-    text = "".join(c for c in text if c.isalnum() or c in " -_")
-    return text.replace(" ", "-") or "section"
-
-
 class Slugger:
     """Unique ids in document order: the second `Setup` becomes `setup-1`, as on GitHub."""
 
@@ -196,8 +189,9 @@ def parse(body: str, body_line: int = 1) -> Parsed:
             _annotate_inline(parsed, token, index, line, numbers)
         elif token.type in {"th_open", "td_open"}:
             _align_class(token)
-    missing = resolve_fragments(parsed.tokens, [*parsed.heading_ids(), *parsed.raw_ids, *sorted(RESERVED_IDS)],
-                                is_reserved_id, slugify, body_line)
+    parsed.note_ids = footnote_ids(env)
+    missing = resolve_fragments(parsed.tokens, Targets([*parsed.heading_ids(), *parsed.raw_ids, *parsed.note_ids]),
+                                body_line)
     if missing:
         parsed.warnings = sorted([*parsed.warnings, *missing], key=lambda f: f.line or 0)
     return parsed

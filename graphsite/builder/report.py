@@ -216,7 +216,7 @@ def report_from_source(source: Source) -> Report:
         references_after_html=references.after_html,
         anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
         warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
-        heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids,
+        heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids, note_ids=parsed.note_ids,
     )
 
 
