@@ -26,14 +26,13 @@ from urllib.parse import unquote, urlsplit
 
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import url_scheme
+from graphsite.builder.tags import CLEAN_IMG_SRC
 from graphsite.errors import SourceError
 
 IMAGE_MISSING = "image-missing"
 
 DEFAULT_MAX_IMAGE_BYTES = 2 * 1024 * 1024  # build.max_image_bytes: a large screenshot
 DEFAULT_MAX_PAGE_IMAGE_BYTES = 10 * 1024 * 1024  # build.max_page_image_bytes: all of one page's images
-# An <img> as the sanitiser writes it: every value double-quoted, `&`, `<`, `>` and `"` escaped.
-IMG_SRC = re.compile(r'(<img\b[^>]*?\ssrc=")([^"]*)("[^>]*>)')
 _ALT = re.compile(r'\salt="([^"]*)"')
 _SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]", re.DOTALL)
 
@@ -60,7 +59,7 @@ def local_sources(fragments: list[str]) -> list[str]:
     found: dict[str, None] = {}
     for fragment in fragments:
         if "<img" in fragment:
-            for match in IMG_SRC.finditer(fragment):
+            for match in CLEAN_IMG_SRC.finditer(fragment):
                 src = html.unescape(match.group(2))
                 if is_local(src):
                     found.setdefault(src, None)
@@ -83,7 +82,7 @@ def embed(fragment: str, uris: dict[str, str | None]) -> str:
             return f'<span class="image-missing">{alt.group(1) if alt else ""}</span>'
         return f"{match.group(1)}{uri}{match.group(3)}"
 
-    return IMG_SRC.sub(replace, fragment)
+    return CLEAN_IMG_SRC.sub(replace, fragment)
 
 
 def load_images(report_path: Path, body: str, body_line: int, sources: list[str],

@@ -27,10 +27,8 @@ from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
+from graphsite.builder.tags import CLEAN_TAG
 
-# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
-# no image or id.
-_TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^\s"\'>/=]+(?:="[^"]*")?)*\s*/?>')
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
@@ -237,7 +235,7 @@ class _UniqueIds:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
         # In tags only: `<a id="x">` written in a code span is text, and stays whole.
-        return _TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
+        return CLEAN_TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))
@@ -320,7 +318,7 @@ def _outbound(pieces: list[str], bare: list[str]) -> tuple[list[str], list[str]]
     for piece in pieces:
         if "=" not in piece:
             continue
-        found = (pair for tag in _TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
+        found = (pair for tag in CLEAN_TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
         for attribute, value in found:
             url = html.unescape(value)
             if is_outbound(url):

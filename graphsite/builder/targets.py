@@ -21,9 +21,9 @@ from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import RESERVED_IDS
+from graphsite.builder.tags import RAW_TAG
 
 MISSING_FRAGMENT = "link-missing-fragment"
-_TAG = re.compile(r"<[a-zA-Z][a-zA-Z0-9-]{0,63}[^<>]*>")
 _RAW_HREF = re.compile(r"""(\shref\s*=\s*)("#[^"]*"|'#[^']*'|#[^\s"'=<>`]*)""", re.IGNORECASE)
 
 
@@ -96,7 +96,7 @@ def _raw(html: str, targets: Targets, line: int, found: list[Finding]) -> str:
             return href.group(0)
         return f'{href.group(1)}"#{html_escape(target)}"' if target != written[1:] else href.group(0)
 
-    return _TAG.sub(tag, html)
+    return RAW_TAG.sub(tag, html)
 
 
 def _missing(href: str, line: int) -> Finding:
