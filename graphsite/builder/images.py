@@ -2,10 +2,11 @@
 
 The page is one self-contained file: `![diagram](images/a.png)` cannot load from beside a page served alone,
 so the image's bytes go into the page. Rules, each failure a SourceError naming the report's line:
-- the path is relative to the report's directory and must stay inside it once resolved (`..`, an absolute
-  path or a symlink that leads outside is refused: a report, perhaps someone else's, must not publish any
+- the path is relative to the report's directory and must stay inside it once resolved (`..` or a symlink
+  that leads outside is refused: a report, perhaps someone else's, must not publish any
   file the builder's user can read); a symlink that stays inside is followed;
-- a missing file is a warning (`image-missing`, an error under `--strict`): the image is shown as its alt
+- a missing file, or a path from a site's root (`/assets/x.png`, never read), is a warning (`image-missing`,
+  an error under `--strict`): the image is shown as its alt
   text, so the page requests nothing from beside itself (a README copied without its images still builds,
   and says which ones it lacks);
 - the file must be a regular file, an image by its first bytes (PNG, JPEG, GIF, WebP, AVIF, SVG), at most
@@ -96,6 +97,11 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
     total = 0
     for src in sources:
         line = _line_of(body, body_line, src)
+        if src.startswith("/"):  # a web site's root (Jekyll's `/assets/x.png`): never read from this machine
+            uris[src] = None
+            missing.append(Finding(IMAGE_MISSING, f"image {src!r} is a path from a web site's root, which a page "
+                                   "of its own does not have: the page shows its alt text", line=line))
+            continue
         data = _read(report_path, base, src, line, limits.per_image)
         if data is None:
             uris[src] = None
@@ -119,7 +125,7 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
 def _line_of(body: str, body_line: int, src: str) -> int | None:
     """Return the file line of the first image that names `src` (as written, or URL-escaped), or None."""
     written = {src, unquote(src)}
-    marks = [f"{before}{name}" for name in written for before in ("](", "](<", 'src="', "src='", "src=")]
+    marks = [f"{before}{name}" for name in written for before in ("](", "](<", "]: ", "]: <", 'src="', "src='", "src=")]
     for number, line in enumerate(body.split("\n"), start=body_line):
         if any(mark in line or mark in unquote(line) for mark in marks):
             return number

@@ -248,9 +248,9 @@ def _section_level(parsed: Parsed) -> None:
 
 
 # Sections are "few and huge" when there are at most FEW of them and one holds more than HUGE_WORDS words
-# under at least SPLIT_HEADINGS headings of the level below (an awesome list's two `##` holding 52 `###`
-# categories): one accordion of 20,000 words is no summary. The system-design primer's 30 `##` are not few.
-FEW = 3
+# under at least SPLIT_HEADINGS headings of the level below (awesome-nodejs: six `##`, one of them holding 45
+# `###` categories): one accordion of 8,000 words is no summary. The system-design primer's 30 `##` are not few.
+FEW = 6
 HUGE_WORDS = 3000
 SPLIT_HEADINGS = 6
 

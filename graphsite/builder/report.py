@@ -27,7 +27,7 @@ from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.summary import summarise
-from graphsite.builder.tags import CLEAN_TAG
+from graphsite.builder.tags import CLEAN_TAG, RAW_TAG
 
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
@@ -178,8 +178,10 @@ def report_from_source(source: Source) -> Report:
     if title_heading is None:
         title_heading = next((h for h in parsed.headings
                               if h.level == 1 and not is_banner(parsed.tokens[h.token_index + 1].children)), None)
-    first_heading = next((h.text for h in parsed.headings
-                          if not is_banner(parsed.tokens[h.token_index + 1].children)), "")
+    first_heading = next((h.text for h in parsed.headings if not is_banner(parsed.tokens[h.token_index + 1].children)
+                          and not _CONTENTS.match(h.text)), "")
+    if not any(h.level == 1 for h in parsed.headings):  # no `#` title: a logo before the first heading names it
+        first_heading = _logo_alt(parsed) or first_heading
     title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
              or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
     # A front-matter title that differs from the document's own `# H1` does not hide it: the H1 is the subtitle.
@@ -216,6 +218,31 @@ def report_from_source(source: Source) -> Report:
         warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
         heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids, note_ids=parsed.note_ids,
     )
+
+
+# A table of contents' heading names no document.
+_CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.IGNORECASE)
+_LOGO_SRC = re.compile(r"""\ssrc\s*=\s*["']?[^"'\s>]*logo[^"'\s>/]*["'\s>]?""", re.IGNORECASE)
+_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+
+
+def _logo_alt(parsed: Parsed) -> str:
+    """Return the alt text of the logo before the first heading: the first image whose file is named `logo`
+    (an awesome list's `<img src="media/logo.svg" alt="Awesome Node.js">`, zoxide's "zoxide logo"), which
+    stands for the title; a sponsor's banner is not named so. "" when there is none."""
+    for token in parsed.tokens:
+        if token.type == "heading_open":
+            return ""
+        if token.type == "html_block" and "logo" in token.content.lower():
+            for tag in RAW_TAG.finditer(token.content):
+                if tag.group(2).lower() != "img" or not _LOGO_SRC.search(tag.group(3)):
+                    continue
+                alt = _ALT.search(tag.group(3))
+                text = " ".join((alt.group(1) or alt.group(2) or "").split()) if alt else ""
+                text = re.sub(r"\s+logo$", "", text, flags=re.IGNORECASE)
+                if any(c.isalnum() for c in text):
+                    return text
+    return ""
 
 
 def _key(title: str) -> str:

@@ -68,7 +68,8 @@ def test_images_over_the_limits_are_errors_naming_the_line(folder, limits, wante
     assert wanted in str(caught.value) and f"{report}:{3 if limits.per_image == 10 else 5}:" in str(caught.value)
 
 
-@pytest.mark.parametrize("src", ["../outside.png", "/etc/hostname", "images/link.png", "images/%2e%2e/../outside.png"])
+@pytest.mark.parametrize("src", ["../outside.png", "images/link.png", "images/%2e%2e/../outside.png",
+                                 "images/../../outside.png"])
 def test_nothing_outside_the_reports_directory_is_embedded(tmp_path, src):
     (tmp_path / "outside.png").write_bytes(tiny_png())
     folder = tmp_path / "report"
@@ -79,6 +80,14 @@ def test_nothing_outside_the_reports_directory_is_embedded(tmp_path, src):
     with pytest.raises(SourceError, match="leads outside the report's directory") as caught:
         build_page(report)
     assert f"{report}:5:" in str(caught.value)
+
+
+def test_a_path_from_a_sites_root_is_never_read(folder):
+    report = folder / "r.md"
+    report.write_text("# T\n\n![root](/etc/hostname) and ![jekyll](/assets/a.png)\n")
+    page = build_page(report)
+    assert [(w.code, w.line) for w in page.report.warnings] == [("image-missing", 3)] * 2
+    assert parse_html(page.html).find("img") is None
 
 
 def test_a_symlink_that_stays_inside_is_followed(folder):

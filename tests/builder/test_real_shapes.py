@@ -20,6 +20,10 @@ from tests.builder.conftest import CORPUS, parse_html
     ("## 🚀 ✨\n\n## Install\n\nx\n\n## Use\n\ny\n", "Install"),  # no `#`: the first heading with a word
     ("---\ntitle: Front\n---\n# Own\n\n## One\n\nx\n", "Front"),
     ("Intro.\n\n## Summary\n\nx\n\n# The document\n\n## One\n\ny\n", "The document"),  # first `#` heading
+    # no `#`: a logo before the first heading names the document (not the sponsor, not "Contents")
+    ('<div>\n<img src="https://s.example/sponsor.png" alt="Sponsor">\n<img src="media/logo.svg" alt="Awesome '
+     'Things">\n</div>\n\n## Contents\n\n- [A](#a)\n\n## A\n\nx\n', "Awesome Things"),
+    ("## Table of contents\n\n- [A](#a)\n\n## A\n\nx\n", "A"),
 ])
 def test_the_title_is_never_a_banner(write_md, markdown, title):
     report = read_report(write_md(markdown))
