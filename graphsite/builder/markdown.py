@@ -135,7 +135,7 @@ def plain_text(children: list[Token] | None) -> str:
     for token in children or ():
         if token.type == "link_open" and token.attrGet("class") == "permalink":
             break
-        if token.type in {"text", "code_inline"}:
+        if token.type in {"text", "code_inline", "math_inline", "math_inline_double"}:  # a formula as its TeX
             parts.append(token.content)
         elif token.type in {"softbreak", "hardbreak"}:
             parts.append(" ")

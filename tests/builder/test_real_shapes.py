@@ -130,3 +130,9 @@ def test_kramdown_and_liquid_leftovers_are_removed_with_a_warning(write_md):
 def test_front_matter_dates_are_printed_as_dates(write_md, written, shown):
     page = build_page(write_md(f"---\ntitle: T\ndate: {written}\n---\ntext\n"))
     assert parse_html(page.html).find("time").get_text() == shown
+
+
+def test_a_formula_in_a_heading_keeps_its_tex_in_the_title_and_id(write_md):
+    report = read_report(write_md("# T\n\n## The $O(n)$ bound\n\ntext\n"))
+    assert report.sections[0].title == "The O(n) bound" and report.sections[0].id == "the-on-bound"
+    assert "<math" in report.sections[0].title_html
