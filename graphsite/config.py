@@ -142,7 +142,8 @@ class LinksConfig:
 
 # Keys that must be a finite number above zero, and those that may also be zero (inf or nan is never a count of
 # seconds: `deploy.docker_timeout = inf` ended in an OverflowError in the Docker client).
-_POSITIVE = ("links.timeout", "links.link_timeout", "links.concurrency", "links.per_host", "links.max_page_mib",
+_POSITIVE = ("build.max_image_bytes", "build.max_page_image_bytes",
+             "links.timeout", "links.link_timeout", "links.concurrency", "links.per_host", "links.max_page_mib",
              "deploy.converge_timeout", "deploy.docker_timeout", "dns.timeout", "dns.teardown_deadline")
 _NOT_NEGATIVE = ("links.deadline", "links.retries", "links.max_retry_after", "links.max_age", "deploy.gc_grace",
                  "dns.retries", "verify.deadline")
@@ -237,6 +238,10 @@ def _links_errors(links: LinksConfig) -> list[str]:
 @dataclass(frozen=True)
 class BuildConfig:
     max_bytes: int = _doc("Largest Markdown source `graphsite build` reads, in bytes.", 20 * 1024 * 1024)
+    max_image_bytes: int = _doc("Largest local image the page embeds (a file beside the report), in bytes.",
+                                2 * 1024 * 1024)
+    max_page_image_bytes: int = _doc("Most bytes of local images one page embeds, all together.",
+                                     10 * 1024 * 1024)
 
 
 @dataclass(frozen=True)

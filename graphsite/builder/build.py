@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
+from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, ImageLimits, embed, load_images, local_sources
 from graphsite.builder.model import Finding, Report
 from graphsite.builder.render import DEFAULT_FONTS, FONTS, load_theme, render_page
-from graphsite.builder.report import read_report
-from graphsite.builder.source import DEFAULT_MAX_BYTES
+from graphsite.builder.report import report_from_source
+from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.errors import BuildError
 from graphsite.labels import check_label
 
@@ -41,16 +42,36 @@ def _warnings(report: Report, fonts: str) -> tuple[Finding, ...]:
     return warnings
 
 
+def with_local_images(report: Report, source: Source, limits: ImageLimits) -> Report:
+    """Return the report with its local images embedded as data URIs (read from beside the report)."""
+    fragments = [report.intro_html, report.notes_html, report.references_intro_html, report.references_after_html,
+                 *(p for s in report.sections for p in (s.summary_html, s.detail_html))]
+    sources = local_sources(fragments)
+    if not sources:
+        return report
+    uris, missing = load_images(source.path, source.body, source.body_line, sources, limits)
+    sections = tuple(dataclasses.replace(s, summary_html=embed(s.summary_html, uris),
+                                         detail_html=embed(s.detail_html, uris)) for s in report.sections)
+    return dataclasses.replace(report, sections=sections, intro_html=embed(report.intro_html, uris),
+                               notes_html=embed(report.notes_html, uris),
+                               references_intro_html=embed(report.references_intro_html, uris),
+                               references_after_html=embed(report.references_after_html, uris),
+                               warnings=(*report.warnings, *missing))
+
+
 def page_from_source(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-               max_bytes: int = DEFAULT_MAX_BYTES, domain: str = "", indexable: bool = False) -> BuiltPage:
-    """Return the page built from `source` (without the citation findings: see graphsite.usecases.build.checked_page);
-    `domain` makes the canonical URL when the subdomain is known, `indexable` lets search engines index it.
+                     max_bytes: int = DEFAULT_MAX_BYTES, domain: str = "", indexable: bool = False,
+                     images: ImageLimits = DEFAULT_IMAGE_LIMITS) -> BuiltPage:
+    """Return the page built from `source` (without the citation findings: see
+    graphsite.usecases.build.checked_page); `domain` makes the canonical URL when the subdomain is known,
+    `indexable` lets search engines index it, `images` limits the local images embedded.
     Raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:
         subdomain = check_label(subdomain)  # the rule `deploy` and `teardown` apply to the same name
     if fonts not in FONTS:
         raise BuildError(f"--fonts {fonts!r}: expected one of {', '.join(FONTS)}")
-    report = read_report(Path(source), max_bytes=max_bytes)
+    text = read_source(Path(source), max_bytes=max_bytes)
+    report = with_local_images(report_from_source(text), text, images)
     report = dataclasses.replace(report, warnings=_warnings(report, fonts))
     return rendered(report, subdomain=subdomain, fonts=fonts, domain=domain, indexable=indexable)
 

@@ -52,6 +52,17 @@ def _definition_lines(state: StateCore, labels: list[str]) -> dict[str, int]:
     return lines
 
 
+def footnote_ids(env: dict[str, Any]) -> tuple[str, ...]:
+    """Return the ids the footnote plugin gives the notes (`fn1`) and each reference to them (`fnref1`, then
+    `fnref1:1`, … for a note referred to again): the `#fn9` of a page with two notes is no target."""
+    ids: list[str] = []
+    for number, note in sorted((env.get("footnotes") or {}).get("list", {}).items()):
+        ids.append(f"fn{number + 1}")
+        count = int(note.get("count", 0))
+        ids += [f"fnref{number + 1}" if sub == 0 else f"fnref{number + 1}:{sub}" for sub in range(count)]
+    return tuple(ids)
+
+
 def unreferenced_warnings(env: dict[str, Any], body_line: int) -> list[Finding]:
     """Return a warning for every footnote definition the text never refers to."""
     return [Finding("footnote-unreferenced", f"footnote [^{label}] is never referred to in the text: listed "

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from graphsite.builder.model import Reference
 from graphsite.builder.sanitize import is_safe_url, url_scheme
+from graphsite.builder.tags import ANY_TAG
 from graphsite.urls import problem
 
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
@@ -26,7 +27,6 @@ _HREF = re.compile(r'\shref="([^"]*)"')
 _REL = re.compile(r'\srel="[^"]*"')
 _PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)((?:(?!</h[1-6]>).)*?)<a class="permalink" href="#\3" '
                         r'aria-label="Permalink"(?: rel="noopener noreferrer")?>', re.DOTALL)
-_TAG = re.compile(r"<[^>]+>")
 _SCROLLERS = re.compile(r"<(pre|table)\b|</(pre|table)>")
 NAME_LIMIT = 80  # characters of a citation's accessible name: a screen reader reads it whole at every [N]
 _TO_ENTRY = "; goes to the reference list)"
@@ -142,7 +142,7 @@ def _link(match: re.Match[str]) -> str:
 
 
 def _permalink(match: re.Match[str]) -> str:
-    heading = " ".join(html.unescape(_TAG.sub("", match.group(4))).split())
+    heading = " ".join(html.unescape(ANY_TAG.sub("", match.group(4))).split())
     return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(3)}" '
             f'aria-label="Link to this heading: {html.escape(heading)}">')
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -21,11 +20,13 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
-from graphsite.builder.footnotes import install_footnote_tail, unreferenced_warnings
+from graphsite.builder.footnotes import footnote_ids, install_footnote_tail, unreferenced_warnings
+from graphsite.builder.leftovers import remove_leftovers
 from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
-from graphsite.builder.targets import resolve_fragments
+from graphsite.builder.targets import Targets, resolve_fragments, slugify
+from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
@@ -67,9 +68,11 @@ class Parsed:
     citations: list[tuple[InlineCitation, int]] = field(default_factory=list)  # (citation, token index)
     warnings: list[Finding] = field(default_factory=list)
     section_level: int = 2  # the heading level of the report's sections (`#` when they are numbered `#`)
+    group_level: int | None = None  # the level above, when its few huge sections are sectioned one level down
     title_index: int | None = None  # token index of the `#` heading that is the report's title, if any
     written: tuple[tuple[str, int], ...] = ()  # (href as written, file line) of every link, before annotation
     raw_ids: tuple[str, ...] = ()  # the ids (and <a name>s) of raw HTML kept on the page, sorted
+    note_ids: tuple[str, ...] = ()  # the footnotes' ids (`fn1`) and their references' (`fnref1`, `fnref1:1`)
 
     def heading_ids(self) -> tuple[str, ...]:
         """Return the id of every heading, in order."""
@@ -98,6 +101,7 @@ def markdown() -> MarkdownIt:
     md.enable(["table", "strikethrough"]).use(footnote_plugin).use(tasklists_plugin)
     install_block_rule(md)
     install_footnote_tail(md)
+    install_math(md)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
@@ -131,7 +135,7 @@ def plain_text(children: list[Token] | None) -> str:
     for token in children or ():
         if token.type == "link_open" and token.attrGet("class") == "permalink":
             break
-        if token.type in {"text", "code_inline"}:
+        if token.type in {"text", "code_inline", "math_inline", "math_inline_double"}:  # a formula as its TeX
             parts.append(token.content)
         elif token.type in {"softbreak", "hardbreak"}:
             parts.append(" ")
@@ -141,13 +145,6 @@ def plain_text(children: list[Token] | None) -> str:
 def words(children: list[Token] | None) -> str:
     """Return the visible text of inline tokens with every run of whitespace as one space."""
     return " ".join(plain_text(children).split())
-
-
-def slugify(text: str) -> str:
-    """Return a GitHub-style slug: lower case, punctuation dropped, spaces to hyphens."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
-    text = "".join(c for c in text if c.isalnum() or c in " -_")
-    return text.replace(" ", "-") or "section"
 
 
 class Slugger:
@@ -172,7 +169,7 @@ class Slugger:
 def parse(body: str, body_line: int = 1) -> Parsed:
     """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
     env: dict[str, Any] = {}
-    tokens = markdown().parse(body, env)
+    tokens, leftovers = remove_leftovers(markdown().parse(body, env), body_line)
     parsed = Parsed(tokens, env, written=written_links(tokens, body, body_line, markdown()))
     _section_level(parsed)
     _assign_heading_ids(parsed, body_line)
@@ -180,7 +177,7 @@ def parse(body: str, body_line: int = 1) -> Parsed:
     guard_tokens(parsed.tokens, guard, body_line)
     parsed.raw_ids = tuple(sorted(guard.raw_ids))
     found = [*unclosed_warnings(env, body_line), *guard.warnings, *_nesting(parsed.tokens, body_line),
-             *unreferenced_warnings(env, body_line)]
+             *unreferenced_warnings(env, body_line), *leftovers, *convert_math(tokens, body_line)]
     parsed.warnings += sorted(found, key=lambda f: f.line or 0)
     numbers: dict[str, str] = {}
     for heading in parsed.headings:
@@ -192,8 +189,9 @@ def parse(body: str, body_line: int = 1) -> Parsed:
             _annotate_inline(parsed, token, index, line, numbers)
         elif token.type in {"th_open", "td_open"}:
             _align_class(token)
-    missing = resolve_fragments(parsed.tokens, [*parsed.heading_ids(), *parsed.raw_ids, *sorted(RESERVED_IDS)],
-                                is_reserved_id, slugify, body_line)
+    parsed.note_ids = footnote_ids(env)
+    missing = resolve_fragments(parsed.tokens, Targets([*parsed.heading_ids(), *parsed.raw_ids, *parsed.note_ids]),
+                                body_line)
     if missing:
         parsed.warnings = sorted([*parsed.warnings, *missing], key=lambda f: f.line or 0)
     return parsed
@@ -209,24 +207,68 @@ def _heading_number(token: Token) -> str:
     return match.group(1) if match else ""
 
 
+def is_banner(children: list[Token] | None) -> bool:
+    """Return whether a heading is made only of links, images and emoji (a sponsor banner, a logo, a badge
+    row): no word of its own outside a link, so it names no document."""
+    depth = 0
+    for token in children or ():
+        if token.type == "link_open" and token.attrGet("class") == "permalink":
+            break
+        depth += _link_step(token)
+        if depth <= 0 and token.type in {"text", "code_inline"} and any(c.isalnum() for c in token.content):
+            return False
+    return True
+
+
 def _section_level(parsed: Parsed) -> None:
     """Decide which heading level holds the report's sections, and which `#` heading (if any) is its title.
 
     One unnumbered `#` heading is the title and the sections are the next level down (usually `##`); a `#`
     heading followed by numbered `#` headings is the title of a report sectioned with `#`; several `#`
-    headings, or numbered ones, are the sections themselves.
+    headings, or numbered ones, are the sections themselves. A banner heading (links, images, emoji) is
+    never the title. When the sections are few and huge (see `_few_and_huge`), the level below is
+    sectioned too: each of those headings starts a section, and the few ones above stay as sections of
+    their own (their text before the first sub-heading).
     """
     tokens = parsed.tokens
     tops = [i for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0
             and not is_references_title(plain_text(tokens[i + 1].children).strip())]
-    ones = [i for i in tops if tokens[i].tag == "h1"]
+    named = [i for i in tops if not is_banner(tokens[i + 1].children)]
+    ones = [i for i in named if tokens[i].tag == "h1"]
     title: int | None = None
-    if ones and not _heading_number(tokens[ones[0] + 1]) and ones[0] == tops[0] and (
+    if ones and not _heading_number(tokens[ones[0] + 1]) and ones[0] == named[0] and (
             len(ones) == 1 or all(_heading_number(tokens[i + 1]) for i in ones[1:])):
         title = ones[0]
     levels = [int(tokens[i].tag[1]) for i in tops if i != title]
     parsed.title_index = title
     parsed.section_level = min(levels) if levels else 2
+    if _few_and_huge(tokens, [i for i in tops if i != title], parsed.section_level):
+        parsed.group_level = parsed.section_level
+        parsed.section_level += 1
+
+
+# Sections are "few and huge" when there are at most FEW of them and one holds more than HUGE_WORDS words
+# under at least SPLIT_HEADINGS headings of the level below (awesome-nodejs: six `##`, one of them holding 45
+# `###` categories): one accordion of 8,000 words is no summary. The system-design primer's 30 `##` are not few.
+FEW = 6
+HUGE_WORDS = 3000
+SPLIT_HEADINGS = 6
+
+
+def _few_and_huge(tokens: list[Token], tops: list[int], level: int) -> bool:
+    starts = [i for i in tops if int(tokens[i].tag[1]) == level]
+    if not starts or len(starts) > FEW or level >= 6:
+        return False
+    below = f"h{level + 1}"
+    for start, end in zip(starts, [*starts[1:], len(tokens)], strict=False):
+        inner = [i for i in tops if start < i < end]
+        if any(int(tokens[i].tag[1]) <= level for i in inner):
+            end = min(i for i in inner if int(tokens[i].tag[1]) <= level)
+        headings = sum(1 for i in inner if i < end and tokens[i].tag == below)
+        size = sum(len(t.content.split()) for t in tokens[start:end] if t.type == "inline")
+        if headings >= SPLIT_HEADINGS and size > HUGE_WORDS:
+            return True
+    return False
 
 
 def _nesting(tokens: list[Token], body_line: int) -> list[Finding]:
@@ -258,7 +300,8 @@ def _assign_heading_ids(parsed: Parsed, body_line: int) -> None:
         parsed.headings.append(Heading(level, match.group(1) if match else "", heading_id, text, line, index))
         if shift and level > parsed.section_level:
             token.tag = tokens[index + 2].tag = f"h{min(6, max(3, level + shift))}"
-        if level != parsed.section_level or token.level != 0:  # sections get their permalink from the template
+        # sections get their permalink from the template
+        if level not in {parsed.section_level, parsed.group_level} or token.level != 0:
             inline.children = [*(inline.children or []), *_permalink(heading_id)]
 
 

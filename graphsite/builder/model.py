@@ -141,6 +141,7 @@ class Report:
     heading_ids: tuple[str, ...] = ()  # the id of every heading of the body, in order
     raw_ids: tuple[str, ...] = ()  # the ids and <a name>s of the body's raw HTML that the page keeps
     checks: SourceChecks | None = None  # the live link check's verdicts (build --check-links), else None
+    note_ids: tuple[str, ...] = ()  # the footnotes' ids and their references' (`fn1`, `fnref1`, `fnref1:1`)
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

@@ -43,6 +43,7 @@ from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import MATHML, SVG
+from graphsite.builder.tags import RAW_TAG
 
 RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
                       "noframes", "noscript", "template"})
@@ -57,12 +58,7 @@ _BREAKOUT = frozenset({"b", "big", "blockquote", "body", "br", "center", "code",
                        "sub", "sup", "table", "tt", "u", "ul", "var"})
 _SHOWN = frozenset({"input", "button", "select", "option", "optgroup", "datalist", "form", "object", "embed",
                     "applet", "marquee", "param"})
-# The task-list plugin's own checkboxes: the only inputs the page shows as inputs.
-_TASK_BOXES = frozenset({'<input class="task-list-item-checkbox" disabled="disabled" type="checkbox">',
-                         '<input class="task-list-item-checkbox" checked="checked" disabled="disabled" '
-                         'type="checkbox">'})
 _DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
-_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]{0,63})(?=[\s/>]|$)([^<>]*)(>?)")
 _ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
 _RELATIVE_SRC = re.compile(r"""(\ssrc\s*=\s*["']?)//(?=[^/])""", re.IGNORECASE)
 # CommonMark HTML block starts that end only at a closing sequence (types 1, 2, 3 and 5).
@@ -126,36 +122,48 @@ def unclosed_warnings(env: dict[str, Any], body_line: int) -> list[Finding]:
             for line, opener in env.get("graphsite_unclosed", ())]
 
 
+def _task_box(tokens: list[Token], index: int) -> int | None:
+    """Return 0 when the inline `tokens[index]` opens a task-list item: its first child is the checkbox the
+    task-list plugin made (known by where it stands, not by its text), the only input the page shows."""
+    item = tokens[index - 2] if index >= 2 else None
+    if item is not None and item.type == "list_item_open" and "task-list-item" in str(item.attrGet("class") or ""):
+        return 0
+    return None
+
+
 def guard_tokens(tokens: list[Token], guard: Guard, body_line: int) -> None:
     """Make every raw HTML token safe for the content around it (see the module's docstring), in place."""
-    for token in tokens:
+    for index, token in enumerate(tokens):
         line = (token.map[0] if token.map else 0) + body_line
         if token.type == "html_block":
             token.content = guard_block(token.content, guard, line)
         elif token.type == "inline" and token.children:
-            unclosed, foreign = _unclosed_foreign(token.children), _Foreign()
-            for at, child in enumerate(token.children):
+            # each raw tag is matched once, here: the passes below share the matches
+            tags = [RAW_TAG.match(c.content) if c.type == "html_inline" else None for c in token.children]
+            unclosed, foreign = _unclosed_foreign(tags), _Foreign()
+            box = _task_box(tokens, index)
+            for at, (child, match) in enumerate(zip(token.children, tags, strict=True)):
+                if at == box:
+                    continue
                 if at in unclosed:
                     _show(child, guard, line, "is never closed in its paragraph")
-                elif child.type == "html_inline":
-                    match = _TAG.match(child.content)
-                    if match is not None and foreign.stray(match):
-                        child.type, child.tag = "text", ""
-                    else:
-                        _guard_inline(child, guard, line)
+                elif match is not None and foreign.stray(match):
+                    child.type, child.tag = "text", ""
+                elif match is not None:
+                    _guard_inline(child, match, guard, line)
                 elif child.type == "image":
                     src = str(child.attrGet("src") or "")
                     if src.startswith("//") and not src.startswith("///"):
                         child.attrSet("src", "https:" + src)
 
 
-def _unclosed_foreign(children: list[Token]) -> set[int]:
-    """Return the indexes of the raw `<math>`/`<svg>` tags in a paragraph's `children` that no closing tag
-    follows (one pass from the end)."""
+def _unclosed_foreign(tags: list[re.Match[str] | None]) -> set[int]:
+    """Return the indexes of the raw `<math>`/`<svg>` tags among a paragraph's children (`tags`: each one's
+    raw tag, or None) that no closing tag follows (one pass from the end)."""
     closed: set[str] = set()
     found = set()
-    for at in range(len(children) - 1, -1, -1):
-        match = _TAG.match(children[at].content) if children[at].type == "html_inline" else None
+    for at in range(len(tags) - 1, -1, -1):
+        match = tags[at]
         if match is None or match.group(2).lower() not in FOREIGN:
             continue
         if match.group(1):
@@ -173,7 +181,8 @@ class _Foreign:
         self.text = 0  # open MathML token elements (mi, mo, mn, ms, mtext): HTML inside them does not break out
 
     def stray(self, match: re.Match[str]) -> bool:
-        """Return whether the tag `match` is a MathML/SVG element's outside them (after updating the depth)."""
+        """Return whether the tag `match` is a MathML/SVG element's, opening or closing, outside them (after
+    updating the depth)."""
         name, closing = match.group(2).lower(), bool(match.group(1))
         if name in FOREIGN and not match.group(3).rstrip().endswith("/"):
             self.depth = max(self.depth - 1, 0) if closing else self.depth + 1
@@ -182,12 +191,13 @@ class _Foreign:
             self.text = max(self.text - 1, 0) if closing else self.text + 1
         elif name in _BREAKOUT and not closing and not self.text:
             self.depth = 0
-        return name in _FOREIGN_CHILDREN and not match.group(1) and self.depth == 0
+        # a closing tag too: `<text>hi</text>` outside an SVG is shown whole, not with its `</text>` dropped
+        return name in _FOREIGN_CHILDREN and self.depth == 0
 
 
 def _is_shown(match: re.Match[str]) -> bool:
-    """Return whether the tag `match` is a form control or an object, shown as text (a task box is not)."""
-    return match.group(2).lower() in _SHOWN and match.group(0) not in _TASK_BOXES
+    """Return whether the tag `match` (written by the author) is a form control or an object, shown as text."""
+    return match.group(2).lower() in _SHOWN
 
 
 def _show(token: Token, guard: Guard, line: int, why: str) -> None:
@@ -197,10 +207,7 @@ def _show(token: Token, guard: Guard, line: int, why: str) -> None:
                "hide what follows it", line)
 
 
-def _guard_inline(token: Token, guard: Guard, line: int) -> None:
-    match = _TAG.match(token.content)
-    if match is None:
-        return
+def _guard_inline(token: Token, match: re.Match[str], guard: Guard, line: int) -> None:
     if match.group(2).lower() in RAW_TEXT or _is_shown(match):
         _show(token, guard, line, "is not allowed on the page")
         return
@@ -214,7 +221,7 @@ def _shown(tag: str) -> str:
 def guard_block(html: str, guard: Guard, line: int) -> str:
     """Return the HTML block `html` with raw-text elements dropped or escaped and duplicate ids removed."""
     html = _open_comment(html, guard, line)
-    matches = list(_TAG.finditer(html))
+    matches = list(RAW_TAG.finditer(html))
     if not matches:
         return html
     closers: dict[str, list[int]] = {}

@@ -28,6 +28,7 @@ from graphsite.builder.markdown import text_html
 from graphsite.builder.model import Report, Section, SourceCheck
 from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
+from graphsite.builder.tags import ANY_TAG, CLEAN_IMG_SRC
 from graphsite.paths import theme_dir, user_cache_dir
 
 # embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
@@ -37,8 +38,6 @@ GOOGLE_FONTS_CSS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;600
                     "&family=IBM+Plex+Mono:wght@400&family=Source+Serif+4:opsz,wght@8..60,600"
                     "&display=swap")
 DESCRIPTION_LIMIT = 160  # characters: what search engines and link previews show
-_TAG = re.compile(r"<[^>]+>")
-_IMG_SRC = re.compile(r'<img\b[^>]*?\ssrc="([^"]*)"')
 
 
 @dataclass(frozen=True)
@@ -127,10 +126,12 @@ def image_sources(fragments: list[str]) -> list[str]:
     """Return the CSP sources of every image in the HTML fragments: their origins, or 'self' for relative."""
     sources: dict[str, None] = {}
     for fragment in fragments:
-        for src in _IMG_SRC.findall(fragment):
+        for src in (match.group(2) for match in CLEAN_IMG_SRC.finditer(fragment)):
             scheme = url_scheme(src)
             if scheme in {"http", "https"}:
                 sources.setdefault("/".join(src.split("/", 3)[:3]), None)
+            elif scheme == "data" and src.startswith("data:image/"):
+                sources.setdefault("data:", None)  # a local image, embedded by the builder (builder/images.py)
             elif not scheme:
                 sources.setdefault("'self'", None)
     return list(sources)
@@ -237,7 +238,7 @@ def description(report: Report) -> str:
     given = report.front.description or report.front.lede
     text = text_html(given) if given else ""
     for fragment in (text, report.intro_html, *(section.summary_html for section in report.sections)):
-        text = " ".join(html.unescape(_TAG.sub(" ", fragment)).split())
+        text = " ".join(html.unescape(ANY_TAG.sub(" ", fragment)).split())
         if text:
             break
     if len(text) <= DESCRIPTION_LIMIT:

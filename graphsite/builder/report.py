@@ -12,16 +12,23 @@ from typing import cast
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 
-from graphsite.builder.markdown import HEADING_NUMBER, Parsed, is_references_title, markdown, parse, text_html, words
+from graphsite.builder.markdown import (
+    HEADING_NUMBER,
+    Parsed,
+    is_banner,
+    is_references_title,
+    markdown,
+    parse,
+    text_html,
+    words,
+)
 from graphsite.builder.model import FrontMatter, InlineCitation, Reference, Report, Section
 from graphsite.builder.references import collect_references
 from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.section_summary import summarise
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
+from graphsite.builder.tags import CLEAN_TAG, RAW_TAG
 
-# A tag as the sanitiser writes it (every value double-quoted), so that `src="…"` or `id="…"` shown as text is
-# no image or id.
-_TAG = re.compile(r'<[a-zA-Z][a-zA-Z0-9-]*(?:\s[^\s"\'>/=]+(?:="[^"]*")?)*\s*/?>')
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
 
@@ -71,7 +78,10 @@ def _layout(parsed: Parsed) -> _Layout:
     notes = _notes_start(tokens)
     level_of = {h.token_index: h.level for h in parsed.headings}
     tops = [i for i in range(notes) if tokens[i].type == "heading_open" and tokens[i].level == 0]
-    starts = [i for i in tops if level_of[i] == parsed.section_level and i != parsed.title_index]
+    levels = {parsed.section_level, parsed.group_level}
+    # A heading without a word (an image, a badge, an emoji) names no section: it stays in the text around it.
+    starts = [i for i in tops if level_of[i] in levels and i != parsed.title_index
+              and any(c.isalnum() for c in words(tokens[i + 1].children))]
     sections = list(zip(starts, [*starts[1:], notes], strict=False))
     candidates: list[tuple[int, int, int]] = []  # (level, -index, end)
     for index in tops:
@@ -165,9 +175,13 @@ def report_from_source(source: Source) -> Report:
     # The title: the front matter's, else the `#` heading that titles the report; when the `#` headings are
     # the sections themselves, none of them names the whole report.
     title_heading = next((h for h in parsed.headings if h.token_index == parsed.title_index), None)
-    if title_heading is None and parsed.section_level > 1:
-        title_heading = next((h for h in parsed.headings if h.level == 1), None)
-    first_heading = parsed.headings[0].text if parsed.headings else ""
+    if title_heading is None:
+        title_heading = next((h for h in parsed.headings
+                              if h.level == 1 and not is_banner(parsed.tokens[h.token_index + 1].children)), None)
+    first_heading = next((h.text for h in parsed.headings if not is_banner(parsed.tokens[h.token_index + 1].children)
+                          and not _CONTENTS.match(h.text)), "")
+    if not any(h.level == 1 for h in parsed.headings):  # no `#` title: a logo before the first heading names it
+        first_heading = _logo_alt(parsed) or first_heading
     title = (source.front.title or (title_heading.text if title_heading else "") or source.front.headline
              or first_heading or "Untitled report")  # never the file's name: it is the author's, not the reader's
     # A front-matter title that differs from the document's own `# H1` does not hide it: the H1 is the subtitle.
@@ -202,8 +216,33 @@ def report_from_source(source: Source) -> Report:
         references_after_html=references.after_html,
         anchors=tuple((h.number, h.id) for h in parsed.headings if h.number),
         warnings=(*source.warnings, *parsed.warnings), written_links=parsed.written,
-        heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids,
+        heading_ids=parsed.heading_ids(), raw_ids=parsed.raw_ids, note_ids=parsed.note_ids,
     )
+
+
+# A table of contents' heading names no document.
+_CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.IGNORECASE)
+_LOGO_SRC = re.compile(r"""\ssrc\s*=\s*["']?[^"'\s>]*logo[^"'\s>/]*["'\s>]?""", re.IGNORECASE)
+_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+
+
+def _logo_alt(parsed: Parsed) -> str:
+    """Return the alt text of the logo before the first heading: the first image whose file is named `logo`
+    (an awesome list's `<img src="media/logo.svg" alt="Awesome Node.js">`, zoxide's "zoxide logo"), which
+    stands for the title; a sponsor's banner is not named so. "" when there is none."""
+    for token in parsed.tokens:
+        if token.type == "heading_open":
+            return ""
+        if token.type == "html_block" and "logo" in token.content.lower():
+            for tag in RAW_TAG.finditer(token.content):
+                if tag.group(2).lower() != "img" or not _LOGO_SRC.search(tag.group(3)):
+                    continue
+                alt = _ALT.search(tag.group(3))
+                text = " ".join((alt.group(1) or alt.group(2) or "").split()) if alt else ""
+                text = re.sub(r"\s+logo$", "", text, flags=re.IGNORECASE)
+                if any(c.isalnum() for c in text):
+                    return text
+    return ""
 
 
 def _key(title: str) -> str:
@@ -223,7 +262,7 @@ class _UniqueIds:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
         # In tags only: `<a id="x">` written in a code span is text, and stays whole.
-        return _TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
+        return CLEAN_TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))
@@ -306,7 +345,7 @@ def _outbound(pieces: list[str], bare: list[str]) -> tuple[list[str], list[str]]
     for piece in pieces:
         if "=" not in piece:
             continue
-        found = (pair for tag in _TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
+        found = (pair for tag in CLEAN_TAG.finditer(piece) for pair in _URL_ATTRIBUTE.findall(tag.group(0)))
         for attribute, value in found:
             url = html.unescape(value)
             if is_outbound(url):

@@ -31,6 +31,8 @@ _KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
 # Unicode control pictures (U+0001 → ␁), visible and faithful, instead of passing them through.
 _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # build.max_bytes: 20 MB, a hundred times the longest report we know
+# A date as YAML reads it unquoted (a datetime) or as an author quotes it: printed as its day, `2020-04-07`.
+_DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 # The keys Pandoc, Quarto, Hugo, Jekyll and MkDocs authors already write: they fill the page's top when
 # graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
@@ -306,8 +308,15 @@ def _ecosystem(fields: _Fields, top: dict[str, _Value], own: dict[str, Any]) -> 
         if key in top:
             names += _people(fields, top[key], key)
     values["authors"] = tuple(name for name in names if name)
-    values["date"] = text.get("date", "")
+    values["date"] = as_date(text.get("date", ""))
     return values
+
+
+def as_date(text: str) -> str:
+    """Return a date field as a date: `2020-04-07T12:00:00` (or `2020-04-07 12:00:00+02:00`) as `2020-04-07`;
+    any other text as written."""
+    match = _DATE_TIME.match(text)
+    return match.group(1) if match else text
 
 
 def _people(fields: _Fields, item: _Value, field: str) -> list[str]:
@@ -367,5 +376,6 @@ def _acceptances(fields: _Fields, accept: _Value) -> tuple[Acceptance, ...]:
 def _counter_frame(fields: _Fields, frame: _Value) -> CounterFrame:
     entries = fields.mapping(frame, "counter_frame")
     missing = _Value(frame.node, None, frame.line)
-    return CounterFrame(**{key: fields.text(entries.get(key, missing), f"counter_frame.{key}")
-                           for key in ("quote", "who", "where", "date")})
+    values = {key: fields.text(entries.get(key, missing), f"counter_frame.{key}")
+              for key in ("quote", "who", "where", "date")}
+    return CounterFrame(**{**values, "date": as_date(values["date"])})

@@ -4,49 +4,62 @@ A `#fragment` (of a Markdown link, or of a raw HTML `href`) is compared with the
 is kept; one that matches an id but for case (`#Type-inference` for `type-inference`), or once slugged by
 GitHub's rules (`#Type Inference`, `#caf%C3%A9`), is rewritten to that id; one that matches nothing is a warning
 naming its line (`link-missing-fragment`).
+
+`Targets` is the one resolver: the build rewrites and warns with it, and `graphsite links` (citations/
+report_links.py) judges a report's `#fragment` links with it, so the two never disagree.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+import unicodedata
+from collections.abc import Iterable
 from html import escape as html_escape
 from urllib.parse import unquote
 
 from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
+from graphsite.builder.sanitize import RESERVED_IDS
+from graphsite.builder.tags import RAW_TAG
 
 MISSING_FRAGMENT = "link-missing-fragment"
-_TAG = re.compile(r"<[a-zA-Z][a-zA-Z0-9-]{0,63}[^<>]*>")
 _RAW_HREF = re.compile(r"""(\shref\s*=\s*)("#[^"]*"|'#[^']*'|#[^\s"'=<>`]*)""", re.IGNORECASE)
 
 
-class _Targets:
-    """The ids of the page, and the id a written fragment stands for."""
+# Ids the page makes after the body is parsed: reference entries (`ref-N`) and the template's section ids.
+_LATER_IDS = re.compile(r"(?:ref-\d+|sec-\d+)")
 
-    def __init__(self, ids: Iterable[str], known: Callable[[str], bool], slugify: Callable[[str], str]) -> None:
-        self.exact = set(ids)
+
+def slugify(text: str) -> str:
+    """Return a GitHub-style slug: lower case, punctuation dropped, spaces to hyphens."""
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    text = "".join(c for c in text if c.isalnum() or c in " -_")
+    return text.replace(" ", "-") or "section"
+
+
+class Targets:
+    """The ids of the page (the body's headings, raw HTML ids, footnotes, and the template's own), and the
+    id a written fragment stands for."""
+
+    def __init__(self, ids: Iterable[str]) -> None:
+        self.exact = {*ids, *RESERVED_IDS}
         self.folded: dict[str, str] = {}
-        for target in self.exact:
+        for target in sorted(self.exact):
             self.folded.setdefault(target.casefold(), target)
-        self.known = known
-        self.slugify = slugify
 
     def resolve(self, fragment: str) -> str | None:
         """Return the id `fragment` stands for (itself when it is one), or None when it matches none."""
-        if fragment in self.exact or self.known(fragment):
+        if fragment in self.exact or _LATER_IDS.fullmatch(fragment):
             return fragment
         written = unquote(fragment)
-        slug = self.slugify(written)
+        slug = slugify(written)
         return self.folded.get(written.casefold()) or (slug if slug in self.exact else None)
 
 
-def resolve_fragments(tokens: list[Token], ids: Iterable[str], known: Callable[[str], bool],
-                      slugify: Callable[[str], str], body_line: int) -> list[Finding]:
+def resolve_fragments(tokens: list[Token], targets: Targets, body_line: int) -> list[Finding]:
     """Rewrite every link to a `#fragment` that matches an id loosely to that id, in place; return a warning
-    for each one that matches none (`known` accepts the ids the page makes itself)."""
-    targets = _Targets(ids, known, slugify)
+    for each one that matches none."""
     found: list[Finding] = []
     for token in tokens:
         line = (token.map[0] if token.map else 0) + body_line
@@ -70,7 +83,7 @@ def resolve_fragments(tokens: list[Token], ids: Iterable[str], known: Callable[[
     return found
 
 
-def _raw(html: str, targets: _Targets, line: int, found: list[Finding]) -> str:
+def _raw(html: str, targets: Targets, line: int, found: list[Finding]) -> str:
     """Return raw HTML with every `href="#…"` in its tags resolved (a warning in `found` for each missing)."""
     def tag(match: re.Match[str]) -> str:
         return _RAW_HREF.sub(lambda href: attribute(href, match.start()), match.group(0))
@@ -83,7 +96,7 @@ def _raw(html: str, targets: _Targets, line: int, found: list[Finding]) -> str:
             return href.group(0)
         return f'{href.group(1)}"#{html_escape(target)}"' if target != written[1:] else href.group(0)
 
-    return _TAG.sub(tag, html)
+    return RAW_TAG.sub(tag, html)
 
 
 def _missing(href: str, line: int) -> Finding:

@@ -197,9 +197,11 @@ def unmatched_acceptances(
     citations: Sequence[InlineCitation],
     references: Sequence[Reference],
     accept: Sequence[Acceptance],
-    links: Sequence[tuple[str, int]] = (),
+    *,
+    links: Sequence[tuple[str, int]],
 ) -> list[Acceptance]:
-    """Return the acceptances that match no finding any more (stale entries the author can delete)."""
+    """Return the acceptances that match no finding any more (stale entries the author can delete). `links`
+    (the page's other links) is required: without them an accepted `secret-in-url` would look stale."""
     raw = [*_reference_findings(references), *_inline_findings(citations, references),
            *_link_findings(links, citations, references)]
     return [a for a in accept if not any(_matches(a, r) for r in raw)]

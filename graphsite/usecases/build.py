@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphsite.builder import build as builder
 from graphsite.builder.build import BuiltPage, write_page
+from graphsite.builder.images import IMAGE_MISSING, ImageLimits
 from graphsite.builder.model import Finding, SourceCheck, SourceChecks
 from graphsite.builder.render import DEFAULT_FONTS
 from graphsite.builder.targets import MISSING_FRAGMENT
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from graphsite.config import Config
 
 # Build warnings that --strict treats as errors, like an unaccepted citation finding.
-STRICT_WARNINGS = frozenset({MISSING_FRAGMENT})
+STRICT_WARNINGS = frozenset({MISSING_FRAGMENT, IMAGE_MISSING})
 
 __all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "unaccepted", "write_page"]
 
@@ -64,7 +65,8 @@ def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEF
     settings: dict[str, Any] = {}
     if config is not None:
         settings = {"max_bytes": config.build.max_bytes, "domain": config.site.domain,
-                    "indexable": config.site.indexable}
+                    "indexable": config.site.indexable,
+                    "images": ImageLimits(config.build.max_image_bytes, config.build.max_page_image_bytes)}
     page = builder.page_from_source(source, subdomain=subdomain, fonts=fonts, **settings)
     report = page.report
     accept = (*(config.citations.accept if config is not None else ()), *report.front.accept)

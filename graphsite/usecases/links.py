@@ -26,6 +26,7 @@ from graphsite.urls import normalize
 if TYPE_CHECKING:
     from graphsite.builder.model import Report
     from graphsite.builder.source import Source
+    from graphsite.builder.targets import Targets
     from graphsite.config import Config
 
 # What follows a URL up to a space, a tag or a table cell's end; the URL is written whole there when that is
@@ -39,13 +40,14 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
     """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order."""
     from graphsite.builder.report import report_from_source
     from graphsite.builder.source import read_source
+    from graphsite.builder.targets import Targets
 
     with _fewer_collections():
         text = read_source(Path(source), max_bytes=config.build.max_bytes)
         report = report_from_source(text)
         links = report_links(text, report)
-        ids = frozenset({*report.heading_ids, *report.raw_ids})
-        local = {link.url: _local_verdict(link.url, text, ids) for link in links if _is_relative(link.url)}
+        targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
+        local = {link.url: _local_verdict(link.url, text, targets) for link in links if _is_relative(link.url)}
         checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
                               offline=offline, progress=progress)
     written = {link.url: link for link in links}
@@ -193,17 +195,14 @@ def _is_relative(url: str) -> bool:
     return not parts.scheme and not parts.netloc
 
 
-def _local_verdict(url: str, source: Source, ids: frozenset[str]) -> LinkResult:
-    """Return the verdict on a relative link: a #fragment of the page itself (`ids`: its headings' and its raw
-    HTML's, from the builder's parse; the template's and the renderer's ids are known by name), or a file
-    beside the report."""
-    from graphsite.builder.sanitize import is_reserved_id
-
+def _local_verdict(url: str, source: Source, targets: Targets) -> LinkResult:
+    """Return the verdict on a relative link: a #fragment of the page itself (resolved by the builder's own
+    `Targets`, as the build resolves it: case and GitHub's slug rules aside), or a file beside the report."""
     now = time.time()
     parts = urlsplit(url.strip())
     if not parts.path:
         fragment = unquote(parts.fragment)
-        if not fragment or fragment in ids or is_reserved_id(fragment):
+        if not fragment or targets.resolve(parts.fragment) is not None:
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
         return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
                           checked_at=now)

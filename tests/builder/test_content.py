@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -208,9 +207,8 @@ def test_compiled_templates_never_load_from_a_directory_another_user_can_write(t
     assert _bytecode_cache() is None, "a symlink may point where another user writes"
 
 
-def test_every_corpus_document_keeps_its_words(request):
-    corpus = Path(request.config.rootpath) / "tests" / "corpus"
-    for path in sorted(corpus.glob("*.md")):
+def test_every_corpus_document_keeps_its_words(corpus_with_images):
+    for path in sorted(corpus_with_images.glob("*.md")):
         page = checked_page(path)
         words = visible_words(page.html)
         assert len(words) > 50, path.name

@@ -158,8 +158,8 @@ def test_identical_bytes_across_processes(tmp_path):
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CORPUS.glob("*.md")))
-def test_corpus_documents_build(run_cli, tmp_path, name):
-    result = run_cli("build", str(CORPUS / name), "--out", str(tmp_path))
+def test_corpus_documents_build(run_cli, tmp_path, name, corpus_with_images):
+    result = run_cli("build", str(corpus_with_images / name), "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
     soup = BeautifulSoup((tmp_path / "index.html").read_text(encoding="utf-8"), "html.parser")
     assert soup.title.string and soup.find("main") is not None

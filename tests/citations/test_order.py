@@ -130,15 +130,18 @@ def test_in_page_links_are_judged_against_the_headings_of_the_builders_parse(tmp
 
     path = tmp_path / "r.md"
     path.write_text("# T\n\n## 1. First part\n\nSee [the part](#1-first-part), [raw](#raw-id), [gone](#nowhere), "
-                    "[code](#in-code), [fence](#in-fence), [section](#sec-2), [note](#fn1), [top](#top).\n\n"
+                    "[code](#in-code), [fence](#in-fence), [section](#sec-2), [note](#fn1), [top](#top), "
+                    "[case](#1-First-Part), [no note](#fn9).[^a]\n\n[^a]: The one note.\n\n"
                     "<p id='raw-id'>raw</p>\n\nNot an element: `<p id='in-code'>`.\n\n"
                     "```html\n<p id='in-fence'>\n```\n", encoding="utf-8")
     config = Config().replace("links", cache_dir=str(tmp_path / "cache"))
     states = {r.url: r.state for r in check_report_links(path, config, progress=False).results}
     # The ids of raw HTML are the builder's (a Markdown code span or fence holds no element), and the
-    # renderer's own (sections, notes, the template's) are the builder's one pattern.
+    # renderer's own are the builder's: the notes it made (one here: no #fn9), the template's; a fragment
+    # resolves as the build resolves it (case aside), by the builder's one resolver.
     assert states == {"#1-first-part": "ok", "#raw-id": "ok", "#nowhere": "local", "#in-code": "local",
-                      "#in-fence": "local", "#sec-2": "ok", "#fn1": "ok", "#top": "ok"}
+                      "#in-fence": "local", "#sec-2": "ok", "#fn1": "ok", "#top": "ok", "#1-First-Part": "ok",
+                      "#fn9": "local"}
 
 
 def test_links_reads_the_report_within_build_max_bytes_and_counts_front_matter_lines(tmp_path):
