@@ -18,8 +18,8 @@ from graphsite.commands.options import config_option, fonts_option, json_option,
 @fonts_option("embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
               "system: the reader's own fonts.")
 @click.option("--pdf", is_flag=True, help="Also print the page to OUT/report.pdf with headless Chromium.")
-@click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding or "
-              "link to a #fragment the page does not have.")
+@click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding, "
+              "link to a #fragment the page does not have, or local image that is missing.")
 @click.option("--check-links", is_flag=True,
               help="Also check every outbound link over the network and say on the page what came of each "
                    "reference (exit 1 on a dead link; see `links`).")
