@@ -37,6 +37,7 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.deploy import DeployRequest, deploy, requested_subdomain
     from graphsite.publisher.plan import parse_ttl
+    from graphsite.publisher.progress import Console
 
     if bool(random_subdomain) == bool(subdomain):
         raise click.UsageError("give exactly one of --random-subdomain or --subdomain NAME")
@@ -48,5 +49,5 @@ def deploy_command(source, random_subdomain, subdomain, ttl, content, dry_run, f
                             keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait, private=private,
                             public=public, auth_file=auth_file, new_password=new_password)
     with connected(config) as clients:
-        result = deploy(config, request, clients)
+        result = deploy(config, request, clients, Console())
     present.deploy(result, time.perf_counter() - start, as_json)

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from graphsite import output
 from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
@@ -29,7 +28,7 @@ from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
-from graphsite.publisher.ports import SwarmPort
+from graphsite.publisher.ports import Reporter, SwarmPort
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.verify import CheckResult, reads_content, run_checks
@@ -149,18 +148,18 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
     return draw_name(config.site.prefix, taken, **draw)
 
 
-def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployResult:
+def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: Reporter) -> DeployResult:
     """Deploy the page of `request.source`; return what was done, the DNS line and the checks. SIGINT, SIGTERM
-    and SIGHUP undo the run like any failure, then raise Stopped."""
+    and SIGHUP undo the run like any failure, then raise Stopped. Progress goes to `reporter`."""
     try:
         with interruptible():
-            with output.step("name"):
+            with reporter.step("name"):
                 subdomain = choose_subdomain(config, request, clients)
-            output.info(f"  subdomain {subdomain}")
+            reporter.info(f"  subdomain {subdomain}")
             if request.dry_run:
-                return _dry_run(config, request, clients, subdomain)
+                return _dry_run(config, request, clients, subdomain, reporter)
             with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-                return _run(config, request, clients, subdomain)
+                return _run(config, request, clients, subdomain, reporter)
     except Interrupted as stop:
         what = {"kept": "what it had made was kept (--keep-on-failure): see above",
                 "live": "the new version was already live; its old content may be left for teardown or the next "
@@ -177,31 +176,32 @@ class _Prepared:
     access: Access
 
 
-def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain)
+def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+         reporter: Reporter) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter)
     plan, undo = prepared.plan, Undo()
     try:
-        outcomes, dns_line = _apply(prepared, clients, undo, config)
-        checks = _verify(config, plan, clients, prepared.access.credentials) if request.verify else ()
+        outcomes, dns_line = _apply(prepared, clients, undo, config, reporter)
+        checks = _verify(config, plan, clients, reporter, prepared.access.credentials) if request.verify else ()
     except (Exception, KeyboardInterrupt) as failure:  # whatever failed, even a bug or a signal: undo it
         if request.keep_on_failure:
-            output.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
-            output.info(f"  remove it with: graphsite teardown {subdomain}")
+            reporter.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
+            reporter.info(f"  remove it with: graphsite teardown {subdomain}")
         else:
-            _undo(config, clients, prepared, undo)
+            _undo(config, clients, prepared, undo, reporter)
         if isinstance(failure, Interrupted):
             failure.outcome = "kept" if request.keep_on_failure else "undone"
         raise
     try:
-        with output.step("remove old content"):
-            _remove_old_content(config, plan, clients)
+        with reporter.step("remove old content"):
+            _remove_old_content(config, plan, clients, reporter)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
     return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
 
 
-def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> None:
+def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, reporter: Reporter) -> None:
     """Run the undo once; a second signal leaves at once, saying what is left and how to remove it."""
     name = prepared.plan.subdomain
 
@@ -211,39 +211,41 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> 
 
     with last_chance(left):
         for line in undo.run():
-            output.info(f"  {line}")
+            reporter.info(f"  {line}")
         if prepared.current is None:  # a new deployment: prove that nothing of it is left, as teardown does
             try:
                 held, unreadable = holding(config, clients, name)
             except GraphsiteError as exc:
-                output.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
+                reporter.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
                 return
             found = [f"{kind} {what}" for kind, what in held.resources()]
             found += [f"{system} not checked: {why}" for system, why in unreadable.items()]
             if found:
-                output.info(f"  proof: left: {', '.join(found)}; remove it with: graphsite teardown {name}")
+                reporter.info(f"  proof: left: {', '.join(found)}; remove it with: graphsite teardown {name}")
             else:
-                output.info(f"  proof: nothing of {name} is left")
+                reporter.info(f"  proof: nothing of {name} is left")
 
 
-def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain)
+def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+             reporter: Reporter) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter)
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
     return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
 
 
-def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
+def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+             reporter: Reporter) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
     from graphsite.build import build_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
-    with output.step("build"):
+    with reporter.step("build"):
         page = build_page(request.source, subdomain=subdomain, config=config)
     content = request.content or config.deploy.content
-    with output.step("plan"):
+    with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
@@ -261,7 +263,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
             raise failed
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
-                output.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
+                reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private")
@@ -299,9 +301,9 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
                               hint="choose another subdomain or another deploy.bind_root")
 
 
-def _verify(config: Config, plan: DeployPlan, clients: Clients,
+def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
-    with output.step("verify"):
+    with reporter.step("verify"):
         checks = tuple(run_checks(config, plan.deployment, clients, credentials))
         failed = [c for c in checks if c.status == "FAIL"]
         if failed:
@@ -310,7 +312,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients,
     return checks
 
 
-def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:
+def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
     """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
@@ -326,7 +328,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
         if plan.bind_dir is None and os.path.lexists(directory) and previous_page:
             bind.remove_bind_dir(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
-        output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
+        reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -351,15 +353,16 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
 _RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "replace": REPLACED}
 
 
-def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
+def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
+           reporter: Reporter) -> tuple[list[Outcome], str]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
-    with output.step("content"):
+    with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
         for item in plan.service.configs:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
             outcomes.append(_ensure_directory(plan, undo))
-    with output.step("service"):
+    with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
                 raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
@@ -373,14 +376,14 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         # version before the live one, and putting it back would roll the live page back
         changed = swarm.ensure_service(plan.service)
         outcomes.append(Outcome("service", plan.subdomain, changed))
-    with output.step("converge"):
+    with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
-    with output.step("route"):
+    with reporter.step("route"):
         outcomes.append(_ensure_route(plan, undo))
-    with output.step("dns"):
+    with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
-    output.info(f"  {line}")
+    reporter.info(f"  {line}")
     return outcomes, line
 
 

@@ -10,6 +10,7 @@ read and written through `route.py` and `bind.py`: tests give them a temporary d
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # the adapters' value types; importing them here must not import docker or httpx
@@ -60,6 +61,7 @@ class EdgePort(Protocol):
     """The edge (Traefik) as a reader meets it: one GET of the page, over the real network path."""
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
+              auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
               insecure: bool = False) -> Probe: ...
 
 
@@ -80,3 +82,16 @@ class DnsPort(Protocol):
     def delete(self, record_id: str) -> bool: ...
 
     def close(self) -> None: ...
+
+
+class Reporter(Protocol):
+    """Where a use case says what it is doing, for the person at the keyboard: a use case never prints. The
+    commands give it `progress.Console` (stderr, as -v/-q and NO_COLOR say); tests give it a recorder."""
+
+    def step(self, label: str) -> AbstractContextManager[None]:
+        """Say `label` around a block: done with its time, or failed."""
+        ...
+
+    def info(self, message: str) -> None: ...
+
+    def warn(self, message: str) -> None: ...

@@ -17,7 +17,6 @@ from enum import StrEnum
 from functools import partial
 from pathlib import Path
 
-from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
@@ -27,7 +26,7 @@ from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
-from graphsite.publisher.ports import EdgePort
+from graphsite.publisher.ports import EdgePort, Reporter
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
 
@@ -59,35 +58,37 @@ class TeardownReport:
                 "page": {"offline": self.page_offline, "state": str(self.page_state), "evidence": self.page}}
 
 
-def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> TeardownReport:
-    """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened."""
+def teardown(config: Config, name: str, clients: Clients, reporter: Reporter, *,
+             wait: float = 30.0) -> TeardownReport:
+    """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened. Progress
+    goes to `reporter`."""
     subdomain = subdomain_of(name, config.site.domain)
     with subdomain_lock(config.deploy.lock_dir, subdomain, wait=wait):
-        return teardown_locked(config, subdomain, clients)
+        return teardown_locked(config, subdomain, clients, reporter)
 
 
-def teardown_locked(config: Config, subdomain: str, clients: Clients) -> TeardownReport:
+def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: Reporter) -> TeardownReport:
     """Teardown for a caller that holds the name's lock already (gc)."""
     # Cloudflare is asked only in the DNS step: an unreachable Cloudflare must not keep the page online.
     held, unreadable = holding(config, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
-    with output.step("route"):
+    with reporter.step("route"):
         _route(config, held, outcomes)
-    with output.step("service"):
+    with reporter.step("service"):
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
-    with output.step("configs"):
+    with reporter.step("configs"):
         for name in held.configs:
             _attempt(outcomes, "config", name, partial(clients.docker.remove_config, name))
         if not held.configs:
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
-    with output.step("directory"):
+    with reporter.step("directory"):
         _directory(config, held, outcomes)
     clients.dns.limit(config.dns.teardown_deadline)  # every Cloudflare call from here on, the proof's too
     try:
-        with output.step("dns"):
+        with reporter.step("dns"):
             _dns(config, held, clients, outcomes)
-        with output.step("prove"):
+        with reporter.step("prove"):
             after, still_unreadable = holding(config, clients, subdomain)
             left = [f"{kind} {name}" for kind, name in after.resources()]
             said = {o.detail for o in outcomes if o.failed}  # a reason a failed step gave already is not repeated

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
@@ -18,7 +19,7 @@ from typing import TypeVar
 from graphsite.publisher.cloudflare import DnsError, Record
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
-from graphsite.publisher.ports import DnsPort, EdgePort, SwarmPort
+from graphsite.publisher.ports import DnsPort, EdgePort, Reporter, SwarmPort
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.swarm import Service, SwarmError, Task
 
@@ -296,6 +297,29 @@ class FakeEdge:
             return Probe(url=url, error=f"ConnectError: {exc}")
 
 
-def _conforms(swarm: FakeSwarm, dns: FakeDns, edge: FakeEdge) -> tuple[SwarmPort, DnsPort, EdgePort]:
+class Recorder:
+    """A reporter that keeps what a use case said, in order: `lines` (a step is "LABEL done" or "LABEL failed")."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            self.lines.append(f"{label} failed")
+            raise
+        self.lines.append(f"{label} done")
+
+    def info(self, message: str) -> None:
+        self.lines.append(message.strip())
+
+    def warn(self, message: str) -> None:
+        self.lines.append(f"warning: {message}")
+
+
+def _conforms(swarm: FakeSwarm, dns: FakeDns, edge: FakeEdge,
+              recorder: Recorder) -> tuple[SwarmPort, DnsPort, EdgePort, Reporter]:
     """The fakes are the ports (checked by mypy on tests that type them, and by the calls the use cases make)."""
-    return swarm, dns, edge
+    return swarm, dns, edge, recorder
