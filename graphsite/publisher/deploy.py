@@ -7,18 +7,16 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from graphsite.atomic import write_atomic
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, probe, route
+from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
@@ -28,7 +26,7 @@ from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
-from graphsite.publisher.ports import Reporter, SwarmPort
+from graphsite.publisher.ports import BindStore, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.records import RecordDecision, apply_record, decide_record, restore_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.verify import CheckResult, reads_content, run_checks
@@ -142,7 +140,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
 
     def taken(name: str) -> bool:
         return (clients.docker.service(name) is not None
-                or os.path.lexists(route_path(config.deploy.dynamic_dir, name))
+                or clients.routes.exists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
     return draw_name(config.site.prefix, taken, **draw)
@@ -250,7 +248,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.docker.service(subdomain)
-        _refuse_foreign(plan, current, config.site.domain)
+        _refuse_foreign(plan, current, config.site.domain, clients)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -266,7 +264,8 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                 reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
-                               was_private=previous is not None and previous.access == "private")
+                               was_private=previous is not None and previous.access == "private",
+                               read=clients.routes.document)
         plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
@@ -274,12 +273,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
     return _Prepared(plan, decision, current, access)
 
 
-def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> None:
+def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
-    for path, what in ((plan.route_path, "route file"), (plan.bind_dir, "page directory")):
-        refusal = path and files.link_refusal(path, what)  # a symbolic link is never followed, never ours
+    routes, binds = clients.routes, clients.binds
+    for path, store, what in ((plan.route_path, routes, "route file"), (plan.bind_dir, binds, "page directory")):
+        refusal = path and files.refused_link(path, store.link(path), what)  # a link is never followed, never ours
         if refusal:
             raise refusal
     if current is not None:
@@ -288,14 +288,14 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
             raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
-    if plan.route_path.exists():
-        owner = claim(route.route_stamp(plan.route_path), plan.subdomain, domain)
+    if routes.exists(plan.route_path):
+        owner = claim(routes.stamp(plan.route_path), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
                               f"{whose(owner, None)}",
                               hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    if plan.bind_dir and plan.bind_dir.exists():
-        owner = claim(bind.bind_stamp(plan.bind_dir), plan.subdomain, domain)
+    if plan.bind_dir and binds.exists(plan.bind_dir):
+        owner = claim(binds.stamp(plan.bind_dir), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {whose(owner, None)}",
                               hint="choose another subdomain or another deploy.bind_root")
@@ -324,9 +324,10 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
             clients.docker.remove_config(name)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
-        previous_page = claim(bind.bind_stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
-        if plan.bind_dir is None and os.path.lexists(directory) and previous_page:
-            bind.remove_bind_dir(directory)
+        binds = clients.binds
+        previous_page = claim(binds.stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        if plan.bind_dir is None and binds.exists(directory) and previous_page:
+            binds.remove(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
@@ -338,12 +339,13 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     for item in plan.service.configs:
         outcomes.append(Outcome("config", item.name, config_change(plan, item, existing.get(item.name), domain)))
     if plan.bind_dir:
-        outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
+        outcomes.append(Outcome("directory", str(plan.bind_dir),
+                                UPDATED if clients.binds.exists(plan.bind_dir) else CREATED))
     current = prepared.current
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
                             UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
-    now = route.route_text(plan.route_path)
+    now = clients.routes.text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
                             CREATED if now is None else UNCHANGED if now == text else UPDATED))
     outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
@@ -361,7 +363,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         for item in plan.service.configs:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, undo))
+            outcomes.append(_ensure_directory(plan, clients.binds, undo))
     with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
@@ -379,7 +381,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, undo))
+        outcomes.append(_ensure_route(plan, clients.routes, undo))
     with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
@@ -427,44 +429,44 @@ def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | N
         Claim.OURS, Claim.OLDER) else UNCHANGED
 
 
-def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
-    for stale in bind.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
-        bind.remove_temporary(stale)
-    old = bind.read_page(directory)
-    if not os.path.lexists(directory):
-        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
+    for stale in binds.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
+        binds.remove_temporary(stale)
+    old = binds.page(directory)
+    if not binds.exists(directory):
+        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: binds.remove(directory))
     elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
-                  partial(bind.put_back_page, directory, old))
-    created = bind.ensure_bind_dir(directory, plan.page, plan.stamp, plan.sha256)
+                  partial(binds.put_back_page, directory, old))
+    created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
+def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
-    old = route.route_text(path)
+    old = routes.text(path)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
-        removed = route.route_stamp(path) == plan.stamp and route.remove_file(path)
-        for temporary in route.temporaries(path.parent, domain).get(plan.subdomain, []):
-            removed = route.remove_file(temporary) or removed
+        removed = routes.stamp(path) == plan.stamp and routes.remove(path)
+        for temporary in routes.temporaries(path.parent, domain).get(plan.subdomain, []):
+            removed = routes.remove(temporary) or removed
         return removed
 
     def put_back() -> bool:
         assert old is not None
-        if route.route_text(path) == old:
+        if routes.text(path) == old:
             return False
-        write_atomic(path, old)
+        routes.put_back(path, old)
         return True
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in route.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
-        route.remove_file(stale)
-    written = route.write_route(path, plan.route, plan.stamp)
+    for stale in routes.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
+        routes.remove(stale)
+    written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 
 

@@ -157,17 +157,21 @@ def route_stamp(path: Path) -> Stamp | None:
     service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
     `claim` to say)."""
     raw = files.read_ours(path.parent, path.name, what="the route file")
-    if raw is None:
-        return None
+    return stamp_in(raw, path.stem) if raw is not None else None
+
+
+def stamp_in(raw: bytes, name: str) -> Stamp | None:
+    """Return the stamp of the content `raw` of route file NAME.yml when it has graphsite's shape and a whole
+    leading stamp comment for NAME, else None."""
     try:
         text = raw.decode("utf-8")
         data = yaml.safe_load(text)
     except (UnicodeDecodeError, yaml.YAMLError):  # not a document graphsite wrote
         return None
-    if not isinstance(data, dict) or not _our_shape(data, path.stem):
+    if not isinstance(data, dict) or not _our_shape(data, name):
         return None
     stamp = Stamp.from_route_text(text)
-    return stamp if stamp is not None and stamp.name == path.stem else None
+    return stamp if stamp is not None and stamp.name == name else None
 
 
 def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
@@ -177,15 +181,26 @@ def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
     # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
     for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
-        match = _TEMPORARY.match(path.name)
-        if not match:
+        if not temporary_name(path.name):
             continue
         data = files.read_ours(dynamic_dir, path.name, what="a temporary route file", limit=1024)
-        if data is None:
-            continue
-        if _written_by_us(data.decode("utf-8", errors="replace"), match["name"], domain):
-            found.setdefault(match["name"], []).append(path)
+        owner = temporary_owner(path.name, data, domain) if data is not None else ""
+        if owner:
+            found.setdefault(owner, []).append(path)
     return found
+
+
+def temporary_name(filename: str) -> str:
+    """Return the deployment a temporary route file's name carries, or '' when it is no such name."""
+    match = _TEMPORARY.match(filename)
+    return match["name"] if match else ""
+
+
+def temporary_owner(filename: str, head: bytes, domain: str) -> str:
+    """Return the deployment whose killed write left the temporary route file `filename` beginning with `head`
+    (its first 1024 bytes) under `domain`'s configuration, or '' when it is not one."""
+    name = temporary_name(filename)
+    return name if name and _written_by_us(head[:1024].decode("utf-8", errors="replace"), name, domain) else ""
 
 
 def _written_by_us(head: str, name: str, domain: str) -> bool:

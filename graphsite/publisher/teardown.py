@@ -20,13 +20,13 @@ from pathlib import Path
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, route
+from graphsite.publisher import files
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.inventory import SWARM, Holding, holding, record_owner
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Outcome
-from graphsite.publisher.ports import EdgePort, Reporter
+from graphsite.publisher.ports import BindStore, EdgePort, Reporter, RouteStore
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
 
@@ -73,7 +73,7 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: 
     held, unreadable = holding(config, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
     with reporter.step("route"):
-        _route(config, held, outcomes)
+        _route(config, held, clients.routes, outcomes)
     with reporter.step("service"):
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
     with reporter.step("configs"):
@@ -83,7 +83,7 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: 
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
     with reporter.step("directory"):
-        _directory(config, held, outcomes)
+        _directory(config, held, clients.binds, outcomes)
     clients.dns.limit(config.dns.teardown_deadline)  # every Cloudflare call from here on, the proof's too
     try:
         with reporter.step("dns"):
@@ -114,21 +114,21 @@ def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable
         outcomes.append(Outcome(resource, name, REMOVED if result else (FAILED if unreadable else ABSENT)))
 
 
-def _left_alone(path: Path, ours: bool, foreign: str) -> str:
+def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: str) -> str:
     """Return why teardown leaves `path` alone: a symbolic link (graphsite makes none, so it never follows nor
     removes one), or `foreign` for something there that is not `ours`; empty when it is to be removed."""
-    return files.kept_link(path) or (foreign if not ours and path.exists() else "")
+    return files.kept(store.link(path)) or (foreign if not ours and store.exists(path) else "")
 
 
-def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+def _route(config: Config, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
     path = route_path(config.deploy.dynamic_dir, held.name)
-    kept = _left_alone(path, held.route is not None, "not a route graphsite wrote")
+    kept = _left_alone(routes, path, held.route is not None, "not a route graphsite wrote")
     if kept:
         outcomes.append(Outcome("route", str(path), KEPT, kept))
     else:
-        _attempt(outcomes, "route", str(path), lambda: route.remove_file(path))
+        _attempt(outcomes, "route", str(path), lambda: routes.remove(path))
     for temporary in held.temporaries:
-        _attempt(outcomes, "temporary route", str(temporary), partial(route.remove_file, temporary))
+        _attempt(outcomes, "temporary route", str(temporary), partial(routes.remove, temporary))
 
 
 def _service(clients: Clients, held: Holding) -> object:
@@ -141,15 +141,15 @@ def _service(clients: Clients, held: Holding) -> object:
     return clients.docker.remove_service(held.name)
 
 
-def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+def _directory(config: Config, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
     directory = bind_dir(config.deploy.bind_root, held.name)
-    kept = _left_alone(directory, held.directory is not None, "graphsite did not make it")
+    kept = _left_alone(binds, directory, held.directory is not None, "graphsite did not make it")
     if kept:
         outcomes.append(Outcome("directory", str(directory), KEPT, kept))
     else:
-        _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
+        _attempt(outcomes, "directory", str(directory), lambda: binds.remove(directory))
     for temporary in held.temporary_dirs:
-        _attempt(outcomes, "temporary directory", str(temporary), partial(bind.remove_temporary, temporary))
+        _attempt(outcomes, "temporary directory", str(temporary), partial(binds.remove_temporary, temporary))
 
 
 def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:

@@ -22,7 +22,7 @@ from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.deployment import Deployment, route_path
-from graphsite.publisher.ports import EdgePort
+from graphsite.publisher.ports import EdgePort, RouteStore
 
 if TYPE_CHECKING:
     from graphsite.publisher.clients import Clients
@@ -316,9 +316,9 @@ def _dns(target: Deployment, config: Config, clients: Clients) -> tuple[str, str
     return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
 
 
-def _route(target: Deployment, config: Config) -> tuple[str, str]:
+def _route(target: Deployment, config: Config, routes: RouteStore) -> tuple[str, str]:
     path = route_path(config.deploy.dynamic_dir, target.name)
-    document = route.read_route(path)
+    document = routes.document(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
     errors = route.schema_errors(document)
@@ -362,7 +362,7 @@ def run_checks(config: Config, target: Deployment, clients: Clients,
         ("tls", lambda: _tls(target, config, edge, now)),
         ("redirect", lambda: _redirect(target, config, edge)),
         ("dns", lambda: _dns(target, config, clients)),
-        ("route", lambda: _route(target, config)),
+        ("route", lambda: _route(target, config, clients.routes)),
     ]
     if not origin:  # no edge on this host to ask (verify runs elsewhere): say so rather than guess
         checks[1] = ("origin", lambda: (SKIP, "verify.origin_address is empty"))
