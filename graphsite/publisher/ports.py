@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the adapters' value types; importing them here must not imp
     from graphsite.publisher.deployment import Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
-    from graphsite.publisher.swarm import Service, Task
+    from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, Task
 
 
 class SwarmPort(Protocol):
@@ -55,6 +55,10 @@ class SwarmPort(Protocol):
     def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]: ...
 
     def remove_service(self, name: str) -> bool: ...
+
+    def daemon(self) -> DaemonFacts: ...
+
+    def network(self, name: str) -> NetworkFacts: ...
 
     def close(self) -> None: ...
 
