@@ -19,8 +19,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, caddy, files, route
+from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
 from graphsite.publisher.deployment import MARKER, Claim, Stamp
 from graphsite.publisher.dynamic import parse_text
@@ -100,7 +102,9 @@ class FakeSwarm:
     def __init__(self) -> None:
         self.services_by_name: dict[str, Service] = {}
         self.previous: dict[str, Service] = {}
+        self.overlay = "dokploy-network"  # the network its tasks are attached to
         self.config_labels: dict[str, dict[str, str]] = {}
+        self.config_data: dict[str, tuple[str, bytes]] = {}  # name: (target, data) of the configs it made
         self.faults = _Faults()
         self.removed: list[str] = []
         self.created: list[str] = []
@@ -134,7 +138,8 @@ class FakeSwarm:
         def running() -> list[Task]:
             service = self.services_by_name.get(name)
             return [Task(id=f"t-{name}", state="running", desired="running", error="", message="", node="node1",
-                         spec_configs=service.configs, image=service.image)] if service else []
+                         spec_configs=service.configs, image=service.image,
+                         addresses=((self.overlay, "10.0.1.2"),))] if service else []
 
         return self._run("tasks", running)
 
@@ -165,6 +170,7 @@ class FakeSwarm:
             if config.name in self.config_labels:
                 return False
             self.config_labels[config.name] = {**stamp.labels(), "graphsite.sha256": config.sha256}
+            self.config_data[config.name] = (config.target, config.data)
             self.created.append(f"config {config.name}")
             return True
 
@@ -501,9 +507,10 @@ class FakeEdge:
     filesystem unless given) and whose service runs in `swarm`, http answers 308 to https, https answers the
     page with the security headers Caddy sends and a certificate for the name (401 without `credentials` when
     the route asks for a password); any other name is 404 (Traefik's answer for a name it does not route). A
-    fault answers with a transport error (the edge could not be asked)."""
+    fault answers with a transport error (the edge could not be asked). `page` None serves the service's
+    index.html config (the deployed page, as Caddy does in content mode config)."""
 
-    def __init__(self, swarm: FakeSwarm, routes: list[Path], page: bytes, store: RouteStore | None = None, *,
+    def __init__(self, swarm: FakeSwarm, routes: list[Path], page: bytes | None, store: RouteStore | None = None, *,
                  credentials: tuple[str, str] | None = None) -> None:
         self.swarm, self.routes, self.page, self.store = swarm, routes, page, store
         self.credentials = credentials
@@ -521,6 +528,11 @@ class FakeEdge:
                 return path
         return None
 
+    def _served(self, name: str) -> bytes:
+        configs = self.swarm.services_by_name[name].configs
+        return next((data for config, (target, data) in self.swarm.config_data.items()
+                     if config in configs and target.endswith("/index.html")), b"")
+
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
               auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
               insecure: bool = False) -> Probe:
@@ -536,16 +548,43 @@ class FakeEdge:
             users = route.route_users((self.store or RouteFiles()).document(path), name)
             if users and auth != self.credentials:
                 return Probe(url=url, status=401, body=b"401 Unauthorized\n")
+            page = self.page if self.page is not None else self._served(name)
             sent = self.headers if self.headers is not None else caddy.security_headers(
-                caddy.page_csp(self.page.decode("utf-8", errors="replace")), False)
+                caddy.page_csp(page.decode("utf-8", errors="replace")), False)
             cert = {"subjectAltName": (("DNS", fqdn),), "issuer": ((("commonName", "fake edge CA"),),),
                     "notBefore": _cert_time(self.cert_dates[0]), "notAfter": _cert_time(self.cert_dates[1])}
-            return Probe(url=url, status=200, body=self.page, headers=dict(sent), cert=cert)
+            return Probe(url=url, status=200, body=page, headers=dict(sent), cert=cert)
 
         try:
             return self.faults.run("fetch", answer, lambda why: OSError(why))
         except OSError as exc:
             return Probe(url=url, error=f"ConnectError: {exc}", failure="unreachable")
+
+
+MIDDLEWARES = """http:
+  middlewares:
+    redirect-to-https:
+      redirectScheme: {scheme: https, permanent: true}
+"""
+
+
+def fake_world(root: Path, domain: str = "example.com") -> tuple[Config, Clients]:
+    """Return a configuration under `root` and clients that are all in-memory fakes (the route files and page
+    directories too). The dynamic directory on disk holds only the operator's middleware file, which deploy's
+    preflight reads; the lock directory is real (a lock is a file lock)."""
+    dynamic, srv = root / "dynamic", root / "srv"
+    for directory in (dynamic, srv):
+        directory.mkdir(parents=True, exist_ok=True)
+    (dynamic / "middlewares.yml").write_text(MIDDLEWARES)
+    config = (Config().replace("site", domain=domain)
+              .replace("deploy", dynamic_dir=str(dynamic), bind_root=str(srv), lock_dir=str(root / "locks"),
+                       endpoint_mode="dnsrr", gc_grace=900.0)
+              .replace("verify", origin_address="127.0.0.1:443", resolve_https="127.0.0.1:443",
+                       resolve_http="127.0.0.1:80", deadline=5.0, confirm_after=0.0)
+              .replace("dns", record_content="127.0.0.1"))
+    swarm, routes = FakeSwarm(), FakeRoutes(dynamic)
+    return config, Clients(dns=FakeDns(), swarm=swarm, edge=FakeEdge(swarm, [dynamic], None, routes),
+                           routes=routes, binds=FakeBinds(srv))
 
 
 class Recorder:
