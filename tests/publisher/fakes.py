@@ -545,14 +545,14 @@ class FakeEdge:
                 return Probe(url=url, status=404, body=b"404 page not found\n")
             if scheme == "http":
                 return Probe(url=url, status=308, location=f"https://{fqdn}/")
+            cert = {"subjectAltName": (("DNS", fqdn),), "issuer": ((("commonName", "fake edge CA"),),),
+                    "notBefore": _cert_time(self.cert_dates[0]), "notAfter": _cert_time(self.cert_dates[1])}
             users = route.route_users((self.store or RouteFiles()).document(path), name)
             if users and auth != self.credentials:
-                return Probe(url=url, status=401, body=b"401 Unauthorized\n")
+                return Probe(url=url, status=401, body=b"401 Unauthorized\n", cert=cert)
             page = self.page if self.page is not None else self._served(name)
             sent = self.headers if self.headers is not None else caddy.security_headers(
                 caddy.page_csp(page.decode("utf-8", errors="replace")), False)
-            cert = {"subjectAltName": (("DNS", fqdn),), "issuer": ((("commonName", "fake edge CA"),),),
-                    "notBefore": _cert_time(self.cert_dates[0]), "notAfter": _cert_time(self.cert_dates[1])}
             return Probe(url=url, status=200, body=page, headers=dict(sent), cert=cert)
 
         try:
