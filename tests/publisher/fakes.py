@@ -587,6 +587,21 @@ def fake_world(root: Path, domain: str = "example.com") -> tuple[Config, Clients
                            routes=routes, binds=FakeBinds(srv))
 
 
+class FakeClock:
+    """A monotonic clock that moves only when the code under test sleeps (pass it as `clock`, its `sleep` as
+    `sleep`); `slept` lists every wait."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 1000.0, list[float]()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 class Recorder:
     """A reporter that keeps what a use case said, in order: `lines` (a step is "LABEL done" or "LABEL failed")."""
 

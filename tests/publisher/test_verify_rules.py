@@ -17,23 +17,9 @@ from graphsite.publisher.clients import Clients
 from graphsite.publisher.deploy import DeployRequest, deploy
 from graphsite.publisher.deployment import Deployment
 from graphsite.publisher.verify import FAIL, PASS, SKIP, UNREAD, run_checks, verify
-from tests.publisher.fakes import FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.fakes import FakeClock, FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
 
 CHECKS = ("service", "origin", "public", "tls", "redirect", "dns", "route")
-
-
-class _Clock:
-    """A monotonic clock that moves only when verify sleeps."""
-
-    def __init__(self) -> None:
-        self.now, self.slept = 1000.0, []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
 
 
 def _world(root: Path, **request) -> tuple[Config, Clients, Deployment, tuple[str, str] | None]:
@@ -52,8 +38,8 @@ def _fakes(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeEdge]:
     return swarm, dns, routes, edge
 
 
-def _checks(config: Config, clients: Clients, target: Deployment, credentials=None, clock: _Clock | None = None):
-    clock = clock or _Clock()
+def _checks(config: Config, clients: Clients, target: Deployment, credentials=None, clock: FakeClock | None = None):
+    clock = clock or FakeClock()
     results = run_checks(config, target, clients, credentials, clock=clock, sleep=clock.sleep)
     assert [c.name for c in results] == list(CHECKS)
     return {c.name: c for c in results}
@@ -76,7 +62,7 @@ def test_a_stale_page_fails_once_it_reads_the_same_twice_confirm_after_apart(tmp
     config, clients, target, _ = _world(tmp_path)
     config = config.replace("verify", confirm_after=0.5, deadline=60.0)
     _fakes(clients)[3].page = b"<!doctype html><title>an older page</title>"
-    clock = _Clock()
+    clock = FakeClock()
     checks = _checks(config, clients, target, clock=clock)
     assert checks["public"].status == FAIL and "is not the deployed" in checks["public"].evidence
     assert checks["origin"].status == FAIL
@@ -93,7 +79,7 @@ def test_an_answer_without_the_security_headers_fails(tmp_path):
 def test_an_edge_that_never_answers_fails_what_it_serves_at_the_deadline_only(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     _fakes(clients)[3].faults.inject("fetch", Fault.error(), times=10_000)
-    clock = _Clock()
+    clock = FakeClock()
     checks = _checks(config, clients, target, clock=clock)
     for name in ("origin", "public", "tls", "redirect"):
         assert checks[name].status == FAIL and "ConnectError" in checks[name].evidence, checks[name]
