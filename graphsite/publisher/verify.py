@@ -271,14 +271,14 @@ def tls_findings(cert: dict, fqdn: str, now: datetime) -> list[str]:
     return problems
 
 
-def _tls(target: Deployment, config: Config, edge: EdgePort, now: datetime) -> tuple[str, str]:
+def _tls(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
     result = edge.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     trust = config.verify.ca_bundle or "system trust"
     if result.cert is None:
         return _failed(result), f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
     cert = result.cert
     issuer = ", ".join(f"{k}={v}" for rdn in cert.get("issuer", ()) for k, v in rdn)
-    problems = tls_findings(cert, target.fqdn, now)
+    problems = tls_findings(cert, target.fqdn, datetime.now(UTC))  # now: the edge may have issued it just now
     if problems:
         return FAIL, "; ".join(problems) + f" (issuer {issuer})"
     return PASS, (f"covers {target.fqdn}, issuer {issuer}, {cert['notBefore']} → {cert['notAfter']}, "
@@ -354,12 +354,12 @@ def run_checks(config: Config, target: Deployment, clients: Clients,
     """Return the seven checks of `target`, in order; `clock` (monotonic seconds) and `sleep` time the retries."""
     probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
     deadline = clock() + config.verify.deadline
-    origin, edge, now = config.verify.origin_address, clients.edge, datetime.now(UTC)
+    origin, edge = config.verify.origin_address, clients.edge
     checks = [
         ("service", lambda: _service(target, clients, sleep)),
         ("origin", lambda: _origin(target, config, clients, credentials)),
         ("public", lambda: _public(target, config, edge, credentials)),
-        ("tls", lambda: _tls(target, config, edge, now)),
+        ("tls", lambda: _tls(target, config, edge)),
         ("redirect", lambda: _redirect(target, config, edge)),
         ("dns", lambda: _dns(target, config, clients)),
         ("route", lambda: _route(target, config, clients.routes)),
