@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
@@ -32,13 +33,13 @@ class RouteFiles:
     def text(self, path: Path) -> str | None:
         return route.route_text(path)
 
-    def document(self, path: Path) -> dict | None:
+    def document(self, path: Path) -> dict[str, Any] | None:
         return route.read_route(path)
 
     def stamp(self, path: Path) -> Stamp | None:
         return route.route_stamp(path)
 
-    def write(self, path: Path, document: dict, stamp: Stamp | None = None) -> bool:
+    def write(self, path: Path, document: dict[str, Any], stamp: Stamp | None = None) -> bool:
         return route.write_route(path, document, stamp)
 
     def put_back(self, path: Path, text: str) -> None:
