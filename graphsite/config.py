@@ -92,6 +92,9 @@ class VerifyConfig:
     resolve_http: str = _doc("host:port the public http URL is connected to instead of DNS (empty: DNS).", "")
     ca_bundle: str = _doc("CA bundle that verifies the page's certificate (empty: system trust).", "")
     deadline: float = _doc("Seconds each check retries before it fails.", 60.0)
+    confirm_after: float = _doc("Seconds verify waits before it reads a mismatch (a header, the content, a record) "
+                                "once more to confirm it: at least the time the edge takes to apply a changed "
+                                "route file (Traefik's providersThrottleDuration, 2 s by default).", 2.0)
     task_header: str = _doc("Header by which the edge at origin_address proxies to one task's overlay address, so "
                             "the origin check reaches every replica (empty: the service, as the edge picks).", "")
 
@@ -146,7 +149,7 @@ _POSITIVE = ("build.max_image_bytes", "build.max_page_image_bytes",
              "links.timeout", "links.link_timeout", "links.concurrency", "links.per_host", "links.max_page_mib",
              "deploy.converge_timeout", "deploy.docker_timeout", "dns.timeout", "dns.teardown_deadline")
 _NOT_NEGATIVE = ("links.deadline", "links.retries", "links.max_retry_after", "links.max_age", "deploy.gc_grace",
-                 "dns.retries", "verify.deadline")
+                 "dns.retries", "verify.deadline", "verify.confirm_after")
 
 
 # Values a text setting accepts, where its type alone does not say (the schema of `graphsite config schema` says

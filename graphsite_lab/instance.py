@@ -20,6 +20,9 @@ import yaml
 
 LAB_DOMAIN = "lab.graphsite.test"
 NETWORK = "dokploy-network"
+# Seconds verify waits to confirm a mismatch on the lab: its edge applies a changed route file within a poll of
+# the routes watcher (0.25 s), not Traefik's 2 s throttle; this leaves it four polls.
+LAB_CONFIRM_AFTER = 1.0
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
@@ -107,7 +110,9 @@ def render_config(lab: LabInstance) -> str:
                 "record_content": "127.0.0.1", "token_file": str(lab.path("cf-token"))},
         "verify": {"origin_address": f"127.0.0.1:{lab.https_port}",
                    "resolve_https": f"127.0.0.1:{lab.https_port}", "resolve_http": f"127.0.0.1:{lab.http_port}",
-                   "ca_bundle": str(lab.path("ca.pem")), "task_header": "X-Graphsite-Task"},
+                   "ca_bundle": str(lab.path("ca.pem")), "task_header": "X-Graphsite-Task",
+                   # the lab's edge applies a changed route file within a poll (graphsite.lab.traefik.watcher)
+                   "confirm_after": LAB_CONFIRM_AFTER},
     }
     return "# Written by `scripts/lab up`: graphsite's configuration for this lab.\n" + _toml(data)
 

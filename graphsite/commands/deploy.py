@@ -39,6 +39,7 @@ def deploy_command(source: Path | None, random_subdomain: bool, subdomain: str |
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.plan import parse_ttl
+    from graphsite.publisher.progress import Console
     from graphsite.usecases.deploy import DeployRequest, deploy, requested_subdomain
 
     if bool(random_subdomain) == bool(subdomain):
@@ -51,5 +52,5 @@ def deploy_command(source: Path | None, random_subdomain: bool, subdomain: str |
                             keep_on_failure=keep_on_failure, verify=not skip_verify, wait=wait, private=private,
                             public=public, auth_file=auth_file, new_password=new_password)
     with connected(config) as clients:
-        result = deploy(config, request, clients)
+        result = deploy(config, request, clients, Console())
     present.deploy(result, time.perf_counter() - start, as_json)

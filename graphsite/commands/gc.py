@@ -36,9 +36,10 @@ def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_pa
     """Tear down every deployment whose --ttl has passed, and every partial one older than deploy.gc_grace."""
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
+    from graphsite.publisher.progress import Console
     from graphsite.usecases.gc import collect
 
     config = site(load_config(config_path))
     with connected(config, partial=True) as clients:
-        report = collect(config, clients, dry_run=dry_run, prefix=prefix, wait=wait, now=now)
+        report = collect(config, clients, Console(), dry_run=dry_run, prefix=prefix, wait=wait, now=now)
     present.gc(report, as_json)

@@ -10,6 +10,7 @@ deployment is meant to be private even when its route file says otherwise.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,17 +86,19 @@ def read_htpasswd(path: Path) -> tuple[str, ...]:
 
 
 def decide_access(route_path: Path, subdomain: str, *, private: bool = False, public: bool = False,
-                  auth_file: Path | None = None, new_password: bool = False, was_private: bool = False) -> Access:
+                  auth_file: Path | None = None, new_password: bool = False, was_private: bool = False,
+                  read: Callable[[Path], dict | None] = route_files.read_route) -> Access:
     """Return who may read the deployment: --auth-file's users; the existing route's credentials on a redeploy
     (a private report never turns public by omission: --public says so; `was_private`, the service's record,
-    keeps it private even when its route file, and so its credentials, are gone); or new credentials."""
+    keeps it private even when its route file, and so its credentials, are gone); or new credentials. `read`
+    reads the route file (the route store's `document`)."""
     if public and (private or auth_file or new_password):
         raise ConfigError("--public cannot be combined with --private, --auth-file or --new-password")
     if public:
         return Access()
     if auth_file is not None:
         return Access(users=read_htpasswd(auth_file))
-    existing = route.route_users(route_files.read_route(route_path), subdomain)  # a read that fails stops the deploy
+    existing = route.route_users(read(route_path), subdomain)  # a read that fails stops the deploy
     if existing and not new_password:
         return Access(users=existing, kept=True)
     if private or new_password or was_private:

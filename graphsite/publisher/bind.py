@@ -103,10 +103,16 @@ def temporaries(bind_root: Path, domain: str) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
     # a root that cannot be listed raises (glob would say "nothing"), and the caller names it
     for path in files.directories(bind_root) if bind_root.is_dir() else []:
-        match = _TEMPORARY.match(path.name)
-        if match and path.name.endswith(TEMPORARY_SUFFIX) and _only_ours(path, match["name"], domain):
-            found.setdefault(match["name"], []).append(path)
+        name = temporary_name(path.name)
+        if name and _only_ours(path, name, domain):
+            found.setdefault(name, []).append(path)
     return found
+
+
+def temporary_name(dirname: str) -> str:
+    """Return the deployment a temporary page directory's name (`.NAME.<random>.tmp`) carries, else ''."""
+    match = _TEMPORARY.match(dirname)
+    return match["name"] if match and dirname.endswith(TEMPORARY_SUFFIX) else ""
 
 
 def _only_ours(directory: Path, name: str, domain: str) -> bool:

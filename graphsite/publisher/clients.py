@@ -1,4 +1,5 @@
-"""The adapters a verb needs, opened and closed in one place: Swarm (docker) and Dns (cloudflare)."""
+"""The adapters a verb needs, opened and closed in one place: Swarm (docker), Dns (cloudflare), the edge, and
+the route files and page directories on this host."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from dataclasses import dataclass, field
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import check_domain
-from graphsite.publisher.ports import DnsPort, EdgePort, SwarmPort
+from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, RouteStore, SwarmPort
 from graphsite.publisher.probe import HttpEdge
+from graphsite.publisher.stores import BindDirectories, RouteFiles
 
 # The systems a deployment lives in, as messages and `list` name them.
 SWARM, ROUTES, DIRECTORIES, DNS = "Docker Swarm", "route directory", "bind directories", "Cloudflare"
@@ -26,6 +28,8 @@ class Clients:
     dns: DnsPort
     swarm: SwarmPort | None = None  # None: Docker could not be reached (with partial=True), named in unavailable
     edge: EdgePort = field(default_factory=HttpEdge)
+    routes: RouteStore = field(default_factory=RouteFiles)
+    binds: BindStore = field(default_factory=BindDirectories)
     unavailable: dict[str, str] = field(default_factory=dict)
 
     @property

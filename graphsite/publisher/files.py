@@ -36,7 +36,11 @@ def link_target(path: Path) -> str | None:
 def link_refusal(path: Path, what: str) -> DeployError | None:
     """Return the one-line refusal of a symbolic link at `path` where graphsite keeps its own `what`, or None
     when `path` is no link."""
-    target = link_target(path)
+    return refused_link(path, link_target(path), what)
+
+
+def refused_link(path: Path, target: str | None, what: str) -> DeployError | None:
+    """Return the refusal of a symbolic link to `target` at `path` (None: no link there), as link_refusal."""
     if target is None:
         return None
     return DeployError(f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite "
@@ -45,7 +49,11 @@ def link_refusal(path: Path, what: str) -> DeployError | None:
 
 def kept_link(path: Path) -> str | None:
     """Return why teardown leaves the symbolic link at `path` alone, or None when `path` is no link."""
-    target = link_target(path)
+    return kept(link_target(path))
+
+
+def kept(target: str | None) -> str | None:
+    """Return why teardown leaves a symbolic link to `target` alone (None: no link there)."""
     if target is None:
         return None
     return (f"a symbolic link to {target}, not something graphsite made: left as it is, the target untouched "

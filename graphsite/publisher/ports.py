@@ -3,21 +3,24 @@ lives in, as Protocols. The real adapters (`swarm.Swarm`, `cloudflare.Dns`) impl
 Cloudflare; the in-memory fakes of tests/publisher/fakes.py implement them too, with failure injection at every
 call, so the rules that decide whether a live page survives are tested without a daemon.
 
-Every read returns a complete answer or raises a GraphsiteError: a port never answers "nothing" for "I could not
-look" (docs/reliability.md, "knowing versus assuming"). Route files and bind directories are the filesystem,
-read and written through `route.py` and `bind.py`: tests give them a temporary directory.
+Every read returns a complete answer or raises a GraphsiteError (or OSError, for the filesystem's): a port never
+answers "nothing" for "I could not look" (docs/reliability.md, "knowing versus assuming"). The route files and
+the page directories are ports too (`RouteStore`, `BindStore`): `stores.RouteFiles` and `stores.BindDirectories`
+keep them on this host's filesystem through `route.py` and `bind.py`, never through a symbolic link.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the adapters' value types; importing them here must not import docker or httpx
     from graphsite.publisher.cloudflare import Record
     from graphsite.publisher.deployment import Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
-    from graphsite.publisher.swarm import Service, Task
+    from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, Task
 
 
 class SwarmPort(Protocol):
@@ -53,6 +56,10 @@ class SwarmPort(Protocol):
 
     def remove_service(self, name: str) -> bool: ...
 
+    def daemon(self) -> DaemonFacts: ...
+
+    def network(self, name: str) -> NetworkFacts: ...
+
     def close(self) -> None: ...
 
 
@@ -60,6 +67,7 @@ class EdgePort(Protocol):
     """The edge (Traefik) as a reader meets it: one GET of the page, over the real network path."""
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
+              auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
               insecure: bool = False) -> Probe: ...
 
 
@@ -80,3 +88,80 @@ class DnsPort(Protocol):
     def delete(self, record_id: str) -> bool: ...
 
     def close(self) -> None: ...
+
+
+class RouteStore(Protocol):
+    """Traefik's dynamic directory: graphsite's route files (NAME.yml, a stamp comment first) and the temporary
+    files a killed write left. A symbolic link is never followed: `link` tells one apart."""
+
+    def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
+        """Return the route files (.yml) in `dynamic_dir`, or only NAME.yml when it is there, each with its stamp
+        (None: not graphsite's shape, a link, or no regular file); raise DeployError when `dynamic_dir` is no
+        directory and OSError when it cannot be listed."""
+        ...
+
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, list[Path]]: ...
+
+    def text(self, path: Path) -> str | None:
+        """Return the file's text, None when there is none; raise DeployError for a link or a failed read."""
+        ...
+
+    def document(self, path: Path) -> dict[str, Any] | None: ...
+
+    def stamp(self, path: Path) -> Stamp | None: ...
+
+    def write(self, path: Path, document: dict[str, Any], stamp: Stamp | None = None) -> bool: ...
+
+    def put_back(self, path: Path, text: str) -> None: ...
+
+    def remove(self, path: Path) -> bool: ...
+
+    def exists(self, path: Path) -> bool:
+        """True when something is at `path`, a symbolic link included (not followed)."""
+        ...
+
+    def link(self, path: Path) -> str | None:
+        """Return where the symbolic link at `path` points; None when `path` is no link."""
+        ...
+
+
+class BindStore(Protocol):
+    """The page directories of `--content bind` under deploy.bind_root: each with graphsite's marker, filled
+    under a temporary name and renamed into place. A symbolic link is never followed."""
+
+    def has_root(self, bind_root: Path) -> bool: ...
+
+    def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]: ...
+
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, list[Path]]: ...
+
+    def own_stamp(self, directory: Path) -> Stamp | None: ...
+
+    def stamp(self, directory: Path) -> Stamp | None: ...
+
+    def page(self, directory: Path) -> bytes | None: ...
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool: ...
+
+    def put_back_page(self, directory: Path, page: bytes) -> bool: ...
+
+    def remove(self, directory: Path) -> bool: ...
+
+    def remove_temporary(self, directory: Path) -> bool: ...
+
+    def exists(self, path: Path) -> bool: ...
+
+    def link(self, path: Path) -> str | None: ...
+
+
+class Reporter(Protocol):
+    """Where a use case says what it is doing, for the person at the keyboard: a use case never prints. The
+    commands give it `progress.Console` (stderr, as -v/-q and NO_COLOR say); tests give it a recorder."""
+
+    def step(self, label: str) -> AbstractContextManager[None]:
+        """Say `label` around a block: done with its time, or failed."""
+        ...
+
+    def info(self, message: str) -> None: ...
+
+    def warn(self, message: str) -> None: ...

@@ -62,8 +62,10 @@ class HttpEdge:
     """The edge port (publisher/ports.py) over real HTTP: `fetch` below."""
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
+              auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
               insecure: bool = False) -> Probe:
-        return fetch(scheme, fqdn, address, ca_bundle=ca_bundle, timeout=timeout, insecure=insecure)
+        return fetch(scheme, fqdn, address, ca_bundle=ca_bundle, timeout=timeout, auth=auth, headers=headers,
+                     insecure=insecure)
 
 
 def fetch(scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,

@@ -138,3 +138,22 @@ def qualified_middlewares(names: tuple[str, ...]) -> list[str]:
     """Return deploy.middlewares as Traefik reads a router's names: one without a provider is the file
     provider's (`name@file`)."""
     return [name if "@" in name else f"{name}@file" for name in names]
+
+
+def stamp_in(raw: bytes, name: str) -> Stamp | None:
+    """Return the stamp of the content `raw` of route file NAME.yml when it has graphsite's shape and a whole
+    leading stamp comment for NAME, else None (bytes that are not UTF-8 are not a document graphsite wrote)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return stamp_of_text(text, name)
+
+
+def temporary_owner(filename: str, head: bytes, domain: str) -> str | None:
+    """Return the deployment whose killed write left the temporary route file `filename` beginning with `head`
+    (its first 1024 bytes) under `domain`'s configuration, or None when it is not one."""
+    name = temporary_name(filename)
+    if name is None or not written_by_us(head[:1024].decode("utf-8", errors="replace"), name, domain):
+        return None
+    return name

@@ -13,7 +13,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher import files
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import parse_text
-from graphsite.publisher.route import check_route, dump, stamp_of_text, temporary_name, written_by_us
+from graphsite.publisher.route import check_route, dump, stamp_in, temporary_name, temporary_owner
 
 
 def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
@@ -75,13 +75,7 @@ def route_stamp(path: Path) -> Stamp | None:
     service, by name) and a leading comment that parses completely, else None (whose it is, is the stamp's
     `claim` to say)."""
     raw = files.read_ours(path.parent, path.name, what="the route file")
-    if raw is None:
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:  # not a document graphsite wrote
-        return None
-    return stamp_of_text(text, path.stem)
+    return stamp_in(raw, path.stem) if raw is not None else None
 
 
 def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
@@ -91,12 +85,10 @@ def temporaries(dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
     # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
     for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
-        name = temporary_name(path.name)
-        if name is None:
+        if temporary_name(path.name) is None:
             continue
         data = files.read_ours(dynamic_dir, path.name, what="a temporary route file", limit=1024)
-        if data is None:
-            continue
-        if written_by_us(data.decode("utf-8", errors="replace"), name, domain):
-            found.setdefault(name, []).append(path)
+        owner = temporary_owner(path.name, data, domain) if data is not None else None
+        if owner is not None:
+            found.setdefault(owner, []).append(path)
     return found

@@ -137,6 +137,14 @@ class Swarm:
         with contextlib.suppress(DeployError):
             self.api.close()
 
+    def daemon(self) -> DaemonFacts:
+        """Return the daemon's version and this node's Swarm role (daemon_facts)."""
+        return daemon_facts(self)
+
+    def network(self, name: str) -> NetworkFacts:
+        """Return the network called exactly `name` (network_facts)."""
+        return network_facts(self, name)
+
     def node_id(self) -> str:
         info = self.api.info().get("Swarm") or {}
         if not info.get("ControlAvailable"):

@@ -7,19 +7,16 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 
-from graphsite import output
-from graphsite.atomic import write_atomic
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, probe, route, route_files
+from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
@@ -28,7 +25,7 @@ from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
-from graphsite.publisher.ports import SwarmPort
+from graphsite.publisher.ports import BindStore, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
@@ -96,24 +93,24 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
 
     def taken(name: str) -> bool:
         return (clients.docker.service(name) is not None
-                or os.path.lexists(route_path(config.deploy.dynamic_dir, name))
+                or clients.routes.exists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
     return draw_name(config.site.prefix, taken, **draw)
 
 
-def deploy(config: Config, request: DeployRequest, clients: Clients) -> DeployResult:
+def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: Reporter) -> DeployResult:
     """Deploy the page of `request.source`; return what was done, the DNS line and the checks. SIGINT, SIGTERM
-    and SIGHUP undo the run like any failure, then raise Stopped."""
+    and SIGHUP undo the run like any failure, then raise Stopped. Progress goes to `reporter`."""
     try:
         with interruptible():
-            with output.step("name"):
+            with reporter.step("name"):
                 subdomain = choose_subdomain(config, request, clients)
-            output.info(f"  subdomain {subdomain}")
+            reporter.info(f"  subdomain {subdomain}")
             if request.dry_run:
-                return _dry_run(config, request, clients, subdomain)
+                return _dry_run(config, request, clients, subdomain, reporter)
             with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-                return _run(config, request, clients, subdomain)
+                return _run(config, request, clients, subdomain, reporter)
     except Interrupted as stop:
         what = {"kept": "what it had made was kept (--keep-on-failure): see above",
                 "live": "the new version was already live; its old content may be left for teardown or the next "
@@ -130,31 +127,32 @@ class _Prepared:
     access: Access
 
 
-def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain)
+def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+         reporter: Reporter) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter)
     plan, undo = prepared.plan, Undo()
     try:
-        outcomes, dns_line = _apply(prepared, clients, undo, config)
-        checks = _verify(config, plan, clients, prepared.access.credentials) if request.verify else ()
+        outcomes, dns_line = _apply(prepared, clients, undo, config, reporter)
+        checks = _verify(config, plan, clients, reporter, prepared.access.credentials) if request.verify else ()
     except (Exception, KeyboardInterrupt) as failure:  # whatever failed, even a bug or a signal: undo it
         if request.keep_on_failure:
-            output.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
-            output.info(f"  remove it with: graphsite teardown {subdomain}")
+            reporter.info(f"  kept for inspection (--keep-on-failure): {', '.join(undo.pending()) or 'nothing'}")
+            reporter.info(f"  remove it with: graphsite teardown {subdomain}")
         else:
-            _undo(config, clients, prepared, undo)
+            _undo(config, clients, prepared, undo, reporter)
         if isinstance(failure, Interrupted):
             failure.outcome = "kept" if request.keep_on_failure else "undone"
         raise
     try:
-        with output.step("remove old content"):
-            _remove_old_content(config, plan, clients)
+        with reporter.step("remove old content"):
+            _remove_old_content(config, plan, clients, reporter)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
     return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
 
 
-def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> None:
+def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, reporter: Reporter) -> None:
     """Run the undo once; a second signal leaves at once, saying what is left and how to remove it."""
     name = prepared.plan.subdomain
 
@@ -164,44 +162,46 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo) -> 
 
     with last_chance(left):
         for line in undo.run():
-            output.info(f"  {line}")
+            reporter.info(f"  {line}")
         if prepared.current is None:  # a new deployment: prove that nothing of it is left, as teardown does
             try:
                 held, unreadable = holding(config, clients, name)
             except GraphsiteError as exc:
-                output.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
+                reporter.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
                 return
             found = [f"{kind} {what}" for kind, what in held.resources()]
             found += [f"{system} not checked: {why}" for system, why in unreadable.items()]
             if found:
-                output.info(f"  proof: left: {', '.join(found)}; remove it with: graphsite teardown {name}")
+                reporter.info(f"  proof: left: {', '.join(found)}; remove it with: graphsite teardown {name}")
             else:
-                output.info(f"  proof: nothing of {name} is left")
+                reporter.info(f"  proof: nothing of {name} is left")
 
 
-def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain)
+def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+             reporter: Reporter) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter)
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
     return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
 
 
-def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str) -> _Prepared:
+def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
+             reporter: Reporter) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
     from graphsite.usecases.build import checked_page
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
-    with output.step("build"):
+    with reporter.step("build"):
         page = checked_page(request.source, subdomain=subdomain, config=config)
     content = request.content or config.deploy.content
-    with output.step("plan"):
+    with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.docker.service(subdomain)
-        _refuse_foreign(plan, current, config.site.domain)
+        _refuse_foreign(plan, current, config.site.domain, clients)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -214,10 +214,11 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
             raise failed
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
-                output.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
+                reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
-                               was_private=previous is not None and previous.access == "private")
+                               was_private=previous is not None and previous.access == "private",
+                               read=clients.routes.document)
         plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
@@ -225,12 +226,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
     return _Prepared(plan, decision, current, access)
 
 
-def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> None:
+def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
-    for path, what in ((plan.route_path, "route file"), (plan.bind_dir, "page directory")):
-        refusal = path and files.link_refusal(path, what)  # a symbolic link is never followed, never ours
+    routes, binds = clients.routes, clients.binds
+    for path, store, what in ((plan.route_path, routes, "route file"), (plan.bind_dir, binds, "page directory")):
+        refusal = path and files.refused_link(path, store.link(path), what)  # a link is never followed, never ours
         if refusal:
             raise refusal
     if current is not None:
@@ -239,22 +241,22 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str) -> N
             raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
-    if plan.route_path.exists():
-        owner = claim(route_files.route_stamp(plan.route_path), plan.subdomain, domain)
+    if routes.exists(plan.route_path):
+        owner = claim(routes.stamp(plan.route_path), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
                               f"{whose(owner, None)}",
                               hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    if plan.bind_dir and plan.bind_dir.exists():
-        owner = claim(bind.bind_stamp(plan.bind_dir), plan.subdomain, domain)
+    if plan.bind_dir and binds.exists(plan.bind_dir):
+        owner = claim(binds.stamp(plan.bind_dir), plan.subdomain, domain)
         if owner not in (Claim.OURS, Claim.OLDER):
             raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {whose(owner, None)}",
                               hint="choose another subdomain or another deploy.bind_root")
 
 
-def _verify(config: Config, plan: DeployPlan, clients: Clients,
+def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
-    with output.step("verify"):
+    with reporter.step("verify"):
         checks = tuple(run_checks(config, plan.deployment, clients, credentials))
         failed = [c for c in checks if c.status == CheckStatus.FAIL]
         if failed:
@@ -263,7 +265,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients,
     return checks
 
 
-def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> None:
+def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
     """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
@@ -275,11 +277,12 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients) -> N
             clients.docker.remove_config(name)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
-        previous_page = claim(bind.bind_stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
-        if plan.bind_dir is None and os.path.lexists(directory) and previous_page:
-            bind.remove_bind_dir(directory)
+        binds = clients.binds
+        previous_page = claim(binds.stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        if plan.bind_dir is None and binds.exists(directory) and previous_page:
+            binds.remove(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
-        output.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
+        reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -289,12 +292,13 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     for item in plan.service.configs:
         outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
     if plan.bind_dir:
-        outcomes.append(Outcome("directory", str(plan.bind_dir), UPDATED if plan.bind_dir.exists() else CREATED))
+        outcomes.append(Outcome("directory", str(plan.bind_dir),
+                                UPDATED if clients.binds.exists(plan.bind_dir) else CREATED))
     current = prepared.current
     outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
                             UNCHANGED if runs(current, plan.service) else UPDATED))
     text = route.dump(plan.route, plan.stamp)
-    now = route_files.route_text(plan.route_path)
+    now = clients.routes.text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
                             CREATED if now is None else UNCHANGED if now == text else UPDATED))
     outcomes.append(Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[prepared.decision.action]))
@@ -304,15 +308,16 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
 _RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "replace": REPLACED}
 
 
-def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) -> tuple[list[Outcome], str]:
+def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
+           reporter: Reporter) -> tuple[list[Outcome], str]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
-    with output.step("content"):
+    with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
         for item in plan.service.configs:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, undo))
-    with output.step("service"):
+            outcomes.append(_ensure_directory(plan, clients.binds, undo))
+    with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
                 raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
@@ -326,14 +331,14 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config) ->
         # version before the live one, and putting it back would roll the live page back
         changed = swarm.ensure_service(plan.service)
         outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
-    with output.step("converge"):
+    with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
-    with output.step("route"):
-        outcomes.append(_ensure_route(plan, undo))
-    with output.step("dns"):
+    with reporter.step("route"):
+        outcomes.append(_ensure_route(plan, clients.routes, undo))
+    with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
-    output.info(f"  {line}")
+    reporter.info(f"  {line}")
     return outcomes, line
 
 
@@ -377,45 +382,44 @@ def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | N
         Claim.OURS, Claim.OLDER) else UNCHANGED
 
 
-def _ensure_directory(plan: DeployPlan, undo: Undo) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
-    for stale in bind.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
-        bind.remove_temporary(stale)
-    old = bind.read_page(directory)
-    if not os.path.lexists(directory):
-        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: bind.remove_bind_dir(directory))
+    for stale in binds.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
+        binds.remove_temporary(stale)
+    old = binds.page(directory)
+    if not binds.exists(directory):
+        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: binds.remove(directory))
     elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
-                  partial(bind.put_back_page, directory, old))
-    created = bind.ensure_bind_dir(directory, plan.page, plan.stamp, plan.sha256)
+                  partial(binds.put_back_page, directory, old))
+    created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, undo: Undo) -> Outcome:
+def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
-    old = route_files.route_text(path)
+    old = routes.text(path)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
-        removed = route_files.route_stamp(path) == plan.stamp and route_files.remove_file(path)
-        for temporary in route_files.temporaries(path.parent, domain).get(plan.subdomain, []):
-            removed = route_files.remove_file(temporary) or removed
+        removed = routes.stamp(path) == plan.stamp and routes.remove(path)
+        for temporary in routes.temporaries(path.parent, domain).get(plan.subdomain, []):
+            removed = routes.remove(temporary) or removed
         return removed
 
     def put_back() -> bool:
         assert old is not None
-        if route_files.route_text(path) == old:
+        if routes.text(path) == old:
             return False
-        write_atomic(path, old)
+        routes.put_back(path, old)
         return True
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    # a killed run's half-written one
-    for stale in route_files.temporaries(path.parent, domain).get(plan.subdomain, []):
-        route_files.remove_file(stale)
-    written = route_files.write_route(path, plan.route, plan.stamp)
+    for stale in routes.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
+        routes.remove(stale)
+    written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 
 

@@ -15,6 +15,7 @@ from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
+from graphsite.publisher.ports import Reporter
 from graphsite.usecases.inventory import Holding, holding, survey
 from graphsite.usecases.teardown import TeardownReport, teardown_locked
 
@@ -66,10 +67,10 @@ class GcReport:
         return not self.unreadable and not any(c.failed for c in self.collected)
 
 
-def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: str = "",
+def collect(config: Config, clients: Clients, reporter: Reporter, *, dry_run: bool = False, prefix: str = "",
             now: datetime | None = None, wait: float = 0.0) -> GcReport:
     """Tear down every expired deployment and every partial one older than `deploy.gc_grace` whose name starts
-    with `prefix`; return one outcome per name visited."""
+    with `prefix`; return one outcome per name visited (each teardown's progress goes to `reporter`)."""
     grace = config.deploy.gc_grace
     inventory = survey(config, clients)
     if not inventory.complete:  # nothing is decided, let alone removed, on a state that was not fully read
@@ -84,13 +85,14 @@ def collect(config: Config, clients: Clients, *, dry_run: bool = False, prefix: 
         if dry_run:
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
             continue
-        collected.append(_collect_one(config, clients, name, wait, now))
+        collected.append(_collect_one(config, clients, reporter, name, wait, now))
     if not dry_run:
         sweep(config.deploy.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
     return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
 
 
-def _collect_one(config: Config, clients: Clients, name: str, wait: float, now: datetime | None) -> Collected:
+def _collect_one(config: Config, clients: Clients, reporter: Reporter, name: str, wait: float,
+                 now: datetime | None) -> Collected:
     try:
         with subdomain_lock(config.deploy.lock_dir, name, wait=wait):
             fresh, unreadable = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
@@ -103,7 +105,7 @@ def _collect_one(config: Config, clients: Clients, name: str, wait: float, now: 
                     return Collected(name, GONE, "another run removed it first")
                 return Collected(name, RENEWED, f"no longer expired: {fresh.state(now or datetime.now(UTC))}"
                                                 f"{', expires ' + fresh.expires if fresh.expires else ''}")
-            report = teardown_locked(config, name, clients)
+            report = teardown_locked(config, name, clients, reporter)
     except LockBusy:
         return Collected(name, BUSY, "another run holds its lock; the next gc looks again")
     except GraphsiteError as exc:

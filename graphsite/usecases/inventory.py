@@ -12,14 +12,13 @@ from datetime import datetime
 from pathlib import Path
 
 from graphsite.config import Config
-from graphsite.errors import DeployError, GraphsiteError
-from graphsite.publisher import bind, route_files
+from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import CONTENT, Claim, Deployment, Stamp, claim, parse_stamp
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
-from graphsite.publisher.deployment import route_path as route_path_of
 from graphsite.publisher.names import fqdn as make_fqdn
+from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
 
 __all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
@@ -167,11 +166,12 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
     found = _Found()
     domain = config.site.domain
     _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
-    _read(found, ROUTES, lambda: _read_routes(found, Path(config.deploy.dynamic_dir), name, domain))
-    _read(found, DIRECTORIES, lambda: _read_directories(found, Path(config.deploy.bind_root), name, domain))
+    _read(found, ROUTES, lambda: _read_routes(found, clients.routes, Path(config.deploy.dynamic_dir), name, domain))
+    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, Path(config.deploy.bind_root), name,
+                                                        domain))
     if dns:
         _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
-    _missing_bind_root(found, Path(config.deploy.bind_root))
+    _missing_bind_root(found, clients.binds, Path(config.deploy.bind_root))
     # a resource of graphsite 0.1 whose stamp names no domain is this configuration's only beside one that proves
     # it (a stamp naming this domain; a temporary file proves nothing)
     _adopt_older(found, set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
@@ -180,18 +180,18 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
-    holdings = {n: _holding(config, n, found) for n in sorted(names)}
+    holdings = {n: _holding(config, n, found, clients.binds) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
                      unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
 
 
-def _missing_bind_root(found: _Found, bind_root: Path) -> None:
+def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None:
     """A bind deployment's directory lives on its node: where `bind_root` does not exist (another manager, a
     container without the mount), the directories are not known, not absent. Without a bind deployment, a bind
     root never made is simply empty."""
-    binds = [s.name for s in found.services.values() if s.labels.get(CONTENT) == "bind"]
-    if binds and not bind_root.is_dir() and DIRECTORIES not in found.unreadable:
-        found.unreadable[DIRECTORIES] = (f"{bind_root} does not exist on this host, and {binds[0]} keeps its page "
+    held = [s.name for s in found.services.values() if s.labels.get(CONTENT) == "bind"]
+    if held and not binds.has_root(bind_root) and DIRECTORIES not in found.unreadable:
+        found.unreadable[DIRECTORIES] = (f"{bind_root} does not exist on this host, and {held[0]} keeps its page "
                                          "there: run the command on the node that holds it")
 
 
@@ -251,32 +251,26 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
             found.configs.setdefault(stamp.name, {})[config_name] = stamp
 
 
-def _read_routes(found: _Found, dynamic_dir: Path, name: str | None, domain: str) -> None:
-    if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run: not knowable
-        raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory",
-                          hint="run the command on the host whose Traefik reads that directory, or fix the setting")
-    paths = [route_path_of(dynamic_dir, name)] if name is not None else \
-        sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
-    for path in paths:
-        stamp = route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
+def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str | None, domain: str) -> None:
+    for path, stamp in routes.routes(dynamic_dir, name).items():
         if found.judge("route", str(path), stamp, path.stem, domain) and stamp is not None:
             found.routes[path.stem] = (path, stamp)
-    for owner, temporaries in route_files.temporaries(dynamic_dir, domain).items():
+    for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
             found.temporaries[owner] = temporaries
 
 
-def _read_directories(found: _Found, bind_root: Path, name: str | None, domain: str) -> None:
+def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str) -> None:
     if name is None:
-        directories = bind.bind_dirs(bind_root)
-    elif (stamp := bind.own_stamp(bind_dir_of(bind_root, name))) is not None:
+        directories = binds.directories(bind_root)
+    elif (stamp := binds.own_stamp(bind_dir_of(bind_root, name))) is not None:
         directories = {name: (bind_dir_of(bind_root, name), stamp)}
     else:
         directories = {}
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
-    for owner, temporaries in bind.temporaries(bind_root, domain).items():
+    for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             found.temporary_dirs[owner] = temporaries
 
@@ -302,7 +296,7 @@ def record_owner(record: Record, domain: str) -> str:
     return stamp.name if stamp is not None and record.claim(domain) == Claim.OURS else ""
 
 
-def _holding(config: Config, name: str, found: _Found) -> Holding:
+def _holding(config: Config, name: str, found: _Found, binds: BindStore) -> Holding:
     service = found.services.get(name)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service else None
     stamps = [deployment.stamp] if deployment else []
@@ -313,7 +307,7 @@ def _holding(config: Config, name: str, found: _Found) -> Holding:
     records = found.records.get(name, [])
     stamps += [s for s in (route_found and route_found[1], directory and directory[1]) if s]
     temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
-    stamps += [s for s in map(bind.bind_stamp, temporary_dirs) if s]
+    stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
                                     else make_fqdn(name, config.site.domain)),

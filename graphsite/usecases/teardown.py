@@ -17,16 +17,15 @@ from enum import StrEnum
 from functools import partial
 from pathlib import Path
 
-from graphsite import output
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import bind, files, route_files
+from graphsite.publisher import files
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
-from graphsite.publisher.ports import EdgePort
+from graphsite.publisher.ports import BindStore, EdgePort, Reporter, RouteStore
 from graphsite.usecases.inventory import SWARM, Holding, holding, record_owner
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
@@ -59,35 +58,37 @@ class TeardownReport:
                 "page": {"offline": self.page_offline, "state": str(self.page_state), "evidence": self.page}}
 
 
-def teardown(config: Config, name: str, clients: Clients, *, wait: float = 30.0) -> TeardownReport:
-    """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened."""
+def teardown(config: Config, name: str, clients: Clients, reporter: Reporter, *,
+             wait: float = 30.0) -> TeardownReport:
+    """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened. Progress
+    goes to `reporter`."""
     subdomain = subdomain_of(name, config.site.domain)
     with subdomain_lock(config.deploy.lock_dir, subdomain, wait=wait):
-        return teardown_locked(config, subdomain, clients)
+        return teardown_locked(config, subdomain, clients, reporter)
 
 
-def teardown_locked(config: Config, subdomain: str, clients: Clients) -> TeardownReport:
+def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: Reporter) -> TeardownReport:
     """Teardown for a caller that holds the name's lock already (gc)."""
     # Cloudflare is asked only in the DNS step: an unreachable Cloudflare must not keep the page online.
     held, unreadable = holding(config, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
-    with output.step("route"):
-        _route(config, held, outcomes)
-    with output.step("service"):
+    with reporter.step("route"):
+        _route(config, held, clients.routes, outcomes)
+    with reporter.step("service"):
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
-    with output.step("configs"):
+    with reporter.step("configs"):
         for name in held.configs:
             _attempt(outcomes, "config", name, partial(clients.docker.remove_config, name))
         if not held.configs:
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
-    with output.step("directory"):
-        _directory(config, held, outcomes)
+    with reporter.step("directory"):
+        _directory(config, held, clients.binds, outcomes)
     clients.dns.limit(config.dns.teardown_deadline)  # every Cloudflare call from here on, the proof's too
     try:
-        with output.step("dns"):
+        with reporter.step("dns"):
             _dns(config, held, clients, outcomes)
-        with output.step("prove"):
+        with reporter.step("prove"):
             after, still_unreadable = holding(config, clients, subdomain)
             left = [f"{kind} {name}" for kind, name in after.resources()]
             said = {o.detail for o in outcomes if o.failed}  # a reason a failed step gave already is not repeated
@@ -113,21 +114,21 @@ def _attempt(outcomes: list[Outcome], resource: str, name: str, remove: Callable
         outcomes.append(Outcome(resource, name, REMOVED if result else (FAILED if unreadable else ABSENT)))
 
 
-def _left_alone(path: Path, ours: bool, foreign: str) -> str:
+def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: str) -> str:
     """Return why teardown leaves `path` alone: a symbolic link (graphsite makes none, so it never follows nor
     removes one), or `foreign` for something there that is not `ours`; empty when it is to be removed."""
-    return files.kept_link(path) or (foreign if not ours and path.exists() else "")
+    return files.kept(store.link(path)) or (foreign if not ours and store.exists(path) else "")
 
 
-def _route(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+def _route(config: Config, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
     path = route_path(config.deploy.dynamic_dir, held.name)
-    kept = _left_alone(path, held.route is not None, "not a route graphsite wrote")
+    kept = _left_alone(routes, path, held.route is not None, "not a route graphsite wrote")
     if kept:
         outcomes.append(Outcome("route", str(path), KEPT, kept))
     else:
-        _attempt(outcomes, "route", str(path), lambda: route_files.remove_file(path))
+        _attempt(outcomes, "route", str(path), lambda: routes.remove(path))
     for temporary in held.temporaries:
-        _attempt(outcomes, "temporary route", str(temporary), partial(route_files.remove_file, temporary))
+        _attempt(outcomes, "temporary route", str(temporary), partial(routes.remove, temporary))
 
 
 def _service(clients: Clients, held: Holding) -> object:
@@ -140,15 +141,15 @@ def _service(clients: Clients, held: Holding) -> object:
     return clients.docker.remove_service(held.name)
 
 
-def _directory(config: Config, held: Holding, outcomes: list[Outcome]) -> None:
+def _directory(config: Config, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
     directory = bind_dir(config.deploy.bind_root, held.name)
-    kept = _left_alone(directory, held.directory is not None, "graphsite did not make it")
+    kept = _left_alone(binds, directory, held.directory is not None, "graphsite did not make it")
     if kept:
         outcomes.append(Outcome("directory", str(directory), KEPT, kept))
     else:
-        _attempt(outcomes, "directory", str(directory), lambda: bind.remove_bind_dir(directory))
+        _attempt(outcomes, "directory", str(directory), lambda: binds.remove(directory))
     for temporary in held.temporary_dirs:
-        _attempt(outcomes, "temporary directory", str(temporary), partial(bind.remove_temporary, temporary))
+        _attempt(outcomes, "temporary directory", str(temporary), partial(binds.remove_temporary, temporary))
 
 
 def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:

@@ -3,7 +3,7 @@ checks go over the real network path.
 
 Only what can change with time is retried, with backoff until the deadline: a service converging, a route being
 loaded (nothing answers yet, the edge's 404, 502 or 503, no certificate for the name yet). A mismatch (a header,
-a certificate, the content, a record) fails once it reads the same twice, CONFIRM_AFTER apart."""
+a certificate, the content, a record) fails once it reads the same twice, verify.confirm_after apart."""
 
 from __future__ import annotations
 
@@ -20,9 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import caddy, dynamic, probe, route, route_files
+from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
 from graphsite.publisher.deployment import Deployment, route_path
+from graphsite.publisher.ports import EdgePort, RouteStore
+
+if TYPE_CHECKING:
+    from graphsite.publisher.clients import Clients
 
 if TYPE_CHECKING:
     from graphsite.publisher.clients import Clients
@@ -30,9 +34,11 @@ if TYPE_CHECKING:
 WAIT = "WAIT"  # a check's own answer, never a result: failed for now, in a way that can change with time
 # The edge answers 404 before it has loaded a new route, 502 or 503 while no task of the service answers yet.
 WAITING_STATUSES = frozenset({404, 502, 503})
-# A mismatch is read once more this long after it was first seen: Traefik applies a changed route file at most
-# every providersThrottleDuration (2 s by default), so a redeploy's old route may still answer until then.
+# A mismatch is read once more verify.confirm_after seconds after it was first seen (2 s by default): Traefik
+# applies a changed route file at most every providersThrottleDuration, so a redeploy's old route may still
+# answer until then.
 CONFIRM_AFTER = 2.0
+STABLE_OVER = 1.0  # seconds the service's tasks are watched: the same ones running twice, none restarting
 Next = Literal["stop", "retry", "confirm"]
 PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
 UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
@@ -101,7 +107,7 @@ def _failed(answer: probe.Probe) -> str:
 def next_read(status: str, evidence: str, previous: str | None) -> Next:
     """Return what follows a check's answer, given the evidence of the FAIL just before it (None: none): stop
     (PASS, SKIP, or the same FAIL twice: it will not change), retry with backoff (WAIT), or confirm (a FAIL not
-    seen before: read once more, CONFIRM_AFTER later)."""
+    seen before: read once more, verify.confirm_after later)."""
     if status == WAIT:
         return "retry"
     if status == FAIL and evidence != previous:
@@ -110,14 +116,15 @@ def next_read(status: str, evidence: str, previous: str | None) -> Next:
 
 
 def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
-           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> CheckResult:
-    """Run `check` as next_read says, until `deadline` (on `clock`, monotonic); a WAIT still there at the deadline
-    is a FAIL."""
+           clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+           confirm_after: float = CONFIRM_AFTER) -> CheckResult:
+    """Run `check` as next_read says, until `deadline` (on `clock`, monotonic), a FAIL confirmed `confirm_after`
+    seconds later; a WAIT still there at the deadline is a FAIL."""
     start, delay, previous = clock(), 0.2, None
     while True:
         status, evidence = check()
         step = next_read(status, evidence, previous)
-        pause = CONFIRM_AFTER if step == "confirm" else delay
+        pause = confirm_after if step == "confirm" else delay
         if step == "stop" or clock() + pause > deadline:
             return CheckResult(name, FAIL if status == WAIT else CheckStatus(status), evidence,
                                seconds=clock() - start)
@@ -127,7 +134,7 @@ def _retry(name: str, check: Callable[[], tuple[str, str]], deadline: float, *,
         previous = evidence if status == FAIL else None
 
 
-def _service(target: Deployment, clients: Clients) -> tuple[str, str]:
+def _service(target: Deployment, clients: Clients, sleep: Callable[[float], None]) -> tuple[str, str]:
     service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
@@ -138,10 +145,11 @@ def _service(target: Deployment, clients: Clients) -> tuple[str, str]:
             return WAIT, f"{len(running)}/{service.replicas} replicas running"
         ids.append(sorted(t.id for t in running))
         if attempt == 0:
-            time.sleep(1.0)
+            sleep(STABLE_OVER)
     if ids[0] != ids[1]:
         return WAIT, "tasks changed while watching: restarting"
-    return PASS, f"{len(ids[1])}/{service.replicas} replicas running, stable over 1 s ({', '.join(ids[1])})"
+    return PASS, (f"{len(ids[1])}/{service.replicas} replicas running, stable over {STABLE_OVER:g} s "
+                  f"({', '.join(ids[1])})")
 
 
 def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = False) -> tuple[str, str]:
@@ -158,13 +166,13 @@ def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = 
     return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches, security headers sent"
 
 
-def _guarded(target: Deployment, config: Config, address: str, where: str,
+def _guarded(target: Deployment, config: Config, edge: EdgePort, address: str, where: str,
              credentials: tuple[str, str] | None,
              headers: dict[str, str] | None = None) -> tuple[str, probe.Probe | None, str]:
     """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
     Return (FAIL or WAIT, None, why) when it does not; (SKIP, None, why) when it does but there is no password
     to read the content with; else ('', the answer to check, a note)."""
-    fetch = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
+    fetch = edge.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
     if target.access != "private":
         return "", fetch, ""
     if fetch.error or fetch.status != 401:
@@ -172,15 +180,16 @@ def _guarded(target: Deployment, config: Config, address: str, where: str,
         return _failed(fetch), None, f"{where}: {state} without credentials: a private page must answer 401"
     if credentials is None:
         return SKIP, None, f"{where}: HTTP 401 without credentials, as a private page must; {UNREAD}"
-    answer = probe.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
-                         headers=headers)
+    answer = edge.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
+                        headers=headers)
     return "", answer, "HTTP 401 without credentials, "
 
 
-def _at(target: Deployment, config: Config, where: str, credentials: tuple[str, str] | None,
+def _at(target: Deployment, config: Config, edge: EdgePort, where: str, credentials: tuple[str, str] | None,
         headers: dict[str, str] | None = None) -> tuple[str, str]:
     """The page through the edge at verify.origin_address (with `headers`), checked as `where`."""
-    failed, answer, note = _guarded(target, config, config.verify.origin_address, where, credentials, headers)
+    failed, answer, note = _guarded(target, config, edge, config.verify.origin_address, where, credentials,
+                                    headers)
     if answer is None:
         return failed, note
     status, evidence = _page(target, answer, where, config.site.indexable)
@@ -194,7 +203,7 @@ def _origin(target: Deployment, config: Config, clients: Clients,
     sha256."""
     origin, header = config.verify.origin_address, config.verify.task_header
     if not header:
-        return _at(target, config, f"edge {origin}", credentials)
+        return _at(target, config, clients.edge, f"edge {origin}", credentials)
     service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
@@ -207,7 +216,8 @@ def _origin(target: Deployment, config: Config, clients: Clients,
         address = task.address(config.deploy.network)
         if not address:
             return WAIT, f"{where}: no address on network {config.deploy.network}"
-        status, evidence = _at(target, config, f"{where} ({address})", credentials, {header: address})
+        status, evidence = _at(target, config, clients.edge, f"{where} ({address})", credentials,
+                               {header: address})
         if status not in (PASS, SKIP):  # SKIP: it refused without credentials, and there is no password
             return status, evidence
         reached.append(where)
@@ -217,8 +227,9 @@ def _origin(target: Deployment, config: Config, clients: Clients,
     return PASS, f"{tasks_of} HTTP 200, sha256 {target.sha256[:12]}… matches ({'; '.join(reached)})"
 
 
-def _public(target: Deployment, config: Config, credentials: tuple[str, str] | None) -> tuple[str, str]:
-    failed, result, note = _guarded(target, config, config.verify.resolve_https, target.fqdn, credentials)
+def _public(target: Deployment, config: Config, edge: EdgePort,
+            credentials: tuple[str, str] | None) -> tuple[str, str]:
+    failed, result, note = _guarded(target, config, edge, config.verify.resolve_https, target.fqdn, credentials)
     if result is None:
         return failed, note
     status, evidence = _page(target, result, result.url, config.site.indexable)
@@ -253,22 +264,22 @@ def tls_findings(cert: dict[str, Any], fqdn: str, now: datetime) -> list[str]:
     return problems
 
 
-def _tls(target: Deployment, config: Config) -> tuple[str, str]:
-    result = probe.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
+def _tls(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
+    result = edge.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
     trust = config.verify.ca_bundle or "system trust"
     if result.cert is None:
         return _failed(result), f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
     cert = result.cert
     issuer = ", ".join(f"{k}={v}" for rdn in cert.get("issuer", ()) for k, v in rdn)
-    problems = tls_findings(cert, target.fqdn, datetime.now(UTC))
+    problems = tls_findings(cert, target.fqdn, datetime.now(UTC))  # now: the edge may have issued it just now
     if problems:
         return FAIL, "; ".join(problems) + f" (issuer {issuer})"
     return PASS, (f"covers {target.fqdn}, issuer {issuer}, {cert['notBefore']} → {cert['notAfter']}, "
                   f"chain verified ({trust})")
 
 
-def _redirect(target: Deployment, config: Config) -> tuple[str, str]:
-    result = probe.fetch("http", target.fqdn, config.verify.resolve_http)
+def _redirect(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
+    result = edge.fetch("http", target.fqdn, config.verify.resolve_http)
     if result.error:
         return _failed(result), f"{result.url}: {result.error}"
     wanted = f"https://{target.fqdn}/"
@@ -298,9 +309,9 @@ def _dns(target: Deployment, config: Config, clients: Clients) -> tuple[str, str
     return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
 
 
-def _route(target: Deployment, config: Config) -> tuple[str, str]:
+def _route(target: Deployment, config: Config, routes: RouteStore) -> tuple[str, str]:
     path = route_path(config.deploy.dynamic_dir, target.name)
-    document = route_files.read_route(path)
+    document = routes.document(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
     errors = dynamic.schema_errors(document)
@@ -331,20 +342,22 @@ def verify(config: Config, name: str, clients: Clients, credentials: tuple[str, 
 
 
 def run_checks(config: Config, target: Deployment, clients: Clients,
-               credentials: tuple[str, str] | None = None) -> list[CheckResult]:
-    """Return the seven checks of `target`, in order."""
+               credentials: tuple[str, str] | None = None, *, clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], None] = time.sleep) -> list[CheckResult]:
+    """Return the seven checks of `target`, in order; `clock` (monotonic seconds) and `sleep` time the retries."""
     probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
-    deadline = time.monotonic() + config.verify.deadline
-    origin = config.verify.origin_address
+    deadline = clock() + config.verify.deadline
+    origin, edge = config.verify.origin_address, clients.edge
     checks = [
-        ("service", lambda: _service(target, clients)),
+        ("service", lambda: _service(target, clients, sleep)),
         ("origin", lambda: _origin(target, config, clients, credentials)),
-        ("public", lambda: _public(target, config, credentials)),
-        ("tls", lambda: _tls(target, config)),
-        ("redirect", lambda: _redirect(target, config)),
+        ("public", lambda: _public(target, config, edge, credentials)),
+        ("tls", lambda: _tls(target, config, edge)),
+        ("redirect", lambda: _redirect(target, config, edge)),
         ("dns", lambda: _dns(target, config, clients)),
-        ("route", lambda: _route(target, config)),
+        ("route", lambda: _route(target, config, clients.routes)),
     ]
     if not origin:  # no edge on this host to ask (verify runs elsewhere): say so rather than guess
         checks[1] = ("origin", lambda: (SKIP, "verify.origin_address is empty"))
-    return [_retry(name, check, deadline) for name, check in checks]
+    return [_retry(name, check, deadline, clock=clock, sleep=sleep, confirm_after=config.verify.confirm_after)
+            for name, check in checks]

@@ -12,6 +12,7 @@ import pytest
 from graphsite.paths import schema_path
 from graphsite.usecases.teardown import teardown
 from tests.publisher.fakes import Fault
+from tests.publisher.fakes import Recorder
 from tests.publisher.test_rules import _clients, _config, _deploy
 
 NAMES = ["deploy", "verify", "teardown", "diff"]
@@ -26,7 +27,7 @@ def test_each_schema_is_a_valid_2020_12_schema(name: str) -> None:
 
 def test_the_verify_schema_refuses_a_check_it_does_not_know() -> None:
     validator = jsonschema.Draft202012Validator(json.loads(schema_path("verify.schema.json").read_text()))
-    check = {"name": "service", "status": "PASS", "evidence": "1/1 replicas", "seconds": 0.1}
+    check = {"name": "service", "status": "PASS", "evidence": "1/1 replicas", "fix": "", "seconds": 0.1}
     report = {"name": "pr-1-x", "ok": True, "content_checked": True, "made_by": None, "created": None,
               "checks": [check] * 7}
     assert not list(validator.iter_errors(report))
@@ -41,7 +42,7 @@ def test_teardown_reports_finished_or_not_match_their_schema(tmp_path: Path) -> 
     clients = _clients(config)
     _deploy(config, clients, "site-1")
     clients.dns.faults.inject("records", Fault.error(), times=2)
-    unfinished = teardown(config, "site-1", clients).as_json()
+    unfinished = teardown(config, "site-1", clients, Recorder()).as_json()
     assert unfinished["clean"] is False and not list(validator.iter_errors(unfinished))
-    finished = teardown(config, "site-1", clients).as_json()
+    finished = teardown(config, "site-1", clients, Recorder()).as_json()
     assert finished["left"] == [] and not list(validator.iter_errors(finished))

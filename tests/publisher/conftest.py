@@ -153,6 +153,7 @@ class PubLab:
         """Tear down whatever `names` still hold; return what could not be removed."""
         from graphsite.usecases.inventory import survey
         from graphsite.usecases.teardown import teardown
+        from tests.publisher.fakes import Recorder
 
         config, clients, failures = self.config, self.clients(), []
         try:
@@ -160,7 +161,7 @@ class PubLab:
             for name in names:
                 if name in held:
                     try:
-                        report = teardown(config, name, clients)
+                        report = teardown(config, name, clients, Recorder())
                         if report.left:
                             failures.append(f"{name}: left {report.left}")
                     except GraphsiteError as exc:
@@ -185,6 +186,7 @@ class PubLab:
         also what an earlier session that was killed before its cleanup left (created over 20 minutes ago)."""
         from graphsite.usecases.inventory import survey
         from graphsite.usecases.teardown import teardown
+        from tests.publisher.fakes import Recorder
 
         config, clients = self.config, self.clients()
         now = datetime.now(UTC)
@@ -200,7 +202,7 @@ class PubLab:
             for name, held in survey(config, clients).holdings.items():
                 if mine(name, held.created):
                     try:  # one name that will not go must not keep the others (and the records below) behind
-                        report = teardown(config, name, clients)
+                        report = teardown(config, name, clients, Recorder())
                         if not report.clean:
                             failures.append(f"{name}: left {report.left}, {report.page}")
                     except GraphsiteError as exc:

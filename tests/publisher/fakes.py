@@ -1,26 +1,36 @@
 """In-memory fakes of the publisher's ports (graphsite/publisher/ports.py), with a failure injectable at every call.
 
-They prove the rules (what gc, teardown, list and the undo decide) fast and for every failure; the lab proves the
-real adapters. A fault is one of: an error before the call does anything (`Fault.error`), an answer lost after
-the call did its work (`Fault.lost`), or a stall (`Fault.stall`: the call takes `seconds`, then fails like a
-timeout). Every effect is recorded in `removed`/`created`, so a test can say "nothing was deleted".
+They prove the rules (what deploy, verify, gc, teardown, list and the undo decide) fast and for every failure; the
+lab proves the real adapters. The route store and the bind store keep their files in dictionaries and judge them
+with route.py's and bind.py's own pure functions (a stamp, a temporary's owner). A fault is one of: an error
+before the call does anything (`Fault.error`), an answer lost after the call did its work (`Fault.lost`), or a
+stall (`Fault.stall`: the call takes `seconds`, then fails like a timeout). Every effect is recorded in
+`removed`/`created`, so a test can say "nothing was deleted".
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from graphsite.config import Config
+from graphsite.errors import DeployError
+from graphsite.publisher import bind, caddy, files, route
+from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.dynamic import parse_text
 from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
-from graphsite.publisher.ports import DnsPort, EdgePort, SwarmPort
+from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.probe import Probe
-from graphsite.publisher.swarm import Service, SwarmError, Task
+from graphsite.publisher.stores import RouteFiles
+from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task
 
 _T = TypeVar("_T")
 
@@ -75,7 +85,10 @@ class _Faults:
         raise error(f"{method}: refused (injected)")
 
 
-def _popped(store: dict, key: str, what: str, removed: list[str]) -> bool:
+_K = TypeVar("_K")
+
+
+def _popped(store: dict[_K, Any], key: _K, what: str, removed: list[str]) -> bool:
     """Remove `key` from `store`, noting `what` in `removed`; return False when it was not there."""
     if store.pop(key, None) is None:
         return False
@@ -89,7 +102,9 @@ class FakeSwarm:
     def __init__(self) -> None:
         self.services_by_name: dict[str, Service] = {}
         self.previous: dict[str, Service] = {}
+        self.overlay = "dokploy-network"  # the network its tasks are attached to
         self.config_labels: dict[str, dict[str, str]] = {}
+        self.config_data: dict[str, tuple[str, bytes]] = {}  # name: (target, data) of the configs it made
         self.faults = _Faults()
         self.removed: list[str] = []
         self.created: list[str] = []
@@ -123,7 +138,8 @@ class FakeSwarm:
         def running() -> list[Task]:
             service = self.services_by_name.get(name)
             return [Task(id=f"t-{name}", state="running", desired="running", error="", message="", node="node1",
-                         spec_configs=service.configs, image=service.image)] if service else []
+                         spec_configs=service.configs, image=service.image,
+                         addresses=((self.overlay, "10.0.1.2"),))] if service else []
 
         return self._run("tasks", running)
 
@@ -154,6 +170,7 @@ class FakeSwarm:
             if config.name in self.config_labels:
                 return False
             self.config_labels[config.name] = {**stamp.labels(), "graphsite.sha256": config.sha256}
+            self.config_data[config.name] = (config.target, config.data)
             self.created.append(f"config {config.name}")
             return True
 
@@ -211,6 +228,14 @@ class FakeSwarm:
     def remove_service(self, name: str) -> bool:
         return self._run("remove_service", lambda: _popped(self.services_by_name, name, f"service {name}",
                                                            self.removed))
+
+    def daemon(self) -> DaemonFacts:
+        return self._run("daemon", lambda: DaemonFacts(version="27.0", api_version="1.46", swarm_state="active",
+                                                       manager=True, node_id="node1"))
+
+    def network(self, name: str) -> NetworkFacts:
+        return self._run("network", lambda: NetworkFacts(name=name, found=True, driver="overlay", scope="swarm",
+                                                         attachable=True))
 
     def close(self) -> None:
         return None
@@ -271,31 +296,335 @@ class FakeDns:
         return None
 
 
-class FakeEdge:
-    """The edge: serves a name's page while its route file is in one of `routes` and its service runs in `swarm`;
-    answers 404 otherwise (Traefik's answer for a name it does not route). A fault answers with a transport error
-    (the edge could not be asked)."""
+class FakeRoutes:
+    """Traefik's dynamic directories in memory: route files by path (their text), and symbolic links by path
+    (their target). A directory exists once a test names it (`FakeRoutes(directory)`) or a route is written."""
 
-    def __init__(self, swarm: FakeSwarm, routes: list[Path], page: bytes) -> None:
-        self.swarm, self.routes, self.page = swarm, routes, page
+    def __init__(self, *directories: Path) -> None:
+        self.directories: set[Path] = set(directories)
+        self.files: dict[Path, str] = {}
+        self.links: dict[Path, str] = {}
         self.faults = _Faults()
+        self.removed: list[str] = []
+        self.created: list[str] = []
+
+    def _run(self, method: str, effect: Callable[[], _T]) -> _T:
+        return self.faults.run(method, effect, lambda why: DeployError(f"route directory: {why}"))
+
+    def _refuse_link(self, path: Path) -> None:
+        refusal = files.refused_link(path, self.links.get(path), "route file")
+        if refusal is not None:
+            raise refusal
+
+    def _stamp(self, path: Path) -> Stamp | None:
+        text = self.files.get(path)
+        return route.stamp_in(text.encode(), path.stem) if text is not None else None
+
+    # --- RouteStore ---------------------------------------------------------------------------------------
+
+    def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
+        def listed() -> dict[Path, Stamp | None]:
+            if dynamic_dir not in self.directories:
+                raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory")
+            paths = [p for p in [*self.files, *self.links] if p.parent == dynamic_dir and p.suffix == ".yml"
+                     and name in (None, p.stem)]
+            return {p: self._stamp(p) for p in sorted(paths)}
+
+        return self._run("routes", listed)
+
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
+        def found() -> dict[str, list[Path]]:
+            owners: dict[str, list[Path]] = {}
+            for path, text in sorted(self.files.items()):
+                owner = route.temporary_owner(path.name, text.encode(), domain) if path.parent == dynamic_dir else ""
+                if owner:
+                    owners.setdefault(owner, []).append(path)
+            return owners
+
+        return self._run("temporaries", found)
+
+    def text(self, path: Path) -> str | None:
+        def read() -> str | None:
+            self._refuse_link(path)
+            return self.files.get(path)
+
+        return self._run("text", read)
+
+    def document(self, path: Path) -> dict[str, Any] | None:
+        def parsed() -> dict[str, Any] | None:
+            text = self.files.get(path)
+            return parse_text(path, text).data or None if text is not None else None
+
+        return self._run("document", parsed)
+
+    def stamp(self, path: Path) -> Stamp | None:
+        return self._run("stamp", lambda: self._stamp(path))
+
+    def write(self, path: Path, document: dict[str, Any], stamp: Stamp | None = None) -> bool:
+        def written() -> bool:
+            route.check_route(document, path)
+            self._refuse_link(path)
+            text = route.dump(document, stamp)
+            if self.files.get(path) == text:
+                return False
+            self.directories.add(path.parent)
+            self.files[path] = text
+            self.created.append(f"route {path.name}")
+            return True
+
+        return self._run("write", written)
+
+    def put_back(self, path: Path, text: str) -> None:
+        def put() -> None:
+            self.files[path] = text
+
+        self._run("put_back", put)
+
+    def remove(self, path: Path) -> bool:
+        def removed() -> bool:
+            self._refuse_link(path)
+            return _popped(self.files, path, f"route {path.name}", self.removed)
+
+        return self._run("remove", removed)
+
+    def exists(self, path: Path) -> bool:
+        return self._run("exists", lambda: path in self.files or path in self.links)
+
+    def link(self, path: Path) -> str | None:
+        return self._run("link", lambda: self.links.get(path))
+
+
+class FakeBinds:
+    """Page directories in memory: {directory: {file name: content}}, and symbolic links by path. A bind root
+    exists once a test names it or a directory is made in it."""
+
+    def __init__(self, *roots: Path) -> None:
+        self.roots: set[Path] = set(roots)
+        self.dirs: dict[Path, dict[str, bytes]] = {}
+        self.links: dict[Path, str] = {}
+        self.faults = _Faults()
+        self.removed: list[str] = []
+        self.created: list[str] = []
+
+    def _run(self, method: str, effect: Callable[[], _T]) -> _T:
+        return self.faults.run(method, effect, lambda why: DeployError(f"bind directories: {why}"))
+
+    def _stamp(self, directory: Path) -> Stamp | None:
+        marker = self.dirs.get(directory, {}).get(MARKER)
+        return Stamp.from_marker(marker.decode("utf-8", errors="replace")) if marker is not None else None
+
+    def _own(self, directory: Path) -> Stamp | None:
+        stamp = self._stamp(directory)
+        return stamp if stamp is not None and stamp.name == directory.name else None
+
+    # --- BindStore ----------------------------------------------------------------------------------------
+
+    def has_root(self, bind_root: Path) -> bool:
+        return self._run("has_root", lambda: bind_root in self.roots)
+
+    def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
+        def found() -> dict[str, tuple[Path, Stamp]]:
+            return {path.name: (path, stamp) for path in sorted(self.dirs)
+                    if path.parent == bind_root and (stamp := self._own(path)) is not None}
+
+        return self._run("directories", found)
+
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, list[Path]]:
+        def found() -> dict[str, list[Path]]:
+            owners: dict[str, list[Path]] = {}
+            for path, content in sorted(self.dirs.items()):
+                name = bind.temporary_name(path.name) if path.parent == bind_root else ""
+                stamp = self._stamp(path)
+                only_ours = set(content) <= {MARKER, bind.PAGE} and (
+                    MARKER not in content or stamp is not None and stamp.claim(name, domain) in (Claim.OURS,
+                                                                                              Claim.OLDER))
+                if name and only_ours:
+                    owners.setdefault(name, []).append(path)
+            return owners
+
+        return self._run("temporaries", found)
+
+    def own_stamp(self, directory: Path) -> Stamp | None:
+        return self._run("own_stamp", lambda: self._own(directory))
+
+    def stamp(self, directory: Path) -> Stamp | None:
+        return self._run("stamp", lambda: self._stamp(directory))
+
+    def page(self, directory: Path) -> bytes | None:
+        return self._run("page", lambda: self.dirs.get(directory, {}).get(bind.PAGE))
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        def made() -> bool:
+            refusal = files.refused_link(directory, self.links.get(directory), "page directory")
+            if refusal is not None:
+                raise refusal
+            created = directory not in self.dirs
+            self.dirs[directory] = {MARKER: stamp.marker(sha256).encode(), bind.PAGE: page}
+            self.roots.add(directory.parent)
+            if created:
+                self.created.append(f"directory {directory.name}")
+            return created
+
+        return self._run("ensure", made)
+
+    def put_back_page(self, directory: Path, page: bytes) -> bool:
+        def put() -> bool:
+            self.dirs[directory][bind.PAGE] = page
+            return True
+
+        return self._run("put_back_page", put)
+
+    def remove(self, directory: Path) -> bool:
+        def removed() -> bool:
+            if directory not in self.dirs and directory not in self.links:
+                return False
+            refusal = files.refused_link(directory, self.links.get(directory), "page directory")
+            if refusal is not None:
+                raise refusal
+            if self._stamp(directory) is None:
+                raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
+            return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
+
+        return self._run("remove", removed)
+
+    def remove_temporary(self, directory: Path) -> bool:
+        return self._run("remove_temporary", lambda: _popped(self.dirs, directory, f"directory {directory.name}",
+                                                             self.removed))
+
+    def exists(self, path: Path) -> bool:
+        return self._run("exists", lambda: path in self.dirs or path in self.links)
+
+    def link(self, path: Path) -> str | None:
+        return self._run("link", lambda: self.links.get(path))
+
+
+def _cert_time(moment: datetime) -> str:
+    return moment.strftime("%b %d %H:%M:%S %Y GMT")
+
+
+class FakeEdge:
+    """The edge as a reader meets it: for a name whose route file is in one of `routes` (in `store`: the
+    filesystem unless given) and whose service runs in `swarm`, http answers 308 to https, https answers the
+    page with the security headers Caddy sends and a certificate for the name (401 without `credentials` when
+    the route asks for a password); any other name is 404 (Traefik's answer for a name it does not route). A
+    fault answers with a transport error (the edge could not be asked). `page` None serves the service's
+    index.html config (the deployed page, as Caddy does in content mode config)."""
+
+    def __init__(self, swarm: FakeSwarm, routes: list[Path], page: bytes | None, store: RouteStore | None = None, *,
+                 credentials: tuple[str, str] | None = None) -> None:
+        self.swarm, self.routes, self.page, self.store = swarm, routes, page, store
+        self.credentials = credentials
+        self.headers: dict[str, str] | None = None  # None: the headers Caddy sends with `page`
+        now = datetime.now(UTC)
+        self.cert_dates = (now - timedelta(days=1), now + timedelta(days=60))
+        self.faults = _Faults()
+        self.asked: list[tuple[str, str]] = []  # (scheme, address) of every request
+
+    def _route(self, name: str) -> Path | None:
+        store = self.store or RouteFiles()
+        for directory in self.routes:
+            path = directory / f"{name}.yml"
+            if (path.is_file() if self.store is None else store.exists(path)):
+                return path
+        return None
+
+    def _served(self, name: str) -> bytes:
+        configs = self.swarm.services_by_name[name].configs
+        return next((data for config, (target, data) in self.swarm.config_data.items()
+                     if config in configs and target.endswith("/index.html")), b"")
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
+              auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,
               insecure: bool = False) -> Probe:
         url, name = f"{scheme}://{fqdn}/ via {address}", fqdn.split(".", 1)[0]
+        self.asked.append((scheme, address))
 
         def answer() -> Probe:
-            routed = any((directory / f"{name}.yml").is_file() for directory in self.routes)
-            if routed and name in self.swarm.services_by_name:
-                return Probe(url=url, status=200, body=self.page)
-            return Probe(url=url, status=404, body=b"404 page not found\n")
+            path = self._route(name)
+            if path is None or name not in self.swarm.services_by_name:
+                return Probe(url=url, status=404, body=b"404 page not found\n")
+            if scheme == "http":
+                return Probe(url=url, status=308, location=f"https://{fqdn}/")
+            cert = {"subjectAltName": (("DNS", fqdn),), "issuer": ((("commonName", "fake edge CA"),),),
+                    "notBefore": _cert_time(self.cert_dates[0]), "notAfter": _cert_time(self.cert_dates[1])}
+            users = route.route_users((self.store or RouteFiles()).document(path), name)
+            if users and auth != self.credentials:
+                return Probe(url=url, status=401, body=b"401 Unauthorized\n", cert=cert)
+            page = self.page if self.page is not None else self._served(name)
+            sent = self.headers if self.headers is not None else caddy.security_headers(
+                caddy.page_csp(page.decode("utf-8", errors="replace")), False)
+            return Probe(url=url, status=200, body=page, headers=dict(sent), cert=cert)
 
         try:
             return self.faults.run("fetch", answer, lambda why: OSError(why))
         except OSError as exc:
-            return Probe(url=url, error=f"ConnectError: {exc}")
+            return Probe(url=url, error=f"ConnectError: {exc}", failure="unreachable")
 
 
-def _conforms(swarm: FakeSwarm, dns: FakeDns, edge: FakeEdge) -> tuple[SwarmPort, DnsPort, EdgePort]:
+MIDDLEWARES = """http:
+  middlewares:
+    redirect-to-https:
+      redirectScheme: {scheme: https, permanent: true}
+"""
+
+
+def fake_world(root: Path, domain: str = "example.com") -> tuple[Config, Clients]:
+    """Return a configuration under `root` and clients that are all in-memory fakes (the route files and page
+    directories too). The dynamic directory on disk holds only the operator's middleware file, which deploy's
+    preflight reads; the lock directory is real (a lock is a file lock)."""
+    dynamic, srv = root / "dynamic", root / "srv"
+    for directory in (dynamic, srv):
+        directory.mkdir(parents=True, exist_ok=True)
+    (dynamic / "middlewares.yml").write_text(MIDDLEWARES)
+    config = (Config().replace("site", domain=domain)
+              .replace("deploy", dynamic_dir=str(dynamic), bind_root=str(srv), lock_dir=str(root / "locks"),
+                       endpoint_mode="dnsrr", gc_grace=900.0)
+              .replace("verify", origin_address="127.0.0.1:443", resolve_https="127.0.0.1:443",
+                       resolve_http="127.0.0.1:80", deadline=5.0, confirm_after=0.0)
+              .replace("dns", record_content="127.0.0.1"))
+    swarm, routes = FakeSwarm(), FakeRoutes(dynamic)
+    return config, Clients(dns=FakeDns(), swarm=swarm, edge=FakeEdge(swarm, [dynamic], None, routes),
+                           routes=routes, binds=FakeBinds(srv))
+
+
+class FakeClock:
+    """A monotonic clock that moves only when the code under test sleeps (pass it as `clock`, its `sleep` as
+    `sleep`); `slept` lists every wait."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 1000.0, list[float]()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+class Recorder:
+    """A reporter that keeps what a use case said, in order: `lines` (a step is "LABEL done" or "LABEL failed")."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        try:
+            yield
+        except BaseException:
+            self.lines.append(f"{label} failed")
+            raise
+        self.lines.append(f"{label} done")
+
+    def info(self, message: str) -> None:
+        self.lines.append(message.strip())
+
+    def warn(self, message: str) -> None:
+        self.lines.append(f"warning: {message}")
+
+
+def _conforms(swarm: FakeSwarm, dns: FakeDns, edge: FakeEdge, routes: FakeRoutes, binds: FakeBinds,
+              recorder: Recorder) -> tuple[SwarmPort, DnsPort, EdgePort, RouteStore, BindStore, Reporter]:
     """The fakes are the ports (checked by mypy on tests that type them, and by the calls the use cases make)."""
-    return swarm, dns, edge
+    return swarm, dns, edge, routes, binds, recorder

@@ -140,6 +140,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     from graphsite.paths import default_source
     from graphsite.publisher.clients import Clients
     from graphsite.usecases.deploy import DeployRequest, deploy
+    from tests.publisher.fakes import Recorder
 
     name = publab.name()
     config = publab.config.replace("dns", retries=1)
@@ -153,7 +154,7 @@ def test_server_errors_past_the_retries_roll_back_cleanly(publab):
     clients.dns.create = create_under_faults
     try:
         with pytest.raises(DeployError, match="HTTP 500"):
-            deploy(config, DeployRequest(source=default_source(), subdomain=name), clients)
+            deploy(config, DeployRequest(source=default_source(), subdomain=name), clients, Recorder())
     finally:
         clients.close()
     assert _left(publab, name) == []

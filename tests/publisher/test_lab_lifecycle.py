@@ -111,7 +111,7 @@ def test_verify_fails_on_a_stale_page_at_once(publab, deployed, tmp_path):
     """The public check compares the served body with the deployed sha256: a different page fails, as soon as
     it reads the same twice (not after a minute of retries: a mismatch does not change with time)."""
     from graphsite.publisher.deployment import Deployment
-    from graphsite.usecases.verify import CONFIRM_AFTER, FAIL, run_checks
+    from graphsite.usecases.verify import FAIL, run_checks
 
     data, _ = deployed
     config = publab.config.replace("verify", deadline=60)
@@ -123,7 +123,7 @@ def test_verify_fails_on_a_stale_page_at_once(publab, deployed, tmp_path):
         clients.close()
     assert checks["public"].status == FAIL and "is not the deployed" in checks["public"].evidence
     assert checks["origin"].status == FAIL
-    assert all(checks[name].seconds < CONFIRM_AFTER + 3 for name in ("origin", "public")), checks
+    assert all(checks[name].seconds < config.verify.confirm_after + 3 for name in ("origin", "public")), checks
 
 
 def test_deploy_verify_teardown_leaves_nothing_then_says_so(publab):

@@ -25,7 +25,7 @@ from graphsite.publisher.swarm import config_labels
 from graphsite.publisher.undo import Undo
 from graphsite.usecases.deploy import _apply, _Prepared, _undo, config_change
 from graphsite.usecases.inventory import record_owner, survey
-from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm
+from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Recorder
 
 NAME, DOMAIN = "gs-older-0a1b2c", "example.com"
 CREATED = datetime(2026, 7, 1, 12, tzinfo=UTC)
@@ -166,7 +166,7 @@ def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_
     assert sorted(c.name for c in plan.service.configs) == sorted(swarm.config_labels)  # 0.1's own names
     decision = decide_record(dns.records(plan.fqdn), plan.record, DOMAIN)
     prepared, undo = _Prepared(plan, decision, swarm.service(NAME), Access()), Undo()
-    made, _ = _apply(prepared, clients, undo, config)
+    made, _ = _apply(prepared, clients, undo, config, Recorder())
     assert {(o.resource, o.outcome) for o in made} == {(kind, outcomes.UPDATED)
                                                        for kind in ("config", "service", "route", "record")}
     route_file = tmp_path / "dynamic" / f"{NAME}.yml"
@@ -175,7 +175,7 @@ def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_
     stamps += [r.stamp for r in dns.zone.values()]
     assert stamps == [plan.stamp] * 5 and plan.stamp.version == 2
 
-    _undo(config, clients, prepared, undo)  # as if verify had failed next
+    _undo(config, clients, prepared, undo, Recorder())  # as if verify had failed next
     assert swarm.services_by_name[NAME].labels == older["service"]["labels"]
     assert swarm.config_labels == {c["name"]: c["labels"] for c in older["configs"]}
     assert route_file.read_text(encoding="utf-8") == older["route"]["text"]

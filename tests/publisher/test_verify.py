@@ -20,6 +20,7 @@ from graphsite.usecases.verify import (
     page_title,
     tls_findings,
 )
+from tests.publisher.fakes import FakeClock
 
 NOW = datetime(2026, 7, 1, tzinfo=UTC)
 
@@ -51,25 +52,11 @@ def test_page_title_is_parsed_not_searched():
     assert page_title(b"<html><body>no title</body></html>") is None
 
 
-class _Clock:
-    """A monotonic clock that moves only when the code under test sleeps."""
-
-    def __init__(self) -> None:
-        self.now, self.slept = 1000.0, []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
 def test_retry_stops_at_the_first_pass_and_gives_up_waiting_at_the_deadline():
-    answers, clock = iter([(WAIT, "not yet"), (WAIT, "not yet"), (PASS, "ok")]), _Clock()
+    answers, clock = iter([(WAIT, "not yet"), (WAIT, "not yet"), (PASS, "ok")]), FakeClock()
     result = _retry("x", lambda: next(answers), clock() + 30, clock=clock, sleep=clock.sleep)
     assert (result.status, result.evidence, clock.slept) == (PASS, "ok", [0.2, 0.4])
-    calls, clock = [], _Clock()
+    calls, clock = [], FakeClock()
     deadline = clock() + 1.5
     result = _retry("x", lambda: calls.append(1) or (WAIT, "never"), deadline, clock=clock, sleep=clock.sleep)
     assert result.status == FAIL and result.evidence == "never" and len(calls) == 4  # WAIT is never a result
@@ -78,7 +65,7 @@ def test_retry_stops_at_the_first_pass_and_gives_up_waiting_at_the_deadline():
 
 
 def test_retry_backoff_stops_growing_at_two_seconds():
-    clock = _Clock()
+    clock = FakeClock()
     _retry("x", lambda: (WAIT, "never"), clock() + 10, clock=clock, sleep=clock.sleep)
     assert clock.slept == [0.2, 0.4, 0.8, 1.6, 2.0, 2.0, 2.0]
 
@@ -97,7 +84,7 @@ def test_next_read_waits_for_time_and_confirms_a_mismatch_once(status, evidence,
 
 
 def test_a_mismatch_fails_on_its_second_alike_read_not_at_the_deadline():
-    clock = _Clock()
+    clock = FakeClock()
     reads = iter([(WAIT, "HTTP 404"), (FAIL, "CSP differs"), (FAIL, "CSP differs"), (PASS, "never read")])
     result = _retry("public", lambda: next(reads), clock() + 60, clock=clock, sleep=clock.sleep)
     assert (result.status, result.evidence) == (FAIL, "CSP differs")

@@ -27,8 +27,8 @@ def docker_facts(config: Config, *, image: bool = True, client: Any = None) -> d
     except GraphsiteError as exc:
         return {"daemon": Unknown(_docker_reason(exc))}
     try:
-        facts: dict[str, Any] = {"daemon": _read(lambda: swarm.daemon_facts(client)),
-                                 "network": _read(lambda: swarm.network_facts(client, config.deploy.network))}
+        facts: dict[str, Any] = {"daemon": _read(client.daemon),
+                                 "network": _read(lambda: client.network(config.deploy.network))}
         if image:
             facts["image"] = _read(lambda: swarm.image_facts(client, config.deploy.image))
         return facts

@@ -1,0 +1,95 @@
+"""The route store and the bind store (publisher/ports.py) on this host's filesystem: thin adapters over
+route.py, bind.py and files.py, which read, write and remove without following a symbolic link."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from graphsite.atomic import write_atomic
+from graphsite.errors import DeployError
+from graphsite.publisher import bind, files, route_files
+from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import route_path as route_path_of
+
+
+class RouteFiles:
+    """Route files in Traefik's dynamic directory."""
+
+    def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
+        if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run
+            raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory",
+                              hint="run the command on the host whose Traefik reads that directory, or fix the "
+                                   "setting")
+        paths = [route_path_of(dynamic_dir, name)] if name is not None else \
+            sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
+        return {path: route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
+                for path in paths if os.path.lexists(path)}
+
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
+        return route_files.temporaries(dynamic_dir, domain)
+
+    def text(self, path: Path) -> str | None:
+        return route_files.route_text(path)
+
+    def document(self, path: Path) -> dict[str, Any] | None:
+        return route_files.read_route(path)
+
+    def stamp(self, path: Path) -> Stamp | None:
+        return route_files.route_stamp(path)
+
+    def write(self, path: Path, document: dict[str, Any], stamp: Stamp | None = None) -> bool:
+        return route_files.write_route(path, document, stamp)
+
+    def put_back(self, path: Path, text: str) -> None:
+        write_atomic(path, text)
+
+    def remove(self, path: Path) -> bool:
+        return route_files.remove_file(path)
+
+    def exists(self, path: Path) -> bool:
+        return os.path.lexists(path)
+
+    def link(self, path: Path) -> str | None:
+        return files.link_target(path)
+
+
+class BindDirectories:
+    """Page directories under deploy.bind_root."""
+
+    def has_root(self, bind_root: Path) -> bool:
+        return bind_root.is_dir()
+
+    def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
+        return bind.bind_dirs(bind_root)
+
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, list[Path]]:
+        return bind.temporaries(bind_root, domain)
+
+    def own_stamp(self, directory: Path) -> Stamp | None:
+        return bind.own_stamp(directory)
+
+    def stamp(self, directory: Path) -> Stamp | None:
+        return bind.bind_stamp(directory)
+
+    def page(self, directory: Path) -> bytes | None:
+        return bind.read_page(directory)
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        return bind.ensure_bind_dir(directory, page, stamp, sha256)
+
+    def put_back_page(self, directory: Path, page: bytes) -> bool:
+        return bind.put_back_page(directory, page)
+
+    def remove(self, directory: Path) -> bool:
+        return bind.remove_bind_dir(directory)
+
+    def remove_temporary(self, directory: Path) -> bool:
+        return bind.remove_temporary(directory)
+
+    def exists(self, path: Path) -> bool:
+        return os.path.lexists(path)
+
+    def link(self, path: Path) -> str | None:
+        return files.link_target(path)
