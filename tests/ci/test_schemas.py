@@ -11,8 +11,7 @@ import pytest
 
 from graphsite.paths import schema_path
 from graphsite.usecases.teardown import teardown
-from tests.publisher.fakes import Fault
-from tests.publisher.fakes import Recorder
+from tests.publisher.fakes import Fault, Recorder
 from tests.publisher.test_rules import _clients, _config, _deploy
 
 NAMES = ["deploy", "verify", "teardown", "diff"]
