@@ -222,17 +222,23 @@ def description(report: Report) -> str:
     return cut + "…"
 
 
+def section_place(section: Section) -> str:
+    """Return how a label names a place in `section`: "§4", or its quoted title when it has no number."""
+    return f"“{section.title}”" if section.index == "§" else section.index
+
+
 def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, ...]:
     return tuple(dataclasses.replace(section,
-                                     summary_html=page_fragment(section.summary_html, table, f" in {section.index}"),
-                                     detail_html=page_fragment(section.detail_html, table, f" in {section.index}"))
-                 for section in report.sections)
+                                     summary_html=page_fragment(section.summary_html, table, f" in {place}"),
+                                     detail_html=page_fragment(section.detail_html, table, f" in {place}"))
+                 for section in report.sections for place in [section_place(section)])
 
 
 def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-                theme: Theme | None = None, domain: str = "", indexable: bool = False) -> str:
+                theme: Theme | None = None, domain: str = "", indexable: bool = False, published: str = "") -> str:
     """Return the page's HTML: pure, byte-identical for identical input. `domain` with `subdomain` gives the
-    canonical URL; `indexable` lets search engines index the page (previews say `noindex`)."""
+    canonical URL; `indexable` lets search engines index the page (previews say `noindex`); `published` (an
+    ISO date) says when the page was published at `subdomain` — a fact that stays true in a saved copy."""
     theme = theme or load_theme()
     table = citables(report.references)
     place = {"intro": " in the introduction", "notes": " in the notes", "refs": " in the references"}
@@ -253,6 +259,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
         "description": description(report), "canonical": canonical, "indexable": indexable,
+        "published": published,
     }
     template = theme.environment.get_template("page.html.j2")
     if fonts == "embedded":
