@@ -35,10 +35,8 @@
     });
     search(bar.querySelector("input"), bar.querySelector(".found"));
   }
-  // Find in the report: every match in the text a reader sees, across bold, links and code (the page's text
-  // is searched as one string, whitespace collapsed), closed accordions included; Enter goes to the next match,
-  // Shift+Enter to the previous one, opening its accordion and selecting it. Excerpts are skipped: the full
-  // text of their section holds the same words.
+  // Find in the report: the text a reader sees as one string (phrases cross bold, links, code), closed
+  // accordions included, excerpts skipped (their section holds the same words); Enter/Shift+Enter step.
   function search(input, status) {
     if (!input) return;
     var hits = [], at = -1, last = "", text = "", nodes = [], offsets = [];
