@@ -37,15 +37,20 @@ class Face:
     file: str
 
 
-# Every face the theme uses (each subset weighs ~11 KB, mono ~5 KB): bold text is set in 600, headings in the
-# serif's 600, labels and bold code in the mono's 600. The theme sets `font-synthesis: none` and emphasis in the
-# system's italic face, so no face is ever faked by slanting or smearing another.
+# Every face the theme uses (each subset weighs ~11 KB, mono ~5 KB): text in 400 and 600, upright and italic,
+# headings in the serif's 600, labels and bold code in the mono's 600; then one symbol family the stacks fall
+# back to for what these Latin fonts lack (arrows, maths, box drawing, emoji). The theme sets
+# `font-synthesis: none`: no face is faked by slanting or smearing another.
 FACES = (
     Face("gs-sans", 400, "normal", "inter-latin-400-normal.woff2"),
     Face("gs-sans", 600, "normal", "inter-latin-600-normal.woff2"),
+    Face("gs-sans", 400, "italic", "inter-latin-400-italic.woff2"),
+    Face("gs-sans", 600, "italic", "inter-latin-600-italic.woff2"),
     Face("gs-serif", 600, "normal", "source-serif-4-latin-600-normal.woff2"),
     Face("gs-mono", 400, "normal", "ibm-plex-mono-latin-400-normal.woff2"),
     Face("gs-mono", 600, "normal", "ibm-plex-mono-latin-600-normal.woff2"),
+    Face("gs-symbols", 400, "normal", "dejavu-sans-mono-symbols.woff2"),
+    Face("gs-emoji", 400, "normal", "noto-emoji-2-400-normal.woff2"),
 )
 # Subsets are cached per (font, character set), the set rounded up to whole blocks of this many code points:
 # a changed report rarely brings a character from a new block, so it rarely subsets again, and the page stays

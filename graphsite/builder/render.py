@@ -227,6 +227,17 @@ def section_place(section: Section) -> str:
     return f"“{section.title}”" if section.index == "§" else section.index
 
 
+def css_string(text: str) -> str:
+    """Return `text` as a quoted CSS string: every character but letters, digits and spaces escaped, so no
+    text can end the string or the style element."""
+    return '"' + "".join(ch if ch.isalnum() or ch == " " else f"\\{ord(ch):x} " for ch in text) + '"'
+
+
+def page_css(theme_css: str, title: str) -> str:
+    """Return the page's style sheet: the theme's, then the report's title for the printed page's margin."""
+    return f"{theme_css}\n@media print {{ @page {{ @top-right {{ content: {css_string(title)}; }} }} }}"
+
+
 def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, ...]:
     return tuple(dataclasses.replace(section,
                                      summary_html=page_fragment(section.summary_html, table, f" in {place}"),
@@ -252,9 +263,10 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
                  report.references_after_html, *(s.summary_html for s in report.sections),
                  *(s.detail_html for s in report.sections)]
     canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
+    css = page_css(theme.css, report.title)
     context: dict[str, Any] = {
         "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
-        "google_fonts_css": GOOGLE_FONTS_CSS, "css": theme.css, "js": theme.js, "font_css": "",
+        "google_fonts_css": GOOGLE_FONTS_CSS, "css": css, "js": theme.js, "font_css": "",
         "front_html": front_html, "ladder": ladder(report.front.floors),
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
@@ -266,7 +278,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         context["csp"] = ""
         characters = page_characters(template.render(context))
         context["font_css"] = font_face_css(theme.directory / "fonts", characters)
-    context["csp"] = content_security_policy(theme.css, theme.js, fonts, image_sources(fragments),
+    context["csp"] = content_security_policy(css, theme.js, fonts, image_sources(fragments),
                                              context["font_css"])
     return template.render(context)
 

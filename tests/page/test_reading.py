@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import re
 import statistics
-import unicodedata
 
 import pytest
 
@@ -50,7 +49,10 @@ def pdf_pages(site):
             sizes.extend([size * scale] * len(text.strip()))
             if font:
                 fonts.add(str(font.get("/BaseFont")))
-        text = re.sub(r"\s*\d+ / \d+\s*$", "", page.extract_text(visitor_text=visit))  # the page number
+        text = page.extract_text(visitor_text=visit)
+        for margin in (f"{len(pages) + 1} / {len(reader.pages)}", reader.metadata.title):  # printed in the margins
+            assert margin in text, (len(pages) + 1, margin)
+            text = text.replace(margin, "", 1)
         pages.append((text, sizes, fonts))
     return pages
 
@@ -73,14 +75,24 @@ def test_pdf_prints_at_full_size(pdf_pages):
     assert statistics.median(sizes) >= MIN_PDF_POINTS, statistics.median(sizes)
 
 
+def test_pdf_prints_every_glyph_in_an_embedded_face(pdf_pages):
+    from fontTools.ttLib import TTFont
+
+    from graphsite.builder.fonts import FACES
+    from graphsite.paths import theme_dir
+
+    embedded = {TTFont(theme_dir() / "fonts" / face.file)["name"].getDebugName(6) for face in FACES}
+    used = {name.split("+", 1)[-1] for _, _, fonts in pdf_pages for name in fonts}
+    assert used and used <= embedded, f"fallback fonts in the PDF: {sorted(used - embedded)}"
+
+
 def test_pdf_holds_every_code_line(site, pdf_pages):
     from bs4 import BeautifulSoup
 
     _, path, _ = site
-    # A symbol no installed font has (an emoji) prints as an unmapped glyph: the fonts test covers it.
-    text = re.sub(r"\s+", "", "".join(page_text for page_text, _, _ in pdf_pages)).replace("\x00", "")
+    text = re.sub(r"\s+", "", "".join(page_text for page_text, _, _ in pdf_pages))
     soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-    lines = [re.sub(r"\s+", "", "".join(ch for ch in line if unicodedata.category(ch) != "So"))
+    lines = [re.sub(r"\s+", "", line)
              for pre in soup.select("main pre, footer pre") for line in pre.get_text().splitlines()]
     missing = [line for line in lines if line and line not in text]
     assert len(lines) > 100 and not missing, missing[:10]
