@@ -176,6 +176,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default=DEFAULT_MODES, help=f"graphsite font modes to measure ({', '.join(MODES)})")
     parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per page and preset (median shown)")
+    parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
+                        help="also measure MkDocs Material and pandoc (the ratios need Material)")
     args = parser.parse_args()
     if not LIGHTHOUSE.exists():
         raise SystemExit(f"{LIGHTHOUSE} is missing: run scripts/setup-system")
@@ -184,13 +186,14 @@ def main() -> None:
         root = Path(temporary)
         pages = build_graphsite(root)
         targets = {f"graphsite {mode}": pages[mode].parent for mode in args.modes.split(",")}
-        targets["mkdocs material"] = build_mkdocs(root)
-        targets["pandoc"] = build_pandoc(root)
+        if args.peers:
+            targets["mkdocs material"] = build_mkdocs(root)
+            targets["pandoc"] = build_pandoc(root)
         print("page bytes (index.html): raw / gzip -6", file=sys.stderr)
         for mode, page in pages.items():
             data = page.read_bytes()
             print(f"  graphsite {mode:9} {len(data) / 1024:7.1f} KB / {len(gzip.compress(data, 6)) / 1024:6.1f} KB")
-        material = (targets["mkdocs material"] / "index.html").read_bytes()
+        material = (targets["mkdocs material"] / "index.html").read_bytes() if args.peers else b""
         print(f"  mkdocs material    {len(material) / 1024:7.1f} KB / {len(gzip.compress(material, 6)) / 1024:6.1f} KB"
               " (its CSS, JS and fonts are further requests)")
         results: dict[tuple[str, str], dict] = {}
@@ -217,8 +220,8 @@ def main() -> None:
             print(f"{name:22} {r['performance']:4.0f} {r['accessibility']:4.0f} {r['best-practices']:4.0f} "
                   f"{r['seo']:4.0f} {r['fcp']:7.0f} {r['lcp']:7.0f} {r['tbt']:6.0f} {r['cls']:5.3f} "
                   f"{r['bytes'] / 1024:6.0f} {r['requests']:4.0f}  {'/'.join(map(str, r['rounds']))}")
-        peer = results[("mkdocs material", preset)]
-        for name in targets:
+        peer = results.get(("mkdocs material", preset))
+        for name in targets if peer else ():
             if name.startswith("graphsite"):
                 r = results[(name, preset)]
                 print(f"  {name} / material: LCP {r['lcp'] / peer['lcp']:.2f}x, "

@@ -52,23 +52,13 @@ FACES = (
     Face("gs-symbols", 400, "normal", "dejavu-sans-mono-symbols.woff2"),
     Face("gs-emoji", 400, "normal", "noto-emoji-2-400-normal.woff2"),
 )
-# Subsets are cached per (font, character set), the set rounded up to whole blocks of this many code points:
-# a changed report rarely brings a character from a new block, so it rarely subsets again, and the page stays
-# a pure function of its text (the same report gives the same bytes whatever was built before).
-BLOCK = 128
+
 
 
 def page_characters(page_html: str) -> str:
     """Return the sorted distinct characters a reader can see in `page_html`, plus the base set."""
     text = html.unescape(_TAGS.sub(" ", page_html))
     return "".join(sorted(set(text + BASE_CHARACTERS) - set("\n\r\t")))
-
-
-def subset_characters(characters: str) -> str:
-    """Return `characters` rounded up to whole blocks of BLOCK code points (what a cached subset holds)."""
-    blocks = sorted({ord(character) // BLOCK for character in characters})
-    return "".join(chr(code) for block in blocks for code in range(block * BLOCK, (block + 1) * BLOCK)
-                   if not 0xD800 <= code <= 0xDFFF)
 
 
 def _cache_dir() -> Path | None:
@@ -160,7 +150,6 @@ def _subset(source: bytes, characters: str) -> bytes:
 def font_face_css(directory: Path, characters: str) -> str:
     """Return the `@font-face` rules of every face, subset to `characters`, as `data:` URLs."""
     rules = []
-    characters = subset_characters(characters)
     for face in FACES:
         data = base64.b64encode(subset_woff2(directory / face.file, characters)).decode("ascii")
         rules.append(f"@font-face{{font-family:{face.family};font-style:{face.style};font-weight:{face.weight};"

@@ -98,6 +98,17 @@ def test_pdf_holds_every_code_line(site, pdf_pages):
     assert len(lines) > 100 and not missing, missing[:10]
 
 
+def test_pdf_prints_each_summary_once_and_no_toggle(site, pdf_pages):
+    from bs4 import BeautifulSoup
+
+    _, path, _ = site
+    text = " ".join(" ".join(page_text for page_text, _, _ in pdf_pages).split())
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    excerpts = [" ".join(p.get_text(" ").split()[:6]) for p in soup.select(".summary .excerpt")]
+    assert excerpts and all(text.count(start) == 1 for start in excerpts), excerpts
+    assert "Read §" not in text and "Read “" not in text, "accordion toggles do not print"
+
+
 def test_an_opened_section_shows_its_summary_once(browser, site):
     _, _, url = site
     context, tab = _open(browser, url)
