@@ -1,11 +1,15 @@
-"""The page graphsite builds beside MkDocs Material's build of the same Markdown, as Lighthouse sees them.
+"""The page graphsite builds beside MkDocs Material's and pandoc's builds of the same Markdown, as Lighthouse
+sees them.
 
 Run:  scripts/setup-system && .venv/bin/pip install -e '.[bench]' && .venv/bin/python benchmarks/page_vs_mkdocs.py
+      [--runs 3] [--modes embedded,system]
 
-For each of graphsite's font modes (embedded, the default; system; google) and for MkDocs Material with its
-defaults, the site is served from 127.0.0.1 by one small gzip-capable server (both get the same transport and
-the same robots.txt) and measured by Lighthouse (npm, tools/npm; CHROME_PATH=/usr/bin/chromium) with its
-mobile and desktop presets: the four category scores, FCP and LCP, bytes transferred and requests. The page's
+For each of graphsite's font modes (embedded, the default; system; optionally google), for MkDocs Material with
+its defaults and for `pandoc --standalone --embed-resources` (pypandoc-binary), Lighthouse runs `--runs` times
+(default 3) per preset and the table shows the median of each figure. Each site is served from 127.0.0.1 by one
+small gzip-capable server (all get the same transport and the same robots.txt) and measured by Lighthouse (npm,
+tools/npm; CHROME_PATH=/usr/bin/chromium) with its mobile and desktop presets: the four category scores, FCP,
+LCP, TBT and CLS, bytes transferred and requests. The page's
 own bytes (raw and gzip) are printed per font mode. graphsite is built with `site.indexable = true`: a
 preview's `noindex` is on purpose and would cost the SEO score for no reason of the page's making.
 
@@ -22,6 +26,7 @@ import gzip
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +44,8 @@ OUT = REPO / "benchmarks" / "out" / "page"
 CATEGORIES = ("performance", "accessibility", "best-practices", "seo")
 COMPRESSIBLE = (".html", ".css", ".js", ".svg", ".json", ".xml", ".txt")
 MODES = ("embedded", "system", "google")
+DEFAULT_MODES = "embedded,system"
+SCORED = (*CATEGORIES, "fcp", "lcp", "tbt", "cls", "bytes", "requests")
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -115,6 +122,8 @@ def lighthouse(url: str, preset: str, out: Path) -> dict:
         **{name: round(100 * (data["categories"][name]["score"] or 0)) for name in CATEGORIES},
         "fcp": audits["first-contentful-paint"]["numericValue"],
         "lcp": audits["largest-contentful-paint"]["numericValue"],
+        "tbt": audits["total-blocking-time"]["numericValue"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
         "bytes": audits["total-byte-weight"]["numericValue"],
         "requests": sum(item["url"].startswith(("http:", "https:"))  # data: URLs (embedded fonts) are no request
                         for item in audits["network-requests"]["details"]["items"]),
@@ -122,6 +131,28 @@ def lighthouse(url: str, preset: str, out: Path) -> dict:
                   for ref in data["categories"][name]["auditRefs"]
                   if ref["weight"] and audits[ref["id"]]["score"] is not None and audits[ref["id"]]["score"] < 1],
     }
+
+
+def build_pandoc(root: Path) -> Path:
+    """Build the same Markdown with `pandoc --standalone --embed-resources`; return the site directory."""
+    try:
+        import pypandoc
+    except ImportError:
+        raise SystemExit("pypandoc-binary is missing: .venv/bin/pip install -e '.[bench]'") from None
+    site = root / "pandoc-site"
+    site.mkdir()
+    subprocess.run([pypandoc.get_pandoc_path(), "--standalone", "--embed-resources", "-f", "markdown", "-t", "html5",
+                    "--metadata", "title=Graph Engineering", "-o", str(site / "index.html"), str(REPORT)],
+                   check=True, stderr=subprocess.DEVNULL)
+    return site
+
+
+def median_of(runs: list[dict]) -> dict:
+    """Return the median of each figure over Lighthouse runs, and the audits below 1 in any run."""
+    middle = {name: statistics.median(run[name] for run in runs) for name in SCORED}
+    middle["below"] = sorted({item for run in runs for item in run["below"]})
+    middle["rounds"] = [run["performance"] for run in runs]
+    return middle
 
 
 def screenshots(url: str, folder: Path) -> None:
@@ -143,7 +174,10 @@ def screenshots(url: str, folder: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--modes", default=",".join(MODES), help="graphsite font modes to measure")
+    parser.add_argument("--modes", default=DEFAULT_MODES, help=f"graphsite font modes to measure ({', '.join(MODES)})")
+    parser.add_argument("--runs", type=int, default=3, help="Lighthouse runs per page and preset (median shown)")
+    parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
+                        help="also measure MkDocs Material and pandoc (the ratios need Material)")
     args = parser.parse_args()
     if not LIGHTHOUSE.exists():
         raise SystemExit(f"{LIGHTHOUSE} is missing: run scripts/setup-system")
@@ -152,12 +186,14 @@ def main() -> None:
         root = Path(temporary)
         pages = build_graphsite(root)
         targets = {f"graphsite {mode}": pages[mode].parent for mode in args.modes.split(",")}
-        targets["mkdocs material"] = build_mkdocs(root)
+        if args.peers:
+            targets["mkdocs material"] = build_mkdocs(root)
+            targets["pandoc"] = build_pandoc(root)
         print("page bytes (index.html): raw / gzip -6", file=sys.stderr)
         for mode, page in pages.items():
             data = page.read_bytes()
             print(f"  graphsite {mode:9} {len(data) / 1024:7.1f} KB / {len(gzip.compress(data, 6)) / 1024:6.1f} KB")
-        material = (targets["mkdocs material"] / "index.html").read_bytes()
+        material = (targets["mkdocs material"] / "index.html").read_bytes() if args.peers else b""
         print(f"  mkdocs material    {len(material) / 1024:7.1f} KB / {len(gzip.compress(material, 6)) / 1024:6.1f} KB"
               " (its CSS, JS and fonts are further requests)")
         results: dict[tuple[str, str], dict] = {}
@@ -166,7 +202,8 @@ def main() -> None:
             try:
                 for preset in ("mobile", "desktop"):
                     print(f"lighthouse {preset}: {name}", file=sys.stderr)
-                    result = lighthouse(url, preset, OUT / f"{name.replace(' ', '-')}-{preset}.json")
+                    result = median_of([lighthouse(url, preset, OUT / f"{name.replace(' ', '-')}-{preset}-{run}.json")
+                                        for run in range(args.runs)])
                     results[(name, preset)] = result
                     print(f"  scored audits below 1: {', '.join(result['below']) or 'none'}", file=sys.stderr)
                 if name == "graphsite embedded":
@@ -174,15 +211,17 @@ def main() -> None:
             finally:
                 server.shutdown()
                 server.server_close()
-    header = f"{'':30} {'perf':>4} {'a11y':>4} {'b-p':>4} {'seo':>4} {'FCP ms':>7} {'LCP ms':>7} {'KB':>6} {'req':>4}"
+    header = (f"{'':22} {'perf':>4} {'a11y':>4} {'b-p':>4} {'seo':>4} {'FCP ms':>7} {'LCP ms':>7} {'TBT ms':>6} "
+              f"{'CLS':>5} {'KB':>6} {'req':>4}  perf rounds")
     for preset in ("mobile", "desktop"):
-        print(f"\nLighthouse {preset}\n{header}")
+        print(f"\nLighthouse {preset}, median of {args.runs}\n{header}")
         for name in targets:
             r = results[(name, preset)]
-            print(f"{name:30} {r['performance']:4} {r['accessibility']:4} {r['best-practices']:4} {r['seo']:4} "
-                  f"{r['fcp']:7.0f} {r['lcp']:7.0f} {r['bytes'] / 1024:6.0f} {r['requests']:4}")
-        peer = results[("mkdocs material", preset)]
-        for name in targets:
+            print(f"{name:22} {r['performance']:4.0f} {r['accessibility']:4.0f} {r['best-practices']:4.0f} "
+                  f"{r['seo']:4.0f} {r['fcp']:7.0f} {r['lcp']:7.0f} {r['tbt']:6.0f} {r['cls']:5.3f} "
+                  f"{r['bytes'] / 1024:6.0f} {r['requests']:4.0f}  {'/'.join(map(str, r['rounds']))}")
+        peer = results.get(("mkdocs material", preset))
+        for name in targets if peer else ():
             if name.startswith("graphsite"):
                 r = results[(name, preset)]
                 print(f"  {name} / material: LCP {r['lcp'] / peer['lcp']:.2f}x, "

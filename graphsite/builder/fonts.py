@@ -10,7 +10,10 @@ import contextlib
 import hashlib
 import html
 import io
+import os
 import re
+import shutil
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,14 +37,22 @@ class Face:
     file: str
 
 
-# Four faces, chosen by measurement: each subset weighs ~11 KB (mono ~5 KB), so the theme sets bold text in
-# 600 and headings in the serif's 600; a fifth or sixth face (700, italics) is synthesised by the browser.
+# Every face the theme uses (each subset weighs ~11 KB, mono ~5 KB): text in 400 and 600, upright and italic,
+# headings in the serif's 600, labels and bold code in the mono's 600; then one symbol family the stacks fall
+# back to for what these Latin fonts lack (arrows, maths, box drawing, emoji). The theme sets
+# `font-synthesis: none`: no face is faked by slanting or smearing another.
 FACES = (
     Face("gs-sans", 400, "normal", "inter-latin-400-normal.woff2"),
     Face("gs-sans", 600, "normal", "inter-latin-600-normal.woff2"),
+    Face("gs-sans", 400, "italic", "inter-latin-400-italic.woff2"),
+    Face("gs-sans", 600, "italic", "inter-latin-600-italic.woff2"),
     Face("gs-serif", 600, "normal", "source-serif-4-latin-600-normal.woff2"),
     Face("gs-mono", 400, "normal", "ibm-plex-mono-latin-400-normal.woff2"),
+    Face("gs-mono", 600, "normal", "ibm-plex-mono-latin-600-normal.woff2"),
+    Face("gs-symbols", 400, "normal", "dejavu-sans-mono-symbols.woff2"),
+    Face("gs-emoji", 400, "normal", "noto-emoji-2-400-normal.woff2"),
 )
+
 
 
 def page_characters(page_html: str) -> str:
@@ -50,8 +61,42 @@ def page_characters(page_html: str) -> str:
     return "".join(sorted(set(text + BASE_CHARACTERS) - set("\n\r\t")))
 
 
-def _cache_dir() -> Path:
-    return user_cache_dir("fonts")
+def _cache_dir() -> Path | None:
+    """Return the user's font cache, a directory owned by this user that no one else can write, or None when it
+    cannot be made so. A directory found open to others is emptied, not adopted: a file planted while it was
+    open would otherwise be read as a font."""
+    directory = user_cache_dir("fonts")
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            for entry in directory.iterdir():
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+            directory.chmod(0o700)
+    except OSError:
+        return None
+    return directory
+
+
+def _read_cached(path: Path) -> bytes | None:
+    """Return the cached file at `path` if it is a regular file of this user's that no one else can write."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
+            return None
+        try:
+            return handle.read()
+        except OSError:
+            return None
 
 
 @lru_cache(maxsize=64)
@@ -66,18 +111,20 @@ def subset_woff2(path: Path, characters: str) -> bytes:
                          hint="reinstall graphsite, or build with --fonts system") from None
     import fontTools
 
-    key = hashlib.sha256(b"\0".join([source, characters.encode(), fontTools.version.encode(), b"v1"])).hexdigest()
-    cached = _cache_dir() / f"{key}.woff2"
-    with contextlib.suppress(OSError):
-        return cached.read_bytes()
+    key = hashlib.sha256(b"\0".join([source, characters.encode(), fontTools.version.encode(), b"v2"])).hexdigest()
+    directory = _cache_dir()
+    cached = directory / f"{key}.woff2" if directory else None
+    found = _read_cached(cached) if cached else None
+    if found is not None:
+        return found
     try:
         data = _subset(source, characters)
     except Exception as exc:  # fontTools raises many types on a damaged file (TTLibError, struct.error, …)
         raise BuildError(f"{path}: not a usable font ({type(exc).__name__}: {exc})",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    with contextlib.suppress(OSError):
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cached, data)
+    if cached:
+        with contextlib.suppress(OSError):
+            write_atomic(cached, data, mode=0o600)
     return data
 
 

@@ -143,7 +143,8 @@ def _link(match: re.Match[str]) -> str:
 
 def _permalink(match: re.Match[str]) -> str:
     heading = " ".join(html.unescape(ANY_TAG.sub("", match.group(4))).split())
-    return (f'{match.group(1)}{match.group(4)}<a class="permalink" href="#{match.group(3)}" '
+    # a no-break space glues the "#" to the heading's last word: it never wraps onto a line of its own
+    return (f'{match.group(1)}{match.group(4).rstrip()}&nbsp;<a class="permalink" href="#{match.group(3)}" '
             f'aria-label="Link to this heading: {html.escape(heading)}">')
 
 

@@ -1,6 +1,6 @@
 """`graphsite build --pdf`: the built page printed to report.pdf by headless Chromium (Debian's
-/usr/bin/chromium, driven by Playwright), with the page's print styles, every accordion open, page numbers
-in the footer and the reference list at the end."""
+/usr/bin/chromium, driven by Playwright), with the page's print styles: every accordion open, the report's
+title and page numbers in the margins (CSS @page margin boxes), the reference list at the end."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from graphsite.errors import BuildError
 CHROMIUM_ENV = "GRAPHSITE_CHROMIUM"
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 60_000
-FOOTER = ('<div style="width:100%;font:8pt sans-serif;color:#444;text-align:center">'
-          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
 
 
 def chromium_path() -> str:
@@ -48,9 +46,9 @@ def write_pdf(page_path: Path, pdf_path: Path) -> Path:
                 tab.goto(Path(page_path).resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
                 tab.evaluate("document.fonts.ready")
                 tab.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-                data = tab.pdf(format="A4", print_background=False, display_header_footer=True,
-                               header_template="<div></div>", footer_template=FOOTER, outline=True, tagged=True,
-                               margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+                # The page's own @page rules set the margins and print the title and page numbers in them,
+                # in the page's embedded fonts (Chromium's header templates cannot use them).
+                data = tab.pdf(format="A4", print_background=False, outline=True, tagged=True)
             finally:
                 browser.close()
     except PlaywrightError as exc:

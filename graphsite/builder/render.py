@@ -247,17 +247,34 @@ def description(report: Report) -> str:
     return cut + "…"
 
 
+def section_place(section: Section) -> str:
+    """Return how a label names a place in `section`: "§4", or its quoted title when it has no number."""
+    return f"“{section.title}”" if section.index == "§" else section.index
+
+
+def css_string(text: str) -> str:
+    """Return `text` as a quoted CSS string: every character but letters, digits and spaces escaped, so no
+    text can end the string or the style element."""
+    return '"' + "".join(ch if ch.isalnum() or ch == " " else f"\\{ord(ch):x} " for ch in text) + '"'
+
+
+def page_css(theme_css: str, title: str) -> str:
+    """Return the page's style sheet: the theme's, then the report's title for the printed page's margin."""
+    return f"{theme_css}\n@media print {{ @page {{ @top-right {{ content: {css_string(title)}; }} }} }}"
+
+
 def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, ...]:
     return tuple(dataclasses.replace(section,
-                                     summary_html=page_fragment(section.summary_html, table, f" in {section.index}"),
-                                     detail_html=page_fragment(section.detail_html, table, f" in {section.index}"))
-                 for section in report.sections)
+                                     summary_html=page_fragment(section.summary_html, table, f" in {place}"),
+                                     detail_html=page_fragment(section.detail_html, table, f" in {place}"))
+                 for section in report.sections for place in [section_place(section)])
 
 
 def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-                theme: Theme | None = None, domain: str = "", indexable: bool = False) -> str:
+                theme: Theme | None = None, domain: str = "", indexable: bool = False, published: str = "") -> str:
     """Return the page's HTML: pure, byte-identical for identical input. `domain` with `subdomain` gives the
-    canonical URL; `indexable` lets search engines index the page (previews say `noindex`)."""
+    canonical URL; `indexable` lets search engines index the page (previews say `noindex`); `published` (an
+    ISO date) says when the page was published at `subdomain` — a fact that stays true in a saved copy."""
     theme = theme or load_theme()
     table = citables(report.references)
     place = {"intro": " in the introduction", "notes": " in the notes", "refs": " in the references"}
@@ -271,21 +288,23 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
                  report.references_after_html, *(s.summary_html for s in report.sections),
                  *(s.detail_html for s in report.sections)]
     canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
+    css = page_css(theme.css, report.title)
     context: dict[str, Any] = {
         "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
-        "google_fonts_css": GOOGLE_FONTS_CSS, "css": theme.css, "js": theme.js, "font_css": "",
+        "google_fonts_css": GOOGLE_FONTS_CSS, "css": css, "js": theme.js, "font_css": "",
         "front_html": front_html, "ladder": ladder(report.front.floors),
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
         "checks_summary": checks_summary(report.checks, _checked_urls(report)) if report.checks else "",
         "description": description(report), "canonical": canonical, "indexable": indexable,
+        "published": published,
     }
     template = theme.environment.get_template("page.html.j2")
     if fonts == "embedded":
         context["csp"] = ""
         characters = page_characters(template.render(context))
         context["font_css"] = font_face_css(theme.directory / "fonts", characters)
-    context["csp"] = content_security_policy(theme.css, theme.js, fonts, image_sources(fragments),
+    context["csp"] = content_security_policy(css, theme.js, fonts, image_sources(fragments),
                                              context["font_css"])
     return template.render(context)
 

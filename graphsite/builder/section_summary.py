@@ -13,13 +13,23 @@ import re
 from markdown_it.token import Token
 
 WORD_LIMIT = 90
+LIST_ITEMS = 3  # a list-only section's summary names its first three items
 _SENTENCE_END = re.compile(r"[.!?…][\"')\]”’]?(?=\s|$)")
+# Words that end in a full stop without ending a sentence: honorifics, Latin and bibliographic abbreviations.
+_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "rev", "gen", "col", "lt", "sgt", "capt", "hon",
+    "e.g", "i.e", "cf", "vs", "viz", "al", "approx", "ca", "c", "pp", "p", "vol", "vols", "no", "nos", "ed", "eds",
+    "fig", "figs", "eq", "ch", "sec", "art", "ref", "refs", "inc", "ltd", "co", "corp", "jan", "feb", "mar",
+    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "est", "op", "ibid", "v"})
+_LAST_WORD = re.compile(r"(\S+)$")
 # A copy must not repeat an id (a footnote reference), nor raw HTML (which may carry one), nor an image.
 _NOT_COPIED = frozenset({"footnote_ref", "html_inline", "image"})
 
 
 def summarise(body: list[Token]) -> tuple[list[Token], list[Token]]:
     """Return (summary block tokens, detail block tokens) of a section's body."""
+    if _list_end(body, 0) is not None and not any(t.type == "paragraph_open" and t.level == 0 for t in body):
+        return _list_summary(body), body
     first = _first_paragraph(body)
     if first is None:
         return [], body
@@ -35,6 +45,27 @@ def summarise(body: list[Token]) -> tuple[list[Token], list[Token]]:
     if items_end is not None:
         children = [*children, Token("text", "", 0, content=" " + _items(body[first + 3:items_end]))]
     return _paragraph(_cut(children, WORD_LIMIT)), body
+
+
+def is_sentence_end(text: str, end: int) -> bool:
+    """Return whether the full stop (or !, ?, …) just before `end` in `text` ends a sentence: not after an
+    initial ("Josh C."), an honorific or abbreviation ("Dr.", "e.g.", "pp.", "vol."), nor dotted capitals
+    ("U.S."), nor before a lowercase word. Decimals and versions ("3.11") never match: no space follows."""
+    mark = text[:end].rstrip("\"')]”’")
+    if not mark.endswith("."):
+        return True
+    following = text[end:].lstrip()
+    if following[:1].islower():
+        return False
+    found = _LAST_WORD.search(mark[:-1])
+    word = found.group(1).lstrip("\"'([“‘").lower() if found else ""
+    if not word:
+        return True
+    if len(word) == 1 and word.isalpha():  # an initial
+        return False
+    if re.fullmatch(r"(?:[a-z]\.)+[a-z]", word):  # U.S, e.g, i.e, a.m
+        return False
+    return word not in _ABBREVIATIONS
 
 
 def _first_paragraph(body: list[Token]) -> int | None:
@@ -98,6 +129,8 @@ def _cut(children: list[Token], limit: int) -> list[Token]:
         ends = [m.end() for m in re.finditer(r"\S+", child.content)]  # where each word of the token ends
         if child.type == "text":
             for match in _SENTENCE_END.finditer(child.content):
+                if not is_sentence_end(child.content, match.end()):
+                    continue
                 within = bisect.bisect_right(ends, match.end())  # words of this token up to the sentence end
                 if words + within > limit:
                     break
@@ -106,9 +139,23 @@ def _cut(children: list[Token], limit: int) -> list[Token]:
             if best is None:
                 best = (index, ends[limit - words - 1] if limit > words else 0)
                 return _close([*children[:index], _shortened(children[index], best[1], ellipsis=True)])
-            return _close([*children[:best[0]], _shortened(children[best[0]], best[1], ellipsis=False)])
+            return _close([*children[:best[0]], _shortened(children[best[0]], best[1], ellipsis=True)])
         words += len(ends)
     return children
+
+
+def _list_summary(body: list[Token]) -> list[Token]:
+    """Return the summary of a section that is only a list: its first items, then an ellipsis if more follow."""
+    end = _list_end(body, 0) or len(body)
+    items = [t for t in body[:end] if t.type == "list_item_open" and t.level == body[0].level + 1]
+    if len(items) > LIST_ITEMS:
+        end = body.index(items[LIST_ITEMS])
+    text = _items(body[:end])
+    if not text:
+        return []
+    if len(items) > LIST_ITEMS or end < len(body) and _list_end(body, 0) != len(body):
+        text = text.removesuffix(".") + "; …"
+    return _paragraph(_cut([Token("text", "", 0, content=text)], WORD_LIMIT))
 
 
 def _shortened(token: Token, offset: int, *, ellipsis: bool) -> Token:

@@ -45,8 +45,8 @@ def serve_command(source: Path | None, port: int, fonts: str, as_json: bool, con
     except OSError as exc:
         raise GraphsiteError(f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}",
                              hint="choose another --port (0: any free one)") from None
-    present.serving(source, f"http://127.0.0.1:{server.server_port}/", as_json)
-    try:
+    try:  # from the announcement on: Ctrl-C as soon as the address is out is a normal end
+        present.serving(source, f"http://127.0.0.1:{server.server_port}/", as_json)
         server_preview.watch()
     except KeyboardInterrupt:
         present.serve_stopped()

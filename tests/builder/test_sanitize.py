@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder.render import load_theme
+from graphsite.builder.render import load_theme, page_css
 from graphsite.usecases.build import checked_page
 
 HERE = Path(__file__).resolve().parent
@@ -53,7 +53,9 @@ def _assert_inert(html: str, *, fonts_link: bool = True) -> BeautifulSoup:
             assert tag.get("http-equiv") in (None, "Content-Security-Policy"), tag
         if tag.name == "style":
             assert tag.find_parent("head") is not None
-            assert tag.string == load_theme().css or EMBEDDED_FONTS.fullmatch(tag.string), tag.string[:200]
+            # the theme's style sheet, with the report's title (escaped) for the printed margin; or the fonts
+            assert (tag.string == page_css(load_theme().css, soup.title.string)
+                    or EMBEDDED_FONTS.fullmatch(tag.string)), tag.string[:200]
         for name, value in tag.attrs.items():
             assert not name.lower().startswith("on"), (tag.name, name)
             assert name.lower() != "style", tag

@@ -39,8 +39,9 @@ def test_pdf_has_the_title_on_page_one_every_section_page_numbers_and_the_refere
     for number, title in numbered:
         words = " ".join(title.split()[:3]).replace("`", "")
         assert f"§{number} {words}" in text, (number, title)
-    for index, page in enumerate(pages, start=1):
-        assert page.endswith(f"{index} / {len(pages)}"), f"page {index} has no page number"
+    for index, page in enumerate(pages, start=1):  # in the margins, printed before or after the page's text
+        assert f"{index} / {len(pages)}" in page, f"page {index} has no page number"
+        assert reader.metadata.title in page, f"page {index} has no title"
     assert "https://arxiv.org/abs/2604.11378" in text, "reference URLs print in full"
     assert "Read §" not in text, "accordions print open, without their toggles"
 
