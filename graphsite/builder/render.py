@@ -61,38 +61,71 @@ def load_theme(directory: Path | None = None) -> Theme:
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile."""
+    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile, and a
+    file is loaded only when this user owns it and nobody else may write it (see `_bytecode_cache`)."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        path = self._get_cache_filename(bucket)
         try:
-            super().load_bytecode(bucket)
-        except (OSError, ValueError, EOFError):
-            bucket.reset()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return  # none yet (or a symlink): compile
+        with os.fdopen(fd, "rb") as file:
+            try:
+                if _trusted(os.fstat(file.fileno())):
+                    bucket.load_bytecode(file)
+                    return
+            except (OSError, ValueError, EOFError):
+                pass
+        bucket.reset()
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # not ours, open to others or unreadable: never loaded, replaced by the next dump
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
 
 
+def _trusted(info: os.stat_result) -> bool:
+    """Return whether a file or directory is this user's own and closed to writes by group and others."""
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Return a cache of compiled templates in the user's own cache directory (keyed by the template's source
     checksum, so an edited theme recompiles), or None where that directory is not safe to load code from.
 
-    A cached template is a pickle of Python code: it is loaded only from a real directory (not a symlink)
-    owned by this user with mode 0700, as Jinja's own default cache directory is, so that no other user can
-    plant a file there that runs at the next build."""
+    A cached template is Python code: it is loaded only from a real directory (not a symlink) owned by this user
+    with mode 0700, as Jinja's own default cache directory is, and only a file this user owns that nobody else
+    may write. A directory of ours found open to others (made before this check existed, or chmod'ed since) may
+    hold files planted while it was open: it is closed first, so nothing new can be planted, then emptied, never
+    adopted."""
     directory = user_cache_dir("jinja")
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = directory.lstat()
-        if info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) != 0o700:
-            directory.chmod(0o700)  # ours, made before this check existed: close it to others
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            directory.chmod(0o700)  # closed before it is emptied: nothing can be planted after the sweep
+            _empty(directory)
             info = directory.lstat()
     except OSError:
         return None
     if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o700:
         return None
     return _BytecodeCache(str(directory))
+
+
+def _empty(directory: Path) -> None:
+    """Remove everything in `directory` (a symlink is removed, never followed); raise OSError if anything is left."""
+    import shutil
+
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def front_html(text: str) -> Markup:
