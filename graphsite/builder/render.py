@@ -11,6 +11,7 @@ import hashlib
 import html
 import os
 import re
+import secrets
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +20,7 @@ from typing import Any
 
 import jinja2
 import jinja2.bccache
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from graphsite.builder.fonts import font_face_css, page_characters
 from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title
@@ -288,11 +289,23 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         "description": description(report), "canonical": canonical, "indexable": indexable,
     }
     template = theme.environment.get_template("page.html.j2")
-    if fonts == "embedded":
-        context["csp"] = ""
-        characters = page_characters(template.render(context))
-        context["font_css"] = font_face_css(theme.directory / "fonts", characters)
-    context["csp"] = content_security_policy(theme.css, theme.js, fonts, image_sources(fragments),
-                                             context["font_css"])
+    images = image_sources(fragments)
+    if fonts != "embedded":
+        context["csp"] = content_security_policy(theme.css, theme.js, fonts, images)
+        return template.render(context)
+    return _render_with_fonts(template, context, theme, images)
+
+
+def _render_with_fonts(template: jinja2.Template, context: dict[str, Any], theme: Theme, images: list[str]) -> str:
+    """Return the page with its embedded fonts, rendered once: the font stylesheet (subset to the characters the
+    page shows) and the CSP (which holds its hash) stand in as a random mark, replaced after the render."""
+    mark = secrets.token_hex(16)
+    context.update(font_css=mark + "f", csp=mark + "c")
+    page = template.render(context)
+    font_css = font_face_css(theme.directory / "fonts", page_characters(page.replace(mark + "c", "")))
+    csp = content_security_policy(theme.css, theme.js, "embedded", images, font_css)
+    if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
+        return page.replace(mark + "f", font_css).replace(mark + "c", str(escape(csp)))
+    context.update(font_css=font_css, csp=csp)  # a template that shows them otherwise: rendered again
     return template.render(context)
 
