@@ -14,7 +14,9 @@ BUILD_LOCK := requirements/build.txt
 DEV_LOCK   := requirements/dev.txt
 UV_LOCK    := requirements/installers.txt
 UV          = $(BIN)/uv
-UV_INSTALL  = $(UV) pip install --quiet --python $(BIN)/python --no-deps
+# --compile-bytecode: uv, unlike pip, leaves modules uncompiled, and where PYTHONDONTWRITEBYTECODE is set every run
+# would compile them again (about 150 ms of each start-up); graphsite's own modules are compiled for the same reason.
+UV_INSTALL  = $(UV) pip install --quiet --python $(BIN)/python --no-deps --compile-bytecode
 # The one command that refreshes the locks: pins already in them are kept unless UPGRADE=1.
 COMPILE     = $(UV) pip compile --quiet --universal --python-version 3.11 --generate-hashes $(if $(UPGRADE),--upgrade)
 
@@ -26,6 +28,7 @@ $(UV): $(UV_LOCK)
 $(VENV)/.graphsite-build: $(BUILD_LOCK) pyproject.toml $(UV)
 	$(UV_INSTALL) --require-hashes -r $(BUILD_LOCK)
 	$(UV_INSTALL) --no-build-isolation -e .
+	$(BIN)/python -m compileall -q graphsite
 	@touch $@
 
 $(VENV)/.graphsite-dev: $(DEV_LOCK) $(VENV)/.graphsite-build
