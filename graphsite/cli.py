@@ -9,6 +9,7 @@ import importlib.util
 import click
 
 from graphsite import __version__
+from graphsite.entry import VERSION_MESSAGE
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS = {
@@ -64,7 +65,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="graphsite")
+@click.version_option(__version__, prog_name="graphsite", message=VERSION_MESSAGE.format("%(version)s"))
 @click.option("-v", "--verbose", count=True, help="More progress on stderr.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
 @click.pass_context
