@@ -219,14 +219,14 @@ def targets(rows: list[tuple[str, int, dict[str, Figures]]]) -> list[str]:
     lines.append(f"  10x <= 3x Hugo: {ratio('report 10x')}")
     for label, limit in (("3-line doc", 0.080), ("--version", 0.060)):
         f = by.get(label, {}).get("graphsite")
-        lines.append(f"  {label} <= {limit * 1000:.0f} ms: " + (f"{f.wall * 1000:.0f} ms wall, {f.cpu * 1000:.0f} ms CPU"
-                                                              if f else "not measured"))
+        shown = f"{f.wall * 1000:.0f} ms wall, {f.cpu * 1000:.0f} ms CPU" if f else "not measured"
+        lines.append(f"  {label} <= {limit * 1000:.0f} ms: {shown}")
     at50 = by.get("report 50x", {})
     if "graphsite" in at50 and "hugo" in at50:
         lines.append(f"  50x memory <= Hugo's: {at50['graphsite'].peak_mb:.0f} MB vs {at50['hugo'].peak_mb:.0f} MB")
     if "graphsite (before)" in at50 and "graphsite" in at50:
-        lines.append(f"  50x no slower than before: {at50['graphsite'].cpu:.2f} s vs {at50['graphsite (before)'].cpu:.2f}"
-                     " s CPU")
+        before = at50["graphsite (before)"]
+        lines.append(f"  50x no slower than before: {at50['graphsite'].cpu:.2f} s vs {before.cpu:.2f} s CPU")
     one, fifty = by.get("report 1x", {}).get("graphsite"), at50.get("graphsite")
     if one and fifty:
         lines.append(f"  linear 1x -> 50x: {fifty.cpu / one.cpu:.1f}x the CPU time for 50x the input")
