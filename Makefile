@@ -67,6 +67,7 @@ lab-status:
 bench: install-dev
 	$(UV) pip install --quiet --python $(BIN)/python -e '.[bench]'
 	$(BIN)/python benchmarks/build_vs_pandoc.py
+	$(BIN)/python benchmarks/build_vs_hugo.py   # needs Debian's hugo: apt-get install hugo
 	$(BIN)/python benchmarks/links_vs_peers.py
 	$(BIN)/python benchmarks/serve_reload.py
 	$(BIN)/python benchmarks/page_vs_mkdocs.py
