@@ -8,8 +8,7 @@ import importlib.util
 
 import click
 
-from graphsite import __version__
-from graphsite.entry import VERSION_MESSAGE
+from graphsite import VERSION_MESSAGE, __version__
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS = {

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import sys
 
-VERSION_MESSAGE = "graphsite, version {}"  # what click's version_option prints for the group
-
 
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
-        from graphsite import __version__
+        from graphsite import VERSION_MESSAGE, __version__
 
         print(VERSION_MESSAGE.format(__version__))
         return
