@@ -302,7 +302,8 @@ def _render_with_fonts(template: jinja2.Template, context: dict[str, Any], theme
     mark = secrets.token_hex(16)
     context.update(font_css=mark + "f", csp=mark + "c")
     page = template.render(context)
-    font_css = font_face_css(theme.directory / "fonts", page_characters(page.replace(mark + "c", "")))
+    # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
+    font_css = font_face_css(theme.directory / "fonts", page_characters(page))
     csp = content_security_policy(theme.css, theme.js, "embedded", images, font_css)
     if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
         return page.replace(mark + "f", font_css).replace(mark + "c", str(escape(csp)))
