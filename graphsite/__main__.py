@@ -1,3 +1,3 @@
-from graphsite.cli import main
+from graphsite.entry import main
 
 main()

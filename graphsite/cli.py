@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from graphsite import __version__
+from graphsite import VERSION_MESSAGE, __version__
 
 # command name -> "module:attribute" of a click.Command
 COMMANDS = {
@@ -88,7 +88,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="graphsite")
+@click.version_option(__version__, prog_name="graphsite", message=VERSION_MESSAGE.format("%(version)s"))
 @click.option("-v", "--verbose", count=True, help="More progress on stderr.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
 @click.pass_context

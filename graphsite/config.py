@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -404,6 +403,8 @@ def load_config(explicit: str | Path | None = None, *, environ: typing.Mapping[s
 
 def _read_file(path: Path) -> dict[str, Any]:
     """Return the TOML document at `path`, or raise ConfigError saying why it cannot be read."""
+    import tomllib  # only a build with a configuration file needs it
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

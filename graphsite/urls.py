@@ -62,10 +62,11 @@ def _host(raw: str) -> str | None:
             return None
     if not host or any(c in host for c in " #%/:<>?@[\\]^|"):
         return None
-    try:
-        return str(ipaddress.IPv4Address(host))
-    except ValueError:
-        pass
+    if _could_be_ipv4(host):
+        try:
+            return str(ipaddress.IPv4Address(host))
+        except ValueError:
+            pass
     if host.isascii():
         return host.lower()
     import idna  # only a host outside ASCII needs it: its tables are a start-up cost every run would pay
@@ -236,9 +237,21 @@ def non_public(url: str) -> str | None:
     return None
 
 
+_IPV4_CHARACTERS = frozenset("0123456789.")
+
+
+def _could_be_ipv4(text: str) -> bool:
+    """Return whether `text` may be an IPv4 literal (digits and dots only): a host name is not parsed as an
+    address first, which raises and costs more than the rest of the checks of an ordinary URL."""
+    return bool(text) and _IPV4_CHARACTERS.issuperset(text)
+
+
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    text = host.strip("[]")
+    if ":" not in text and not _could_be_ipv4(text):
+        return None  # an IPv6 address has a colon; an IPv4 one only digits and dots
     try:
-        return ipaddress.ip_address(host.strip("[]"))
+        return ipaddress.ip_address(text)
     except ValueError:
         return None
 
@@ -291,9 +304,10 @@ def mask(url: str) -> str:
     return start + (_MASK + at if userinfo else "") + "".join(shown)
 
 
+@lru_cache(maxsize=65536)
 def problem(url: str) -> tuple[str, str] | None:
     """Return (code suffix, reason) for the first problem of `url`: a secret in it, malformed, non-public,
-    placeholder."""
+    placeholder. Memoised: a report cites the same URL from its text, its reference list and its checks."""
     for code, check in (("secret-in-url", secret), ("malformed", malformed), ("non-public", non_public),
                         ("placeholder", placeholder)):
         reason = check(url)

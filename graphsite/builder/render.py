@@ -11,6 +11,7 @@ import hashlib
 import html
 import os
 import re
+import secrets
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +20,7 @@ from typing import Any
 
 import jinja2
 import jinja2.bccache
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from graphsite.builder.fonts import font_face_css, page_characters
 from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title, unlinked_note
@@ -61,38 +62,71 @@ def load_theme(directory: Path | None = None) -> Theme:
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile."""
+    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile, and a
+    file is loaded only when this user owns it and nobody else may write it (see `_bytecode_cache`)."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        path = self._get_cache_filename(bucket)
         try:
-            super().load_bytecode(bucket)
-        except (OSError, ValueError, EOFError):
-            bucket.reset()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return  # none yet (or a symlink): compile
+        with os.fdopen(fd, "rb") as file:
+            try:
+                if _trusted(os.fstat(file.fileno())):
+                    bucket.load_bytecode(file)
+                    return
+            except (OSError, ValueError, EOFError):
+                pass
+        bucket.reset()
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # not ours, open to others or unreadable: never loaded, replaced by the next dump
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
 
 
+def _trusted(info: os.stat_result) -> bool:
+    """Return whether a file or directory is this user's own and closed to writes by group and others."""
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
     """Return a cache of compiled templates in the user's own cache directory (keyed by the template's source
     checksum, so an edited theme recompiles), or None where that directory is not safe to load code from.
 
-    A cached template is a pickle of Python code: it is loaded only from a real directory (not a symlink)
-    owned by this user with mode 0700, as Jinja's own default cache directory is, so that no other user can
-    plant a file there that runs at the next build."""
+    A cached template is Python code: it is loaded only from a real directory (not a symlink) owned by this user
+    with mode 0700, as Jinja's own default cache directory is, and only a file this user owns that nobody else
+    may write. A directory of ours found open to others (made before this check existed, or chmod'ed since) may
+    hold files planted while it was open: it is closed first, so nothing new can be planted, then emptied, never
+    adopted."""
     directory = user_cache_dir("jinja")
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = directory.lstat()
-        if info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode) and stat.S_IMODE(info.st_mode) != 0o700:
-            directory.chmod(0o700)  # ours, made before this check existed: close it to others
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            directory.chmod(0o700)  # closed before it is emptied: nothing can be planted after the sweep
+            _empty(directory)
             info = directory.lstat()
     except OSError:
         return None
     if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o700:
         return None
     return _BytecodeCache(str(directory))
+
+
+def _empty(directory: Path) -> None:
+    """Remove everything in `directory` (a symlink is removed, never followed); raise OSError if anything is left."""
+    import shutil
+
+    for entry in os.scandir(directory):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def front_html(text: str) -> Markup:
@@ -300,11 +334,25 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         "published": published,
     }
     template = theme.environment.get_template("page.html.j2")
-    if fonts == "embedded":
-        context["csp"] = ""
-        characters = page_characters(template.render(context))
-        context["font_css"] = font_face_css(theme.directory / "fonts", characters)
-    context["csp"] = content_security_policy(css, theme.js, fonts, image_sources(fragments),
-                                             context["font_css"])
+    images = image_sources(fragments)
+    if fonts != "embedded":
+        context["csp"] = content_security_policy(css, theme.js, fonts, images)
+        return template.render(context)
+    return _render_with_fonts(template, context, theme, css, images)
+
+
+def _render_with_fonts(template: jinja2.Template, context: dict[str, Any], theme: Theme, css: str,
+                       images: list[str]) -> str:
+    """Return the page with its embedded fonts, rendered once: the font stylesheet (subset to the characters the
+    page shows) and the CSP (which holds its hash) stand in as a random mark, replaced after the render."""
+    mark = secrets.token_hex(16)
+    context.update(font_css=mark + "f", csp=mark + "c")
+    page = template.render(context)
+    # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
+    font_css = font_face_css(theme.directory / "fonts", page_characters(page))
+    csp = content_security_policy(css, theme.js, "embedded", images, font_css)
+    if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
+        return page.replace(mark + "f", font_css).replace(mark + "c", str(escape(csp)))
+    context.update(font_css=font_css, csp=csp)  # a template that shows them otherwise: rendered again
     return template.render(context)
 

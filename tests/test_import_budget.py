@@ -1,0 +1,68 @@
+"""The import budget of `graphsite build` on a plain document (no front matter), proven in a fresh process: no
+module of another command or of a feature the document does not use is imported, and with a warm template
+cache no template is compiled. A budget of imports, not a timed test."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Imported by the build of a plain document, any of these is start-up time spent for nothing: YAML (front matter
+# only), the publisher's clients (Docker, Cloudflare, HTTP), schema validation, password hashing, the browser,
+# the network stack, the link checker and the lab.
+DENIED = ("yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3", "jsonschema", "bcrypt",
+          "playwright", "asyncio", "ssl", "socket", "fontTools.subset", "fontTools.ttLib", "graphsite.publisher",
+          "graphsite.lab", "graphsite.citations.live", "graphsite.citations.checker", "graphsite.commands.deploy")
+
+_PROBE = """
+import json, sys
+import jinja2.compiler
+compiled = []
+def _profile(frame, event, arg):
+    if event == "call" and frame.f_code is jinja2.compiler.generate.__code__:
+        compiled.append(frame.f_code.co_name)
+from graphsite.cli import main
+before = set(sys.modules)
+sys.setprofile(_profile)
+try:
+    main(["-q", "build", sys.argv[1], "--out", sys.argv[2]], standalone_mode=False)
+finally:
+    sys.setprofile(None)
+print(json.dumps({"modules": sorted(sys.modules), "compiled": len(compiled)}))
+"""
+
+
+def _build(tmp_path: Path, source: Path) -> dict[str, object]:
+    environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", _PROBE, str(source), str(tmp_path / "site")], capture_output=True,
+                            text=True, env=environment, cwd=tmp_path, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def _denied(modules: object) -> list[str]:
+    assert isinstance(modules, list)
+    return [name for name in modules if name in DENIED or name.startswith(tuple(f"{d}." for d in DENIED))]
+
+
+def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+    source = tmp_path / "plain.md"
+    source.write_text("# A plain note\n\nOne paragraph with a [link](https://example.org/).\n", encoding="utf-8")
+    first = _build(tmp_path, source)
+    # the first build subsets the embedded fonts (fontTools), later ones read the subsets from the cache
+    assert [name for name in _denied(first["modules"]) if not name.startswith("fontTools")] == []
+    assert first["compiled"] == 1  # the first build compiles the page template, and caches it
+    second = _build(tmp_path, source)
+    assert _denied(second["modules"]) == []
+    assert second["compiled"] == 0  # later builds load it from the cache
+
+
+def test_the_budget_sees_an_import(tmp_path: Path) -> None:
+    """The probe is honest: front matter brings YAML, which the budget then reports."""
+    source = tmp_path / "front.md"
+    source.write_text("---\ntitle: A note\n---\n\nOne paragraph.\n", encoding="utf-8")
+    assert "yaml" in _denied(_build(tmp_path, source)["modules"])
