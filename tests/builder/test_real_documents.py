@@ -105,3 +105,23 @@ def test_the_blog_post_with_tex_shows_every_formula_as_mathml_and_every_word(pag
     # HackMD's table of contents links `#Pixel-RNN/CNN`: resolved to the GitHub-style id, never left broken
     toc = soup.find(id="intro").find_all("a", href=True)
     assert [a["href"] for a in toc][:2] == ["#motivation-and-overview", "#pixel-rnncnn"]
+
+
+def test_the_jekyll_demo_post_keeps_its_sections_around_its_lone_h1(pages):
+    page = pages["chirpy-text-and-typography"]
+    titles = [s.title for s in page.report.sections]
+    assert page.report.title == "Text and Typography" and page.report.subtitle == ""
+    # `## Headings` then a demo `# H1 — heading`: read as one more `##`, not as the level that folded all 17
+    # other sections into it (before: one section, "H1 — heading")
+    assert titles[:4] == ["Headings", "H1 — heading", "H2 — heading", "Paragraph"]
+    assert len(titles) == 18 and titles[13] == "Mathematics" and titles[-1] == "Reverse Footnote"
+    assert _text(page.report.sections[3].summary_html).startswith("Quisque egestas convallis ipsum")
+    soup = parse_html(page.html)
+    maths = soup.find(id=page.report.sections[13].id).find_parent("section").find_all("math")
+    assert [m.find("annotation").get_text().strip() for m in maths][1:] == [
+        "a \\ne 0", "ax^2 + bx + c = 0", "x = {-b \\pm \\sqrt{b^2-4ac} \\over 2a}"]
+    assert maths[0]["display"] == "block" and "\\begin{equation}" in maths[0].find("annotation").get_text()
+    # its true findings: 17 kramdown/Liquid leftovers (warnings) and three image paths from the site's root
+    # (`mockup.png` is named once, at its first use)
+    assert [w.code for w in page.report.warnings].count("markup-leftover") == 17
+    assert [(f.code, f.line) for f in unaccepted(page)] == [("image-missing", line) for line in (169, 190, 191)]
