@@ -166,12 +166,13 @@ class Slugger:
         return slug
 
 
-def parse(body: str, body_line: int = 1) -> Parsed:
-    """Return the annotated tokens of `body`; `body_line` is the file line of its first line."""
+def parse(body: str, body_line: int = 1, *, titled: bool = False) -> Parsed:
+    """Return the annotated tokens of `body`; `body_line` is the file line of its first line, `titled` whether
+    the front matter names the document (then no heading after the body's start is needed as its title)."""
     env: dict[str, Any] = {}
     tokens, leftovers = remove_leftovers(markdown().parse(body, env), body_line)
     parsed = Parsed(tokens, env, written=written_links(tokens, body, body_line, markdown()))
-    _section_level(parsed)
+    _section_level(parsed, titled)
     _assign_heading_ids(parsed, body_line)
     guard = Guard((h.id for h in parsed.headings), is_reserved_id)
     guard_tokens(parsed.tokens, guard, body_line)
@@ -220,12 +221,13 @@ def is_banner(children: list[Token] | None) -> bool:
     return True
 
 
-def _section_level(parsed: Parsed) -> None:
+def _section_level(parsed: Parsed, titled: bool) -> None:
     """Decide which heading level holds the report's sections, and which `#` heading (if any) is its title.
 
     One unnumbered `#` heading is the title and the sections are the next level down (usually `##`); a `#`
     heading followed by numbered `#` headings is the title of a report sectioned with `#`; several `#`
-    headings, or numbered ones, are the sections themselves. A banner heading (links, images, emoji) is
+    headings, or numbered ones, are the sections themselves. A lone `#` among `##` sections in a document
+    already titled (see `_lone_heading`) is read as one more `##`. A banner heading (links, images, emoji) is
     never the title. When the sections are few and huge (see `_few_and_huge`), the level below is
     sectioned too: each of those headings starts a section, and the few ones above stay as sections of
     their own (their text before the first sub-heading).
@@ -235,16 +237,34 @@ def _section_level(parsed: Parsed) -> None:
             and not is_references_title(plain_text(tokens[i + 1].children).strip())]
     named = [i for i in tops if not is_banner(tokens[i + 1].children)]
     ones = [i for i in named if tokens[i].tag == "h1"]
-    title: int | None = None
-    if ones and not _heading_number(tokens[ones[0] + 1]) and ones[0] == named[0] and (
-            len(ones) == 1 or all(_heading_number(tokens[i + 1]) for i in ones[1:])):
-        title = ones[0]
+    first = ones[0] if ones and ones[0] == named[0] and not _heading_number(tokens[ones[0] + 1]) else None
+    title = first if all(_heading_number(tokens[i + 1]) for i in ones[1:]) else None
+    lone = _lone_heading(tokens, named, first) if title is None and (first is not None or titled) else None
+    if lone is not None:
+        title = first
+        tokens[lone].tag = tokens[lone + 2].tag = "h2"
     levels = [int(tokens[i].tag[1]) for i in tops if i != title]
     parsed.title_index = title
     parsed.section_level = min(levels) if levels else 2
     if _few_and_huge(tokens, [i for i in tops if i != title], parsed.section_level):
         parsed.group_level = parsed.section_level
         parsed.section_level += 1
+
+
+# A lone `#` stands among at least this many `##` sections (one of them before it) to be read as one of them.
+LONE_AMONG = 3
+
+
+def _lone_heading(tokens: list[Token], named: list[int], title: int | None) -> int | None:
+    """Return the one unnumbered `#` heading that stands among `##` sections of a document titled already (by
+    the `#` heading it opens with, or by its front matter), else None: a Jekyll post whose one `#` in the middle
+    would otherwise make `#` the section level and fold every `##` after it into one section. Two or more `#`
+    are the document's parts, and a numbered `#` (`# 2. Design`) its structure: they stay sections."""
+    others = [i for i in named if tokens[i].tag == "h1" and i != title]
+    if len(others) != 1 or _heading_number(tokens[others[0] + 1]):
+        return None
+    twos = [i for i in named if tokens[i].tag == "h2"]
+    return others[0] if len(twos) >= LONE_AMONG and twos[0] < others[0] else None
 
 
 # Sections are "few and huge" when there are at most FEW of them and one holds more than HUGE_WORDS words

@@ -170,7 +170,7 @@ def _intro(parsed: Parsed, layout: _Layout) -> list[Token]:
 
 def report_from_source(source: Source) -> Report:
     """Return the Report of a decoded source (pure: no file is read or written)."""
-    parsed = parse(source.body, source.body_line)
+    parsed = parse(source.body, source.body_line, titled=bool(source.front.title))
     layout = _layout(parsed)
     # The title: the front matter's, else the `#` heading that titles the report; when the `#` headings are
     # the sections themselves, none of them names the whole report.

@@ -136,3 +136,34 @@ def test_a_formula_in_a_heading_keeps_its_tex_in_the_title_and_id(write_md):
     report = read_report(write_md("# T\n\n## The $O(n)$ bound\n\ntext\n"))
     assert report.sections[0].title == "The O(n) bound" and report.sections[0].id == "the-on-bound"
     assert "<math" in report.sections[0].title_html
+
+
+_LONE = "## One\n\na\n\n## Two\n\nb\n\n# Lone\n\nc\n\n## Three\n\nd\n"
+
+
+@pytest.mark.parametrize("head, title", [
+    ("---\ntitle: Demo post\n---\nIntro.\n\n", "Demo post"),  # a Jekyll post: titled by its front matter
+    ("# The post\n\nIntro.\n\n", "The post"),  # titled by the `#` it opens with
+])
+def test_a_lone_h1_among_h2_sections_is_one_more_section(write_md, head, title):
+    page = checked_page(write_md(head + _LONE))
+    assert page.report.title == title
+    assert [(s.title, s.id) for s in page.report.sections] == [
+        ("One", "one"), ("Two", "two"), ("Lone", "lone"), ("Three", "three")]
+    soup = parse_html(page.html)
+    assert [h.get_text(strip=True) for h in soup.find_all("h1")] == [title]  # the page's title, no other
+    assert "d" in page.report.sections[3].summary_html + page.report.sections[3].detail_html
+
+
+@pytest.mark.parametrize("markdown, title, sections", [
+    # no title yet: the first `#` names the document (and a `##` before it is its preamble)
+    (_LONE, "Lone", ["Lone"]),
+    # two `#` besides the title are the document's parts; so is a numbered `#`
+    ("# T\n\n## a\n\n## b\n\n## c\n\n# Part 1\n\n## d\n\n# Part 2\n\n## e\n", "T", ["T", "Part 1", "Part 2"]),
+    ("# T\n\n## a\n\n## b\n\n## c\n\n# 1. Part\n\n## d\n", "T", ["Part"]),  # §1
+    # too few `##` to stand among
+    ("---\ntitle: F\n---\n## a\n\n## b\n\n# Lone\n\nc\n", "F", ["Lone"]),
+])
+def test_h1_headings_that_are_not_lone_keep_their_level(write_md, markdown, title, sections):
+    report = read_report(write_md(markdown))
+    assert (report.title, [s.title for s in report.sections]) == (title, sections)
