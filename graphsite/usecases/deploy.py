@@ -7,10 +7,13 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
@@ -67,7 +70,7 @@ class DeployResult:
         """False when verify ran but could not read the page: private, with credentials this run did not make."""
         return not self.checks or reads_content(self.plan.deployment, self.access.credentials)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         plan = self.plan
         deployment = plan.deployment
         made = {"access": self.access.as_json()} if self.access.credentials and not self.dry_run else {}
@@ -86,7 +89,8 @@ def requested_subdomain(config: Config, name: str) -> str:
     return check_length(subdomain_of(name, config.site.domain, what="--subdomain"))
 
 
-def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
+def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *,
+                     token: Callable[[int], str] = secrets.token_hex) -> str:
     """Return the requested subdomain, or a fresh random one no service, route or record uses."""
     if request.subdomain:
         return requested_subdomain(config, request.subdomain)
@@ -96,7 +100,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
                 or clients.routes.exists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
-    return draw_name(config.site.prefix, taken, **draw)
+    return draw_name(config.site.prefix, taken, token=token)
 
 
 def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: Reporter) -> DeployResult:

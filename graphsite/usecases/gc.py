@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
@@ -51,7 +52,7 @@ class Collected:
     def line(self) -> str:
         return f"{self.outcome} {self.name} ({self.reason})"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"subdomain": self.name, "outcome": self.outcome, "reason": self.reason,
                 "teardown": self.report.as_json() if self.report else None}
 

@@ -7,9 +7,11 @@ reported and the one that could not be read is named.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
@@ -113,7 +115,7 @@ class Foreign:
         owner = f" ({self.stamp.fqdn})" if self.claim == Claim.OTHER and self.stamp else ""
         return f"{self.kind} {self.name}: {self.claim}{owner}"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "claim": str(self.claim),
                 "fqdn": self.stamp.fqdn if self.stamp else None}
 
@@ -216,7 +218,7 @@ def holding(config: Config, clients: Clients, name: str, *, dns: bool = True) ->
     return inventory.holdings[name], inventory.unreadable
 
 
-def _read(found: _Found, system: str, read, unavailable: dict[str, str] | None = None) -> None:
+def _read(found: _Found, system: str, read: Callable[[], object], unavailable: dict[str, str] | None = None) -> None:
     if unavailable and system in unavailable:
         found.unreadable[system] = unavailable[system]
         return

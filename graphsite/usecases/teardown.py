@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
@@ -52,7 +53,7 @@ class TeardownReport:
     def nothing_was_there(self) -> bool:
         return all(o.outcome == ABSENT for o in self.outcomes)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "fqdn": self.fqdn, "clean": self.clean,
                 "resources": [o.as_json() for o in self.outcomes], "left": list(self.left),
                 "page": {"offline": self.page_offline, "state": str(self.page_state), "evidence": self.page}}
