@@ -35,7 +35,7 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import holding
+from graphsite.usecases.inventory import SurveySettings, holding
 from graphsite.usecases.verify import reads_content, run_checks
 
 
@@ -169,7 +169,7 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
             reporter.info(f"  {line}")
         if prepared.current is None:  # a new deployment: prove that nothing of it is left, as teardown does
             try:
-                held, unreadable = holding(config, clients, name)
+                held, unreadable = holding(SurveySettings.from_config(config), clients, name)
             except GraphsiteError as exc:
                 reporter.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
                 return

@@ -9,7 +9,7 @@ from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Stamp
 from graphsite.publisher.swarm import Service
-from graphsite.usecases.inventory import survey
+from graphsite.usecases.inventory import SurveySettings, survey
 from tests.publisher.fakes import FakeDns
 
 CREATED = "2026-07-01T12:00:00Z"
@@ -39,7 +39,7 @@ def test_a_0_1_route_and_config_are_adopted_beside_a_proven_service_and_foreign_
     older = {f"{n}-page-{n[-1] * 12}": Stamp(n, created=CREATED, version=1) for n in ("gs-a", "gs-b")}
     proven = Stamp("gs-a", "gs-a.example.org", "0a1b2c3d", CREATED)
     swarm = _Swarm([Service("id-a", "gs-a", proven.labels(), 1, (), 1)], older)
-    inventory = survey(config, Clients(dns=FakeDns(), swarm=swarm), dns=False)
+    inventory = survey(SurveySettings.from_config(config), Clients(dns=FakeDns(), swarm=swarm), dns=False)
     adopted = inventory.holdings["gs-a"]
     assert adopted.route == tmp_path / "dynamic" / "gs-a.yml" and adopted.configs == ("gs-a-page-aaaaaaaaaaaa",)
     assert "gs-b" not in inventory.holdings
