@@ -241,5 +241,5 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
                        proxied=config.dns.proxied, comment=record_comment(deployment))
     return DeployPlan(deployment=deployment, service=service,
                       route_path=deployment.route_path(deploy.dynamic_dir),
-                      route=route.route_document(config, subdomain, deployment.fqdn), record=record,
-                      bind_dir=directory, server=server, page=page)
+                      route=route.route_document(route.RouteSettings.from_config(config), subdomain, deployment.fqdn),
+                      record=record, bind_dir=directory, server=server, page=page)

@@ -5,6 +5,7 @@ reads and removes the files."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -32,19 +33,41 @@ def auth_middleware(subdomain: str) -> str:
     return f"{subdomain}-auth"
 
 
-def route_document(config: Config, subdomain: str, fqdn: str, *, users: tuple[str, ...] = ()) -> RouteDocument:
+@dataclass(frozen=True)
+class RouteSettings:
+    """What a deployment's route is made from: the [deploy] settings of Traefik's routers, and the domain a
+    wildcard certificate is asked for."""
+
+    domain: str
+    port: int
+    tls: str
+    cert_resolver: str
+    https_entrypoint: str
+    http_entrypoint: str
+    redirect_middleware: str
+    middlewares: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, config: Config) -> RouteSettings:
+        deploy = config.deploy
+        return cls(config.site.domain, deploy.port, deploy.tls, deploy.cert_resolver, deploy.https_entrypoint,
+                   deploy.http_entrypoint, deploy.redirect_middleware, deploy.middlewares)
+
+
+def route_document(settings: RouteSettings, subdomain: str, fqdn: str, *,
+                   users: tuple[str, ...] = ()) -> RouteDocument:
     """Return the dynamic configuration routing https://<fqdn>/ to http://<subdomain>:<port>; with `users`
     (htpasswd lines, bcrypt) the websecure router asks for them first (a private report), then runs the
     operator's deploy.middlewares."""
-    deploy = config.deploy
     rule = f"Host(`{fqdn}`)"
-    tls: dict[str, Any] = {"certResolver": deploy.cert_resolver}
-    if deploy.tls == "wildcard":
-        tls["domains"] = [{"main": config.site.domain, "sans": [f"*.{config.site.domain}"]}]
+    tls: dict[str, Any] = {"certResolver": settings.cert_resolver}
+    if settings.tls == "wildcard":
+        tls["domains"] = [{"main": settings.domain, "sans": [f"*.{settings.domain}"]}]
     service = f"{subdomain}-service"
-    websecure: dict[str, Any] = {"rule": rule, "entryPoints": [deploy.https_entrypoint], "service": service, "tls": tls}
+    websecure: dict[str, Any] = {"rule": rule, "entryPoints": [settings.https_entrypoint], "service": service,
+                                 "tls": tls}
     middlewares = [f"{auth_middleware(subdomain)}@file"] if users else []
-    middlewares += list(deploy.middlewares)
+    middlewares += list(settings.middlewares)
     if middlewares:
         websecure["middlewares"] = middlewares
     document: RouteDocument = {
@@ -52,14 +75,14 @@ def route_document(config: Config, subdomain: str, fqdn: str, *, users: tuple[st
             "routers": {
                 f"{subdomain}-websecure": websecure,
                 f"{subdomain}-web": {
-                    "rule": rule, "entryPoints": [deploy.http_entrypoint], "service": service,
-                    "middlewares": [deploy.redirect_middleware],
+                    "rule": rule, "entryPoints": [settings.http_entrypoint], "service": service,
+                    "middlewares": [settings.redirect_middleware],
                 },
             },
             "services": {
                 service: {
                     "loadBalancer": {
-                        "servers": [{"url": f"http://{subdomain}:{deploy.port}"}],
+                        "servers": [{"url": f"http://{subdomain}:{settings.port}"}],
                         "passHostHeader": True,
                     },
                 },

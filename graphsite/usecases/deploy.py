@@ -36,7 +36,7 @@ from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
-from graphsite.usecases.verify import reads_content, run_checks
+from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
                                read=clients.routes.document)
-        plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
+        document = route.route_document(route.RouteSettings.from_config(config), subdomain, plan.fqdn,
+                                        users=access.users)
+        plan = mark(plan, access, document)
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
@@ -261,7 +263,7 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with reporter.step("verify"):
-        checks = tuple(run_checks(config, plan.deployment, clients, credentials))
+        checks = tuple(run_checks(VerifySettings.from_config(config), plan.deployment, clients, credentials))
         failed = [c for c in checks if c.status == CheckStatus.FAIL]
         if failed:
             raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),

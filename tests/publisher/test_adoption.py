@@ -33,7 +33,7 @@ def test_a_0_1_route_and_config_are_adopted_beside_a_proven_service_and_foreign_
     config = config.replace("site", domain="example.org")
     (tmp_path / "dynamic").mkdir()
     for name in ("gs-a", "gs-b"):  # route files as 0.1 wrote them: name, created, expires; no domain, no id
-        document = route.route_document(config, name, f"{name}.example.org")
+        document = route.route_document(route.RouteSettings.from_config(config), name, f"{name}.example.org")
         (tmp_path / "dynamic" / f"{name}.yml").write_text(
             f"# graphsite: name={name} created={CREATED} expires=\n{route.dump(document)}")
     older = {f"{n}-page-{n[-1] * 12}": Stamp(n, created=CREATED, version=1) for n in ("gs-a", "gs-b")}
