@@ -148,10 +148,11 @@ class Foreign:
             self._tree(Path(self.driver.bind_root) / f".{names[8]}.{new_id()}.tmp", stamp(names[8], other))
         if routes is not None:
             proven = stamp(names[6], lab_domain)  # production's route, found in staging's directory
-            document = route.route_document(self.driver.lab.config, names[6], proven.fqdn)
+            routing = route.RouteSettings.from_config(self.driver.lab.config)
+            document = route.route_document(routing, names[6], proven.fqdn)
             self._file(routes / f"{names[6]}.yml", route.dump(document, proven))
             self._file(routes / f"{names[7]}.yml", f"# graphsite: name={names[7]} (by hand)\n"
-                       + route.dump(route.route_document(self.driver.lab.config, names[7], f"{names[7]}.{domain}")))
+                       + route.dump(route.route_document(routing, names[7], f"{names[7]}.{domain}")))
             if temporaries:
                 self._file(routes / f".{names[5]}.yml.{new_id()}.tmp",
                            route.dump(document, stamp(names[5], lab_domain)))

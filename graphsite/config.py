@@ -24,7 +24,8 @@ PASSWORD_ENV = "GRAPHSITE_PASSWORD"  # a private page's password for verify (nev
 DEFAULT_FILENAME = "graphsite.toml"
 
 
-def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING):
+# Any, as dataclasses.field is: the class body reads the result as the field's value, whatever its type.
+def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING) -> Any:
     if factory is not dataclasses.MISSING:
         return field(default_factory=factory, metadata={"doc": text})
     return field(default=default, metadata={"doc": text})

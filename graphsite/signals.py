@@ -13,6 +13,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
+from typing import TypeAlias
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -36,15 +38,19 @@ class Interrupted(KeyboardInterrupt):
         return stopped_by(self.signum)
 
 
-def _install(handler: Callable[[int, object], None]) -> dict[int, object]:
+# What signal.signal takes and gives back: a function, SIG_DFL or SIG_IGN, or None (a handler not set from Python).
+_Handler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+
+
+def _install(handler: Callable[[int, object], None]) -> dict[int, _Handler]:
     if threading.current_thread() is not threading.main_thread():
         return {}  # signal handlers can only be set from the main thread (an in-process test runner's worker)
     return {signum: signal.signal(signum, handler) for signum in SIGNALS}
 
 
-def _restore(previous: dict[int, object]) -> None:
+def _restore(previous: dict[int, _Handler]) -> None:
     for signum, handler in previous.items():
-        signal.signal(signum, handler)  # type: ignore[arg-type]
+        signal.signal(signum, handler)
 
 
 # Signals that came after the first one but before the undo installed its own handler (while the first one's

@@ -16,7 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.tasklists import tasklists_plugin
 
@@ -119,12 +121,12 @@ def text_html(text: str) -> str:
     return clean_html(_text_markdown().renderInline(text)) if text else ""
 
 
-def _render_link_open(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+def _render_link_open(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     prefix = '<sup class="cite">' if tokens[idx].meta.get("cite") else ""
     return prefix + self.renderToken(tokens, idx, options, env)
 
 
-def _render_link_close(self: Any, tokens: list[Token], idx: int, options: Any, env: Any) -> str:
+def _render_link_close(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     suffix = "</sup>" if tokens[idx].meta.get("cite") else ""
     return self.renderToken(tokens, idx, options, env) + suffix
 

@@ -11,6 +11,7 @@ from typing import cast
 
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
+from markdown_it.utils import EnvType
 
 from graphsite.builder.markdown import (
     HEADING_NUMBER,
@@ -38,7 +39,7 @@ def read_report(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
     return report_from_source(read_source(path, max_bytes=max_bytes))
 
 
-def render(tokens: list[Token], env: dict) -> str:
+def render(tokens: list[Token], env: EnvType) -> str:
     """Return block tokens as sanitised HTML."""
     if not tokens:
         return ""
@@ -46,7 +47,7 @@ def render(tokens: list[Token], env: dict) -> str:
     return clean_html(md.renderer.render(tokens, md.options, env)).strip()
 
 
-def _render_inline(children: list[Token], env: dict) -> str:
+def _render_inline(children: list[Token], env: EnvType) -> str:
     md = markdown()
     renderer = cast(RendererHTML, md.renderer)
     return clean_html(renderer.renderInline(children, md.options, env)).strip()

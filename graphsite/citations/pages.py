@@ -150,7 +150,9 @@ class AnchorScanner:
                 return
             pos = len(text) if end < 0 else end + 1
             whole, self._tag = "".join(self._tag) + text[:pos], []
-            self._start_tag(_OPEN.match(whole).group(2), whole)  # type: ignore[union-attr]
+            opened = _OPEN.match(whole)
+            assert opened is not None  # `whole` begins with the start tag _OPEN found when it was set aside
+            self._start_tag(opened.group(2), whole)
         while pos < len(text):
             if self._inside is not None:  # a comment, script or style: only its ending matters
                 ending = self._inside.search(text, pos)

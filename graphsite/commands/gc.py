@@ -37,9 +37,10 @@ def gc_command(dry_run: bool, prefix: str, wait: float, as_json: bool, config_pa
     from graphsite.commands import present
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.progress import Console
-    from graphsite.usecases.gc import collect
+    from graphsite.usecases.gc import GcSettings, collect
 
     config = site(load_config(config_path))
     with connected(config, partial=True) as clients:
-        report = collect(config, clients, Console(), dry_run=dry_run, prefix=prefix, wait=wait, now=now)
+        report = collect(GcSettings.from_config(config), clients, Console(), dry_run=dry_run, prefix=prefix,
+                         wait=wait, now=now)
     present.gc(report, as_json)

@@ -22,10 +22,10 @@ def list_command(name: str | None, as_json: bool, config_path: Path | None) -> N
     from graphsite.commands import present
     from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
-    from graphsite.usecases.inventory import survey
+    from graphsite.usecases.inventory import SurveySettings, survey
 
     config = site(load_config(config_path))
     subdomain = subdomain_of(name, config.site.domain) if name is not None else None  # before connecting
     with connected(config, partial=True) as clients:
-        inventory = survey(config, clients, name=subdomain, runtime=True)
+        inventory = survey(SurveySettings.from_config(config), clients, name=subdomain, runtime=True)
     present.listing(inventory, datetime.now(UTC), as_json, name=subdomain)

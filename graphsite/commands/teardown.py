@@ -22,10 +22,10 @@ def teardown_command(name: str, wait: float, as_json: bool, config_path: Path | 
     from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.progress import Console
-    from graphsite.usecases.teardown import teardown
+    from graphsite.usecases.teardown import TeardownSettings, teardown
 
     config = site(load_config(config_path))
     name = subdomain_of(name, config.site.domain)  # before connecting: a mistyped name costs no connection
     with connected(config, partial=True) as clients:
-        report = teardown(config, name, clients, Console(), wait=wait)
+        report = teardown(TeardownSettings.from_config(config), name, clients, Console(), wait=wait)
     present.teardown(report, as_json)

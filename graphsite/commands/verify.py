@@ -28,13 +28,14 @@ def verify_command(name: str, user: str | None, password_file: TextIO | None, as
     from graphsite.labels import subdomain_of
     from graphsite.publisher.access import USER
     from graphsite.publisher.clients import connected, site
-    from graphsite.usecases.verify import verify
+    from graphsite.usecases.verify import VerifySettings, verify
 
     password = _password(password_file)
     config = site(load_config(config_path))
     name = subdomain_of(name, config.site.domain)  # before connecting: a mistyped name costs no connection
     with connected(config) as clients:
-        report = verify(config, name, clients, (user or USER, password) if password else None)
+        credentials = (user or USER, password) if password else None
+        report = verify(VerifySettings.from_config(config), name, clients, credentials)
     present.verify(report, as_json)
 
 

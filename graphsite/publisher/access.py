@@ -87,7 +87,7 @@ def read_htpasswd(path: Path) -> tuple[str, ...]:
 
 def decide_access(route_path: Path, subdomain: str, *, private: bool = False, public: bool = False,
                   auth_file: Path | None = None, new_password: bool = False, was_private: bool = False,
-                  read: Callable[[Path], dict | None] = route_files.read_route) -> Access:
+                  read: Callable[[Path], route.RouteDocument | None] = route_files.read_route) -> Access:
     """Return who may read the deployment: --auth-file's users; the existing route's credentials on a redeploy
     (a private report never turns public by omission: --public says so; `was_private`, the service's record,
     keeps it private even when its route file, and so its credentials, are gone); or new credentials. `read`
@@ -106,7 +106,7 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
     return Access()
 
 
-def mark(plan: DeployPlan, access: Access, route_document: dict | None = None) -> DeployPlan:
+def mark(plan: DeployPlan, access: Access, route_document: route.RouteDocument | None = None) -> DeployPlan:
     """Return `plan` readable by `access`: the deployment's access (and so the service's label), the service's
     Caddyfile that asks for the users and, when given, the route that asks for them too."""
     return plan.with_access(access.users, plan.route if route_document is None else route_document)

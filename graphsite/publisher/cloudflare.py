@@ -412,7 +412,7 @@ def _retry_wait(exc: DnsError, attempt: int) -> float | None:
         return None
     if exc.status == 429 and exc.retry_after is not None:
         return exc.retry_after
-    return min(0.5 * 2 ** attempt, 8.0)
+    return min(0.5 * 2.0 ** attempt, 8.0)
 
 
 def _hint(status: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -124,7 +125,7 @@ class Stamp:
                 STAMP: str(STAMP_VERSION)}
 
     @classmethod
-    def from_labels(cls, labels: dict | None) -> Stamp | None:
+    def from_labels(cls, labels: Mapping[str, str] | None) -> Stamp | None:
         """Return the stamp of a Swarm object's labels (complete or not), or None when they carry none."""
         labels = labels or {}
         name = labels.get(NAME)
@@ -234,7 +235,7 @@ class Deployment:
                 ACCESS: self.access, VERSION: self.made_by}
 
     @classmethod
-    def from_labels(cls, labels: dict | None, replicas: int = 1) -> Deployment | None:
+    def from_labels(cls, labels: Mapping[str, str] | None, replicas: int = 1) -> Deployment | None:
         """Return the deployment a service's labels describe, or None when they carry no graphsite stamp (whose it
         is, is `deployment.stamp.claim(...)`'s to say)."""
         stamp = Stamp.from_labels(labels)

@@ -91,7 +91,7 @@ def parse_text(path: Path, text: str) -> DynamicFile:
 
 
 @functools.cache
-def _validator():
+def _validator() -> Any:  # jsonschema ships no type information: its validator is Any here
     import jsonschema
 
     schema = json.loads(schema_path(SCHEMA).read_text(encoding="utf-8"))

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from graphsite import __version__
 from graphsite.config import CHOICES, Config, settings_errors
@@ -17,6 +18,7 @@ from graphsite.publisher import caddy, route
 from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, bind_dir, iso, new_id
 from graphsite.publisher.names import check_length
 from graphsite.publisher.names import fqdn as make_fqdn
+from graphsite.publisher.route import RouteDocument
 
 MAX_CONFIG_BYTES = 500 * 1024  # Swarm's limit on a config's data
 CONTENT_MODES = CHOICES["deploy.content"]
@@ -63,7 +65,7 @@ class ServiceSpec:
     update_order: str = "start-first"
     restart_condition: str = "any"
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """Return the spec as plain data (the golden file, --dry-run, --json)."""
         return {
             "name": self.name, "image": self.image, "command": list(self.command),
@@ -97,7 +99,7 @@ class DeployPlan:
     deployment: Deployment
     service: ServiceSpec
     route_path: Path
-    route: dict  # the Traefik dynamic configuration, as data
+    route: RouteDocument  # the Traefik dynamic configuration, as data
     record: DnsRecord
     bind_dir: Path | None
     server: caddy.Server  # what the service's Caddyfile is made from
@@ -127,7 +129,7 @@ class DeployPlan:
     def stamp(self) -> Stamp:
         return self.deployment.stamp
 
-    def with_access(self, users: tuple[str, ...], route: dict) -> DeployPlan:
+    def with_access(self, users: tuple[str, ...], route: RouteDocument) -> DeployPlan:
         """Return the plan of a deployment readable by `users` (htpasswd lines; none: public) through `route`
         and at its own server: the Caddyfile asks for the same users as the route."""
         deployment = replace(self.deployment, access="private" if users else "public")
@@ -239,5 +241,5 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
                        proxied=config.dns.proxied, comment=record_comment(deployment))
     return DeployPlan(deployment=deployment, service=service,
                       route_path=deployment.route_path(deploy.dynamic_dir),
-                      route=route.route_document(config, subdomain, deployment.fqdn), record=record,
-                      bind_dir=directory, server=server, page=page)
+                      route=route.route_document(route.RouteSettings.from_config(config), subdomain, deployment.fqdn),
+                      record=record, bind_dir=directory, server=server, page=page)

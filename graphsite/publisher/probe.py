@@ -8,7 +8,7 @@ import hashlib
 import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
@@ -33,7 +33,7 @@ class Probe:
     status: int = 0
     location: str = ""
     body: bytes = field(default=b"", repr=False)
-    cert: dict | None = None  # ssl.SSLSocket.getpeercert(): only present when the chain verified
+    cert: dict[str, Any] | None = None  # ssl.SSLSocket.getpeercert(): only present when the chain verified
     error: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     failure: Failure = ""  # why there is no answer (set with `error`)

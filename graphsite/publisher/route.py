@@ -5,7 +5,9 @@ reads and removes the files."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import yaml
 
@@ -21,40 +23,66 @@ from graphsite.publisher.dynamic import schema_errors
 _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.(?:yml\.[^/]*" + re.escape(TEMPORARY_SUFFIX)
                         + r"|[^/]*\.graphsite-tmp)$")
 
+# Traefik's dynamic configuration as YAML data: its shape is Traefik's v3 schema's to check (check_route), not
+# a Python type's, so its values stay Any.
+RouteDocument: TypeAlias = dict[str, Any]
+
 
 def auth_middleware(subdomain: str) -> str:
     """Return the name of the basicAuth middleware a private deployment's route file defines."""
     return f"{subdomain}-auth"
 
 
-def route_document(config: Config, subdomain: str, fqdn: str, *, users: tuple[str, ...] = ()) -> dict:
+@dataclass(frozen=True)
+class RouteSettings:
+    """What a deployment's route is made from: the [deploy] settings of Traefik's routers, and the domain a
+    wildcard certificate is asked for."""
+
+    domain: str
+    port: int
+    tls: str
+    cert_resolver: str
+    https_entrypoint: str
+    http_entrypoint: str
+    redirect_middleware: str
+    middlewares: tuple[str, ...]
+
+    @classmethod
+    def from_config(cls, config: Config) -> RouteSettings:
+        deploy = config.deploy
+        return cls(config.site.domain, deploy.port, deploy.tls, deploy.cert_resolver, deploy.https_entrypoint,
+                   deploy.http_entrypoint, deploy.redirect_middleware, deploy.middlewares)
+
+
+def route_document(settings: RouteSettings, subdomain: str, fqdn: str, *,
+                   users: tuple[str, ...] = ()) -> RouteDocument:
     """Return the dynamic configuration routing https://<fqdn>/ to http://<subdomain>:<port>; with `users`
     (htpasswd lines, bcrypt) the websecure router asks for them first (a private report), then runs the
     operator's deploy.middlewares."""
-    deploy = config.deploy
     rule = f"Host(`{fqdn}`)"
-    tls: dict = {"certResolver": deploy.cert_resolver}
-    if deploy.tls == "wildcard":
-        tls["domains"] = [{"main": config.site.domain, "sans": [f"*.{config.site.domain}"]}]
+    tls: dict[str, Any] = {"certResolver": settings.cert_resolver}
+    if settings.tls == "wildcard":
+        tls["domains"] = [{"main": settings.domain, "sans": [f"*.{settings.domain}"]}]
     service = f"{subdomain}-service"
-    websecure: dict = {"rule": rule, "entryPoints": [deploy.https_entrypoint], "service": service, "tls": tls}
+    websecure: dict[str, Any] = {"rule": rule, "entryPoints": [settings.https_entrypoint], "service": service,
+                                 "tls": tls}
     middlewares = [f"{auth_middleware(subdomain)}@file"] if users else []
-    middlewares += list(deploy.middlewares)
+    middlewares += list(settings.middlewares)
     if middlewares:
         websecure["middlewares"] = middlewares
-    document: dict = {
+    document: RouteDocument = {
         "http": {
             "routers": {
                 f"{subdomain}-websecure": websecure,
                 f"{subdomain}-web": {
-                    "rule": rule, "entryPoints": [deploy.http_entrypoint], "service": service,
-                    "middlewares": [deploy.redirect_middleware],
+                    "rule": rule, "entryPoints": [settings.http_entrypoint], "service": service,
+                    "middlewares": [settings.redirect_middleware],
                 },
             },
             "services": {
                 service: {
                     "loadBalancer": {
-                        "servers": [{"url": f"http://{subdomain}:{deploy.port}"}],
+                        "servers": [{"url": f"http://{subdomain}:{settings.port}"}],
                         "passHostHeader": True,
                     },
                 },
@@ -66,14 +94,14 @@ def route_document(config: Config, subdomain: str, fqdn: str, *, users: tuple[st
     return document
 
 
-def route_users(document: dict | None, subdomain: str) -> tuple[str, ...]:
+def route_users(document: RouteDocument | None, subdomain: str) -> tuple[str, ...]:
     """Return the htpasswd lines of a route's basicAuth middleware (empty: the deployment is public)."""
     middlewares = ((document or {}).get("http") or {}).get("middlewares") or {}
     basic = (middlewares.get(auth_middleware(subdomain)) or {}).get("basicAuth") or {}
     return tuple(str(line) for line in basic.get("users") or ())
 
 
-def dump(document: dict, stamp: Stamp | None = None) -> str:
+def dump(document: RouteDocument, stamp: Stamp | None = None) -> str:
     """Return the route file's text: the stamp as a leading YAML comment, then the document."""
     head = stamp.route_comment() if stamp else ""
     return head + yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
@@ -87,7 +115,7 @@ def check_route(document: object, path: Path) -> None:
                           hint="this is a graphsite bug or a bad [deploy] setting; nothing was changed")
 
 
-def _our_shape(data: dict | None, name: str) -> bool:
+def _our_shape(data: RouteDocument | None, name: str) -> bool:
     http = (data or {}).get("http") or {}
     return (set(http) <= {"routers", "services", "middlewares"}
             and set(http.get("routers") or {}) == {f"{name}-websecure", f"{name}-web"}

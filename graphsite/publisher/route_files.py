@@ -13,10 +13,10 @@ from graphsite.errors import DeployError
 from graphsite.publisher import files
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.dynamic import parse_text
-from graphsite.publisher.route import check_route, dump, stamp_in, temporary_name, temporary_owner
+from graphsite.publisher.route import RouteDocument, check_route, dump, stamp_in, temporary_name, temporary_owner
 
 
-def write_route(path: Path, document: dict, stamp: Stamp | None = None) -> bool:
+def write_route(path: Path, document: RouteDocument, stamp: Stamp | None = None) -> bool:
     """Write the route atomically with mode 0644 after checking it; return False when it was already there.
     A symbolic link at `path` is refused."""
     check_route(document, path)
@@ -48,7 +48,7 @@ def remove_file(path: Path) -> bool:
     return True
 
 
-def read_route(path: Path) -> dict | None:
+def read_route(path: Path) -> RouteDocument | None:
     """Return the parsed route file, or None when it is missing, empty, not UTF-8, not a YAML mapping, or a
     symbolic link (never followed); raise DeployError when it could not be read (a private page's credentials
     are read here: a failed read must not make it public)."""

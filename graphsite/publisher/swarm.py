@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 import docker.errors
@@ -61,7 +62,7 @@ class Service:
 
     id: str
     name: str
-    labels: dict
+    labels: dict[str, str]
     replicas: int
     configs: tuple[str, ...]
     version: int
@@ -100,19 +101,21 @@ class _Api:
     "is it there?"), anything else the SDK or its transport raises becomes one SwarmError, named after the
     call ("inspect service") or, through `doing`, after what the caller does ("inspect service NAME")."""
 
-    def __init__(self, api, action: str = "") -> None:
+    # The docker SDK ships no type information: its client and every answer it returns are Any here, and this
+    # class is where they enter; the readers below give each answer its type.
+    def __init__(self, api: Any, action: str = "") -> None:
         self._api, self._action = api, action
 
     def doing(self, action: str) -> _Api:
         """Return this client with its errors named `action`."""
         return _Api(self._api, action)
 
-    def __getattr__(self, attribute: str):
+    def __getattr__(self, attribute: str) -> Any:
         call = getattr(self._api, attribute)
         if not callable(call):
             return call
 
-        def translated(*args, **kwargs):
+        def translated(*args: Any, **kwargs: Any) -> Any:
             try:
                 return call(*args, **kwargs)
             except docker.errors.NotFound:
@@ -126,7 +129,7 @@ class _Api:
 class Swarm:
     """Idempotent operations on the Swarm of the local Docker daemon."""
 
-    def __init__(self, client=None, *, timeout: float = 30.0) -> None:
+    def __init__(self, client: docker.DockerClient | None = None, *, timeout: float = 30.0) -> None:
         try:
             self.api = _Api((client or docker.from_env(timeout=int(max(1, timeout)))).api)
         except _WORLD as exc:
@@ -150,7 +153,7 @@ class Swarm:
         if not info.get("ControlAvailable"):
             raise DeployError("Docker: this node is not a Swarm manager",
                               hint="run graphsite on a manager node (docker swarm init)")
-        return info["NodeID"]
+        return str(info["NodeID"])
 
     # --- services -------------------------------------------------------------------------------------------
 
@@ -265,7 +268,7 @@ class Swarm:
         found = [c for c in self.api.configs(filters={"name": name}) if c["Spec"]["Name"] == name]
         if not found:
             raise DeployError(f"Docker: config {name} is missing")
-        return found[0]["ID"]
+        return str(found[0]["ID"])
 
     def configs(self, subdomain: str | None = None) -> list[str]:
         """Return the names of the configs graphsite made (for one subdomain, or all)."""
@@ -333,7 +336,7 @@ def config_labels(stamp: Stamp, config: ConfigFile) -> dict[str, str]:
     return {**stamp.labels(), SHA256: config.sha256}
 
 
-def _service(raw: dict) -> Service:
+def _service(raw: Mapping[str, Any]) -> Service:
     spec = raw["Spec"]
     container = spec["TaskTemplate"]["ContainerSpec"]
     return Service(id=raw["ID"], name=spec["Name"], labels=spec.get("Labels") or {},
@@ -342,7 +345,7 @@ def _service(raw: dict) -> Service:
                    version=raw["Version"]["Index"], image=container.get("Image", ""))
 
 
-def _task(raw: dict) -> Task:
+def _task(raw: Mapping[str, Any]) -> Task:
     status = raw.get("Status") or {}
     container = (raw.get("Spec") or {}).get("ContainerSpec") or {}
     addresses = tuple(((a.get("Network") or {}).get("Spec", {}).get("Name", ""), address.split("/")[0])

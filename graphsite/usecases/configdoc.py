@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphsite.codes import LINK_STATES
 from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, load_config_sources
 
 SCHEMA_ID = "https://graphsite.invalid/graphsite.schema.json"  # an identifier only: nothing is fetched from it
@@ -28,10 +29,9 @@ SECTION_DOCS = {
 
 def _choices() -> dict[str, tuple[str, ...]]:
     from graphsite.citations.integrity import CODES
-    from graphsite.citations.results import STATES
 
     codes = (*CODES, *(code.removeprefix("citation-") for code in CODES))  # both spellings are accepted
-    return {**CHOICES, "citations.accept[].code": codes, "links.fail_on[]": tuple(STATES)}
+    return {**CHOICES, "citations.accept[].code": codes, "links.fail_on[]": tuple(LINK_STATES)}
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,13 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 
 from __future__ import annotations
 
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
@@ -32,8 +35,8 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import holding
-from graphsite.usecases.verify import reads_content, run_checks
+from graphsite.usecases.inventory import SurveySettings, holding
+from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class DeployResult:
         """False when verify ran but could not read the page: private, with credentials this run did not make."""
         return not self.checks or reads_content(self.plan.deployment, self.access.credentials)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         plan = self.plan
         deployment = plan.deployment
         made = {"access": self.access.as_json()} if self.access.credentials and not self.dry_run else {}
@@ -86,7 +89,8 @@ def requested_subdomain(config: Config, name: str) -> str:
     return check_length(subdomain_of(name, config.site.domain, what="--subdomain"))
 
 
-def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, **draw) -> str:
+def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *,
+                     token: Callable[[int], str] = secrets.token_hex) -> str:
     """Return the requested subdomain, or a fresh random one no service, route or record uses."""
     if request.subdomain:
         return requested_subdomain(config, request.subdomain)
@@ -96,7 +100,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
                 or clients.routes.exists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
 
-    return draw_name(config.site.prefix, taken, **draw)
+    return draw_name(config.site.prefix, taken, token=token)
 
 
 def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: Reporter) -> DeployResult:
@@ -165,7 +169,7 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
             reporter.info(f"  {line}")
         if prepared.current is None:  # a new deployment: prove that nothing of it is left, as teardown does
             try:
-                held, unreadable = holding(config, clients, name)
+                held, unreadable = holding(SurveySettings.from_config(config), clients, name)
             except GraphsiteError as exc:
                 reporter.info(f"  proof: could not look again: {exc.message.splitlines()[0]}")
                 return
@@ -219,7 +223,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
                                read=clients.routes.document)
-        plan = mark(plan, access, route.route_document(config, subdomain, plan.fqdn, users=access.users))
+        document = route.route_document(route.RouteSettings.from_config(config), subdomain, plan.fqdn,
+                                        users=access.users)
+        plan = mark(plan, access, document)
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
@@ -257,7 +263,7 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
             credentials: tuple[str, str] | None = None) -> tuple[CheckResult, ...]:
     with reporter.step("verify"):
-        checks = tuple(run_checks(config, plan.deployment, clients, credentials))
+        checks = tuple(run_checks(VerifySettings.from_config(config), plan.deployment, clients, credentials))
         failed = [c for c in checks if c.status == CheckStatus.FAIL]
         if failed:
             raise DeployError("verify: " + "; ".join(f"{c.name}: {c.evidence}" for c in failed),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
@@ -17,10 +18,22 @@ from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.ports import Reporter
 from graphsite.usecases.inventory import Holding, holding, survey
-from graphsite.usecases.teardown import TeardownReport, teardown_locked
+from graphsite.usecases.teardown import TeardownReport, TeardownSettings, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
 GONE, UNDECIDED = "already gone", "not decided"
+
+
+@dataclass(frozen=True)
+class GcSettings:
+    """The settings gc needs: a teardown's, and how long a partial deployment is left alone."""
+
+    teardown: TeardownSettings
+    grace: float  # deploy.gc_grace, seconds
+
+    @classmethod
+    def from_config(cls, config: Config) -> GcSettings:
+        return cls(TeardownSettings.from_config(config), config.deploy.gc_grace)
 
 
 def reason(held: Holding, now: datetime, grace: float) -> str:
@@ -51,7 +64,7 @@ class Collected:
     def line(self) -> str:
         return f"{self.outcome} {self.name} ({self.reason})"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"subdomain": self.name, "outcome": self.outcome, "reason": self.reason,
                 "teardown": self.report.as_json() if self.report else None}
 
@@ -67,12 +80,12 @@ class GcReport:
         return not self.unreadable and not any(c.failed for c in self.collected)
 
 
-def collect(config: Config, clients: Clients, reporter: Reporter, *, dry_run: bool = False, prefix: str = "",
+def collect(settings: GcSettings, clients: Clients, reporter: Reporter, *, dry_run: bool = False, prefix: str = "",
             now: datetime | None = None, wait: float = 0.0) -> GcReport:
     """Tear down every expired deployment and every partial one older than `deploy.gc_grace` whose name starts
     with `prefix`; return one outcome per name visited (each teardown's progress goes to `reporter`)."""
-    grace = config.deploy.gc_grace
-    inventory = survey(config, clients)
+    grace = settings.grace
+    inventory = survey(settings.teardown.survey, clients)
     if not inventory.complete:  # nothing is decided, let alone removed, on a state that was not fully read
         return GcReport((), dict(inventory.unreadable), dry_run)
     collected = []
@@ -85,27 +98,28 @@ def collect(config: Config, clients: Clients, reporter: Reporter, *, dry_run: bo
         if dry_run:
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
             continue
-        collected.append(_collect_one(config, clients, reporter, name, wait, now))
+        collected.append(_collect_one(settings, clients, reporter, name, wait, now))
     if not dry_run:
-        sweep(config.deploy.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
+        sweep(settings.teardown.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
     return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
 
 
-def _collect_one(config: Config, clients: Clients, reporter: Reporter, name: str, wait: float,
+def _collect_one(settings: GcSettings, clients: Clients, reporter: Reporter, name: str, wait: float,
                  now: datetime | None) -> Collected:
     try:
-        with subdomain_lock(config.deploy.lock_dir, name, wait=wait):
-            fresh, unreadable = holding(config, clients, name)  # under the lock: a redeploy may have renewed it
+        with subdomain_lock(settings.teardown.lock_dir, name, wait=wait):
+            # under the lock: a redeploy may have renewed it
+            fresh, unreadable = holding(settings.teardown.survey, clients, name)
             if unreadable:
                 return Collected(name, UNDECIDED, "could not read " + "; ".join(
                     f"{system}: {why}" for system, why in unreadable.items()))
-            why = reason(fresh, now or datetime.now(UTC), config.deploy.gc_grace)
+            why = reason(fresh, now or datetime.now(UTC), settings.grace)
             if not why:
                 if fresh.empty:
                     return Collected(name, GONE, "another run removed it first")
                 return Collected(name, RENEWED, f"no longer expired: {fresh.state(now or datetime.now(UTC))}"
                                                 f"{', expires ' + fresh.expires if fresh.expires else ''}")
-            report = teardown_locked(config, name, clients, reporter)
+            report = teardown_locked(settings.teardown, name, clients, reporter)
     except LockBusy:
         return Collected(name, BUSY, "another run holds its lock; the next gc looks again")
     except GraphsiteError as exc:

@@ -7,9 +7,11 @@ reported and the one that could not be read is named.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
@@ -113,7 +115,7 @@ class Foreign:
         owner = f" ({self.stamp.fqdn})" if self.claim == Claim.OTHER and self.stamp else ""
         return f"{self.kind} {self.name}: {self.claim}{owner}"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "claim": str(self.claim),
                 "fqdn": self.stamp.fqdn if self.stamp else None}
 
@@ -158,20 +160,33 @@ class _Found:
         return False
 
 
-def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bool = True,
+@dataclass(frozen=True)
+class SurveySettings:
+    """The settings a survey reads by: the domain that says which resources are this configuration's, and where
+    its route files and bind directories are."""
+
+    domain: str
+    dynamic_dir: Path
+    bind_root: Path
+
+    @classmethod
+    def from_config(cls, config: Config) -> SurveySettings:
+        return cls(config.site.domain, Path(config.deploy.dynamic_dir), Path(config.deploy.bind_root))
+
+
+def survey(settings: SurveySettings, clients: Clients, *, name: str | None = None, dns: bool = True,
            runtime: bool = False) -> Inventory:
     """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
     is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
     only `list` shows, are asked for too)."""
     found = _Found()
-    domain = config.site.domain
+    domain = settings.domain
     _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
-    _read(found, ROUTES, lambda: _read_routes(found, clients.routes, Path(config.deploy.dynamic_dir), name, domain))
-    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, Path(config.deploy.bind_root), name,
-                                                        domain))
+    _read(found, ROUTES, lambda: _read_routes(found, clients.routes, settings.dynamic_dir, name, domain))
+    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain))
     if dns:
-        _read(found, DNS, lambda: _read_dns(found, config, clients, name), clients.unavailable)
-    _missing_bind_root(found, clients.binds, Path(config.deploy.bind_root))
+        _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
+    _missing_bind_root(found, clients.binds, settings.bind_root)
     # a resource of graphsite 0.1 whose stamp names no domain is this configuration's only beside one that proves
     # it (a stamp naming this domain; a temporary file proves nothing)
     _adopt_older(found, set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
@@ -180,7 +195,7 @@ def survey(config: Config, clients: Clients, *, name: str | None = None, dns: bo
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
-    holdings = {n: _holding(config, n, found, clients.binds) for n in sorted(names)}
+    holdings = {n: _holding(domain, n, found, clients.binds) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
                      unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
 
@@ -210,13 +225,14 @@ def _adopt_older(found: _Found, proven: set[str]) -> None:
                 found.directories[resource] = (Path(what), stamp)
 
 
-def holding(config: Config, clients: Clients, name: str, *, dns: bool = True) -> tuple[Holding, dict[str, str]]:
+def holding(settings: SurveySettings, clients: Clients, name: str, *,
+            dns: bool = True) -> tuple[Holding, dict[str, str]]:
     """Return what graphsite holds for `name`, and the systems that could not be read."""
-    inventory = survey(config, clients, name=name, dns=dns)
+    inventory = survey(settings, clients, name=name, dns=dns)
     return inventory.holdings[name], inventory.unreadable
 
 
-def _read(found: _Found, system: str, read, unavailable: dict[str, str] | None = None) -> None:
+def _read(found: _Found, system: str, read: Callable[[], object], unavailable: dict[str, str] | None = None) -> None:
     if unavailable and system in unavailable:
         found.unreadable[system] = unavailable[system]
         return
@@ -275,8 +291,7 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
             found.temporary_dirs[owner] = temporaries
 
 
-def _read_dns(found: _Found, config: Config, clients: Clients, name: str | None) -> None:
-    domain = config.site.domain
+def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) -> None:
     if name is not None:
         records = [r for r in clients.dns.records(make_fqdn(name, domain)) if r.type == "A"]
     else:
@@ -296,7 +311,7 @@ def record_owner(record: Record, domain: str) -> str:
     return stamp.name if stamp is not None and record.claim(domain) == Claim.OURS else ""
 
 
-def _holding(config: Config, name: str, found: _Found, binds: BindStore) -> Holding:
+def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding:
     service = found.services.get(name)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service else None
     stamps = [deployment.stamp] if deployment else []
@@ -310,7 +325,7 @@ def _holding(config: Config, name: str, found: _Found, binds: BindStore) -> Hold
     stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
-                                    else make_fqdn(name, config.site.domain)),
+                                    else make_fqdn(name, domain)),
                    deployment=deployment, running=found.running.get(name, ""),
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,

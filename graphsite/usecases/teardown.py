@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
@@ -26,9 +27,27 @@ from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
 from graphsite.publisher.ports import BindStore, EdgePort, Reporter, RouteStore
-from graphsite.usecases.inventory import SWARM, Holding, holding, record_owner
+from graphsite.usecases.inventory import SWARM, Holding, SurveySettings, holding, record_owner
 
 PAGE_WAIT = 15.0  # seconds the edge may take to drop a removed route (Traefik reloads on a file event)
+
+
+@dataclass(frozen=True)
+class TeardownSettings:
+    """The settings a teardown needs: where the deployments are, where their locks are, how long Cloudflare may
+    take, and where the edge is asked whether the page is still served."""
+
+    survey: SurveySettings
+    lock_dir: Path
+    dns_deadline: float  # dns.teardown_deadline
+    edge_address: str  # host:port: verify.origin_address, else verify.resolve_https (empty: the edge is not asked)
+    ca_bundle: str  # verify.ca_bundle
+
+    @classmethod
+    def from_config(cls, config: Config) -> TeardownSettings:
+        verify = config.verify
+        return cls(SurveySettings.from_config(config), Path(config.deploy.lock_dir), config.dns.teardown_deadline,
+                   verify.origin_address or verify.resolve_https, verify.ca_bundle)
 
 
 @dataclass(frozen=True)
@@ -52,28 +71,29 @@ class TeardownReport:
     def nothing_was_there(self) -> bool:
         return all(o.outcome == ABSENT for o in self.outcomes)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "fqdn": self.fqdn, "clean": self.clean,
                 "resources": [o.as_json() for o in self.outcomes], "left": list(self.left),
                 "page": {"offline": self.page_offline, "state": str(self.page_state), "evidence": self.page}}
 
 
-def teardown(config: Config, name: str, clients: Clients, reporter: Reporter, *,
+def teardown(settings: TeardownSettings, name: str, clients: Clients, reporter: Reporter, *,
              wait: float = 30.0) -> TeardownReport:
     """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened. Progress
     goes to `reporter`."""
-    subdomain = subdomain_of(name, config.site.domain)
-    with subdomain_lock(config.deploy.lock_dir, subdomain, wait=wait):
-        return teardown_locked(config, subdomain, clients, reporter)
+    subdomain = subdomain_of(name, settings.survey.domain)
+    with subdomain_lock(settings.lock_dir, subdomain, wait=wait):
+        return teardown_locked(settings, subdomain, clients, reporter)
 
 
-def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: Reporter) -> TeardownReport:
+def teardown_locked(settings: TeardownSettings, subdomain: str, clients: Clients,
+                    reporter: Reporter) -> TeardownReport:
     """Teardown for a caller that holds the name's lock already (gc)."""
     # Cloudflare is asked only in the DNS step: an unreachable Cloudflare must not keep the page online.
-    held, unreadable = holding(config, clients, subdomain, dns=False)
+    held, unreadable = holding(settings.survey, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
     with reporter.step("route"):
-        _route(config, held, clients.routes, outcomes)
+        _route(settings.survey, held, clients.routes, outcomes)
     with reporter.step("service"):
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
     with reporter.step("configs"):
@@ -83,18 +103,18 @@ def teardown_locked(config: Config, subdomain: str, clients: Clients, reporter: 
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
     with reporter.step("directory"):
-        _directory(config, held, clients.binds, outcomes)
-    clients.dns.limit(config.dns.teardown_deadline)  # every Cloudflare call from here on, the proof's too
+        _directory(settings.survey, held, clients.binds, outcomes)
+    clients.dns.limit(settings.dns_deadline)  # every Cloudflare call from here on, the proof's too
     try:
         with reporter.step("dns"):
-            _dns(config, held, clients, outcomes)
+            _dns(settings.survey.domain, held, clients, outcomes)
         with reporter.step("prove"):
-            after, still_unreadable = holding(config, clients, subdomain)
+            after, still_unreadable = holding(settings.survey, clients, subdomain)
             left = [f"{kind} {name}" for kind, name in after.resources()]
             said = {o.detail for o in outcomes if o.failed}  # a reason a failed step gave already is not repeated
             left += [f"{system}: not checked" + ("" if why in said else f" ({why})")
                      for system, why in still_unreadable.items()]
-            state, evidence = page_offline(config, held, clients.edge)
+            state, evidence = page_offline(settings, held, clients.edge)
     finally:
         clients.dns.limit(None)
     return TeardownReport(subdomain, held.fqdn, tuple(outcomes), tuple(left), evidence, state)
@@ -120,8 +140,8 @@ def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: 
     return files.kept(store.link(path)) or (foreign if not ours and store.exists(path) else "")
 
 
-def _route(config: Config, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
-    path = route_path(config.deploy.dynamic_dir, held.name)
+def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
+    path = route_path(places.dynamic_dir, held.name)
     kept = _left_alone(routes, path, held.route is not None, "not a route graphsite wrote")
     if kept:
         outcomes.append(Outcome("route", str(path), KEPT, kept))
@@ -141,8 +161,8 @@ def _service(clients: Clients, held: Holding) -> object:
     return clients.docker.remove_service(held.name)
 
 
-def _directory(config: Config, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
-    directory = bind_dir(config.deploy.bind_root, held.name)
+def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
+    directory = bind_dir(places.bind_root, held.name)
     kept = _left_alone(binds, directory, held.directory is not None, "graphsite did not make it")
     if kept:
         outcomes.append(Outcome("directory", str(directory), KEPT, kept))
@@ -152,14 +172,14 @@ def _directory(config: Config, held: Holding, binds: BindStore, outcomes: list[O
         _attempt(outcomes, "temporary directory", str(temporary), partial(binds.remove_temporary, temporary))
 
 
-def _dns(config: Config, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:
+def _dns(domain: str, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:
     try:  # an unreachable Cloudflare fails here, the record step only
         found = [r for r in clients.dns.records(held.fqdn) if r.type == "A"]
-        mine = [r for r in found if record_owner(r, config.site.domain) == held.name]
+        mine = [r for r in found if record_owner(r, domain) == held.name]
         for record in mine:
             _attempt(outcomes, "record", f"A {record.name} id={record.id}", partial(clients.dns.delete, record.id))
         foreign = [r for r in found if r not in mine]
-        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, whose(r.claim(config.site.domain), r.stamp))
+        outcomes += [Outcome("record", f"A {r.name} id={r.id}", KEPT, whose(r.claim(domain), r.stamp))
                      for r in foreign]
         if not mine and not foreign:
             outcomes.append(Outcome("record", f"A {held.fqdn}", ABSENT))
@@ -175,16 +195,17 @@ class PageState(StrEnum):
     NOT_PROVEN = "not proven"  # the edge could not be asked, or never answered
 
 
-def page_offline(config: Config, held: Holding, edge: EdgePort, wait: float = PAGE_WAIT) -> tuple[PageState, str]:
+def page_offline(settings: TeardownSettings, held: Holding, edge: EdgePort,
+                 wait: float = PAGE_WAIT) -> tuple[PageState, str]:
     """Return what the edge says of the page, with the evidence; the edge gets `wait` seconds to drop the route.
     Only an HTTP answer that is not the page proves it offline: an edge that cannot be asked proves nothing."""
-    address = config.verify.origin_address or config.verify.resolve_https
+    address = settings.edge_address
     if not address:
         return PageState.NOT_PROVEN, "not asked: verify.origin_address and verify.resolve_https are empty"
     sha256 = held.deployment.sha256 if held.deployment else ""
     deadline = time.monotonic() + wait
     while True:
-        result = edge.fetch("https", held.fqdn, address, ca_bundle=config.verify.ca_bundle, timeout=3.0)
+        result = edge.fetch("https", held.fqdn, address, ca_bundle=settings.ca_bundle, timeout=3.0)
         if result.error and "CERTIFICATE_VERIFY_FAILED" in result.error:
             # Traefik answers a name it no longer routes with its default certificate: ask again, unverified,
             # for the HTTP answer (only whether it is the page counts, never its content)

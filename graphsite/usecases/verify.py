@@ -15,15 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from graphsite.config import PASSWORD_ENV, Config
+from graphsite.config import PASSWORD_ENV, Config, VerifyConfig
 from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
 from graphsite.publisher.deployment import Deployment, route_path
 from graphsite.publisher.ports import EdgePort, RouteStore
+from graphsite.publisher.route import RouteSettings
 
 if TYPE_CHECKING:
     from graphsite.publisher.clients import Clients
@@ -42,6 +44,25 @@ STABLE_OVER = 1.0  # seconds the service's tasks are watched: the same ones runn
 Next = Literal["stop", "retry", "confirm"]
 PASSWORD_SOURCES = f"--password-file FILE or {PASSWORD_ENV}"
 UNREAD = f"content not checked: the page is private and no password was given ({PASSWORD_SOURCES})"
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    """The settings verify checks by: its own section (where to connect, what to trust, how long to retry),
+    and what a deployment of this configuration must look like."""
+
+    verify: VerifyConfig
+    domain: str
+    indexable: bool  # site.indexable: the robots header and meta tag the page must carry
+    network: str  # deploy.network: where a task's address is
+    dynamic_dir: Path
+    record_content: str  # dns.record_content: the address the A record must point at
+    route: RouteSettings  # the route the route check expects
+
+    @classmethod
+    def from_config(cls, config: Config) -> VerifySettings:
+        return cls(config.verify, config.site.domain, config.site.indexable, config.deploy.network,
+                   Path(config.deploy.dynamic_dir), config.dns.record_content, RouteSettings.from_config(config))
 
 
 @dataclass(frozen=True)
@@ -166,13 +187,13 @@ def _page(target: Deployment, result: probe.Probe, where: str, indexing: bool = 
     return PASS, f"{where}: HTTP 200, {len(result.body)} bytes, sha256 {digest[:12]}… matches, security headers sent"
 
 
-def _guarded(target: Deployment, config: Config, edge: EdgePort, address: str, where: str,
+def _guarded(target: Deployment, settings: VerifySettings, edge: EdgePort, address: str, where: str,
              credentials: tuple[str, str] | None,
              headers: dict[str, str] | None = None) -> tuple[str, probe.Probe | None, str]:
     """Fetch the page at `address`; a private one must first refuse a request without credentials (401).
     Return (FAIL or WAIT, None, why) when it does not; (SKIP, None, why) when it does but there is no password
     to read the content with; else ('', the answer to check, a note)."""
-    fetch = edge.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, headers=headers)
+    fetch = edge.fetch("https", target.fqdn, address, ca_bundle=settings.verify.ca_bundle, headers=headers)
     if target.access != "private":
         return "", fetch, ""
     if fetch.error or fetch.status != 401:
@@ -180,30 +201,30 @@ def _guarded(target: Deployment, config: Config, edge: EdgePort, address: str, w
         return _failed(fetch), None, f"{where}: {state} without credentials: a private page must answer 401"
     if credentials is None:
         return SKIP, None, f"{where}: HTTP 401 without credentials, as a private page must; {UNREAD}"
-    answer = edge.fetch("https", target.fqdn, address, ca_bundle=config.verify.ca_bundle, auth=credentials,
+    answer = edge.fetch("https", target.fqdn, address, ca_bundle=settings.verify.ca_bundle, auth=credentials,
                         headers=headers)
     return "", answer, "HTTP 401 without credentials, "
 
 
-def _at(target: Deployment, config: Config, edge: EdgePort, where: str, credentials: tuple[str, str] | None,
+def _at(target: Deployment, settings: VerifySettings, edge: EdgePort, where: str, credentials: tuple[str, str] | None,
         headers: dict[str, str] | None = None) -> tuple[str, str]:
     """The page through the edge at verify.origin_address (with `headers`), checked as `where`."""
-    failed, answer, note = _guarded(target, config, edge, config.verify.origin_address, where, credentials,
+    failed, answer, note = _guarded(target, settings, edge, settings.verify.origin_address, where, credentials,
                                     headers)
     if answer is None:
         return failed, note
-    status, evidence = _page(target, answer, where, config.site.indexable)
+    status, evidence = _page(target, answer, where, settings.indexable)
     return status, note + evidence
 
 
-def _origin(target: Deployment, config: Config, clients: Clients,
+def _origin(target: Deployment, settings: VerifySettings, clients: Clients,
             credentials: tuple[str, str] | None) -> tuple[str, str]:
     """The page through the edge on this host; with verify.task_header, from every running task of the current
     spec in turn (the lab's edge proxies to the overlay address the header names), each against the deployed
     sha256."""
-    origin, header = config.verify.origin_address, config.verify.task_header
+    origin, header = settings.verify.origin_address, settings.verify.task_header
     if not header:
-        return _at(target, config, clients.edge, f"edge {origin}", credentials)
+        return _at(target, settings, clients.edge, f"edge {origin}", credentials)
     service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
@@ -213,10 +234,10 @@ def _origin(target: Deployment, config: Config, clients: Clients,
     nodes, reached = clients.docker.node_names(), []
     for task in sorted(tasks, key=lambda t: t.id):
         where = f"task {task.id} on {nodes.get(task.node) or task.node[:12]}"
-        address = task.address(config.deploy.network)
+        address = task.address(settings.network)
         if not address:
-            return WAIT, f"{where}: no address on network {config.deploy.network}"
-        status, evidence = _at(target, config, clients.edge, f"{where} ({address})", credentials,
+            return WAIT, f"{where}: no address on network {settings.network}"
+        status, evidence = _at(target, settings, clients.edge, f"{where} ({address})", credentials,
                                {header: address})
         if status not in (PASS, SKIP):  # SKIP: it refused without credentials, and there is no password
             return status, evidence
@@ -227,12 +248,12 @@ def _origin(target: Deployment, config: Config, clients: Clients,
     return PASS, f"{tasks_of} HTTP 200, sha256 {target.sha256[:12]}… matches ({'; '.join(reached)})"
 
 
-def _public(target: Deployment, config: Config, edge: EdgePort,
+def _public(target: Deployment, settings: VerifySettings, edge: EdgePort,
             credentials: tuple[str, str] | None) -> tuple[str, str]:
-    failed, result, note = _guarded(target, config, edge, config.verify.resolve_https, target.fqdn, credentials)
+    failed, result, note = _guarded(target, settings, edge, settings.verify.resolve_https, target.fqdn, credentials)
     if result is None:
         return failed, note
-    status, evidence = _page(target, result, result.url, config.site.indexable)
+    status, evidence = _page(target, result, result.url, settings.indexable)
     evidence = note + evidence
     if status == PASS and target.title:
         title = page_title(result.body)
@@ -264,9 +285,9 @@ def tls_findings(cert: dict[str, Any], fqdn: str, now: datetime) -> list[str]:
     return problems
 
 
-def _tls(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
-    result = edge.fetch("https", target.fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle)
-    trust = config.verify.ca_bundle or "system trust"
+def _tls(target: Deployment, settings: VerifySettings, edge: EdgePort) -> tuple[str, str]:
+    result = edge.fetch("https", target.fqdn, settings.verify.resolve_https, ca_bundle=settings.verify.ca_bundle)
+    trust = settings.verify.ca_bundle or "system trust"
     if result.cert is None:
         return _failed(result), f"no verified certificate: {result.error or 'not TLS'} (trust: {trust})"
     cert = result.cert
@@ -278,8 +299,8 @@ def _tls(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
                   f"chain verified ({trust})")
 
 
-def _redirect(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, str]:
-    result = edge.fetch("http", target.fqdn, config.verify.resolve_http)
+def _redirect(target: Deployment, settings: VerifySettings, edge: EdgePort) -> tuple[str, str]:
+    result = edge.fetch("http", target.fqdn, settings.verify.resolve_http)
     if result.error:
         return _failed(result), f"{result.url}: {result.error}"
     wanted = f"https://{target.fqdn}/"
@@ -289,14 +310,14 @@ def _redirect(target: Deployment, config: Config, edge: EdgePort) -> tuple[str, 
     return _failed(result), f"{result.url}: {got} (want 301/308 → {wanted})"
 
 
-def _dns(target: Deployment, config: Config, clients: Clients) -> tuple[str, str]:
-    wanted = config.dns.record_content
+def _dns(target: Deployment, settings: VerifySettings, clients: Clients) -> tuple[str, str]:
+    wanted = settings.record_content
     records = [r for r in clients.dns.records(target.fqdn) if r.type == "A"]
     if not any(r.content == wanted for r in records):
         return FAIL, f"no A {target.fqdn} → {wanted} in Cloudflare (found: {[r.content for r in records]})"
     record = next(r for r in records if r.content == wanted)
-    if config.verify.resolve_https:
-        host = config.verify.resolve_https.rsplit(":", 1)[0]
+    if settings.verify.resolve_https:
+        host = settings.verify.resolve_https.rsplit(":", 1)[0]
         state: str = PASS if host == wanted else FAIL
         return state, f"A id={record.id} → {wanted}; name resolution overridden to {host}"
     if record.proxied:
@@ -309,8 +330,8 @@ def _dns(target: Deployment, config: Config, clients: Clients) -> tuple[str, str
     return state, f"A id={record.id} → {wanted}; {target.fqdn} resolves to {', '.join(addresses)}"
 
 
-def _route(target: Deployment, config: Config, routes: RouteStore) -> tuple[str, str]:
-    path = route_path(config.deploy.dynamic_dir, target.name)
+def _route(target: Deployment, settings: VerifySettings, routes: RouteStore) -> tuple[str, str]:
+    path = route_path(settings.dynamic_dir, target.name)
     document = routes.document(path)
     if document is None:
         return FAIL, f"{path}: missing or not YAML"
@@ -320,7 +341,7 @@ def _route(target: Deployment, config: Config, routes: RouteStore) -> tuple[str,
     users = route.route_users(document, target.name)
     if target.access == "private" and not users:
         return FAIL, f"{path}: no basicAuth middleware, but the deployment is private (label graphsite.access)"
-    if document != route.route_document(config, target.name, target.fqdn, users=users):
+    if document != route.route_document(settings.route, target.name, target.fqdn, users=users):
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
     blocked = dynamic.blocking_files(path.parent)
     if blocked:
@@ -328,36 +349,37 @@ def _route(target: Deployment, config: Config, routes: RouteStore) -> tuple[str,
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")
 
 
-def verify(config: Config, name: str, clients: Clients, credentials: tuple[str, str] | None = None) -> VerifyReport:
+def verify(settings: VerifySettings, name: str, clients: Clients,
+           credentials: tuple[str, str] | None = None) -> VerifyReport:
     """Return the seven checks of the deployment NAME (a subdomain or its fqdn), as its service records it;
     a private one's content is read with `credentials` (without them, its content checks are SKIP)."""
-    subdomain = subdomain_of(name, config.site.domain)
+    subdomain = subdomain_of(name, settings.domain)
     service = clients.docker.service(subdomain)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service is not None else None
     if deployment is None or deployment.name != subdomain or not deployment.sha256:
         raise VerifyError(f"no deployment named {subdomain}: no graphsite service",
                           hint="see `graphsite list` for what is deployed")
-    checks = run_checks(config, deployment, clients, credentials)
+    checks = run_checks(settings, deployment, clients, credentials)
     return VerifyReport(deployment, tuple(checks), reads_content(deployment, credentials))
 
 
-def run_checks(config: Config, target: Deployment, clients: Clients,
+def run_checks(settings: VerifySettings, target: Deployment, clients: Clients,
                credentials: tuple[str, str] | None = None, *, clock: Callable[[], float] = time.monotonic,
                sleep: Callable[[float], None] = time.sleep) -> list[CheckResult]:
     """Return the seven checks of `target`, in order; `clock` (monotonic seconds) and `sleep` time the retries."""
-    probe.tls_context(config.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
-    deadline = clock() + config.verify.deadline
-    origin, edge = config.verify.origin_address, clients.edge
+    probe.tls_context(settings.verify.ca_bundle)  # a bundle that cannot load is the user's to fix, not a FAIL
+    deadline = clock() + settings.verify.deadline
+    origin, edge = settings.verify.origin_address, clients.edge
     checks = [
         ("service", lambda: _service(target, clients, sleep)),
-        ("origin", lambda: _origin(target, config, clients, credentials)),
-        ("public", lambda: _public(target, config, edge, credentials)),
-        ("tls", lambda: _tls(target, config, edge)),
-        ("redirect", lambda: _redirect(target, config, edge)),
-        ("dns", lambda: _dns(target, config, clients)),
-        ("route", lambda: _route(target, config, clients.routes)),
+        ("origin", lambda: _origin(target, settings, clients, credentials)),
+        ("public", lambda: _public(target, settings, edge, credentials)),
+        ("tls", lambda: _tls(target, settings, edge)),
+        ("redirect", lambda: _redirect(target, settings, edge)),
+        ("dns", lambda: _dns(target, settings, clients)),
+        ("route", lambda: _route(target, settings, clients.routes)),
     ]
     if not origin:  # no edge on this host to ask (verify runs elsewhere): say so rather than guess
         checks[1] = ("origin", lambda: (SKIP, "verify.origin_address is empty"))
-    return [_retry(name, check, deadline, clock=clock, sleep=sleep, confirm_after=config.verify.confirm_after)
+    return [_retry(name, check, deadline, clock=clock, sleep=sleep, confirm_after=settings.verify.confirm_after)
             for name, check in checks]

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from graphsite.paths import schema_path
-from graphsite.usecases.teardown import teardown
+from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import Fault, Recorder
 from tests.publisher.test_rules import _clients, _config, _deploy
 
@@ -41,7 +41,7 @@ def test_teardown_reports_finished_or_not_match_their_schema(tmp_path: Path) -> 
     clients = _clients(config)
     _deploy(config, clients, "site-1")
     clients.dns.faults.inject("records", Fault.error(), times=2)
-    unfinished = teardown(config, "site-1", clients, Recorder()).as_json()
+    unfinished = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder()).as_json()
     assert unfinished["clean"] is False and not list(validator.iter_errors(unfinished))
-    finished = teardown(config, "site-1", clients, Recorder()).as_json()
+    finished = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder()).as_json()
     assert finished["left"] == [] and not list(validator.iter_errors(finished))

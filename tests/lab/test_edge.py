@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from graphsite.atomic import write_atomic
-from graphsite.publisher.route import dump, route_document
+from graphsite.publisher.route import RouteSettings, dump, route_document
 from graphsite_lab.docker import docker
 from graphsite_lab.probe import fetch
 from graphsite_lab.traefik.translate import NOT_FOUND
@@ -79,7 +79,7 @@ def page_service(lab, tmp_path_factory):
            "--env", "HOME=/data", "--env", "XDG_DATA_HOME=/data", "--env", "XDG_CONFIG_HOME=/config",
            lab.config.deploy.image, "caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile")
     route = Path(lab.config.deploy.dynamic_dir) / f"{name}.yml"
-    write_atomic(route, dump(route_document(lab.config, name, f"{name}.{lab.domain}")))
+    write_atomic(route, dump(route_document(RouteSettings.from_config(lab.config), name, f"{name}.{lab.domain}")))
     yield name, html
     route.unlink(missing_ok=True)
     _cleanup()

@@ -353,7 +353,8 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
     try:
         with subdomain_lock(config.deploy.lock_dir, "s1"):
             pass
-        route_files.write_route(tmp_path / "dynamic" / "s1.yml", route.route_document(config, "s1", "s1.hhdevs.space"))
+        document = route.route_document(route.RouteSettings.from_config(config), "s1", "s1.hhdevs.space")
+        route_files.write_route(tmp_path / "dynamic" / "s1.yml", document)
         if os.geteuid() == 0:  # bind mode chowns to uid 1000
             bind.ensure_bind_dir(tmp_path / "srv" / "s1", b"page", Stamp("s1"), "a" * 64)
         else:

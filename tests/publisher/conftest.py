@@ -151,17 +151,17 @@ class PubLab:
 
     def tear_down(self, names: list[str]) -> list[str]:
         """Tear down whatever `names` still hold; return what could not be removed."""
-        from graphsite.usecases.inventory import survey
-        from graphsite.usecases.teardown import teardown
+        from graphsite.usecases.inventory import SurveySettings, survey
+        from graphsite.usecases.teardown import TeardownSettings, teardown
         from tests.publisher.fakes import Recorder
 
         config, clients, failures = self.config, self.clients(), []
         try:
-            held = survey(config, clients).holdings
+            held = survey(SurveySettings.from_config(config), clients).holdings
             for name in names:
                 if name in held:
                     try:
-                        report = teardown(config, name, clients, Recorder())
+                        report = teardown(TeardownSettings.from_config(config), name, clients, Recorder())
                         if report.left:
                             failures.append(f"{name}: left {report.left}")
                     except GraphsiteError as exc:
@@ -184,8 +184,8 @@ class PubLab:
     def cleanup(self, *, stale_sessions: bool = False) -> None:
         """Tear down everything named with this session's prefix, in every system; with `stale_sessions`,
         also what an earlier session that was killed before its cleanup left (created over 20 minutes ago)."""
-        from graphsite.usecases.inventory import survey
-        from graphsite.usecases.teardown import teardown
+        from graphsite.usecases.inventory import SurveySettings, survey
+        from graphsite.usecases.teardown import TeardownSettings, teardown
         from tests.publisher.fakes import Recorder
 
         config, clients = self.config, self.clients()
@@ -199,10 +199,10 @@ class PubLab:
 
         failures = []
         try:
-            for name, held in survey(config, clients).holdings.items():
+            for name, held in survey(SurveySettings.from_config(config), clients).holdings.items():
                 if mine(name, held.created):
                     try:  # one name that will not go must not keep the others (and the records below) behind
-                        report = teardown(config, name, clients, Recorder())
+                        report = teardown(TeardownSettings.from_config(config), name, clients, Recorder())
                         if not report.clean:
                             failures.append(f"{name}: left {report.left}, {report.page}")
                     except GraphsiteError as exc:

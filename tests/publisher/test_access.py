@@ -30,17 +30,19 @@ def test_new_credentials_hash_with_bcrypt_and_keep_the_password_out_of_the_repr(
 def test_the_route_of_a_private_deployment_asks_for_the_users_first(production):
     config = production.replace("deploy", middlewares=("security-headers@file",))
     users = (hash_line("reader", "pw", rounds=4),)
-    document = route.route_document(config, "graph-eng-0a1b2c", FQDN, users=users)
+    document = route.route_document(route.RouteSettings.from_config(config), "graph-eng-0a1b2c", FQDN, users=users)
     assert route.schema_errors(document) == []
     websecure = document["http"]["routers"]["graph-eng-0a1b2c-websecure"]
     assert websecure["middlewares"] == ["graph-eng-0a1b2c-auth@file", "security-headers@file"]
     assert route.route_users(document, "graph-eng-0a1b2c") == users
-    assert "middlewares" not in route.route_document(production, "graph-eng-0a1b2c", FQDN)["http"]
+    public = route.route_document(route.RouteSettings.from_config(production), "graph-eng-0a1b2c", FQDN)
+    assert "middlewares" not in public["http"]
 
 
 def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(production, tmp_path):
     path = tmp_path / "graph-eng-0a1b2c.yml"
-    document = route.route_document(production, "graph-eng-0a1b2c", FQDN, users=(hash_line("r", "p", rounds=4),))
+    document = route.route_document(route.RouteSettings.from_config(production), "graph-eng-0a1b2c", FQDN,
+                                    users=(hash_line("r", "p", rounds=4),))
     stamp = Stamp("graph-eng-0a1b2c", FQDN, "0a1b2c3d", "2026-07-01T12:00:00Z")
     path.write_text(route.dump(document, stamp))
     assert route_files.route_stamp(path) is not None
@@ -54,7 +56,9 @@ def test_a_private_route_is_still_ours_and_a_foreign_middleware_is_not(productio
 def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_path):
     path = tmp_path / "n.yml"
     first = decide_access(path, "n", private=True)
-    path.write_text(route.dump(route.route_document(production, "n", "n.hhdevs.space", users=first.users)))
+    document = route.route_document(route.RouteSettings.from_config(production), "n", "n.hhdevs.space",
+                                    users=first.users)
+    path.write_text(route.dump(document))
     kept = decide_access(path, "n")  # without --private: a private report never turns public by omission
     assert kept.users == first.users and kept.kept and kept.credentials is None
     renewed = decide_access(path, "n", new_password=True)

@@ -9,7 +9,7 @@ from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Stamp
 from graphsite.publisher.swarm import Service
-from graphsite.usecases.inventory import survey
+from graphsite.usecases.inventory import SurveySettings, survey
 from tests.publisher.fakes import FakeDns
 
 CREATED = "2026-07-01T12:00:00Z"
@@ -33,13 +33,13 @@ def test_a_0_1_route_and_config_are_adopted_beside_a_proven_service_and_foreign_
     config = config.replace("site", domain="example.org")
     (tmp_path / "dynamic").mkdir()
     for name in ("gs-a", "gs-b"):  # route files as 0.1 wrote them: name, created, expires; no domain, no id
-        document = route.route_document(config, name, f"{name}.example.org")
+        document = route.route_document(route.RouteSettings.from_config(config), name, f"{name}.example.org")
         (tmp_path / "dynamic" / f"{name}.yml").write_text(
             f"# graphsite: name={name} created={CREATED} expires=\n{route.dump(document)}")
     older = {f"{n}-page-{n[-1] * 12}": Stamp(n, created=CREATED, version=1) for n in ("gs-a", "gs-b")}
     proven = Stamp("gs-a", "gs-a.example.org", "0a1b2c3d", CREATED)
     swarm = _Swarm([Service("id-a", "gs-a", proven.labels(), 1, (), 1)], older)
-    inventory = survey(config, Clients(dns=FakeDns(), swarm=swarm), dns=False)
+    inventory = survey(SurveySettings.from_config(config), Clients(dns=FakeDns(), swarm=swarm), dns=False)
     adopted = inventory.holdings["gs-a"]
     assert adopted.route == tmp_path / "dynamic" / "gs-a.yml" and adopted.configs == ("gs-a-page-aaaaaaaaaaaa",)
     assert "gs-b" not in inventory.holdings

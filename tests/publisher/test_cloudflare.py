@@ -92,7 +92,7 @@ def test_a_create_refused_for_another_reason_still_fails(private_cf, fixed_plan)
 
 @pytest.mark.parametrize("content", [None, "not a certificate\n"])
 def test_a_ca_bundle_that_cannot_load_names_the_setting(production, monkeypatch, tmp_path, content):
-    from graphsite.usecases.verify import run_checks
+    from graphsite.usecases.verify import VerifySettings, run_checks
 
     bundle = tmp_path / "ca.pem"
     if content is not None:
@@ -101,7 +101,8 @@ def test_a_ca_bundle_that_cannot_load_names_the_setting(production, monkeypatch,
     with pytest.raises(ConfigError, match=f"dns.ca_bundle: cannot load {bundle}"):
         Dns(production.replace("dns", ca_bundle=str(bundle)))
     with pytest.raises(ConfigError, match=f"verify.ca_bundle: cannot load {bundle}"):
-        run_checks(production.replace("verify", ca_bundle=str(bundle)), target=None, clients=None)
+        run_checks(VerifySettings.from_config(production.replace("verify", ca_bundle=str(bundle))), target=None,
+                   clients=None)
 
 
 def test_a_restamp_changes_the_comment_alone_and_can_put_it_back(private_cf, fixed_plan):

@@ -257,7 +257,8 @@ def test_gc_dry_run_names_what_it_would_tear_down_and_removes_nothing(tmp_path):
     _expired(config, clients, tmp_path, "old-1")
     _expired(config, clients, tmp_path, "keep-1")
     before = _held(clients)
-    report = gc.collect(config, clients, Recorder(), dry_run=True, prefix="old", now=_later())
+    report = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), dry_run=True, prefix="old",
+                        now=_later())
     assert [c.line() for c in report.collected] == [f"would tear down old-1 ({report.collected[0].reason})"]
     assert report.collected[0].reason.startswith("expired ") and report.ok and _held(clients) == before
 
@@ -265,7 +266,7 @@ def test_gc_dry_run_names_what_it_would_tear_down_and_removes_nothing(tmp_path):
 def test_gc_tears_down_an_expired_name_and_reports_it(tmp_path):
     config, clients = fake_world(tmp_path)
     _expired(config, clients, tmp_path, "old-1")
-    report = gc.collect(config, clients, Recorder(), now=_later())
+    report = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=_later())
     (only,) = report.collected
     assert only.outcome == gc.TORE_DOWN and report.ok and _held(clients) == [[], [], [], [], []]
     assert only.as_json()["teardown"]["clean"] is True
@@ -275,7 +276,7 @@ def test_gc_reports_a_teardown_that_left_something_as_failed(tmp_path):
     config, clients = fake_world(tmp_path)
     _expired(config, clients, tmp_path, "old-1")
     _fakes(clients)[1].faults.inject("delete", Fault.error())
-    report = gc.collect(config, clients, Recorder(), now=_later())
+    report = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=_later())
     (only,) = report.collected
     assert only.outcome == gc.FAILED and only.failed and not report.ok
     assert only.reason.startswith("left: record A old-1.example.com")
@@ -285,7 +286,7 @@ def test_gc_skips_a_name_whose_lock_another_run_holds(tmp_path):
     config, clients = fake_world(tmp_path)
     _expired(config, clients, tmp_path, "old-1")
     with subdomain_lock(config.deploy.lock_dir, "old-1"):
-        report = gc.collect(config, clients, Recorder(), now=_later())
+        report = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=_later())
     assert [(c.name, c.outcome) for c in report.collected] == [("old-1", gc.BUSY)]
     assert _held(clients)[0] == ["old-1"]
 
@@ -315,6 +316,6 @@ def test_gc_decides_again_under_the_lock_and_keeps_a_renewed_name(tmp_path, chan
     clients.swarm = swarm
     _fakes(clients)[4].swarm = swarm
     _expired(config, clients, tmp_path, "old-1")
-    report = gc.collect(config, clients, Recorder(), now=_later())
+    report = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=_later())
     assert [(c.name, c.outcome) for c in report.collected] == [("old-1", outcome)]
     assert "no longer expired" in report.collected[0].reason and "old-1" in swarm.services_by_name

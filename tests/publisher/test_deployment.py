@@ -154,7 +154,7 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
 
 def test_a_route_file_says_whose_it_is(tmp_path, production):
     path = tmp_path / "gs-1.yml"
-    document = route.route_document(production, "gs-1", "gs-1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "gs-1", "gs-1.hhdevs.space")
     stamp = Stamp("gs-1", "gs-1.hhdevs.space", "0a1b2c3d", STAMP.created, STAMP.expires)
     assert route_files.write_route(path, document, stamp) is True
     assert path.read_text().startswith("# graphsite: stamp=2 name=gs-1 fqdn=gs-1.hhdevs.space id=0a1b2c3d created=")

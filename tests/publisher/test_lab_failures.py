@@ -72,7 +72,7 @@ def test_verify_of_an_unknown_name_is_a_clear_error(publab):
 
 def test_a_colliding_name_is_drawn_again(publab):
     """Names used by a record, a route file or a service are never reused."""
-    from graphsite.publisher.route import route_document
+    from graphsite.publisher.route import RouteSettings, route_document
     from graphsite.publisher.route_files import write_route
     from graphsite.usecases.deploy import DeployRequest, choose_subdomain
 
@@ -81,7 +81,8 @@ def test_a_colliding_name_is_drawn_again(publab):
     record = publab.api("POST", "dns_records", type="A", name=f"{taken[0]}.{config.site.domain}",
                         content="127.0.0.1", ttl=60, comment="graphsite: test").json()["result"]
     route_path = Path(config.deploy.dynamic_dir) / f"{taken[1]}.yml"
-    write_route(route_path, route_document(config, taken[1], f"{taken[1]}.{config.site.domain}"))
+    write_route(route_path, route_document(RouteSettings.from_config(config), taken[1],
+                                           f"{taken[1]}.{config.site.domain}"))
     clients = publab.clients()
     try:
         clients.swarm.api.create_service(
@@ -272,7 +273,7 @@ def test_links_where_graphsite_keeps_its_files_are_refused_then_kept_with_their_
     import os
 
     from graphsite.publisher.deployment import MARKER, Stamp
-    from graphsite.publisher.route import dump, route_document
+    from graphsite.publisher.route import RouteSettings, dump, route_document
 
     config, name = publab.config, publab.name()
     stamp = Stamp(name, "2026-07-01T12:00:00Z")
@@ -280,7 +281,8 @@ def test_links_where_graphsite_keeps_its_files_are_refused_then_kept_with_their_
     outside.mkdir()
     (outside / MARKER).write_text(stamp.marker())
     route_target, route_link = tmp_path / "route.yml", Path(config.deploy.dynamic_dir) / f"{name}.yml"
-    route_target.write_text(dump(route_document(config, name, f"{name}.{config.site.domain}"), stamp))
+    document = route_document(RouteSettings.from_config(config), name, f"{name}.{config.site.domain}")
+    route_target.write_text(dump(document, stamp))
     for path in (outside, outside / MARKER, route_target):
         os.chown(path, 4242, 4242)
         path.chmod(0o700 if path.is_dir() else 0o600)

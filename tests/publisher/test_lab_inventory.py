@@ -20,7 +20,7 @@ def _entries(publab) -> dict:
 
 def test_list_shows_deployments_and_orphans(publab):
     from graphsite.publisher.deployment import Stamp
-    from graphsite.publisher.route import route_document
+    from graphsite.publisher.route import RouteSettings, route_document
     from graphsite.publisher.route_files import write_route
 
     config = publab.config
@@ -28,7 +28,7 @@ def test_list_shows_deployments_and_orphans(publab):
     assert publab.run("deploy", "--subdomain", whole, "--no-verify", "--ttl", "1h").exit_code == 0
     lone_route, lone_record, lookalike = publab.name(), publab.name(), publab.name()
     write_route(Path(config.deploy.dynamic_dir) / f"{lone_route}.yml",
-                route_document(config, lone_route, f"{lone_route}.{config.site.domain}"),
+                route_document(RouteSettings.from_config(config), lone_route, f"{lone_route}.{config.site.domain}"),
                 Stamp(lone_route, f"{lone_route}.{config.site.domain}", "0a1b2c3d", "2026-07-01T12:00:00Z"))
     lone_fqdn = f"{lone_record}.{config.site.domain}"
     publab.api("POST", "dns_records", type="A", name=lone_fqdn, content="127.0.0.1", ttl=60,

@@ -111,14 +111,14 @@ def test_verify_fails_on_a_stale_page_at_once(publab, deployed, tmp_path):
     """The public check compares the served body with the deployed sha256: a different page fails, as soon as
     it reads the same twice (not after a minute of retries: a mismatch does not change with time)."""
     from graphsite.publisher.deployment import Deployment
-    from graphsite.usecases.verify import FAIL, run_checks
+    from graphsite.usecases.verify import FAIL, VerifySettings, run_checks
 
     data, _ = deployed
     config = publab.config.replace("verify", deadline=60)
     target = Deployment(name=data["subdomain"], fqdn=data["fqdn"], sha256="0" * 64, title=data["title"])
     clients = publab.clients()
     try:
-        checks = {c.name: c for c in run_checks(config, target, clients)}
+        checks = {c.name: c for c in run_checks(VerifySettings.from_config(config), target, clients)}
     finally:
         clients.close()
     assert checks["public"].status == FAIL and "is not the deployed" in checks["public"].evidence

@@ -20,14 +20,15 @@ def _route_files(dynamic_dir: Path) -> dict[str, Path]:
 
 
 def test_route_file_matches_the_golden_file(production, golden):
-    document = route.route_document(production, "graph-eng-0a1b2c", "graph-eng-0a1b2c.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "graph-eng-0a1b2c",
+                                    "graph-eng-0a1b2c.hhdevs.space")
     text = route.dump(document)
     assert yaml.safe_load(text) == yaml.safe_load(golden("route-host.yml", text))
     assert route.schema_errors(document) == []
 
 
 def test_route_structure(production):
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     http = yaml.safe_load(route.dump(document))["http"]
     secure, web = http["routers"]["s1-websecure"], http["routers"]["s1-web"]
     assert secure["rule"] == web["rule"] == "Host(`s1.hhdevs.space`)"
@@ -41,7 +42,7 @@ def test_route_structure(production):
 
 def test_wildcard_tls_names_main_and_sans(production):
     config = production.replace("deploy", tls="wildcard")
-    document = route.route_document(config, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(config), "s1", "s1.hhdevs.space")
     assert document["http"]["routers"]["s1-websecure"]["tls"]["domains"] == [
         {"main": "hhdevs.space", "sans": ["*.hhdevs.space"]}]
     assert route.schema_errors(document) == []
@@ -49,7 +50,7 @@ def test_wildcard_tls_names_main_and_sans(production):
 
 def test_a_hostile_subdomain_stays_data(production, tmp_path):
     # Dumped from data: a quote or newline in a value can never become YAML structure.
-    document = route.route_document(production, "s1", "evil`)\n  x: {y: 1}")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "evil`)\n  x: {y: 1}")
     loaded = yaml.safe_load(route.dump(document))
     assert loaded["http"]["routers"]["s1-web"]["rule"] == "Host(`evil`)\n  x: {y: 1}`)"
 
@@ -61,7 +62,7 @@ def test_a_hostile_subdomain_stays_data(production, tmp_path):
     lambda d: d.__setitem__("htpp", {}),
 ])
 def test_a_malformed_route_is_refused_and_never_written(production, tmp_path, breakage):
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     breakage(document)
     path = tmp_path / "s1.yml"
     with pytest.raises(DeployError, match="Traefik's v3 schema"):
@@ -70,7 +71,7 @@ def test_a_malformed_route_is_refused_and_never_written(production, tmp_path, br
 
 
 def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     path = tmp_path / "dynamic" / "s1.yml"
     assert route_files.write_route(path, document, STAMP) is True
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
@@ -82,7 +83,8 @@ def test_write_is_atomic_0644_and_idempotent(production, tmp_path):
 
 def test_only_graphsite_routes_count_as_ours(production, tmp_path):
     ours = tmp_path / "s1.yml"
-    route_files.write_route(ours, route.route_document(production, "s1", "s1.hhdevs.space"), STAMP)
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
+    route_files.write_route(ours, document, STAMP)
     assert route_files.route_stamp(ours) is not None
     foreign = tmp_path / "dokploy.yml"
     foreign.write_text(yaml.safe_dump({"http": {"routers": {"dokploy-router-app": {
@@ -99,7 +101,7 @@ def test_only_graphsite_routes_count_as_ours(production, tmp_path):
 def test_a_route_that_cannot_be_written_is_a_deploy_error_not_a_traceback(production, tmp_path):
     blocker = tmp_path / "dynamic"
     blocker.write_text("a file where the directory should be")
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     with pytest.raises(DeployError, match="cannot write the route"):
         route_files.write_route(blocker / "s1.yml", document)
 
@@ -108,7 +110,7 @@ def test_the_route_is_complete_under_a_name_traefik_ignores_before_the_rename(pr
     """Traefik's file provider reads only .yml/.yaml/.toml: the file is written whole under another name and
     renamed, so Traefik never sees a half-written route. The real os.rename runs (within the directory's
     descriptor, as graphsite.atomic does it); this only watches it."""
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     path, real_rename, seen = tmp_path / "s1.yml", os.rename, []
 
     def watched(source, target, *, src_dir_fd=None, dst_dir_fd=None):
@@ -129,7 +131,7 @@ def test_a_link_named_like_a_route_is_never_ours_and_never_written_through(produ
     """A link dynamic/s1.yml to a file outside that holds s1's route, stamped: not s1's route, not a temporary,
     refused by a write and by a removal in one line; the target's owner, mode and content stay as they were."""
     stamp = Stamp("s1", "2026-07-01T12:00:00Z")
-    document = route.route_document(production, "s1", "s1.hhdevs.space")
+    document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
     target = tmp_path / "outside.yml"
     target.write_text(route.dump(document, stamp))
     os.chown(target, 4242, 4242)

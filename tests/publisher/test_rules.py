@@ -25,8 +25,8 @@ from graphsite.publisher.records import decide_record
 from graphsite.publisher.undo import Undo
 from graphsite.usecases import gc as gc_module
 from graphsite.usecases.deploy import _apply, _Prepared, _undo
-from graphsite.usecases.inventory import survey
-from graphsite.usecases.teardown import PageState, teardown
+from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.teardown import PageState, TeardownSettings, teardown
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault, Recorder
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
@@ -83,11 +83,12 @@ def test_gc_removes_nothing_when_one_read_of_its_survey_fails(tmp_path, system, 
     _deploy(config, clients, "live-1")
     before = _state(clients, config)
     getattr(clients, "docker" if system == "swarm" else "dns").faults.inject(method, fault)
-    report = gc_module.collect(config, clients, Recorder(), now=NOW)
+    report = gc_module.collect(gc_module.GcSettings.from_config(config), clients, Recorder(), now=NOW)
     assert report.unreadable and not report.ok and report.collected == ()
     assert _state(clients, config) == before
     clients.dns.faults.clear()
-    again = gc_module.collect(config, clients, Recorder(), now=NOW)  # the read answers again: the expired one goes
+    # the read answers again: the expired one goes
+    again = gc_module.collect(gc_module.GcSettings.from_config(config), clients, Recorder(), now=NOW)
     assert [(c.name, c.outcome) for c in again.collected] == [("gone-1", gc_module.TORE_DOWN)]
 
 
@@ -97,7 +98,7 @@ def test_gc_decides_nothing_for_a_name_whose_second_look_under_the_lock_fails(tm
     _expire(config, clients, "gone-1")
     before = _state(clients, config)
     clients.dns.faults.inject("records", Fault.error())  # the look under the lock asks for the name's records
-    report = gc_module.collect(config, clients, Recorder(), now=NOW)
+    report = gc_module.collect(gc_module.GcSettings.from_config(config), clients, Recorder(), now=NOW)
     assert [(c.name, c.outcome) for c in report.collected] == [("gone-1", gc_module.UNDECIDED)]
     assert not report.ok and _state(clients, config) == before
 
@@ -113,13 +114,13 @@ def test_gc_never_touches_another_configuration_s_deployment_or_a_lookalike_reco
     dns.add("hand-1.example.com", "graphsite: hand-1 (made by hand)")
     copied = next(r.comment for r in dns.zone.values() if r.name == "live-1.example.com")
     dns.add("copy-1.example.com", copied)  # a whole stamp, copied onto another name
-    report = gc_module.collect(prod, clients, Recorder(), now=NOW, dry_run=False)
+    report = gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW, dry_run=False)
     assert [(c.name, c.outcome) for c in report.collected] == [("gone-1", gc_module.TORE_DOWN)]
     services, _, records, _ = _state(clients, prod, staging)
     assert services == ("live-1", "other-1")
     assert {name for name, _ in records} == {"live-1.example.com", "other-1.staging.example.com",
                                              "hand-1.example.com", "copy-1.example.com"}
-    seen = survey(prod, clients)
+    seen = survey(SurveySettings.from_config(prod), clients)
     claims = {(f.kind, f.name.split(" id=")[0]): str(f.claim) for f in seen.foreign}
     assert claims[("service", "other-1")] == "another configuration"
     assert claims[("record", "A hand-1.example.com")] == "not proven"
@@ -132,12 +133,12 @@ def test_teardown_keeps_the_record_it_could_not_look_up_and_says_it_is_not_finis
     clients = _clients(config)
     _deploy(config, clients, "site-1")
     clients.dns.faults.inject("records", Fault.error(), times=2)  # the DNS step and the proof
-    report = teardown(config, "site-1", clients, Recorder())
+    report = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert not report.clean and any(o.failed and o.resource == "record" for o in report.outcomes)
     assert report.left == ("Cloudflare: not checked",)
     _, _, records, files = _state(clients, config)
     assert [name for name, _ in records] == ["site-1.example.com"] and files == ()
-    after = teardown(config, "site-1", clients, Recorder())
+    after = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert after.left == () and not any(o.failed for o in after.outcomes)
     assert _state(clients, config) == ((), (), (), ())
 
@@ -145,7 +146,7 @@ def test_teardown_keeps_the_record_it_could_not_look_up_and_says_it_is_not_finis
 def test_a_teardown_whose_edge_cannot_be_asked_is_not_proven(tmp_path):
     config, clients = _config(tmp_path).replace("verify", origin_address=""), _clients()
     _deploy(config, clients, "site-1")
-    report = teardown(config, "site-1", clients, Recorder())
+    report = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert report.page_state == PageState.NOT_PROVEN and not report.clean and report.left == ()
     assert "not asked" in report.page
 
@@ -174,7 +175,7 @@ def test_a_resource_of_the_previous_release_is_adopted_only_beside_a_proven_one(
     swarm.add_service("old-1", {**old, "graphsite.fqdn": "old-1.example.com", "graphsite.sha256": "a" * 64})
     swarm.add_config("old-1-page-aaaaaaaaaaaa", old)
     swarm.add_config("stray-1-page-aaaaaaaaaaaa", {**old, "graphsite.subdomain": "stray-1"})
-    seen = survey(config, clients)
+    seen = survey(SurveySettings.from_config(config), clients)
     assert seen.holdings["old-1"].configs == ("old-1-page-aaaaaaaaaaaa",)
     assert [(f.name, str(f.claim)) for f in seen.foreign] == [("stray-1-page-aaaaaaaaaaaa", "older graphsite")]
 
@@ -212,7 +213,7 @@ def test_gc_under_any_failure_never_removes_what_it_must_keep(tmp_path_factory, 
         port = clients.docker if system == "swarm" else clients.dns
         port.faults.inject(method, Fault.lost() if kind == "lost" else Fault.error(), times)
     try:
-        report = gc_module.collect(prod, clients, Recorder(), now=NOW)
+        report = gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW)
     except GraphsiteError:
         report = None  # a failure the command reports in one line: allowed, as long as nothing was lost
     assert kept <= _everything(clients, prod, staging)
@@ -220,7 +221,7 @@ def test_gc_under_any_failure_never_removes_what_it_must_keep(tmp_path_factory, 
         assert _state(clients, prod, staging) == before
     for port in (clients.docker, clients.dns):
         port.faults.clear()
-    gc_module.collect(prod, clients, Recorder(), now=NOW)
+    gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW)
     assert _everything(clients, prod, staging) == kept
 
 
@@ -278,17 +279,17 @@ def test_list_teardown_and_deploy_under_any_failure_say_so_and_a_later_teardown_
     swarm, dns = clients.docker, clients.dns
     assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
     before = len(swarm.faults.failed), len(dns.faults.failed)
-    seen = survey(config, clients)
+    seen = survey(SurveySettings.from_config(config), clients)
     failed_reads = swarm.faults.failed[before[0]:] + dns.faults.failed[before[1]:]  # every call the survey makes reads
     assert bool(seen.unreadable) == bool(failed_reads), (failed_reads, seen.unreadable)
     if failed_reads:
         with pytest.raises(present.Incomplete):
             present.listing(seen, NOW, as_json=True)
     with contextlib.suppress(GraphsiteError):  # said in one line; what is left is for the next teardown
-        teardown(config, "site-1", clients, Recorder())
+        teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     for port in (clients.docker, clients.dns):
         port.faults.clear()
-    final = teardown(config, "site-1", clients, Recorder())
+    final = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert final.left == () and not any(o.failed for o in final.outcomes), final
     assert _state(clients, config) == ((), (), (), ())
 
@@ -301,7 +302,8 @@ def test_gc_decides_nothing_where_the_dynamic_directory_is_not(tmp_path):
     _deploy(config, clients, "live-1")
     (Path(config.deploy.dynamic_dir) / "live-1.yml").rename(tmp_path / "elsewhere.yml")
     Path(config.deploy.dynamic_dir).rmdir()
-    report = gc_module.collect(config, clients, Recorder(), now=NOW + timedelta(days=1))
+    report = gc_module.collect(gc_module.GcSettings.from_config(config), clients, Recorder(),
+                               now=NOW + timedelta(days=1))
     assert report.collected == () and "does not exist" in report.unreadable["route directory"]
     assert _state(clients)[0] == ("live-1",)
 
@@ -317,10 +319,10 @@ def test_a_page_directory_of_graphsite_0_1_is_not_adopted_beside_a_temporary_fil
                                           "expires=\n")
     (directory / "index.html").write_text("production's page")
     (Path(staging.deploy.dynamic_dir) / ".blog.yml.x1y2.tmp").write_text("")
-    seen = survey(staging, clients)
+    seen = survey(SurveySettings.from_config(staging), clients)
     assert seen.holdings["blog"].directory is None
     assert [(f.kind, str(f.claim)) for f in seen.foreign] == [("directory", "older graphsite")]
-    teardown(staging, "blog", clients, Recorder())
+    teardown(TeardownSettings.from_config(staging), "blog", clients, Recorder())
     assert (directory / "index.html").read_text() == "production's page"
 
 

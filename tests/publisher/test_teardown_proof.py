@@ -12,7 +12,7 @@ from graphsite.commands import present
 from graphsite.publisher.outcomes import REMOVED, Outcome
 from graphsite.publisher.probe import HttpEdge
 from graphsite.usecases.inventory import Holding
-from graphsite.usecases.teardown import PageState, TeardownReport, page_offline
+from graphsite.usecases.teardown import PageState, TeardownReport, TeardownSettings, page_offline
 
 HELD = Holding("gs-x", "gs-x.example.org")
 
@@ -25,14 +25,14 @@ def _closed_port() -> int:
 
 def test_an_edge_that_cannot_be_reached_leaves_the_page_s_absence_not_proven(production):
     config = production.replace("verify", origin_address=f"127.0.0.1:{_closed_port()}", resolve_https="")
-    state, evidence = page_offline(config, HELD, HttpEdge(), wait=0)
+    state, evidence = page_offline(TeardownSettings.from_config(config), HELD, HttpEdge(), wait=0)
     assert state == PageState.NOT_PROVEN
     assert evidence.endswith("the edge could not be asked, so the page's absence is not proven"), evidence
 
 
 def test_an_edge_with_no_address_to_ask_proves_nothing(production):
     config = production.replace("verify", origin_address="", resolve_https="")
-    state, evidence = page_offline(config, HELD, HttpEdge(), wait=0)
+    state, evidence = page_offline(TeardownSettings.from_config(config), HELD, HttpEdge(), wait=0)
     assert state == PageState.NOT_PROVEN and evidence.startswith("not asked:"), evidence
 
 

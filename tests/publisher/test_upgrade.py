@@ -24,7 +24,7 @@ from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import config_labels
 from graphsite.publisher.undo import Undo
 from graphsite.usecases.deploy import _apply, _Prepared, _undo, config_change
-from graphsite.usecases.inventory import record_owner, survey
+from graphsite.usecases.inventory import SurveySettings, record_owner, survey
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Recorder
 
 NAME, DOMAIN = "gs-older-0a1b2c", "example.com"
@@ -90,7 +90,7 @@ def test_each_resource_of_0_1_says_as_much_as_its_stamp_can(older, tmp_path):
 @pytest.mark.parametrize("kept", [("service", "record"), ("service",), ("record",)])
 def test_the_configs_and_route_of_0_1_are_adopted_beside_a_proven_resource(older, production, tmp_path, kept):
     config = _configured(production, tmp_path)
-    inventory = survey(config, _systems(older, tmp_path, kept))
+    inventory = survey(SurveySettings.from_config(config), _systems(older, tmp_path, kept))
     held = inventory.holdings[NAME]
     assert held.configs == tuple(sorted(c["name"] for c in older["configs"]))
     assert held.route == tmp_path / "dynamic" / f"{NAME}.yml"
@@ -101,7 +101,8 @@ def test_the_configs_and_route_of_0_1_are_adopted_beside_a_proven_resource(older
 
 
 def test_the_configs_and_route_of_0_1_alone_are_kept_as_an_older_graphsite_s(older, production, tmp_path):
-    inventory = survey(_configured(production, tmp_path), _systems(older, tmp_path, kept=()))
+    inventory = survey(SurveySettings.from_config(_configured(production, tmp_path)),
+                       _systems(older, tmp_path, kept=()))
     assert inventory.holdings == {}  # nothing proves they are this configuration's: nothing would remove them
     assert {(f.kind, f.name, f.claim) for f in inventory.foreign} == {
         *(("config", c["name"], Claim.OLDER) for c in older["configs"]),
@@ -109,7 +110,7 @@ def test_the_configs_and_route_of_0_1_alone_are_kept_as_an_older_graphsite_s(old
 
 
 def test_another_configuration_adopts_nothing_of_0_1_s_deployment(older, production, tmp_path):
-    inventory = survey(_configured(production, tmp_path, "other.org"),
+    inventory = survey(SurveySettings.from_config(_configured(production, tmp_path, "other.org")),
                        _systems(older, tmp_path, kept=("service", "record")))
     assert inventory.holdings == {}
     assert {(f.kind, f.claim) for f in inventory.foreign} == {

@@ -16,7 +16,7 @@ from graphsite.errors import VerifyError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment
 from graphsite.usecases.deploy import DeployRequest, deploy
-from graphsite.usecases.verify import FAIL, PASS, SKIP, UNREAD, run_checks, verify
+from graphsite.usecases.verify import FAIL, PASS, SKIP, UNREAD, VerifySettings, run_checks, verify
 from tests.publisher.fakes import FakeClock, FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
 
 CHECKS = ("service", "origin", "public", "tls", "redirect", "dns", "route")
@@ -40,14 +40,15 @@ def _fakes(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeEdge]:
 
 def _checks(config: Config, clients: Clients, target: Deployment, credentials=None, clock: FakeClock | None = None):
     clock = clock or FakeClock()
-    results = run_checks(config, target, clients, credentials, clock=clock, sleep=clock.sleep)
+    results = run_checks(VerifySettings.from_config(config), target, clients, credentials, clock=clock,
+                         sleep=clock.sleep)
     assert [c.name for c in results] == list(CHECKS)
     return {c.name: c for c in results}
 
 
 def test_a_deployment_that_is_what_it_should_be_passes_all_seven_checks(tmp_path):
     config, clients, _, _ = _world(tmp_path)
-    report = verify(config, "site-1.example.com", clients)
+    report = verify(VerifySettings.from_config(config), "site-1.example.com", clients)
     assert [(c.name, c.status) for c in report.checks] == [(name, PASS) for name in CHECKS]
     assert report.failed == [] and report.content_checked and report.as_json()["ok"] is True
 
@@ -55,7 +56,7 @@ def test_a_deployment_that_is_what_it_should_be_passes_all_seven_checks(tmp_path
 def test_verify_of_a_name_with_no_graphsite_service_says_so(tmp_path):
     config, clients, _, _ = _world(tmp_path)
     with pytest.raises(VerifyError, match="no deployment named other: no graphsite service"):
-        verify(config, "other", clients)
+        verify(VerifySettings.from_config(config), "other", clients)
 
 
 def test_a_stale_page_fails_once_it_reads_the_same_twice_confirm_after_apart(tmp_path):
@@ -179,7 +180,7 @@ def test_a_private_page_without_its_password_is_skipped_and_with_it_passes(tmp_p
     read = _checks(config, clients, target, credentials)
     assert all(c.status == PASS for c in read.values()), read
     assert read["public"].evidence.startswith("HTTP 401 without credentials, ")
-    assert verify(config, "site-1", clients).content_checked is False
+    assert verify(VerifySettings.from_config(config), "site-1", clients).content_checked is False
 
 
 def test_a_private_page_that_answers_without_a_password_fails(tmp_path):

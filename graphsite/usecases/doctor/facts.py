@@ -5,13 +5,16 @@ or FAIL."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from graphsite.config import TOKEN_ENV, Config
 from graphsite.errors import GraphsiteError
 from graphsite.usecases.doctor import host
 from graphsite.usecases.doctor.model import Facts, Token, Unknown
+
+T = TypeVar("T")
 
 # --- Docker ---------------------------------------------------------------------------------------------------
 
@@ -42,7 +45,7 @@ def _docker_reason(exc: GraphsiteError) -> str:
     return f"{exc.message.splitlines()[0]} (DOCKER_HOST={where})"
 
 
-def _read(reader):
+def _read(reader: Callable[[], T]) -> T | Unknown:
     try:
         return reader()
     except GraphsiteError as exc:
