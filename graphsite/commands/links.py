@@ -37,10 +37,12 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
     from graphsite.codes import Exit
     from graphsite.commands import present
     from graphsite.config import load_config
+    from graphsite.entry import end_without_teardown
     from graphsite.errors import BuildError, ConfigError
     from graphsite.paths import default_source
     from graphsite.usecases.links import check_report_links
 
+    end_without_teardown()  # it writes the cache atomically and closed, and runs no thread past its check
     try:
         config = load_config(config_path)
         flags = {"timeout": timeout, "deadline": deadline, "concurrency": concurrency, "allow_private": allow_private}
