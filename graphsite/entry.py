@@ -2,9 +2,9 @@
 (a third of its start-up otherwise); everything else goes to the click group in graphsite.cli.
 
 A command that leaves nothing to the interpreter's own shutdown (every file it wrote closed, no thread running)
-may call `end_without_teardown()`: once it is done, the exit handlers run and the output is flushed, and the process
-ends there, without freeing every module and object one by one. That teardown is 40 ms of CPU after a `graphsite
-links` run whose work took 0.2 s (benchmarks/links_vs_peers.py), paid again on every run.
+may call `output.end_without_teardown()`: once it is done, the exit handlers run, the output is flushed, and the
+process ends there, without freeing every module and object one by one. That teardown is 40 ms of CPU after a
+`graphsite links` run whose work took 0.2 s (benchmarks/links_vs_peers.py), paid again on every run.
 """
 
 from __future__ import annotations
@@ -20,12 +20,6 @@ import sys
 # compiled expressions), and rescanning them every 700 allocations was 6 to 12 ms of the 0.15 s `graphsite links`
 # spends before its first request (benchmarks/links_vs_peers.py). Cycles are still collected, later.
 START_UP_GC_THRESHOLD = (20_000, 50, 100)
-_WITHOUT_TEARDOWN: list[bool] = []
-
-
-def end_without_teardown() -> None:
-    """Let the process end as soon as the running command is done (see the module's docstring)."""
-    _WITHOUT_TEARDOWN.append(True)
 
 
 def main() -> None:
@@ -35,13 +29,13 @@ def main() -> None:
         print(VERSION_MESSAGE.format(__version__))
         return
     gc.set_threshold(*START_UP_GC_THRESHOLD)
-    _WITHOUT_TEARDOWN.clear()  # only the command this call runs may ask for it
+    from graphsite import output
     from graphsite.cli import main as cli
 
     try:
         cli()
     except SystemExit as done:
-        if not _WITHOUT_TEARDOWN:
+        if not output.ends_without_teardown():
             raise
         _end_now(done.code)
 
