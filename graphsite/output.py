@@ -12,12 +12,24 @@ from typing import Any, TextIO
 
 _verbosity = 0
 _emitted = False  # a JSON object is on stdout: a command prints one, and a failure after it prints no other
+_without_teardown = False  # the command lets the process end without the interpreter's teardown (graphsite/entry.py)
 
 
 def configure(verbosity: int = 0) -> None:
     """Start a command's output: the verbosity of -v (1 and more) and -q (-1); nothing printed yet."""
-    global _verbosity, _emitted
-    _verbosity, _emitted = verbosity, False
+    global _verbosity, _emitted, _without_teardown
+    _verbosity, _emitted, _without_teardown = verbosity, False, False
+
+
+def end_without_teardown() -> None:
+    """Let the process end as soon as the running command is done, without the interpreter's teardown (only for a
+    command that leaves nothing to it: every file it wrote closed, no thread running; see graphsite/entry.py)."""
+    global _without_teardown
+    _without_teardown = True
+
+
+def ends_without_teardown() -> bool:
+    return _without_teardown
 
 
 def verbosity() -> int:

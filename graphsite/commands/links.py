@@ -34,6 +34,7 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
     warn, blocked, unavailable, dead, timeout, unverified, local, private, skipped, each with its Markdown line.
     Exits 0 when clean, 1 when a link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129
     when interrupted."""
+    from graphsite import output
     from graphsite.codes import Exit
     from graphsite.commands import present
     from graphsite.config import load_config
@@ -41,6 +42,7 @@ def links_command(source: Path | None, as_json: bool, timeout: float | None, dea
     from graphsite.paths import default_source
     from graphsite.usecases.links import check_report_links
 
+    output.end_without_teardown()  # it writes the cache atomically and closed, and runs no thread past its check
     try:
         config = load_config(config_path)
         flags = {"timeout": timeout, "deadline": deadline, "concurrency": concurrency, "allow_private": allow_private}
