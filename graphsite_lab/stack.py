@@ -11,6 +11,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,10 +153,13 @@ def _ensure_workers(lab: LabInstance, plan: cluster.ClusterPlan, state: dict) ->
     for key in sorted(set(records) - wanted):
         extra = cluster.cluster_plan(lab, int(key) + 1).workers[-1]
         steps.append((f"worker {key}", cluster.remove_worker(plan, extra, records.pop(key))))
-    for worker in plan.workers:
-        record = records.setdefault(str(worker.index), {})
-        steps.append((f"worker {worker.index} ({worker.hostname})", cluster.ensure_worker(plan, worker, lab.image,
-                                                                                          record)))
+    # Workers are independent (their own namespace, daemon, record): they come up side by side, and a failure of
+    # one is raised once every other has finished (nothing is left half-started behind the error).
+    with ThreadPoolExecutor(max_workers=max(1, len(plan.workers))) as pool:
+        futures = [(worker, pool.submit(cluster.ensure_worker, plan, worker, lab.image,
+                                        records.setdefault(str(worker.index), {})))
+                   for worker in plan.workers]
+    steps.extend((f"worker {worker.index} ({worker.hostname})", future.result()) for worker, future in futures)
     return steps
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A three-node lab in private mount and network namespaces, run by test_cluster.py inside
+# A three-node lab in private mount and network namespaces, run by tests/lab/conftest.py (ClusterRun) inside
 # `unshare --mount --net --fork`: its own /run and /var/lib/docker, so the lab starts a manager dockerd of its own,
 # initialises a swarm advertised on the lab bridge (as on a fresh CI machine), starts two workers in namespaces of
 # their own, runs tests/cluster against it, and takes it all down. Nothing of the shared daemon or swarm is touched.
@@ -14,6 +14,7 @@ ip link set lo up
 export LAB_DIR=$work/lab NO_COLOR=1 LAB_NODES=${LAB_NODES:-3}
 cd "$checkout"
 trap 'scripts/lab down >/dev/null 2>&1' EXIT
+trap 'exit 130' INT TERM  # stopped (ClusterRun.stop): the EXIT trap still takes the lab down
 scripts/lab up; echo "@@up $?"
 scripts/lab up; echo "@@up-again $?"
 scripts/lab status; echo "@@status $?"

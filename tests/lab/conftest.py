@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -127,3 +130,85 @@ def isolated_instance(tmp_path):
     """Return a second lab instance (own dir, free ports, own edge name) sharing daemon, swarm and image."""
     return LabInstance(root=tmp_path / "lab", https_port=free_port(), http_port=free_port(),
                        cf_port=free_port(), suffix=f"test-{secrets.token_hex(3)}")
+
+
+class ClusterRun:
+    """tests/lab/cluster_lab.sh (a three-node lab in private mount and network namespaces: its own dockerds, swarm,
+    bridge, edge and fake Cloudflare; nothing of the shared lab) started in the background as soon as its test is
+    selected, so its ~100 s of daemons starting and swarm converging overlap the tests before it. Output goes to
+    files (a pipe nobody reads could fill and stall it)."""
+
+    SCRIPT = Path(__file__).with_name("cluster_lab.sh")
+    TIMEOUT = 570.0
+
+    def __init__(self) -> None:
+        self.work = Path(tempfile.mkdtemp(prefix="graphsite-cluster-"))
+        self.started = time.monotonic()
+        with (self.work / "stdout").open("wb") as out, (self.work / "stderr").open("wb") as err:
+            self.process = subprocess.Popen(
+                ["unshare", "--mount", "--net", "--fork", str(self.SCRIPT), str(CHECKOUT), str(self.work),
+                 "tests/publisher/cluster", "-q"],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, "LAB_NODES": "3"})
+
+    def result(self) -> subprocess.CompletedProcess[str]:
+        """Wait for the run (within TIMEOUT of its start) and return what it printed."""
+        try:
+            self.process.wait(max(1.0, self.TIMEOUT - (time.monotonic() - self.started)))
+        except subprocess.TimeoutExpired:
+            self.stop()
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode,
+                                           (self.work / "stdout").read_text(errors="replace"),
+                                           (self.work / "stderr").read_text(errors="replace"))
+
+    def stop(self) -> None:
+        """Stop a run still going (the session ended first): INT to its process group ends the inner pytest (a
+        deploy in it undoes itself) and lets the script's trap take its lab down (~15 s); KILL what is left after
+        two minutes."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(120)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(30)
+
+    def remove(self) -> None:
+        self.stop()
+        subprocess.run(["rm", "-rf", str(self.work)], check=False)  # root-owned overlay files: not shutil
+
+
+_cluster_runs: list[ClusterRun] = []
+
+
+def cluster_lab_possible() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly or not cluster_lab_possible():
+        return
+    if any("cluster_run" in getattr(item, "fixturenames", ()) for item in session.items):
+        _cluster_runs.append(ClusterRun())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    while _cluster_runs:
+        _cluster_runs.pop().remove()
+
+
+@pytest.fixture
+def cluster_run():
+    """The background cluster run's output and work directory (started here when collection did not start it)."""
+    if not cluster_lab_possible():
+        message = "the cluster lab test needs root and unshare (private mount and network namespaces)"
+        if os.environ.get("GRAPHSITE_LAB_REQUIRED") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    if not _cluster_runs:
+        _cluster_runs.append(ClusterRun())
+    run = _cluster_runs.pop()
+    try:
+        yield run.result(), run.work
+    finally:
+        run.remove()

@@ -1,38 +1,19 @@
 """A three-node lab from nothing, in private mount and network namespaces: `scripts/lab up --nodes 3` starts a
 manager dockerd of its own, initialises a swarm advertised on the lab bridge, starts two workers in network
 namespaces of their own and joins them; tests/publisher/cluster runs against it (graphsite on a cluster); `down`
-removes every daemon, namespace, link and directory. The shared daemon and swarm are never touched."""
+removes every daemon, namespace, link and directory. The shared daemon and swarm are never touched. The run starts
+in the background as soon as collection selects this test (tests/lab/conftest.py, ClusterRun): it overlaps the tests
+before it."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from graphsite_lab.instance import CHECKOUT
-
 pytestmark = [pytest.mark.lab, pytest.mark.timeout(600)]
-
-
-@pytest.fixture
-def cluster_run(tmp_path):
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        message = "the cluster lab test needs root and unshare (private mount and network namespaces)"
-        if os.environ.get("GRAPHSITE_LAB_REQUIRED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    script = Path(__file__).with_name("cluster_lab.sh")
-    inner = ["tests/publisher/cluster", "-q"]
-    done = subprocess.run(["unshare", "--mount", "--net", "--fork", str(script), str(CHECKOUT), str(tmp_path), *inner],
-                          capture_output=True, text=True, timeout=570, check=False,
-                          env={**os.environ, "LAB_NODES": "3"})
-    yield done, tmp_path
-    subprocess.run(["rm", "-rf", str(tmp_path / "docker")], check=False)
 
 
 def test_three_nodes_up_graphsite_on_the_cluster_and_down_leaves_nothing(cluster_run):

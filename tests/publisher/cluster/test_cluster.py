@@ -79,7 +79,7 @@ def test_draining_a_worker_under_constant_requests_fails_no_request(publab, node
     assert "3/3 tasks HTTP 200" in verify.stdout
 
 
-def test_a_worker_crash_reconverges_and_the_worker_rejoins(publab, nodes, run_lab_up):
+def test_a_worker_crash_reconverges_and_the_worker_rejoins(publab, nodes, run_lab_up, quick_heartbeat):
     name = publab.name()
     _deploy(publab, name)
     crashed = nodes.node_id(1)
