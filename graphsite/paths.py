@@ -51,3 +51,36 @@ def user_cache_dir(*parts: str) -> Path:
 def schema_path(name: str) -> Path:
     """Return a JSON schema shipped in graphsite/schemas/ (see its SOURCES.md)."""
     return PACKAGE_DIR / "schemas" / name
+
+
+def private_cache_dir(*parts: str) -> Path | None:
+    """Return graphsite's cache directory `parts` (made if missing) when it is a real directory of this user's,
+    mode 0700, or None when it cannot be made so. A directory of ours found open to others may hold files planted
+    while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted. Both are
+    done on the directory opened without following a symlink, so a link swapped in after the check is never
+    followed (what is emptied is the directory that was checked)."""
+    import shutil
+    import stat
+
+    directory = user_cache_dir(*parts)
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            return None
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)
+            for entry in os.scandir(fd):
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.name, dir_fd=fd)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return directory

@@ -12,7 +12,6 @@ import html
 import io
 import os
 import re
-import shutil
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,7 +19,7 @@ from pathlib import Path
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
-from graphsite.paths import user_cache_dir
+from graphsite.paths import private_cache_dir
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
 BASE_CHARACTERS = "".join(chr(code) for code in range(0x20, 0x7F)) + "§·—–…’‘“”•→↗"
@@ -65,28 +64,13 @@ def _cache_dir() -> Path | None:
     """Return the user's font cache, a directory owned by this user that no one else can write, or None when it
     cannot be made so. A directory found open to others is emptied, not adopted: a file planted while it was
     open would otherwise be read as a font."""
-    directory = user_cache_dir("fonts")
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = directory.lstat()
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            return None
-        if stat.S_IMODE(info.st_mode) & 0o077:
-            for entry in directory.iterdir():
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink()
-            directory.chmod(0o700)
-    except OSError:
-        return None
-    return directory
+    return private_cache_dir("fonts")
 
 
 def _read_cached(path: Path) -> bytes | None:
     """Return the cached file at `path` if it is a regular file of this user's that no one else can write."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
     except OSError:
         return None
     with os.fdopen(fd, "rb") as handle:

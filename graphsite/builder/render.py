@@ -30,7 +30,7 @@ from graphsite.builder.model import Report, Section, SourceCheck
 from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.tags import ANY_TAG, CLEAN_IMG_SRC
-from graphsite.paths import theme_dir, user_cache_dir
+from graphsite.paths import private_cache_dir, theme_dir
 
 # embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
 FONTS = ("embedded", "google", "system")
@@ -76,7 +76,7 @@ class _BytecodeCache(jinja2.FileSystemBytecodeCache):
                 if _trusted(os.fstat(file.fileno())):
                     bucket.load_bytecode(file)
                     return
-            except (OSError, ValueError, EOFError):
+            except Exception:  # noqa: BLE001 - a damaged file (pickle, marshal, I/O errors of any type) only recompiles
                 pass
         bucket.reset()
         with contextlib.suppress(OSError):
@@ -101,32 +101,9 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
     may write. A directory of ours found open to others (made before this check existed, or chmod'ed since) may
     hold files planted while it was open: it is closed first, so nothing new can be planted, then emptied, never
     adopted."""
-    directory = user_cache_dir("jinja")
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = directory.lstat()
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-            return None
-        if stat.S_IMODE(info.st_mode) != 0o700:
-            directory.chmod(0o700)  # closed before it is emptied: nothing can be planted after the sweep
-            _empty(directory)
-            info = directory.lstat()
-    except OSError:
-        return None
-    if info.st_uid != os.geteuid() or not stat.S_ISDIR(info.st_mode) or stat.S_IMODE(info.st_mode) != 0o700:
-        return None
-    return _BytecodeCache(str(directory))
+    directory = private_cache_dir("jinja")
+    return _BytecodeCache(str(directory)) if directory is not None else None
 
-
-def _empty(directory: Path) -> None:
-    """Remove everything in `directory` (a symlink is removed, never followed); raise OSError if anything is left."""
-    import shutil
-
-    for entry in os.scandir(directory):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
-            os.unlink(entry.path)
 
 
 def front_html(text: str) -> Markup:

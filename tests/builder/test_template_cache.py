@@ -84,3 +84,32 @@ def test_a_file_others_may_write_is_never_loaded(tmp_path: Path, cache: tuple[Pa
     second = _build(tmp_path, home)  # the cache the first build wrote in its place is used (and is ours)
     assert second.returncode == 0, second.stderr
     assert planted.stat().st_mode & 0o022 == 0
+
+
+def test_a_damaged_cache_file_costs_a_recompile_not_the_build(tmp_path: Path, cache: tuple[Path, Path]) -> None:
+    """A cache file whose pickled code is cut short is removed and the template compiled again: every later build
+    works (before, the unpickling error ended each build in a traceback)."""
+    home, directory = cache
+    directory.chmod(0o700)
+    path = _plant(directory, tmp_path / "ran")
+    header = path.read_bytes()[:16]
+    path.write_bytes(header + b"\x80\x04garbage")
+    for _ in range(2):
+        built = _build(tmp_path, home)
+        assert built.returncode == 0 and "Traceback" not in built.stderr, built.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_directory_swapped_for_a_symlink_is_never_followed(tmp_path: Path) -> None:
+    """The cache directory replaced by a link to a directory of ours that is open to others: the build neither
+    empties nor closes the link's target (it is not the cache), and builds without a cache."""
+    home = tmp_path / "cache-home"
+    (home / "graphsite").mkdir(parents=True)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    target.chmod(0o777)
+    (target / "keep.txt").write_text("mine")
+    (home / "graphsite" / "jinja").symlink_to(target)
+    built = _build(tmp_path, home)
+    assert built.returncode == 0, built.stderr
+    assert (target / "keep.txt").read_text() == "mine" and (target.stat().st_mode & 0o777) == 0o777
