@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import url_scheme
+from graphsite.builder.source import STDIN_NAME
 from graphsite.builder.tags import CLEAN_IMG_SRC
 from graphsite.errors import SourceError
 
@@ -101,6 +102,12 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
             uris[src] = None
             missing.append(Finding(IMAGE_MISSING, f"image {src!r} is a path from a web site's root, which a page "
                                    "of its own does not have: the page shows its alt text", line=line))
+            continue
+        if report_path == STDIN_NAME:  # no directory of its own: the working directory is not the report's
+            uris[src] = None
+            missing.append(Finding(IMAGE_MISSING, f"image {src!r} is not read: a report from standard input has "
+                                   "no directory of its own (build the file itself to embed its images): the "
+                                   "page shows its alt text", line=line))
             continue
         data = _read(report_path, base, src, line, limits.per_image)
         if data is None:

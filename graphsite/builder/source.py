@@ -59,6 +59,7 @@ class Source:
 
 
 STDIN = Path("-")  # the report read from standard input
+STDIN_NAME = Path("<stdin>")  # its name in messages; it has no directory of its own
 # Byte-order marks of the encodings a report may come in besides UTF-8; the UTF-32 ones first (UTF-32-LE's BOM
 # begins with UTF-16-LE's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
@@ -69,7 +70,7 @@ def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Source:
     """Return the decoded report at `path` (`-`: standard input), or raise SourceError (missing, not a regular
     file, too large, empty, not UTF-8 nor UTF-16/32 with a byte-order mark, bad YAML)."""
     raw = _read_stdin(max_bytes) if path == STDIN else _read_bytes(path, max_bytes)
-    return parse_source(Path("<stdin>") if path == STDIN else path, raw)
+    return parse_source(STDIN_NAME if path == STDIN else path, raw)
 
 
 _stdin: dict[object, bytes] = {}  # standard input, read once: a build with --check-links reads the report twice
@@ -77,13 +78,15 @@ _stdin: dict[object, bytes] = {}  # standard input, read once: a build with --ch
 
 def _read_stdin(max_bytes: int) -> bytes:
     """Return standard input's bytes, at most `max_bytes` of them."""
+    if sys.stdin is None:  # started with standard input closed
+        raise SourceError(STDIN_NAME, "standard input is closed", hint="pipe the report in, or give its path")
     stream = sys.stdin.buffer
     try:
         data = _stdin[stream] if stream in _stdin else _stdin.setdefault(stream, stream.read(max_bytes + 1))
     except OSError as exc:
-        raise SourceError("<stdin>", f"cannot read standard input: {exc.strerror}") from None
+        raise SourceError(STDIN_NAME, f"cannot read standard input: {exc.strerror}") from None
     if len(data) > max_bytes:
-        raise SourceError("<stdin>", f"is more than the limit of {max_bytes:,} bytes",
+        raise SourceError(STDIN_NAME, f"is more than the limit of {max_bytes:,} bytes",
                           hint="raise build.max_bytes in graphsite.toml if the report really is this long")
     return data
 

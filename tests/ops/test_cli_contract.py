@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -167,6 +168,32 @@ def test_a_dash_reads_the_report_from_standard_input(tmp_path: Path) -> None:
     assert "<title>Hé report</title>" in (tmp_path / "site" / "index.html").read_text()
     empty = run("build", "-", "--out", str(tmp_path / "empty"), "--json", stdin=b"")
     assert empty.exit_code == 1 and json.loads(empty.stdout)["error"] == "<stdin>: the file is empty"
+
+
+def test_a_report_from_standard_input_embeds_no_image_of_the_working_directory(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch
+                                                                              ) -> None:
+    """Standard input has no directory of its own: a local image is not read from wherever the command runs
+    (a piped report must not embed the reader's files), and --strict fails on it."""
+    (tmp_path / "private").mkdir()
+    (tmp_path / "private" / "s.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg"/>')
+    monkeypatch.chdir(tmp_path)
+    report = b"# R\n\n![x](private/s.svg)\n"
+    built = run("build", "-", "--out", str(tmp_path / "site"), "--json", "--fonts", "system", stdin=report)
+    assert built.exit_code == 0, built.output
+    assert "data:image" not in (tmp_path / "site" / "index.html").read_text()
+    assert "no directory of its own" in built.stderr
+    strict = run("build", "-", "--out", str(tmp_path / "strict"), "--strict", "--fonts", "system", stdin=report)
+    assert strict.exit_code == Exit.FAILED and "image-missing" in strict.stderr
+
+
+def test_a_closed_standard_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    closed = subprocess.run([sys.executable, "-m", "graphsite", "build", "-", "--json", "--out", str(tmp_path)],
+                            capture_output=True, text=True, timeout=60,
+                            close_fds=True, preexec_fn=lambda: os.close(0))
+    assert closed.returncode == Exit.FAILED and "Traceback" not in closed.stderr, closed.stderr
+    assert json.loads(closed.stdout) == {"error": "<stdin>: standard input is closed",
+                                         "hint": "pipe the report in, or give its path", "status": 1}
 
 
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-8"])
