@@ -46,6 +46,7 @@ class Theme:
     css: str
     js: str
     directory: Path
+    fonts_js: str = ""  # the head script that starts the embedded faces loading (with --fonts embedded only)
 
 
 @lru_cache(maxsize=4)
@@ -57,7 +58,8 @@ def load_theme(directory: Path | None = None) -> Theme:
                                      undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
     css = (directory / "page.css").read_text(encoding="utf-8").strip()
     js = (directory / "page.js").read_text(encoding="utf-8").strip()
-    return Theme(environment, css, js, directory)
+    fonts_js = (directory / "page-fonts.js").read_text(encoding="utf-8").strip()
+    return Theme(environment, css, js, directory, fonts_js)
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -104,11 +106,13 @@ def _digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "") -> str:
+def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",
+                            fonts_js: str = "") -> str:
     """Return the page's CSP: nothing by default, then exactly its own style, script, fonts and images."""
     style = ([_digest(font_css)] if font_css else []) + [_digest(css)]  # in the page's order
     style += ["https://fonts.googleapis.com"] if fonts == "google" else []
-    parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {_digest(js)}"]
+    script = ([_digest(fonts_js)] if fonts_js else []) + [_digest(js)]  # in the page's order
+    parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {' '.join(script)}"]
     if fonts == "google":
         parts.append("font-src https://fonts.gstatic.com")
     elif font_css:
@@ -292,6 +296,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
     context: dict[str, Any] = {
         "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
         "google_fonts_css": GOOGLE_FONTS_CSS, "css": css, "js": theme.js, "font_css": "",
+        "fonts_js": "",
         "front_html": front_html, "ladder": ladder(report.front.floors),
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
@@ -304,7 +309,8 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
         context["csp"] = ""
         characters = page_characters(template.render(context))
         context["font_css"] = font_face_css(theme.directory / "fonts", characters)
+        context["fonts_js"] = theme.fonts_js
     context["csp"] = content_security_policy(css, theme.js, fonts, image_sources(fragments),
-                                             context["font_css"])
+                                             context["font_css"], context["fonts_js"])
     return template.render(context)
 
