@@ -111,6 +111,7 @@
   addEventListener("scroll", function () {
     if (!ticking) { ticking = true; requestAnimationFrame(mark); }
   }, { passive: true });
-  mark();
+  // At the next frame, not now: measuring headings while the page is still being parsed would force a layout.
+  requestAnimationFrame(mark);
   reveal();
 })();

@@ -47,6 +47,7 @@ class Theme:
     css: str
     js: str
     directory: Path
+    fonts_js: str = ""  # the head script that starts the embedded faces loading (with --fonts embedded only)
 
 
 @lru_cache(maxsize=4)
@@ -58,7 +59,8 @@ def load_theme(directory: Path | None = None) -> Theme:
                                      undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
     css = (directory / "page.css").read_text(encoding="utf-8").strip()
     js = (directory / "page.js").read_text(encoding="utf-8").strip()
-    return Theme(environment, css, js, directory)
+    fonts_js = (directory / "page-fonts.js").read_text(encoding="utf-8").strip()
+    return Theme(environment, css, js, directory, fonts_js)
 
 
 class _BytecodeCache(jinja2.FileSystemBytecodeCache):
@@ -115,11 +117,13 @@ def _digest(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
-def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "") -> str:
+def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",
+                            fonts_js: str = "") -> str:
     """Return the page's CSP: nothing by default, then exactly its own style, script, fonts and images."""
     style = ([_digest(font_css)] if font_css else []) + [_digest(css)]  # in the page's order
     style += ["https://fonts.googleapis.com"] if fonts == "google" else []
-    parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {_digest(js)}"]
+    script = ([_digest(fonts_js)] if fonts_js else []) + [_digest(js)]  # in the page's order
+    parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {' '.join(script)}"]
     if fonts == "google":
         parts.append("font-src https://fonts.gstatic.com")
     elif font_css:
@@ -303,6 +307,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
     context: dict[str, Any] = {
         "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
         "google_fonts_css": GOOGLE_FONTS_CSS, "css": css, "js": theme.js, "font_css": "",
+        "fonts_js": "",
         "front_html": front_html, "ladder": ladder(report.front.floors),
         "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
         "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
@@ -321,13 +326,14 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
 def _render_with_fonts(template: jinja2.Template, context: dict[str, Any], theme: Theme, css: str,
                        images: list[str]) -> str:
     """Return the page with its embedded fonts, rendered once: the font stylesheet (subset to the characters the
-    page shows) and the CSP (which holds its hash) stand in as a random mark, replaced after the render."""
+    page shows) and the CSP (which holds its hash, and the font loader's) stand in as a random mark, replaced
+    after the render."""
     mark = secrets.token_hex(16)
-    context.update(font_css=mark + "f", csp=mark + "c")
+    context.update(font_css=mark + "f", csp=mark + "c", fonts_js=theme.fonts_js)
     page = template.render(context)
     # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
     font_css = font_face_css(theme.directory / "fonts", page_characters(page))
-    csp = content_security_policy(css, theme.js, "embedded", images, font_css)
+    csp = content_security_policy(css, theme.js, "embedded", images, font_css, theme.fonts_js)
     if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
         return page.replace(mark + "f", font_css).replace(mark + "c", str(escape(csp)))
     context.update(font_css=font_css, csp=csp)  # a template that shows them otherwise: rendered again

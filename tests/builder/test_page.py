@@ -333,6 +333,7 @@ def test_embedded_fonts_by_default_google_and_system_on_request(default_soup):
     assert _csp(google)["font-src"] == ["https://fonts.gstatic.com"]
     system = BeautifulSoup(checked_page(REPORT, fonts="system").html, "html.parser")
     assert not system.find_all("link", rel="stylesheet") and len(system.find_all("style")) == 1
+    assert len(system.find_all("script")) == len(google.find_all("script")) == 1, "no font loader without fonts"
     assert "font-src" not in _csp(system)
     assert "https://fonts.googleapis.com" not in _csp(system)["style-src"]
 
@@ -375,14 +376,18 @@ def test_canonical_url_and_indexing_setting(tmp_path):
     assert soup.find("meta", attrs={"name": "robots"})["content"] == "index, follow"
 
 
-def test_one_small_inline_script_and_a_strict_csp(default_soup, default_page):
-    scripts = default_soup.find_all("script")
-    assert len(scripts) == 1 and not scripts[0].has_attr("src")
-    js = scripts[0].string
+def test_small_inline_scripts_and_a_strict_csp(default_soup, default_page):
+    # The page's script at the end of the body; with embedded fonts, a one-line loader after their style sheet.
+    fonts_loader, page_script = default_soup.find_all("script")
+    assert not fonts_loader.has_attr("src") and not page_script.has_attr("src")
+    assert fonts_loader.find_previous("style").string.startswith("@font-face")
+    loader = "document.fonts.forEach(function (face) { face.load().catch(function () {}); });"
+    assert fonts_loader.string.strip().endswith(loader)
+    js = page_script.string
     assert len(js.encode()) == default_page.js_bytes <= 5 * 1024
     csp = _csp(default_soup)
     assert csp["default-src"] == ["'none'"]
-    assert csp["script-src"] == [_hash(js)]
+    assert csp["script-src"] == [_hash(fonts_loader.string), _hash(js)]
     assert [_hash(style.string) for style in default_soup.find_all("style")] == csp["style-src"]
     assert not any("unsafe" in value for values in csp.values() for value in values)
     assert csp["base-uri"] == ["'none'"] and csp["form-action"] == ["'none'"]

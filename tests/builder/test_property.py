@@ -157,7 +157,7 @@ def documents(draw: st.DrawFn) -> Doc:
 
 def _assert_inert(soup: BeautifulSoup) -> None:
     scripts = soup.find_all("script")
-    assert [s.string for s in scripts] == [load_theme().js]
+    assert [s.string for s in scripts] == [load_theme().fonts_js, load_theme().js]  # the theme's own, no other
     for tag in soup.find_all(True):
         for name, value in tag.attrs.items():
             assert not name.lower().startswith("on"), (tag.name, name)
