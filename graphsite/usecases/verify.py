@@ -30,9 +30,6 @@ from graphsite.publisher.route import RouteSettings
 if TYPE_CHECKING:
     from graphsite.publisher.clients import Clients
 
-if TYPE_CHECKING:
-    from graphsite.publisher.clients import Clients
-
 WAIT = "WAIT"  # a check's own answer, never a result: failed for now, in a way that can change with time
 # The edge answers 404 before it has loaded a new route, 502 or 503 while no task of the service answers yet.
 WAITING_STATUSES = frozenset({404, 502, 503})
