@@ -167,6 +167,9 @@ def _read(report_path: Path, base: Path, src: str, line: int | None, most: int) 
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise SourceError(report_path, f"image {src!r} is not a regular file ({target})", line=line)
+        if not _opened_inside(descriptor, base):  # a directory on the way swapped for a link since the check
+            raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which "
+                              "the page never publishes from", line=line)
         if info.st_size > most:
             raise SourceError(report_path, f"image {src!r} is {info.st_size:,} bytes, more than the limit of "
                               f"{most:,}", line=line,
@@ -198,3 +201,15 @@ def _mime(data: bytes) -> str | None:
     if _SVG.match(data[:4096].lstrip(b"\xef\xbb\xbf")):
         return "image/svg+xml"
     return None
+
+
+def _opened_inside(descriptor: int, base: Path) -> bool:
+    """Return whether the file open as `descriptor` is inside `base`, by where the kernel says it is (Linux's
+    /proc/self/fd); where that cannot be read, by the path check made before the open (O_NOFOLLOW then guards
+    only the last component)."""
+    try:
+        where = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except OSError:
+        return True
+    return where.is_relative_to(base)
+

@@ -133,3 +133,22 @@ def test_a_real_document_without_its_images_names_each_line():
     page = checked_page(CORPUS / "cncf-supply-chain-security-paper-footnotes.md")
     missing = [w.line for w in page.report.warnings if w.code == "image-missing"]
     assert missing == [146, 442, 485, 492, 503, 511, 519, 527, 535]
+
+
+def test_a_file_opened_outside_the_report_directory_is_told_apart(tmp_path):
+    """The guard behind the path check: where the kernel says an open file is, not where its path said it
+    would be (a directory on the way swapped for a link between the check and the open)."""
+    import os
+
+    from graphsite.builder.images import _opened_inside
+
+    base = tmp_path / "report"
+    base.mkdir()
+    (base / "in.png").write_bytes(b"x")
+    (tmp_path / "out.png").write_bytes(b"x")
+    for name, inside in ((base / "in.png", True), (tmp_path / "out.png", False)):
+        descriptor = os.open(name, os.O_RDONLY)
+        try:
+            assert _opened_inside(descriptor, base.resolve()) is inside
+        finally:
+            os.close(descriptor)
