@@ -1,6 +1,6 @@
 """Every `graphsite` command in the README is run, so the README cannot drift from the CLI: each one parses
 (its subcommand, options, choices and arguments exist), the offline ones run in a scratch directory, and the
-deployment cycle runs on the lab in the README's order. Only two are parsed and not run, each for its reason."""
+deployment cycle runs on the lab in the README's order. Only three are parsed and not run, each for its reason."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ LAB = {"deploy", "verify", "list", "teardown", "gc", "doctor"}
 PARSED_ONLY = {
     "links": "checks every outbound link over the internet, which tests may not reach",
     "serve": "serves until stopped; tests/ops/test_serve.py runs it in Chromium",
+    "diff": "names example files; tests/builder/test_compare.py runs it on pairs, tests/publisher/"
+            "test_lab_ci_preview.py on a live page",
 }
 
 
