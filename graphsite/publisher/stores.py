@@ -14,7 +14,18 @@ from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.deployment import route_path as route_path_of
 
 
-class RouteFiles:
+class _OnDisk:
+    """What both stores answer the same way: whether anything is at a path, and where a symbolic link there
+    leads (graphsite makes none, so it never follows nor removes one)."""
+
+    def exists(self, path: Path) -> bool:
+        return os.path.lexists(path)
+
+    def link(self, path: Path) -> str | None:
+        return files.link_target(path)
+
+
+class RouteFiles(_OnDisk):
     """Route files in Traefik's dynamic directory."""
 
     def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
@@ -48,14 +59,8 @@ class RouteFiles:
     def remove(self, path: Path) -> bool:
         return route_files.remove_file(path)
 
-    def exists(self, path: Path) -> bool:
-        return os.path.lexists(path)
 
-    def link(self, path: Path) -> str | None:
-        return files.link_target(path)
-
-
-class BindDirectories:
+class BindDirectories(_OnDisk):
     """Page directories under deploy.bind_root."""
 
     def has_root(self, bind_root: Path) -> bool:
@@ -87,9 +92,3 @@ class BindDirectories:
 
     def remove_temporary(self, directory: Path) -> bool:
         return bind.remove_temporary(directory)
-
-    def exists(self, path: Path) -> bool:
-        return os.path.lexists(path)
-
-    def link(self, path: Path) -> str | None:
-        return files.link_target(path)

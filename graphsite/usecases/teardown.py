@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
@@ -142,13 +142,8 @@ def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: 
 
 def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
     path = route_path(places.dynamic_dir, held.name)
-    kept = _left_alone(routes, path, held.route is not None, "not a route graphsite wrote")
-    if kept:
-        outcomes.append(Outcome("route", str(path), KEPT, kept))
-    else:
-        _attempt(outcomes, "route", str(path), lambda: routes.remove(path))
-    for temporary in held.temporaries:
-        _attempt(outcomes, "temporary route", str(temporary), partial(routes.remove, temporary))
+    _remove_file_kind(outcomes, ("route", "temporary route"), routes, path, held.route is not None,
+                      "not a route graphsite wrote", routes.remove, held.temporaries, routes.remove)
 
 
 def _service(clients: Clients, held: Holding) -> object:
@@ -163,13 +158,23 @@ def _service(clients: Clients, held: Holding) -> object:
 
 def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
     directory = bind_dir(places.bind_root, held.name)
-    kept = _left_alone(binds, directory, held.directory is not None, "graphsite did not make it")
+    _remove_file_kind(outcomes, ("directory", "temporary directory"), binds, directory, held.directory is not None,
+                      "graphsite did not make it", binds.remove, held.temporary_dirs, binds.remove_temporary)
+
+
+def _remove_file_kind(outcomes: list[Outcome], kinds: tuple[str, str], store: RouteStore | BindStore, path: Path,
+                      ours: bool, foreign: str, remove: Callable[[Path], bool], temporaries: Iterable[Path],
+                      remove_temporary: Callable[[Path], bool]) -> None:
+    """Remove the route file or page directory at `path` unless it is left alone (a link, or not `ours`), then
+    the temporaries a killed write of it left."""
+    kind, temporary_kind = kinds
+    kept = _left_alone(store, path, ours, foreign)
     if kept:
-        outcomes.append(Outcome("directory", str(directory), KEPT, kept))
+        outcomes.append(Outcome(kind, str(path), KEPT, kept))
     else:
-        _attempt(outcomes, "directory", str(directory), lambda: binds.remove(directory))
-    for temporary in held.temporary_dirs:
-        _attempt(outcomes, "temporary directory", str(temporary), partial(binds.remove_temporary, temporary))
+        _attempt(outcomes, kind, str(path), partial(remove, path))
+    for temporary in temporaries:
+        _attempt(outcomes, temporary_kind, str(temporary), partial(remove_temporary, temporary))
 
 
 def _dns(domain: str, held: Holding, clients: Clients, outcomes: list[Outcome]) -> None:
