@@ -22,7 +22,7 @@ from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import files
-from graphsite.publisher.clients import Clients
+from graphsite.publisher.clients import DIRECTORIES, ROUTES, Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
@@ -93,7 +93,7 @@ def teardown_locked(settings: TeardownSettings, subdomain: str, clients: Clients
     held, unreadable = holding(settings.survey, clients, subdomain, dns=False)
     outcomes: list[Outcome] = []
     with reporter.step("route"):
-        _route(settings.survey, held, clients.routes, outcomes)
+        _route(settings.survey, held, clients.routes, outcomes, unreadable.get(ROUTES))
     with reporter.step("service"):
         _attempt(outcomes, "service", subdomain, lambda: _service(clients, held), SWARM in unreadable)
     with reporter.step("configs"):
@@ -103,7 +103,7 @@ def teardown_locked(settings: TeardownSettings, subdomain: str, clients: Clients
             outcomes.append(Outcome("config", f"{subdomain}-*", FAILED if SWARM in unreadable else ABSENT,
                                     unreadable.get(SWARM, "")))
     with reporter.step("directory"):
-        _directory(settings.survey, held, clients.binds, outcomes)
+        _directory(settings.survey, held, clients.binds, outcomes, unreadable.get(DIRECTORIES))
     clients.dns.limit(settings.dns_deadline)  # every Cloudflare call from here on, the proof's too
     try:
         with reporter.step("dns"):
@@ -140,10 +140,11 @@ def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: 
     return files.kept(store.link(path)) or (foreign if not ours and store.exists(path) else "")
 
 
-def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome]) -> None:
+def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome],
+           not_read: str | None) -> None:
     path = route_path(places.dynamic_dir, held.name)
     _remove_file_kind(outcomes, ("route", "temporary route"), routes, path, held.route is not None,
-                      "not a route graphsite wrote", routes.remove, held.temporaries, routes.remove)
+                      "not a route graphsite wrote", routes.remove, held.temporaries, routes.remove, not_read)
 
 
 def _service(clients: Clients, held: Holding) -> object:
@@ -156,18 +157,24 @@ def _service(clients: Clients, held: Holding) -> object:
     return clients.docker.remove_service(held.name)
 
 
-def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes: list[Outcome]) -> None:
+def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes: list[Outcome],
+               not_read: str | None) -> None:
     directory = bind_dir(places.bind_root, held.name)
     _remove_file_kind(outcomes, ("directory", "temporary directory"), binds, directory, held.directory is not None,
-                      "graphsite did not make it", binds.remove, held.temporary_dirs, binds.remove_temporary)
+                      "graphsite did not make it", binds.remove, held.temporary_dirs, binds.remove_temporary,
+                      not_read)
 
 
 def _remove_file_kind(outcomes: list[Outcome], kinds: tuple[str, str], store: RouteStore | BindStore, path: Path,
                       ours: bool, foreign: str, remove: Callable[[Path], bool], temporaries: Iterable[Path],
-                      remove_temporary: Callable[[Path], bool]) -> None:
+                      remove_temporary: Callable[[Path], bool], not_read: str | None) -> None:
     """Remove the route file or page directory at `path` unless it is left alone (a link, or not `ours`), then
-    the temporaries a killed write of it left."""
+    the temporaries a killed write of it left. When its system could not be read (`not_read` says why), nothing
+    is decided: whose it is, or whether it is there, is not known."""
     kind, temporary_kind = kinds
+    if not_read is not None:
+        outcomes.append(Outcome(kind, str(path), FAILED, not_read))
+        return
     kept = _left_alone(store, path, ours, foreign)
     if kept:
         outcomes.append(Outcome(kind, str(path), KEPT, kept))

@@ -342,3 +342,27 @@ def test_the_undo_removes_only_what_carries_this_run_s_stamp(tmp_path):
         _apply(prepared, clients, undo, config, Recorder())
     _undo(config, clients, prepared, undo, Recorder())
     assert _state(clients, config) == ((), (plan.service.configs[0].name,), (), ())
+
+
+def test_a_teardown_that_could_not_read_the_routes_decides_nothing_about_the_route(tmp_path):
+    """The route directory could not be listed: the route file is neither "not graphsite's" nor "absent" but not
+    known, so it is left in place, the outcome says why, and the teardown is not finished."""
+    import dataclasses
+
+    from graphsite.errors import DeployError
+    from graphsite.publisher.stores import RouteFiles
+
+    class UnreadableRoutes(RouteFiles):
+        def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
+            raise DeployError(f"{dynamic_dir}: cannot list it: Input/output error")
+
+    config = _config(tmp_path)
+    clients = _clients(config)
+    _deploy(config, clients, "site-1")
+    route_file = Path(config.deploy.dynamic_dir) / "site-1.yml"
+    assert route_file.is_file()
+    blind = dataclasses.replace(clients, routes=UnreadableRoutes())
+    report = teardown(TeardownSettings.from_config(config), "site-1", blind, Recorder())
+    route = [o for o in report.outcomes if o.resource == "route"]
+    assert len(route) == 1 and route[0].failed and "cannot list it" in route[0].detail, route
+    assert not report.clean and route_file.is_file()
