@@ -58,15 +58,18 @@ class BuildOutcome:
         }
 
 
+def build_settings(config: Config) -> dict[str, Any]:
+    """Return the builder's settings from the configuration (page_from_source's keywords), for every use case
+    that builds a page: the same limits and site whatever the command."""
+    return {"max_bytes": config.build.max_bytes, "domain": config.site.domain, "indexable": config.site.indexable,
+            "images": ImageLimits(config.build.max_image_bytes, config.build.max_page_image_bytes)}
+
+
 def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                config: Config | None = None) -> BuiltPage:
     """Return the page built from `source` with the citation findings on its report (accepted ones carry
     their reason); raises SourceError/BuildError, writes nothing."""
-    settings: dict[str, Any] = {}
-    if config is not None:
-        settings = {"max_bytes": config.build.max_bytes, "domain": config.site.domain,
-                    "indexable": config.site.indexable,
-                    "images": ImageLimits(config.build.max_image_bytes, config.build.max_page_image_bytes)}
+    settings = build_settings(config) if config is not None else {}
     page = builder.page_from_source(source, subdomain=subdomain, fonts=fonts, **settings)
     report = page.report
     accept = (*(config.citations.accept if config is not None else ()), *report.front.accept)
@@ -95,8 +98,7 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
         where = f"{source}:{first.line}: " if first.line else f"{source}: "
         raise CitationError(f"{where}{first.code}: {first.message} ({len(problems)} unaccepted finding(s), "
                             "nothing written)",
-                            hint="fix the citations and links, or accept a citation finding with a reason "
-                                 "under [citations] in graphsite.toml")
+                            hint=_strict_hint(first))
     links = None
     if check_links:
         page, links = _checked(source, page, subdomain=subdomain, fonts=fonts, config=config or _default_config())
@@ -123,3 +125,13 @@ def _checked(source: Path, page: BuiltPage, *, subdomain: str | None, fonts: str
     checked = dataclasses.replace(page.report, checks=SourceChecks(verdicts, time.time()))
     return builder.rendered(checked, subdomain=subdomain, fonts=fonts, domain=config.site.domain,
                             indexable=config.site.indexable), report
+
+
+def _strict_hint(first: Finding) -> str:
+    """What can end the first --strict failure: a link or image is fixed in the report (nothing accepts it); a
+    citation finding is fixed, or accepted with a reason."""
+    if first.code in STRICT_WARNINGS:
+        return "fix the link or the image in the report: --strict accepts no missing fragment or image"
+    return ("fix the citation, or accept the finding with a reason: `accept:` in the report's front matter, or "
+            "[[citations.accept]] in graphsite.toml")
+

@@ -35,6 +35,7 @@ def outline(path: Path, config: Config) -> Outline:
     from graphsite.builder.build import page_from_source
     from graphsite.builder.outline import read_outline
     from graphsite.errors import BuildError
+    from graphsite.usecases.build import build_settings
 
     if path.suffix.lower() in PAGE_SUFFIXES:
         try:
@@ -42,7 +43,7 @@ def outline(path: Path, config: Config) -> Outline:
         except (OSError, UnicodeDecodeError) as exc:
             raise BuildError(f"{path}: cannot read the page: {getattr(exc, 'strerror', None) or exc}") from None
     # fonts do not change what the page says: "system" skips subsetting them
-    page = page_from_source(path, fonts="system", max_bytes=config.build.max_bytes)
+    page = page_from_source(path, fonts="system", **build_settings(config))
     return read_outline(page.html, where=str(path))
 
 

@@ -183,6 +183,8 @@ def test_a_missing_fragment_fails_strict(run_cli, write_md, tmp_path):
     result = run_cli("build", str(source), "--out", str(tmp_path / "strict"), "--strict")
     assert result.exit_code == 1 and "link-missing-fragment" in result.output and ":5:" in result.output
     assert not (tmp_path / "strict" / "index.html").exists()
+    # nothing accepts a missing fragment: the hint says to fix the link, not to accept a citation finding
+    assert "fix the link or the image" in result.output and "accept the finding" not in result.output
 
 
 def test_a_link_to_the_title_heading_lands_on_the_page(write_md):

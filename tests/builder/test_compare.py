@@ -183,3 +183,19 @@ def test_an_author_s_html_inside_a_section_stays_in_that_section(tmp_path: Path)
     assert dict(read.front)["kicker"] == "Draft"
     assert [s.id for s in read.sections] == ["intro", "1-claims", "2-method", "3-risks"]
     assert "sneaky" in read.sections[-1].text.split()
+
+
+def test_diff_builds_with_the_configured_limits(run_cli: Callable[..., Result], write_md: Callable[..., Path],
+                                                tmp_path: Path) -> None:
+    """diff builds each report as `build` would, with the configuration's limits: an image over
+    build.max_image_bytes stops diff as it stops build (diff used the default limit whatever was set)."""
+    from tests.builder.conftest import tiny_png
+
+    (tmp_path / "logo.png").write_bytes(tiny_png(64) + bytes(200))  # trailing bytes: still a PNG, 269 bytes
+    config = tmp_path / "graphsite.toml"
+    config.write_text("[build]\nmax_image_bytes = 100\n")
+    old = write_md(BASE, "old.md")
+    new = write_md(BASE + "\n![logo](logo.png)\n", "new.md")
+    assert (tmp_path / "logo.png").stat().st_size > 100
+    result = run_cli("diff", str(old), str(new), "--config", str(config))
+    assert result.exit_code == 1 and "more than the limit of 100" in result.stderr, result.stderr

@@ -208,6 +208,7 @@ def test_strict_fails_on_findings_and_writes_nothing(run_cli, tmp_path):
     assert "Traceback" not in result.output and not (out / "index.html").exists()
     error = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and "citation-" in error[0] and "nothing written" in error[0]
+    assert "accept the finding with a reason: `accept:` in the report's front matter" in result.stderr
 
 
 def test_strict_passes_when_clean_or_accepted(run_cli, write_md, tmp_path):
