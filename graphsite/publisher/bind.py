@@ -81,11 +81,9 @@ def _fill(directory: int, page: bytes, stamp: Stamp, sha256: str) -> None:
 
 
 def read_page(directory: Path) -> bytes | None:
-    """Return the page in `directory`, None when there is none (or `directory` is a link: never followed)."""
-    try:
-        return files.read_own(directory.parent, directory.name, PAGE)
-    except OSError:
-        return None
+    """Return the page in `directory`, None when there is none (or `directory` is a link: never followed); a
+    read that failed raises DeployError: the undo of a redeploy must not take it for "no page to put back"."""
+    return files.read_ours(directory.parent, directory.name, PAGE, what="the page")
 
 
 def put_back_page(directory: Path, page: bytes) -> bool:
