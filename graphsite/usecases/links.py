@@ -9,12 +9,9 @@ the report and the ids of the page; the rest go to the live check.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import dataclasses
-import gc
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -42,34 +39,19 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
     from graphsite.builder.source import read_source
     from graphsite.builder.targets import Targets
 
-    with _fewer_collections():
-        text = read_source(Path(source), max_bytes=config.build.max_bytes)
-        report = report_from_source(text)
-        links = report_links(text, report)
-        targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
-        local = {link.url: _local_verdict(link.url, text, targets) for link in links if _is_relative(link.url)}
-        checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
-                              offline=offline, progress=progress)
+    text = read_source(Path(source), max_bytes=config.build.max_bytes)
+    report = report_from_source(text)
+    links = report_links(text, report)
+    targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
+    local = {link.url: _local_verdict(link.url, text, targets) for link in links if _is_relative(link.url)}
+    checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
+                          offline=offline, progress=progress)
     written = {link.url: link for link in links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
     results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
                                    for url, r in local.items())]
     ordered = sorted(results, key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often while the check runs: a report's tokens and a run's tasks
-    are tens of thousands of objects that live until the end, and rescanning them every 700 allocations cost
-    0.07 s of a 2.3 s check of 2,000 links (benchmarks/links_vs_peers.py). Reference counting still frees
-    nearly everything at once; cycles are still collected, later."""
-    before = gc.get_threshold()
-    gc.set_threshold(20_000, 50, 100)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def page_links(source: Path, report: Report, config: Config) -> list[Link]:
