@@ -15,7 +15,7 @@ from pathlib import Path
 # the network stack, the link checker and the lab.
 DENIED = ("yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3", "jsonschema", "bcrypt",
           "playwright", "asyncio", "ssl", "socket", "fontTools.subset", "fontTools.ttLib", "graphsite.publisher",
-          "graphsite.lab", "graphsite.citations.live", "graphsite.citations.checker", "graphsite.commands.deploy")
+          "graphsite_lab", "graphsite.citations.live", "graphsite.citations.checker", "graphsite.commands.deploy")
 
 _PROBE = """
 import json, sys
@@ -25,7 +25,6 @@ def _profile(frame, event, arg):
     if event == "call" and frame.f_code is jinja2.compiler.generate.__code__:
         compiled.append(frame.f_code.co_name)
 from graphsite.cli import main
-before = set(sys.modules)
 sys.setprofile(_profile)
 try:
     main(["-q", "build", sys.argv[1], "--out", sys.argv[2]], standalone_mode=False)
