@@ -19,7 +19,7 @@ from pathlib import Path
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError
 from graphsite.publisher import files
-from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -93,17 +93,19 @@ def put_back_page(directory: Path, page: bytes) -> bool:
     return True
 
 
-def temporaries(bind_root: Path, domain: str) -> dict[str, list[Path]]:
-    """Return {subdomain: [directories]} of the temporary directories a killed deploy of the configuration of
-    `domain` left in `bind_root`: named after the deployment, holding nothing but the marker and the page (or
-    their temporary files), and a marker (once there is one) that is this configuration's (another's, on a
-    shared bind root, is not)."""
-    found: dict[str, list[Path]] = {}
+def temporaries(bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+    """Return {subdomain: {directory: claim}} of the temporary directories a killed deploy left in `bind_root`:
+    named after the deployment, holding nothing but the marker and the page (or their temporary files), with a
+    marker of this configuration's (OURS) or none yet, or an older graphsite's (one of NEEDS_PROOF: ours only
+    beside a proven resource of the name, as `adopted` says). Another configuration's, on a shared bind root, is
+    not one."""
+    found: dict[str, dict[Path, Claim]] = {}
     # a root that cannot be listed raises (glob would say "nothing"), and the caller names it
     for path in files.directories(bind_root) if bind_root.is_dir() else []:
         name = temporary_name(path.name)
-        if name and _only_ours(path, name, domain):
-            found.setdefault(name, []).append(path)
+        owner = _temporary_claim(path, name, domain) if name else None
+        if owner is not None:
+            found.setdefault(name, {})[path] = owner
     return found
 
 
@@ -113,27 +115,34 @@ def temporary_name(dirname: str) -> str:
     return match["name"] if match and dirname.endswith(TEMPORARY_SUFFIX) else ""
 
 
-def _only_ours(directory: Path, name: str, domain: str) -> bool:
-    """Return whether `directory` holds only what _fill writes, and a marker (if there is one yet) for `name`."""
+def temporary_claim(entries: dict[str, bool], stamp: Stamp | None, name: str, domain: str) -> Claim | None:
+    """Return whose a temporary directory for `name` holding `entries` ({file name: is a regular file}) with the
+    marker's `stamp` is under `domain`: OURS or one of NEEDS_PROOF (UNFINISHED: no marker yet, it names no
+    domain), else None (something _fill does not write, a marker that does not parse, another's)."""
+    ours = {MARKER, PAGE}
+    for entry, regular in entries.items():
+        written = entry in ours or any(entry.startswith(temporary_prefix(Path(known)))
+                                       and entry.endswith(TEMPORARY_SUFFIX) for known in ours)
+        if not written or not regular:
+            return None
+    if MARKER not in entries:  # killed before the marker was written
+        return Claim.UNFINISHED
+    owner = stamp.claim(name, domain) if stamp is not None else None  # written whole (atomically), or not ours
+    return owner if owner == Claim.OURS or owner in NEEDS_PROOF else None
+
+
+def _temporary_claim(directory: Path, name: str, domain: str) -> Claim | None:
+    """Return `temporary_claim` of the temporary directory at `directory`, None when it is gone since listed."""
     try:
         with files.opened(directory.parent, directory.name) as fd, os.scandir(fd) as scan:
-            entries = [(entry.name, entry.is_file(follow_symlinks=False)) for entry in scan]
+            entries = {entry.name: entry.is_file(follow_symlinks=False) for entry in scan}
     except FileNotFoundError:  # removed since it was listed (its deploy finished, or a teardown)
-        return False
+        return None
     except OSError as exc:  # one that cannot be looked into is not taken for "not ours": nothing is decided on it
         raise DeployError(f"{directory}: cannot list a deploy's temporary directory: {exc.strerror or exc}",
                           hint="check deploy.bind_root's permissions and the disk, then run the command again") \
             from None
-    ours = {MARKER, PAGE}
-    for name_, regular in entries:
-        written = name_ in ours or any(name_.startswith(temporary_prefix(Path(known)))
-                                       and name_.endswith(TEMPORARY_SUFFIX) for known in ours)
-        if not written or not regular:
-            return False
-    if not (directory / MARKER).exists():  # killed before the marker was written
-        return True
-    stamp = bind_stamp(directory)  # the marker is written whole (atomically), so it is a whole stamp or none
-    return stamp is not None and stamp.claim(name, domain) in (Claim.OURS, Claim.OLDER)
+    return temporary_claim(entries, bind_stamp(directory) if MARKER in entries else None, name, domain)
 
 
 def remove_temporary(directory: Path) -> bool:

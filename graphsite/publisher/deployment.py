@@ -83,8 +83,23 @@ class Claim(StrEnum):
 
     OURS = "ours"  # a complete stamp for this name under this configuration's domain
     OTHER = "another configuration"  # a complete stamp for another domain: never touched
-    OLDER = "older graphsite"  # a version-1 stamp that cannot name its domain: ours only beside a proven resource
+    OLDER = "older graphsite"  # a complete version-1 stamp that cannot name its domain: see `adopted`
+    UNFINISHED = "unfinished write"  # a temporary a kill cut short before its stamp named a domain: see `adopted`
     UNPROVEN = "not proven"  # a lookalike: a partial stamp, or one that names another resource
+
+
+# The claims that name no domain: a resource of this name that proves this configuration must vouch for them.
+NEEDS_PROOF = frozenset({Claim.OLDER, Claim.UNFINISHED})
+
+
+def adopted(owner: Claim | None, proven: bool) -> bool:
+    """Return whether a resource whose stamp claims `owner` is this configuration's: the one rule of ownership.
+
+    A complete current stamp naming this domain is. A stamp that names no domain (an older graphsite's, complete:
+    name and creation time parse and name the resource; or a temporary a kill cut short before its domain) is
+    only when `proven`: another resource of the same name carries a complete stamp naming this domain. Anything
+    else (a partial stamp, another domain's, a lookalike, none) is foreign: shown, never touched."""
+    return owner == Claim.OURS or (owner in NEEDS_PROOF and proven)
 
 
 @dataclass(frozen=True)
@@ -133,7 +148,9 @@ class Stamp:
             return None
         version = STAMP_VERSION if labels.get(STAMP) == str(STAMP_VERSION) else 1
         expires = labels.get(EXPIRES, "")
-        created = labels.get(CREATED, "") if not expires or parse_stamp(expires) else ""  # a bad expiry: unproven
+        # a bad expiry, or a stamp version this release does not know (version 1 wrote none): unproven
+        whole = (not expires or parse_stamp(expires)) and (version > 1 or STAMP not in labels)
+        created = labels.get(CREATED, "") if whole else ""
         return cls(name, labels.get(FQDN, ""), labels.get(ID, "") if version > 1 else "", created, expires,
                    version)
 
@@ -274,6 +291,9 @@ def whose(owner: Claim | None, stamp: Stamp | None) -> str:
         return "graphsite did not make it"
     if owner == Claim.OTHER:
         return f"another graphsite configuration's ({stamp.fqdn})" if stamp else "another graphsite configuration's"
+    if owner in NEEDS_PROOF:
+        return (f"its stamp names no domain ({owner}) and no resource of its name proves it is this "
+                "configuration's")
     return f"its graphsite stamp proves nothing ({owner})"
 
 

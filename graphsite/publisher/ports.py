@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the adapters' value types; importing them here must not import docker or httpx
     from graphsite.publisher.cloudflare import Record
-    from graphsite.publisher.deployment import Stamp
+    from graphsite.publisher.deployment import Claim, Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
     from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, Task
@@ -100,7 +100,10 @@ class RouteStore(Protocol):
         directory and OSError when it cannot be listed."""
         ...
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, list[Path]]: ...
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+        """Return {subdomain: {path: claim}} of the temporary files a killed write left: OURS, or one of
+        NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`)."""
+        ...
 
     def text(self, path: Path) -> str | None:
         """Return the file's text, None when there is none; raise DeployError for a link or a failed read."""
@@ -133,7 +136,10 @@ class BindStore(Protocol):
 
     def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]: ...
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, list[Path]]: ...
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+        """Return {subdomain: {directory: claim}} of the half-filled directories a killed deploy left: OURS, or
+        one of NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`)."""
+        ...
 
     def own_stamp(self, directory: Path) -> Stamp | None: ...
 

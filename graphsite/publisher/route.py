@@ -14,7 +14,7 @@ import yaml
 from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher.deployment import Claim, Stamp
+from graphsite.publisher.deployment import NEEDS_PROOF, Claim, Stamp
 from graphsite.publisher.dynamic import schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
@@ -143,23 +143,26 @@ def temporary_name(filename: str) -> str | None:
     return match["name"] if match else None
 
 
-def written_by_us(head: str, name: str, domain: str) -> bool:
-    """True when a temporary file's first bytes are what graphsite writes for `name` under `domain`: nothing
-    yet, a whole stamp of this configuration's, or a write cut short inside the stamp's first line (a kill
-    mid-write) whose fqdn, when it was written whole, is this configuration's."""
+def temporary_claim(head: str, name: str, domain: str) -> Claim | None:
+    """Return whose a temporary route file for `name` beginning with `head` is under `domain` (its `adopted` to
+    say), None when graphsite did not write it: a whole stamp's claim; UNFINISHED for nothing yet or a write cut
+    short before its fqdn (it names no domain); OURS for one cut inside a fqdn that is this configuration's so
+    far; OTHER when its fqdn is another's."""
     stamp = Stamp.from_route_text(head)
     if stamp is not None:
-        return stamp.claim(name, domain) in (Claim.OURS, Claim.OLDER)
+        return stamp.claim(name, domain)
     first, newline, _ = head.partition("\n")
     start = Stamp(name).route_comment().split(" fqdn=", 1)[0] + " "  # "# graphsite: stamp=2 name=NAME "
     if newline or not (start.startswith(first) or first.startswith(start)):
-        return False
+        return None
     rest = first[len(start):]
     if "fqdn=".startswith(rest):  # cut before its fqdn began: it says nothing of its domain
-        return True
+        return Claim.UNFINISHED
     written, space, _ = rest.removeprefix("fqdn=").partition(" ")
     wanted = f"{name}.{domain}"
-    return rest.startswith("fqdn=") and (written == wanted if space else wanted.startswith(written))
+    if not rest.startswith("fqdn="):
+        return None
+    return Claim.OURS if (written == wanted if space else wanted.startswith(written)) else Claim.OTHER
 
 
 def qualified_middlewares(names: tuple[str, ...]) -> list[str]:
@@ -178,10 +181,10 @@ def stamp_in(raw: bytes, name: str) -> Stamp | None:
     return stamp_of_text(text, name)
 
 
-def temporary_owner(filename: str, head: bytes, domain: str) -> str | None:
+def temporary_owner(filename: str, head: bytes, domain: str) -> tuple[str, Claim] | None:
     """Return the deployment whose killed write left the temporary route file `filename` beginning with `head`
-    (its first 1024 bytes) under `domain`'s configuration, or None when it is not one."""
+    (its first 1024 bytes) under `domain`'s configuration, with its claim (OURS, or one of NEEDS_PROOF that
+    `adopted` decides), or None when it is not one."""
     name = temporary_name(filename)
-    if name is None or not written_by_us(head[:1024].decode("utf-8", errors="replace"), name, domain):
-        return None
-    return name
+    owner = temporary_claim(head[:1024].decode("utf-8", errors="replace"), name, domain) if name else None
+    return (name, owner) if name is not None and (owner == Claim.OURS or owner in NEEDS_PROOF) else None

@@ -23,7 +23,17 @@ from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, Stamp, bind_dir, claim, route_path, whose
+from graphsite.publisher.deployment import (
+    NEEDS_PROOF,
+    Claim,
+    Deployment,
+    Stamp,
+    adopted,
+    bind_dir,
+    claim,
+    route_path,
+    whose,
+)
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
@@ -247,17 +257,32 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
             raise DeployError(f"a Swarm service named {plan.subdomain} exists and is not this configuration's: "
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
-    if routes.exists(plan.route_path):
-        owner = claim(routes.stamp(plan.route_path), plan.subdomain, domain)
-        if owner not in (Claim.OURS, Claim.OLDER):
-            raise DeployError(f"{plan.route_path} exists and is not a route of this configuration: "
-                              f"{whose(owner, None)}",
-                              hint="choose another subdomain; graphsite never overwrites routes it did not write")
-    if plan.bind_dir and binds.exists(plan.bind_dir):
-        owner = claim(binds.stamp(plan.bind_dir), plan.subdomain, domain)
-        if owner not in (Claim.OURS, Claim.OLDER):
-            raise DeployError(f"{plan.bind_dir} exists and is not this configuration's: {whose(owner, None)}",
-                              hint="choose another subdomain or another deploy.bind_root")
+    # an older graphsite's route or directory is taken over only when a resource of this name proves it is this
+    # configuration's (the one rule: `adopted`); the service, past the check above, is
+    proven: bool | None = True if current is not None else None
+    for path, store, what, hint in (
+            (plan.route_path, routes, "a route of this configuration",
+             "choose another subdomain; graphsite never overwrites routes it did not write"),
+            (plan.bind_dir, binds, "this configuration's", "choose another subdomain or another deploy.bind_root")):
+        if not path or not store.exists(path):
+            continue
+        stamp = store.stamp(path)
+        owner = claim(stamp, plan.subdomain, domain)
+        if owner in NEEDS_PROOF and proven is None:
+            proven = _proven(plan, domain, clients)
+        if not adopted(owner, bool(proven)):
+            raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}", hint=hint)
+
+
+def _proven(plan: DeployPlan, domain: str, clients: Clients) -> bool:
+    """True when a resource named like the plan's carries a complete stamp naming this configuration's domain
+    (a config, the route file, the page directory or the DNS record)."""
+    stamps: list[Stamp | None] = list(clients.docker.config_stamps(plan.subdomain).values())
+    for path, store in ((plan.route_path, clients.routes), (plan.bind_dir, clients.binds)):
+        stamps += [store.stamp(path)] if path and store.exists(path) else []
+    if any(claim(stamp, plan.subdomain, domain) == Claim.OURS for stamp in stamps):
+        return True
+    return any(record.claim(domain) == Claim.OURS for record in clients.dns.records(plan.fqdn))
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,

@@ -17,7 +17,16 @@ from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import CONTENT, Claim, Deployment, Stamp, claim, parse_stamp
+from graphsite.publisher.deployment import (
+    CONTENT,
+    NEEDS_PROOF,
+    Claim,
+    Deployment,
+    Stamp,
+    adopted,
+    claim,
+    parse_stamp,
+)
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
@@ -144,7 +153,8 @@ class _Found:
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
-    older: dict[str, list[tuple[str, str, Stamp]]] = field(default_factory=dict)  # name -> (kind, what, stamp)
+    # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
+    older: dict[str, list[tuple[str, str, Claim, Stamp | None]]] = field(default_factory=dict)
     foreign: list[Foreign] = field(default_factory=list)
 
     def judge(self, kind: str, what: str, stamp: Stamp | None, resource: str, domain: str) -> bool:
@@ -153,11 +163,23 @@ class _Found:
         owner = claim(stamp, resource, domain)
         if owner == Claim.OURS:
             return True
-        if owner == Claim.OLDER and stamp is not None:
-            self.older.setdefault(resource, []).append((kind, what, stamp))
+        if owner in NEEDS_PROOF:
+            self.older.setdefault(resource, []).append((kind, what, owner, stamp))
         elif owner is not None:
             self.foreign.append(Foreign(kind, what, owner, stamp))
         return False
+
+    def held(self, kind: str, what: str, owner: Claim, resource: str) -> None:
+        """Keep a temporary a killed run left: this configuration's (OURS), or waiting for a proven resource of
+        its name when it names no domain."""
+        if owner == Claim.OURS:
+            self.temporary(kind, resource, Path(what))
+        else:
+            self.older.setdefault(resource, []).append((kind, what, owner, None))
+
+    def temporary(self, kind: str, resource: str, path: Path) -> None:
+        held = self.temporaries if kind == "temporary route" else self.temporary_dirs
+        held.setdefault(resource, []).append(path)
 
 
 @dataclass(frozen=True)
@@ -211,17 +233,20 @@ def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None
 
 
 def _adopt_older(found: _Found, proven: set[str]) -> None:
-    """Resources an older graphsite made (their stamp names no domain) are a name's when a resource of that name
-    proves it is this configuration's; the others are shown as foreign and kept."""
+    """Resources whose stamp names no domain (an older graphsite's, a temporary cut short) are a name's when a
+    resource of that name proves it is this configuration's (`adopted`); the others are shown as foreign and
+    kept."""
     for resource, older in found.older.items():
-        for kind, what, stamp in older:
-            if resource not in proven:
-                found.foreign.append(Foreign(kind, what, Claim.OLDER, stamp))
-            elif kind == "config":
+        for kind, what, owner, stamp in older:
+            if not adopted(owner, resource in proven):
+                found.foreign.append(Foreign(kind, what, owner, stamp))
+            elif kind.startswith("temporary"):
+                found.temporary(kind, resource, Path(what))
+            elif kind == "config" and stamp is not None:
                 found.configs.setdefault(resource, {})[what] = stamp
-            elif kind == "route":
+            elif kind == "route" and stamp is not None:
                 found.routes[resource] = (Path(what), stamp)
-            elif kind == "directory":
+            elif kind == "directory" and stamp is not None:
                 found.directories[resource] = (Path(what), stamp)
 
 
@@ -273,7 +298,8 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
             found.routes[path.stem] = (path, stamp)
     for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
-            found.temporaries[owner] = temporaries
+            for path, made in temporaries.items():
+                found.held("temporary route", str(path), made, owner)
 
 
 def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str) -> None:
@@ -288,7 +314,8 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
             found.directories[owner] = (path, stamp)
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
-            found.temporary_dirs[owner] = temporaries
+            for path, made in temporaries.items():
+                found.held("temporary directory", str(path), made, owner)
 
 
 def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) -> None:

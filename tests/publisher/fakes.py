@@ -332,13 +332,13 @@ class FakeRoutes:
 
         return self._run("routes", listed)
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, list[Path]]:
-        def found() -> dict[str, list[Path]]:
-            owners: dict[str, list[Path]] = {}
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+        def found() -> dict[str, dict[Path, Claim]]:
+            owners: dict[str, dict[Path, Claim]] = {}
             for path, text in sorted(self.files.items()):
-                owner = route.temporary_owner(path.name, text.encode(), domain) if path.parent == dynamic_dir else ""
-                if owner:
-                    owners.setdefault(owner, []).append(path)
+                owner = route.temporary_owner(path.name, text.encode(), domain) if path.parent == dynamic_dir else None
+                if owner is not None:
+                    owners.setdefault(owner[0], {})[path] = owner[1]
             return owners
 
         return self._run("temporaries", found)
@@ -429,17 +429,14 @@ class FakeBinds:
 
         return self._run("directories", found)
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, list[Path]]:
-        def found() -> dict[str, list[Path]]:
-            owners: dict[str, list[Path]] = {}
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+        def found() -> dict[str, dict[Path, Claim]]:
+            owners: dict[str, dict[Path, Claim]] = {}
             for path, content in sorted(self.dirs.items()):
                 name = bind.temporary_name(path.name) if path.parent == bind_root else ""
-                stamp = self._stamp(path)
-                only_ours = set(content) <= {MARKER, bind.PAGE} and (
-                    MARKER not in content or stamp is not None and stamp.claim(name, domain) in (Claim.OURS,
-                                                                                              Claim.OLDER))
-                if name and only_ours:
-                    owners.setdefault(name, []).append(path)
+                owner = bind.temporary_claim(dict.fromkeys(content, True), self._stamp(path), name, domain)
+                if name and owner is not None:
+                    owners.setdefault(name, {})[path] = owner
             return owners
 
         return self._run("temporaries", found)

@@ -17,7 +17,7 @@ import pytest
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
 from graphsite.errors import DeployError
 from graphsite.publisher import bind
-from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.publisher.deployment import MARKER, Claim, Stamp
 
 # Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
@@ -106,8 +106,10 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     staging = make(".gs-k.x9" + TEMPORARY_SUFFIX)  # another configuration's killed deploy, on a shared root
     (staging / MARKER).write_text(Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
                                   .marker())
-    assert bind.temporaries(tmp_path, "example.com") == {"gs-a": [empty], "gs-b": [half]}
-    assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == [staging]
+    # killed before its marker, it names no domain yet: ours only beside a proven resource of its name
+    assert bind.temporaries(tmp_path, "example.com") == {"gs-a": {empty: Claim.UNFINISHED},
+                                                         "gs-b": {half: Claim.OURS}}
+    assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == {staging: Claim.OURS}
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}

@@ -148,8 +148,10 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     (tmp_path / ".gs-9.yml.ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
     (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
     (tmp_path / ".gs-9.yml.ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
-    assert route_files.temporaries(tmp_path, "example.com") == {"gs-1": [stamped], "gs-2": [empty],
-                                                          "gs-3": [first_version], "gs-6": [cut]}
+    # nothing written yet, or cut before its fqdn: it names no domain (ours only beside a proven resource)
+    assert route_files.temporaries(tmp_path, "example.com") == {
+        "gs-1": {stamped: Claim.OURS}, "gs-2": {empty: Claim.UNFINISHED}, "gs-3": {first_version: Claim.UNFINISHED},
+        "gs-6": {cut: Claim.UNFINISHED}}
 
 
 def test_a_route_file_says_whose_it_is(tmp_path, production):
