@@ -178,18 +178,30 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
     return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
 
 
-def remove_bind_dir(directory: Path) -> bool:
-    """Remove `directory` if graphsite made it; return False when it is absent. A symbolic link is refused, its
-    target untouched."""
+def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
+    """Remove `directory` when its marker is still the whole `stamp` its caller judged this configuration's
+    (name, fqdn, deployment id, created, expires); return False when it is absent. Anything else there is
+    refused, left in place: no marker, one that does not parse, or another claim (another domain's, another
+    deployment's, one rewritten since it was judged). A symbolic link is refused, its target untouched."""
     if not os.path.lexists(directory):
         return False
     refusal = files.link_refusal(directory, "page directory")
     if refusal is not None:
         raise refusal
-    if not made_by_graphsite(directory):
+    found = bind_stamp(directory)
+    if found is None or found.name != directory.name:
         raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
                           hint="remove it by hand if it is yours to remove")
+    if found != stamp:
+        raise DeployError(f"{directory}: its marker says {_said(found)}, not the deployment's {_said(stamp)}; "
+                          "left in place",
+                          hint="run `graphsite list` to see whose it is; remove it by hand if it is yours")
     return _remove(directory, "the page's directory")
+
+
+def _said(stamp: Stamp) -> str:
+    return (f"(fqdn={stamp.fqdn or '-'} id={stamp.id or '-'} created={stamp.created or '-'} "
+            f"expires={stamp.expires or '-'})")
 
 
 def _remove(directory: Path, what: str) -> bool:

@@ -87,8 +87,8 @@ class BindDirectories(_OnDisk):
     def put_back_page(self, directory: Path, page: bytes) -> bool:
         return bind.put_back_page(directory, page)
 
-    def remove(self, directory: Path) -> bool:
-        return bind.remove_bind_dir(directory)
+    def remove(self, directory: Path, stamp: Stamp) -> bool:
+        return bind.remove_bind_dir(directory, stamp)
 
     def remove_temporary(self, directory: Path) -> bool:
         return bind.remove_temporary(directory)

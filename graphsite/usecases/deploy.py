@@ -309,9 +309,10 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
-        previous_page = claim(binds.stamp(directory), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
-        if plan.bind_dir is None and binds.exists(directory) and previous_page:
-            binds.remove(directory)
+        page_stamp = binds.stamp(directory)
+        previous_page = claim(page_stamp, plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
+            binds.remove(directory, page_stamp)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
@@ -421,7 +422,8 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome
         binds.remove_temporary(stale)
     old = binds.page(directory)
     if not binds.exists(directory):
-        undo.push(f"directory {directory}", f"removed directory {directory}", lambda: binds.remove(directory))
+        undo.push(f"directory {directory}", f"removed directory {directory}",
+                  lambda: binds.remove(directory, plan.stamp))
     elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
                   partial(binds.put_back_page, directory, old))

@@ -49,6 +49,7 @@ class Holding:
     temporaries: tuple[Path, ...] = ()  # route files a killed write left
     temporary_dirs: tuple[Path, ...] = ()  # page directories a killed deploy left half-filled
     directory: Path | None = None
+    directory_stamp: Stamp | None = None  # the marker the directory held when it was judged this name's
     records: tuple[Record, ...] = ()
     stamps: tuple[Stamp, ...] = ()  # what each resource says of itself
     unknown: tuple[str, ...] = ()  # the systems that could not be read
@@ -357,7 +358,9 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
                    temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
-                   directory=directory[0] if directory else None, records=tuple(records), stamps=tuple(stamps),
+                   directory=directory[0] if directory else None,
+                   directory_stamp=directory[1] if directory else None, records=tuple(records),
+                   stamps=tuple(stamps),
                    unknown=tuple(found.unreadable))
 
 

@@ -159,10 +159,11 @@ def _service(clients: Clients, held: Holding) -> object:
 
 def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes: list[Outcome],
                not_read: str | None) -> None:
-    directory = bind_dir(places.bind_root, held.name)
-    _remove_file_kind(outcomes, ("directory", "temporary directory"), binds, directory, held.directory is not None,
-                      "graphsite did not make it", binds.remove, held.temporary_dirs, binds.remove_temporary,
-                      not_read)
+    directory, stamp = bind_dir(places.bind_root, held.name), held.directory_stamp
+    # removed only while its marker is still the stamp the survey judged this name's
+    _remove_file_kind(outcomes, ("directory", "temporary directory"), binds, directory, stamp is not None,
+                      "graphsite did not make it", lambda path: stamp is not None and binds.remove(path, stamp),
+                      held.temporary_dirs, binds.remove_temporary, not_read)
 
 
 def _remove_file_kind(outcomes: list[Outcome], kinds: tuple[str, str], store: RouteStore | BindStore, path: Path,

@@ -471,15 +471,17 @@ class FakeBinds:
 
         return self._run("put_back_page", put)
 
-    def remove(self, directory: Path) -> bool:
+    def remove(self, directory: Path, stamp: Stamp) -> bool:
         def removed() -> bool:
             if directory not in self.dirs and directory not in self.links:
                 return False
             refusal = files.refused_link(directory, self.links.get(directory), "page directory")
             if refusal is not None:
                 raise refusal
-            if self._stamp(directory) is None:
+            if self._own(directory) is None:
                 raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
+            if self._stamp(directory) != stamp:
+                raise DeployError(f"{directory}: its marker is not the deployment's; left in place")
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
 
         return self._run("remove", removed)

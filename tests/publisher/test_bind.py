@@ -115,7 +115,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}
     assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)
     with pytest.raises(DeployError, match="graphsite did not make it"):
-        bind.remove_bind_dir(foreign)
+        bind.remove_bind_dir(foreign, _stamp("gs-i"))
 
 
 def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
@@ -179,7 +179,7 @@ def test_removing_a_link_is_refused_and_its_target_untouched(planted):
     hint said a rerun would finish: it never could."""
     link, target, before = planted
     with pytest.raises(DeployError) as refused:
-        bind.remove_bind_dir(link)
+        bind.remove_bind_dir(link, _stamp("gs-x"))
     assert "symbolic link to" in refused.value.message and "run the command again" not in str(refused.value)
     temporary = link.parent / (".gs-x.k3j2" + TEMPORARY_SUFFIX)
     temporary.symlink_to(target)
@@ -210,7 +210,7 @@ def test_links_inside_the_directory_are_replaced_or_removed_never_followed(tmp_p
     (directory / MARKER).unlink()
     bind.ensure_bind_dir(directory, b"<p>three</p>", _stamp("gs-l"), "c" * 64)
     (directory / "extra").symlink_to(outside)
-    assert bind.remove_bind_dir(directory) is True and not directory.exists()
+    assert bind.remove_bind_dir(directory, _stamp("gs-l")) is True and not directory.exists()
     assert outside.read_text() == _stamp("gs-l").marker() and outside.stat().st_uid == 4242
     assert stat.S_IMODE(outside.stat().st_mode) == 0o600
 
@@ -233,3 +233,22 @@ def test_the_undo_of_a_redeploy_puts_the_previous_page_back_as_caddy_s(tmp_path)
     page = directory / "index.html"
     assert page.read_bytes() == b"<p>one</p>" and (page.stat().st_uid, stat.S_IMODE(page.stat().st_mode)) == (
         1000, 0o644)
+
+
+@pytest.mark.parametrize("marker", [
+    Stamp("gs-m", "gs-m.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z"),  # another domain's
+    Stamp("gs-m", "gs-m.example.com", "ffffffff", "2026-07-01T12:00:00Z"),  # another deployment of the name
+    Stamp("gs-m", "gs-m.example.com", "0a1b2c3d", "2026-07-02T12:00:00Z"),  # made at another time
+    Stamp("gs-m", created="2026-07-01T12:00:00Z", version=1),  # an older graphsite's, naming no domain
+], ids=["domain", "id", "created", "older"])
+def test_a_directory_is_removed_only_while_its_marker_is_the_whole_stamp_judged_ours(tmp_path, marker):
+    """Before, the marker's name was all remove_bind_dir checked: another configuration's directory of the same
+    name, or one rewritten since it was judged, was removed."""
+    directory = tmp_path / "gs-m"
+    bind.ensure_bind_dir(directory, b"<p>theirs</p>", marker, "a" * 64)
+    if marker.version == 1:
+        (directory / MARKER).write_text("made by graphsite deploy: name=gs-m created=2026-07-01T12:00:00Z expires=\n")
+    judged = Stamp("gs-m", "gs-m.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
+    with pytest.raises(DeployError, match=r"gs-m: its marker says \(fqdn=.*, not the deployment's .*left in place"):
+        bind.remove_bind_dir(directory, judged)
+    assert (directory / "index.html").read_bytes() == b"<p>theirs</p>"
