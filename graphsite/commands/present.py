@@ -307,7 +307,7 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
     state = held.state(now)
     if state == "partial":
         state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: temporary files"
-    return (held.fqdn, age(held.created, now) or "-", held.expires or "-",
+    return (held.fqdn, age(held.created, now) or "unknown", held.expires or "-",
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
             ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", state)
 

@@ -118,10 +118,11 @@ class Stamp:
         moment = parse_stamp(self.expires)
         return moment is not None and moment <= now
 
-    def older_than(self, now: datetime, seconds: float) -> bool:
-        """True when the resource was made more than `seconds` ago (or says nothing of when it was made)."""
+    def older_than(self, now: datetime, seconds: float) -> bool | None:
+        """True when the resource was made more than `seconds` ago, False when not; None when it says nothing of
+        when it was made: unknown, never "old" (gc does not collect what it cannot date)."""
         moment = parse_stamp(self.created)
-        return moment is None or (now - moment).total_seconds() > seconds
+        return None if moment is None else (now - moment).total_seconds() > seconds
 
     def claim(self, resource: str, domain: str) -> Claim:
         """Return whose the resource named `resource` (a subdomain) carrying this stamp is, for `domain`."""

@@ -43,11 +43,19 @@ def reason(held: Holding, now: datetime, grace: float) -> str:
     state = held.state(now)
     if state == "expired":
         return f"expired {held.expires}"
-    if state == "partial" and Stamp(held.name, created=held.created).older_than(now, grace):
+    if state == "partial" and Stamp(held.name, created=held.created).older_than(now, grace) is True:
         why = [f"no {', '.join(held.missing())}"] if held.missing() else []
         why += ["temporary files left"] if held.leftovers else []
         return f"partial for over {grace / 60:g} min ({'; '.join(why)})"
     return ""
+
+
+def undated(held: Holding, now: datetime) -> str:
+    """Return why gc keeps a partial deployment it cannot date (no resource of it says when it was made), or ''."""
+    if held.empty or held.state(now) != "partial" or held.created:
+        return ""
+    return (f"partial, made at an unknown time: nothing of it says when, so it is not collected; "
+            f"`graphsite teardown {held.name}` removes it if it is yours")
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ def collect(settings: GcSettings, clients: Clients, reporter: Reporter, *, dry_r
             continue
         why = reason(held, now or datetime.now(UTC), grace)
         if not why:
+            kept = undated(held, now or datetime.now(UTC))
+            collected += [Collected(name, RENEWED, kept)] if kept else []
             continue
         if dry_run:
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
