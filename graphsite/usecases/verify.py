@@ -23,7 +23,7 @@ from graphsite.errors import VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
-from graphsite.publisher.deployment import Deployment, route_path
+from graphsite.publisher.deployment import Claim, Deployment, Stamp, route_path, whose
 from graphsite.publisher.ports import EdgePort, RouteStore
 from graphsite.publisher.route import RouteSettings
 
@@ -156,6 +156,11 @@ def _service(target: Deployment, clients: Clients, sleep: Callable[[float], None
     service = clients.docker.service(target.name)
     if service is None:
         return FAIL, f"no service {target.name}"
+    stamp = Stamp.from_labels(service.labels)
+    if stamp != target.stamp:  # replaced, relabelled or another's since it was judged: not this deployment
+        said = f"id {stamp.id or '-'}, fqdn {stamp.fqdn or '-'}" if stamp else "no graphsite stamp"
+        return FAIL, (f"service {target.name}: its labels ({said}) are not this deployment's stamp "
+                      f"(id {target.id or '-'}, fqdn {target.fqdn})")
     ids = []
     for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
         running = [t for t in clients.docker.tasks(target.name) if t.state == "running" and t.desired == "running"]
@@ -356,6 +361,11 @@ def verify(settings: VerifySettings, name: str, clients: Clients,
     if deployment is None or deployment.name != subdomain or not deployment.sha256:
         raise VerifyError(f"no deployment named {subdomain}: no graphsite service",
                           hint="see `graphsite list` for what is deployed")
+    owner = deployment.stamp.claim(subdomain, settings.domain)
+    if owner != Claim.OURS:  # its labels do not prove it: what it serves is not this configuration's to judge
+        raise VerifyError(f"{subdomain}: not verified: the Swarm service of that name is not this configuration's "
+                          f"deployment: {whose(owner, deployment.stamp)}",
+                          hint="verify it with the configuration that deployed it; see `graphsite list`")
     checks = run_checks(settings, deployment, clients, credentials)
     return VerifyReport(deployment, tuple(checks), reads_content(deployment, credentials))
 

@@ -208,3 +208,31 @@ def test_with_a_task_header_the_origin_check_reaches_every_task(tmp_path):
     swarm.overlay = "another-network"
     unreached = _checks(config, clients, target, credentials)["origin"]
     assert unreached.status == FAIL and "no address on network dokploy-network" in unreached.evidence
+
+
+@pytest.mark.parametrize("labels,why", [
+    ({"graphsite.fqdn": "site-1.other.org"}, r"another graphsite configuration's \(site-1.other.org\)"),
+    ({"graphsite.id": ""}, r"its graphsite stamp proves nothing \(not proven\)"),
+    ({"graphsite.created": "yesterday"}, r"its graphsite stamp proves nothing \(not proven\)"),
+], ids=["another-domain", "no-id", "no-time"])
+def test_a_service_whose_labels_do_not_prove_it_ours_is_not_verified(tmp_path, labels, why):
+    """Before, verify took any service named NAME with a sha256 label for this configuration's deployment and
+    could pass it: what it served was judged against labels nothing proved."""
+    config, clients, _, _ = _world(tmp_path)
+    swarm = _fakes(clients)[0]
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = dataclasses.replace(service, labels={**service.labels, **labels})
+    with pytest.raises(VerifyError, match=f"site-1: not verified: the Swarm service of that name is not this "
+                                          f"configuration's deployment: {why}"):
+        verify(VerifySettings.from_config(config), "site-1", clients)
+
+
+def test_a_service_relabelled_since_it_was_judged_fails_the_service_check(tmp_path):
+    config, clients, target, _ = _world(tmp_path)
+    swarm = _fakes(clients)[0]
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = dataclasses.replace(service, labels={**service.labels, "graphsite.id": "f" * 8})
+    check = _checks(config, clients, target)["service"]
+    assert check.status == FAIL and check.evidence == (
+        f"service site-1: its labels (id ffffffff, fqdn site-1.example.com) are not this deployment's stamp "
+        f"(id {target.id}, fqdn site-1.example.com)")
