@@ -167,7 +167,13 @@ def _read(report_path: Path, base: Path, src: str, line: int | None, most: int) 
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise SourceError(report_path, f"image {src!r} is not a regular file ({target})", line=line)
-        if not _opened_inside(descriptor, base):  # a directory on the way swapped for a link since the check
+        where = _opened_at(descriptor)
+        if where is None:  # where it is cannot be known: the path check alone does not prove it
+            raise SourceError(report_path, f"image {src!r} not embedded: where it was opened cannot be told "
+                              "(/proc/self/fd cannot be read), so it is not proven inside the report's directory "
+                              f"({base})", line=line,
+                              hint="build where /proc is mounted (Linux), or remove the image from the report")
+        if not where.is_relative_to(base):  # a directory on the way swapped for a link since the check
             raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which "
                               "the page never publishes from", line=line)
         if info.st_size > most:
@@ -203,13 +209,12 @@ def _mime(data: bytes) -> str | None:
     return None
 
 
-def _opened_inside(descriptor: int, base: Path) -> bool:
-    """Return whether the file open as `descriptor` is inside `base`, by where the kernel says it is (Linux's
-    /proc/self/fd); where that cannot be read, by the path check made before the open (O_NOFOLLOW then guards
-    only the last component)."""
+def _opened_at(descriptor: int) -> Path | None:
+    """Return where the file open as `descriptor` is, as the kernel says (Linux's /proc/self/fd); None when that
+    cannot be read: unknown, which the caller refuses (a directory on the way may have been swapped for a link
+    since the path check, which O_NOFOLLOW, guarding only the last component, does not see)."""
     try:
-        where = Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+        return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
     except OSError:
-        return True
-    return where.is_relative_to(base)
+        return None
 

@@ -140,7 +140,7 @@ def test_a_file_opened_outside_the_report_directory_is_told_apart(tmp_path):
     would be (a directory on the way swapped for a link between the check and the open)."""
     import os
 
-    from graphsite.builder.images import _opened_inside
+    from graphsite.builder.images import _opened_at
 
     base = tmp_path / "report"
     base.mkdir()
@@ -149,6 +149,23 @@ def test_a_file_opened_outside_the_report_directory_is_told_apart(tmp_path):
     for name, inside in ((base / "in.png", True), (tmp_path / "out.png", False)):
         descriptor = os.open(name, os.O_RDONLY)
         try:
-            assert _opened_inside(descriptor, base.resolve()) is inside
+            where = _opened_at(descriptor)
+            assert where is not None and where.is_relative_to(base.resolve()) is inside
         finally:
             os.close(descriptor)
+
+
+def test_an_image_is_refused_where_the_kernel_cannot_say_where_it_was_opened(folder):
+    """Before, an unreadable /proc/self/fd meant "inside": the path check alone vouched for a file a swapped
+    directory could have led outside. A real build in a mount namespace with /proc hidden under a tmpfs."""
+    import subprocess
+    import sys
+
+    (folder / "r.md").write_text("# R\n\n![a](images/a.png)\n")
+    hidden = f"mount -t tmpfs none /proc && exec {sys.executable} -m graphsite build r.md --out out"
+    run = subprocess.run(["unshare", "--mount", "--fork", "sh", "-c", hidden], cwd=folder, capture_output=True,
+                         text=True, timeout=120, check=False, env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "image 'images/a.png' not embedded: where it was opened cannot be told (/proc/self/fd cannot be " \
+           "read)" in run.stderr and "build where /proc is mounted" in run.stderr, run.stderr
+    assert not (folder / "out" / "index.html").exists()
