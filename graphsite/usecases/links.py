@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import errno
+import os
 import re
 import time
 from pathlib import Path
@@ -190,17 +192,30 @@ def _local_verdict(url: str, source: Source, targets: Targets) -> LinkResult:
                           checked_at=now)
     target = source.path.parent / unquote(parts.path)
     shown = unquote(parts.path)
-    if _exists(target):
+    exists = _exists(target)
+    if isinstance(exists, str):
+        return LinkResult(url, "local", f"cannot tell whether {shown} is beside the report: {exists} ({target}); "
+                                        "the published page is one index.html either way", checked_at=now)
+    if exists:
         return LinkResult(url, "local", f"{shown} exists beside the report, but the published page is one "
                                         "index.html: link its public URL instead", checked_at=now)
     return LinkResult(url, "local", f"no file {shown} beside the report (and the published page is one "
                                     "index.html)", checked_at=now)
 
 
-def _exists(path: Path) -> bool:
-    """Return whether `path` exists; a name no file can have (too long, unreadable) does not. (A NUL byte is
-    answered False by Path.exists itself.)"""
+# What says no file is there: none by that name, a path through a file, a link loop, a name no file can have.
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG})
+
+
+def _exists(path: Path) -> bool | str:
+    """Return whether `path` exists, or why that cannot be told (permission denied, an I/O error): unknown is not
+    "no file". os.stat, not Path.exists, which from Python 3.12 on answers False for any error."""
     try:
-        return path.exists()
-    except OSError:
+        os.stat(path)
+    except ValueError:  # a NUL byte: no file name can hold one
         return False
+    except OSError as exc:
+        if exc.errno in _ABSENT:
+            return False
+        return exc.strerror or str(exc)
+    return True

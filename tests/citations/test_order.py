@@ -170,3 +170,43 @@ def test_a_relative_link_no_file_can_have_is_a_missing_file_not_a_traceback(tmp_
     results = check_report_links(path, config, progress=False).results
     assert [(r.state, r.detail.split(" beside")[0]) for r in results] == [("local", "no file a\x00b"),
                                                                           ("local", f"no file ./{'x' * 300}.md")]
+
+
+_LOCAL_VERDICTS = """
+import json, sys
+from pathlib import Path
+from graphsite.config import Config
+from graphsite.usecases.links import check_report_links
+path = Path(sys.argv[1])
+config = Config().replace("links", cache_dir=str(path.parent / "cache"))
+print(json.dumps([r.detail for r in check_report_links(path, config, progress=False).results]))
+"""
+
+
+def test_a_relative_link_that_cannot_be_looked_up_says_permission_denied_not_no_file():
+    """Before, EACCES was "no file": a link into a directory the user may not read was reported missing. A real
+    lookup as a user without the permission (root reads everything, so root runs it as nobody)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:  # a folder nobody may enter: /tmp, not pytest's 0700
+        root = Path(folder)
+        root.chmod(0o777)
+        (root / "locked").mkdir(mode=0o700)
+        (root / "locked" / "a.md").write_text("x")
+        report = root / "r.md"
+        report.write_text("# T\n\n[inside](locked/a.md)\n", encoding="utf-8")
+        report.chmod(0o644)
+        (root / "locked").chmod(0o000)
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        run = subprocess.run([*nobody, sys.executable, "-c", _LOCAL_VERDICTS, str(report)], capture_output=True,
+                             text=True, timeout=60, check=False, env={**os.environ, "HOME": folder})
+        (root / "locked").chmod(0o700)
+    assert run.returncode == 0, run.stderr
+    [detail] = json.loads(run.stdout)
+    assert detail.startswith(f"cannot tell whether locked/a.md is beside the report: Permission denied "
+                             f"({root / 'locked' / 'a.md'})"), detail
