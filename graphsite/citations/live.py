@@ -98,9 +98,10 @@ def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, us
     every = {**decided, **checked}
     # The one place a result's URL is masked: every verdict above is keyed by the URL requested, so two links
     # that differ only in a secret stay two rows, however alike they read once masked.
-    results = tuple(dataclasses.replace(every[key], url=mask(url), lines=lines[key], places=places[key])
-                    for key, url in written.items())
-    return LinkReport(results, time.perf_counter() - start, requests, tuple(warnings), stopped_by)
+    by_key = {key: dataclasses.replace(every[key], url=mask(url), lines=lines[key], places=places[key])
+              for key, url in written.items()}
+    return LinkReport(tuple(by_key.values()), time.perf_counter() - start, requests, tuple(warnings), stopped_by,
+                      by_key)
 
 
 def _without_request(written: dict[str, str], settings: LinksConfig, cache: LinkCache | None, *,
@@ -174,13 +175,16 @@ def _key(url: str) -> str:
 
 
 def results_by_url(links: Sequence[str | Link], report: LinkReport) -> dict[str, LinkResult]:
-    """Return each URL of `links` (as given to check_links) with its result in `report` (check_links' answer):
-    the results are masked, so they are matched by their place, one per unique link, not by their text."""
-    keys = list(dict.fromkeys(_key(url.strip()) for item in links
-                              if (url := item.url if isinstance(item, Link) else item).strip()))
-    by_key = dict(zip(keys, report.results, strict=True))
-    return {url: by_key[_key(url.strip())] for item in links
-            if (url := item.url if isinstance(item, Link) else item).strip()}
+    """Return each URL of `links` (as given to check_links) with its result in `report` (check_links' answer),
+    matched by the URL requested (the results' own URLs are masked), never by position: a link the answer holds
+    no verdict for is `unchecked` (unknown), never given another link's verdict."""
+    found: dict[str, LinkResult] = {}
+    for item in links:
+        url = item.url if isinstance(item, Link) else item
+        if url.strip():
+            found[url] = report.by_key.get(_key(url.strip())) or LinkResult(
+                mask(url.strip()), "unchecked", "no verdict for this link in the link check's answer")
+    return found
 
 
 def _scheme(url: str) -> str:

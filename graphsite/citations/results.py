@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +95,9 @@ class LinkReport:
     requests: int = 0
     warnings: tuple[str, ...] = field(default=())
     stopped_by: str = ""  # SIGINT, SIGTERM or SIGHUP when the run was stopped: the results are then partial
+    # each result by the URL requested (its key): what a link is matched by, since a result's own URL is masked;
+    # never printed (the key may hold a secret)
+    by_key: Mapping[str, LinkResult] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def partial(self) -> bool:

@@ -129,3 +129,29 @@ def test_two_links_that_differ_only_in_a_secret_stay_two_rows(tmp_path):
     report = check_report_links(source, config, progress=False)
     assert [(r.url, r.lines) for r in report.results] == [("https://files.example/f?token=***", (5,)),
                                                           ("https://files.example/f?token=***", (6,))]
+
+
+def test_each_link_gets_its_own_verdict_however_the_answer_is_ordered_and_a_missing_one_is_unknown(tmp_path):
+    """Before, results_by_url paired links with results by position: a reordered answer attached one link's
+    verdict to another, and a short one raised. Two links masked alike stay apart: they are matched by the URL
+    requested."""
+    import dataclasses
+
+    from graphsite.citations.live import results_by_url
+
+    links = [f"https://api.example/v1?token={SECRET}", "https://api.example/v1?token=other", "http://127.0.0.1/x",
+             "./notes.md"]
+    settings = LinksConfig(retries=0, timeout=2.0, cache_dir=str(tmp_path))
+    report = check_links(links, settings, progress=False)
+    states = {url: (r.state, r.detail) for url, r in results_by_url(links, report).items()}
+    assert [states[url][0] for url in links] == ["skipped", "skipped", "private", "local"]
+    reordered = dataclasses.replace(report, results=tuple(reversed(report.results)))
+    assert {url: (r.state, r.detail) for url, r in results_by_url(links, reordered).items()} == states
+    first = links[2]
+    short = dataclasses.replace(report, results=report.results[2:3],
+                                by_key={k: r for k, r in report.by_key.items() if r.state == "private"})
+    answered = results_by_url(links, short)
+    assert (answered[first].state, [answered[url].state for url in links if url != first]) == (
+        "private", ["unchecked"] * 3)
+    assert answered[links[3]].detail == "no verdict for this link in the link check's answer"
+    assert all(SECRET not in r.url for r in answered.values())
