@@ -212,17 +212,33 @@ def test_gc_under_any_failure_never_removes_what_it_must_keep(tmp_path_factory, 
     for (system, method), kind, times in faults:
         port = clients.docker if system == "swarm" else clients.dns
         port.faults.inject(method, Fault.lost() if kind == "lost" else Fault.error(), times)
-    try:
-        report = gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW)
-    except GraphsiteError:
-        report = None  # a failure the command reports in one line: allowed, as long as nothing was lost
+    # gc reports every failure (a system it could not read, a name it could not tear down) and carries on: it
+    # never raises, so a failure that escaped it would fail this test, not pass as "reported in one line"
+    report = gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW)
     assert kept <= _everything(clients, prod, staging)
-    if report is not None and report.unreadable:
+    if report.unreadable:
         assert _state(clients, prod, staging) == before
     for port in (clients.docker, clients.dns):
         port.faults.clear()
     gc_module.collect(gc_module.GcSettings.from_config(prod), clients, Recorder(), now=NOW)
     assert _everything(clients, prod, staging) == kept
+
+
+def test_gc_reports_a_name_it_cannot_lock_as_failed_and_carries_on_to_the_next(tmp_path):
+    """The path no fault of the ports reaches: an error raised inside a name's collection (here the lock, with
+    deploy.lock_dir a file) is that name's `failed`, in one line, and gc goes on to the next name."""
+    config = _config(tmp_path)
+    clients = _clients(config)
+    for name in ("gone-1", "gone-2"):
+        _expire(config, clients, name)
+    Path(config.deploy.lock_dir).write_text("not a directory")
+    before = _state(clients, config)
+    report = gc_module.collect(gc_module.GcSettings.from_config(config), clients, Recorder(),
+                               now=NOW + timedelta(days=1))
+    why = f"deploy.lock_dir: cannot create a lock in {config.deploy.lock_dir}: File exists"
+    assert [(c.name, c.outcome, c.reason) for c in report.collected] == [
+        ("gone-1", gc_module.FAILED, why), ("gone-2", gc_module.FAILED, why)]
+    assert not report.ok and _state(clients, config) == before
 
 
 def _everything(clients: Clients, *configs: Config) -> set[str]:
