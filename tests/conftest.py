@@ -10,13 +10,43 @@ import pytest
 
 from graphsite.builder.pdf import DEFAULT_CHROMIUM
 
+# Every module with a test that uses the lab, or that starts, stops or stalls Docker daemons and lab instances of
+# its own (on the machine's one dockerd) without the `lab` fixture. Under xdist (scripts/test runs `-n 3`) these
+# modules are one unit of work, run one test at a time by one worker: one lab, one fault slot of the fake
+# Cloudflare, one dockerd that some of them stop. The other modules run beside them, each module in one worker (its
+# module-scoped browser or fake Cloudflare starts once). A lab test outside this list stops the run at collection.
+LAB_MODULES = ("tests/lab/test_cluster.py", "tests/lab/test_cold.py", "tests/lab/test_edge.py",
+               "tests/lab/test_lifecycle.py", "tests/ops/test_doctor_lab.py", "tests/ops/test_readme.py",
+               "tests/publisher/cluster/", "tests/publisher/test_adapter_errors.py", "tests/publisher/test_lab_",
+               "tests/reliability/")
 
-def pytest_collection_modifyitems(items):
+
+def pytest_collection_modifyitems(config, items):
     """A test that uses the running lab (directly or through another fixture) is marked `lab`, so that
-    `-m "not lab"` runs exactly the tests that need no lab."""
+    `-m "not lab"` runs exactly the tests that need no lab; each must live in one of LAB_MODULES."""
+    outside = []
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
+        if item.get_closest_marker("lab") is not None and not item.nodeid.startswith(LAB_MODULES):
+            outside.append(item.nodeid)
+    if outside:
+        raise pytest.UsageError(f"{len(outside)} lab test(s) outside tests/conftest.py's LAB_MODULES, which keeps "
+                                f"them in the lab's one worker under xdist: {', '.join(outside[:5])}; add the "
+                                "module to LAB_MODULES")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under xdist: the lab's modules are one unit of work, every other module a unit of its own (see LAB_MODULES).
+    (xdist's own `xdist_group` marks do not group on pytest 9, which no longer reads the node id they rewrite.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LabApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "lab" if module.startswith(LAB_MODULES) else module
+
+    return LabApart(config, log)
 
 
 @pytest.fixture(scope="session")
