@@ -13,20 +13,20 @@ import io
 import os
 import re
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
 from graphsite.paths import private_cache_dir
+from graphsite.values import frozen
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
 BASE_CHARACTERS = "".join(chr(code) for code in range(0x20, 0x7F)) + "§·—–…’‘“”•→↗"
 _TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@frozen
 class Face:
     """One `@font-face`: the page's own family name (see theme/fonts/SOURCES.md), weight, style, file."""
 

@@ -30,6 +30,7 @@ from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id,
 from graphsite.builder.targets import Targets, resolve_fragments, slugify
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
+from graphsite.values import frozen
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -50,7 +51,7 @@ REFERENCES_TITLE = re.compile(r"^(?:\d{1,9}(?:\.\d{1,9}){0,8}\.?\s+)?(?:referenc
 MAX_NESTING = 40
 
 
-@dataclass(frozen=True)
+@frozen
 class Heading:
     level: int
     number: str  # "3.2" when the heading text starts with a number, else ""

@@ -11,8 +11,9 @@ written unescaped.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.builder.ladder import Ladder
@@ -41,7 +42,7 @@ def escape(value: object) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@frozen
 class PageView:
     """Everything the page shows, computed by `render.render_page`; `inline` turns front-matter text into safe
     inline HTML (emphasis, code, links)."""

@@ -10,7 +10,6 @@ import hashlib
 import html
 import re
 import secrets
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.tags import ANY_TAG, CLEAN_IMG_SRC
 from graphsite.paths import theme_dir
+from graphsite.values import frozen
 
 __all__ = ["DEFAULT_FONTS", "FONTS", "GOOGLE_FONTS_CSS", "Entry", "Theme", "load_theme", "render_page"]
 
@@ -33,7 +33,7 @@ DEFAULT_FONTS = "embedded"
 DESCRIPTION_LIMIT = 160  # characters: what search engines and link previews show
 
 
-@dataclass(frozen=True)
+@frozen
 class Theme:
     css: str
     js: str
@@ -90,7 +90,7 @@ def image_sources(fragments: list[str]) -> list[str]:
     return list(sources)
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     """One reference as the footer shows it: a link to its public URL, printed in full, or its title with why it
     is not a link (a placeholder, `file:` or private address is never shown), the live check's verdict in words

@@ -12,13 +12,13 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
 from graphsite.codes import CITATION_CODES, CITATION_PREFIX
 from graphsite.errors import SourceError
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.config import Acceptance
@@ -42,7 +42,7 @@ _KNOWN = frozenset(_TEXT_FIELDS + _ECOSYSTEM_TEXT + ("floors", "counter_frame", 
 _ACCEPTANCE_KEYS = ("code", "reason", "number", "url")
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """A decoded report: its front matter, its Markdown body and the file line the body starts on."""
 
