@@ -24,6 +24,8 @@ _set = object.__setattr__
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def frozen(cls: type[T]) -> type[T]:
     """Return `cls` as a frozen dataclass (fields as `@dataclass(frozen=True)` reads them), its methods shared."""
+    if not cls.__doc__:  # else dataclasses writes one from inspect.signature, which parses text with ast
+        cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', {}))})"
     made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # compiles nothing
     fields = dataclasses.fields(made)
     compared = tuple(f.name for f in fields if f.compare)
