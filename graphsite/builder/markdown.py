@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common import normalize_url
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
@@ -95,6 +96,16 @@ class _Markdown(MarkdownIt):
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
         return True
+
+    def normalizeLink(self, url: str) -> str:  # noqa: N802 (markdown-it's name)
+        """Return markdown-it's own normalisation of a link's destination, once per distinct destination: a
+        report links the same sources again and again, and each normalisation parses and encodes the URL."""
+        return _normalized_link(url)
+
+
+@lru_cache(maxsize=4096)
+def _normalized_link(url: str) -> str:
+    return normalize_url.normalizeLink(url)
 
 
 @lru_cache(maxsize=1)
