@@ -7,8 +7,7 @@ Every run is a fresh process; the time is the median of the runs (wall time, and
 the child, which a busy shared machine disturbs far less), the memory the largest peak RSS. Printed, never
 asserted; the ratios against the targets are computed on CPU time. Targets (issue 9): time
 grows linearly (4x the citations take at most 5x the time), the mismatched report within 2x of the clean one,
-and graphsite at most 0.3x pandoc's time at 10x. Last, the compiled-template cache: a build with an empty
-cache directory beside one with a warm cache.
+and graphsite at most 0.3x pandoc's time at 10x.
 """
 
 from __future__ import annotations
@@ -115,7 +114,6 @@ def main() -> None:
                 theirs = None if skip else series(pandoc_command(pandoc, source, directory), args.runs)
                 times[label] = ours[1]
                 print(row(label, source, ours, theirs))
-        cold, warm = template_cache(directory, args.runs)
     print("\nratios against the targets (CPU time):")
     for small, large in ((1000, 4000), (4000, 16000)):
         for kind in ("clean", "mismatched"):
@@ -127,26 +125,6 @@ def main() -> None:
     if "10x pandoc" in times:
         print(f"  10x the default report: graphsite / pandoc = {times['10x'] / times['10x pandoc']:.2f}x "
               "(target <= 0.3x)")
-    print(f"\ncompiled-template cache, default report (CPU time): empty cache {cold:.3f} s, warm cache {warm:.3f} s")
-
-
-def template_cache(directory: Path, runs: int) -> tuple[float, float]:
-    """Return the median CPU time of a build of the default report with an empty and with a warm template
-    cache."""
-    cache = directory / "xdg-cache"
-    environment = dict(os.environ)
-    try:
-        os.environ["XDG_CACHE_HOME"] = str(cache)
-        cold_times = []
-        for _ in range(runs):
-            for stale in sorted(cache.rglob("*.cache")) if cache.exists() else ():
-                stale.unlink()
-            cold_times.append(series(graphsite_command(REPORT, directory), 1)[1])
-        warm = series(graphsite_command(REPORT, directory), runs)[1]
-    finally:
-        os.environ.clear()
-        os.environ.update(environment)
-    return sorted(cold_times)[len(cold_times) // 2], warm
 
 
 if __name__ == "__main__":

@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import typing
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from graphsite.codes import CITATION_CODES, LINK_STATES
 from graphsite.errors import ConfigError
+from graphsite.values import frozen
 
 CONFIG_ENV = "GRAPHSITE_CONFIG"
 TOKEN_ENV = "CLOUDFLARE_API_TOKEN"
@@ -31,7 +32,7 @@ def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclass
     return field(default=default, metadata={"doc": text})
 
 
-@dataclass(frozen=True)
+@frozen
 class SiteConfig:
     domain: str = _doc("Zone the pages live under: <subdomain>.<domain>.", "hhdevs.space")
     prefix: str = _doc("Prefix of random subdomains: <prefix>-<6 hex>.", "graph-eng")
@@ -39,7 +40,7 @@ class SiteConfig:
                            "its server sends (off: noindex, nofollow).", False)
 
 
-@dataclass(frozen=True)
+@frozen
 class DeployConfig:
     network: str = _doc("Attachable overlay network Traefik shares with the page's service.", "dokploy-network")
     dynamic_dir: str = _doc("Directory watched by Traefik's file provider.", "/etc/dokploy/traefik/dynamic")
@@ -70,7 +71,7 @@ class DeployConfig:
                                "/etc/dokploy/traefik/traefik.yml")
 
 
-@dataclass(frozen=True)
+@frozen
 class DnsConfig:
     api_base_url: str = _doc("Cloudflare API base URL.", "https://api.cloudflare.com/client/v4")
     zone_id: str = _doc("Cloudflare zone id; looked up from site.domain when empty.", "")
@@ -85,7 +86,7 @@ class DnsConfig:
                                     "says what is left.", 60.0)
 
 
-@dataclass(frozen=True)
+@frozen
 class VerifyConfig:
     origin_address: str = _doc("host:port of the edge on this host (origin check, https).", "127.0.0.1:443")
     resolve_https: str = _doc("host:port the public https URL is connected to instead of DNS (empty: DNS).", "")
@@ -99,7 +100,7 @@ class VerifyConfig:
                             "the origin check reaches every replica (empty: the service, as the edge picks).", "")
 
 
-@dataclass(frozen=True)
+@frozen
 class Acceptance:
     code: str = _doc("Finding code to accept, e.g. citation-mismatch.", "")
     reason: str = _doc("Why the finding is accepted (required).", "")
@@ -107,12 +108,12 @@ class Acceptance:
     url: str = _doc("URL (or glob pattern, e.g. file:///home/*) the acceptance is limited to (empty: any).", "")
 
 
-@dataclass(frozen=True)
+@frozen
 class CitationsConfig:
     accept: tuple[Acceptance, ...] = _doc("Findings the author accepts, each with a reason.", factory=tuple)
 
 
-@dataclass(frozen=True)
+@frozen
 class LinksConfig:
     timeout: float = _doc("Seconds one request may take in all: connect, headers and body.", 10.0)
     link_timeout: float = _doc("Seconds one link may take in all: every attempt, wait and redirect.", 30.0)
@@ -238,7 +239,7 @@ def _links_errors(links: LinksConfig) -> list[str]:
     return errors
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildConfig:
     max_bytes: int = _doc("Largest Markdown source `graphsite build` reads, in bytes.", 20 * 1024 * 1024)
     max_image_bytes: int = _doc("Largest local image the page embeds (a file beside the report), in bytes.",
@@ -247,7 +248,7 @@ class BuildConfig:
                                      10 * 1024 * 1024)
 
 
-@dataclass(frozen=True)
+@frozen
 class Config:
     site: SiteConfig = field(default_factory=SiteConfig)
     build: BuildConfig = field(default_factory=BuildConfig)

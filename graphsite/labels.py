@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import idna
-
 from graphsite.errors import ConfigError
 
 _LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -35,6 +33,8 @@ def _check_a_label(name: str, label: str, what: str) -> None:
     """Refuse an `xn--` label that is not the IDNA form of a valid name: it must decode, be a name IDNA allows,
     and encode back to itself."""
     invalid = f"{what}: {name!r} starts with {IDNA_PREFIX} but is not valid IDNA"
+    import idna  # only an xn-- label needs IDNA's tables (2 ms of every start-up otherwise)
+
     punycode = label.removeprefix(IDNA_PREFIX)
     try:
         decoded = punycode.encode("ascii").decode("punycode")
@@ -53,6 +53,8 @@ def _check_a_label(name: str, label: str, what: str) -> None:
 
 def _not_ascii(name: str, label: str, what: str) -> ConfigError:
     """Return the refusal of a name written in Unicode, naming its IDNA (xn--) form when it has one."""
+    import idna
+
     message = f"{what}: {name!r} is not ASCII: a DNS label is written in its IDNA form (xn--…)"
     try:
         encoded = idna.encode(label, uts46=True, transitional=False).decode("ascii")

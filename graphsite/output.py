@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -82,6 +81,8 @@ def result(text: str) -> None:
 
 def emit_json(data: Any) -> None:
     """One JSON object on stdout."""
+    import json  # only --json needs it
+
     global _emitted
     _emitted = True
     print(json.dumps(data, indent=2, sort_keys=True, default=str), flush=True)

@@ -59,7 +59,6 @@ def private_cache_dir(*parts: str) -> Path | None:
     while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted. Both are
     done on the directory opened without following a symlink, so a link swapped in after the check is never
     followed (what is emptied is the directory that was checked)."""
-    import shutil
     import stat
 
     directory = user_cache_dir(*parts)
@@ -73,6 +72,8 @@ def private_cache_dir(*parts: str) -> Path | None:
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
             return None
         if stat.S_IMODE(info.st_mode) != 0o700:
+            import shutil  # only to empty a directory found open (shutil brings bz2 and lzma: 2 ms a start-up)
+
             os.fchmod(fd, 0o700)
             for entry in os.scandir(fd):
                 if entry.is_dir(follow_symlinks=False):

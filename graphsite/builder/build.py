@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
@@ -19,9 +18,10 @@ from graphsite.builder.report import report_from_source
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.errors import BuildError
 from graphsite.labels import check_label
+from graphsite.values import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class BuiltPage:
     html: str
     sha256: str

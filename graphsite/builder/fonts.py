@@ -13,20 +13,20 @@ import io
 import os
 import re
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
 from graphsite.paths import private_cache_dir
+from graphsite.values import frozen
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
 BASE_CHARACTERS = "".join(chr(code) for code in range(0x20, 0x7F)) + "§·—–…’‘“”•→↗"
 _TAGS = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@frozen
 class Face:
     """One `@font-face`: the page's own family name (see theme/fonts/SOURCES.md), weight, style, file."""
 
@@ -84,10 +84,10 @@ def _read_cached(path: Path) -> bytes | None:
 
 
 @lru_cache(maxsize=64)
-def subset_woff2(path: Path, characters: str) -> bytes:
+def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
     """Return the font at `path` as WOFF2 holding only the glyphs of `characters` (and their features),
-    from the user's cache when the same font was subset to the same characters before (subsetting takes
-    a quarter of a second per face; the result is deterministic)."""
+    from the user's cache `directory` (see `_cache_dir`; None: no cache) when the same font was subset to the
+    same characters before (subsetting takes a quarter of a second per face; the result is deterministic)."""
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -96,7 +96,6 @@ def subset_woff2(path: Path, characters: str) -> bytes:
     import fontTools
 
     key = hashlib.sha256(b"\0".join([source, characters.encode(), fontTools.version.encode(), b"v2"])).hexdigest()
-    directory = _cache_dir()
     cached = directory / f"{key}.woff2" if directory else None
     found = _read_cached(cached) if cached else None
     if found is not None:
@@ -134,8 +133,9 @@ def _subset(source: bytes, characters: str) -> bytes:
 def font_face_css(directory: Path, characters: str) -> str:
     """Return the `@font-face` rules of every face, subset to `characters`, as `data:` URLs."""
     rules = []
+    cache = _cache_dir()  # checked once a page, not once a face
     for face in FACES:
-        data = base64.b64encode(subset_woff2(directory / face.file, characters)).decode("ascii")
+        data = base64.b64encode(subset_woff2(directory / face.file, characters, cache)).decode("ascii")
         rules.append(f"@font-face{{font-family:{face.family};font-style:{face.style};font-weight:{face.weight};"
                      f"font-display:swap;src:url(data:font/woff2;base64,{data}) format(\"woff2\")}}")
     return "\n".join(rules)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from graphsite.builder.model import Reference
 from graphsite.builder.sanitize import is_safe_url, url_scheme
 from graphsite.builder.tags import ANY_TAG
 from graphsite.urls import problem
+from graphsite.values import frozen
 
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)
@@ -33,7 +33,7 @@ _TO_ENTRY = "; goes to the reference list)"
 _SUFFIXES = (" (opens the source)", " (in the reference list)")  # what follows a linked reference's name
 
 
-@dataclass(frozen=True)
+@frozen
 class Citable:
     """Where a citation number leads on the page: a public URL, or its entry `#ref-N`, and its name."""
 

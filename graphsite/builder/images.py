@@ -21,7 +21,6 @@ import html
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -30,6 +29,7 @@ from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.source import STDIN_NAME
 from graphsite.builder.tags import CLEAN_IMG_SRC
 from graphsite.errors import SourceError
+from graphsite.values import frozen
 
 IMAGE_MISSING = "image-missing"
 
@@ -39,7 +39,7 @@ _ALT = re.compile(r'\salt="([^"]*)"')
 _SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]", re.DOTALL)
 
 
-@dataclass(frozen=True)
+@frozen
 class ImageLimits:
     """How large one embedded image, and all of a page's, may be (bytes of the file, before base64)."""
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from graphsite.builder.model import Card
+from graphsite.values import frozen
 
 WIDTH = 640
 BASE_HEIGHT = 58  # the lowest floor: room for three lines of text
@@ -12,7 +11,7 @@ RISE = 22  # how much higher each floor stands than the one below
 GAP = 8
 
 
-@dataclass(frozen=True)
+@frozen
 class Step:
     """One floor drawn as a step: its box and the two text lines placed inside it."""
 
@@ -26,7 +25,7 @@ class Step:
     newest: bool
 
 
-@dataclass(frozen=True)
+@frozen
 class Ladder:
     width: int
     height: int

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
+from markdown_it.common import normalize_url
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
@@ -30,6 +31,7 @@ from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id,
 from graphsite.builder.targets import Targets, resolve_fragments, slugify
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
+from graphsite.values import frozen
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -50,7 +52,7 @@ REFERENCES_TITLE = re.compile(r"^(?:\d{1,9}(?:\.\d{1,9}){0,8}\.?\s+)?(?:referenc
 MAX_NESTING = 40
 
 
-@dataclass(frozen=True)
+@frozen
 class Heading:
     level: int
     number: str  # "3.2" when the heading text starts with a number, else ""
@@ -94,6 +96,16 @@ class _Markdown(MarkdownIt):
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
         return True
+
+    def normalizeLink(self, url: str) -> str:  # noqa: N802 (markdown-it's name)
+        """Return markdown-it's own normalisation of a link's destination, once per distinct destination: a
+        report links the same sources again and again, and each normalisation parses and encodes the URL."""
+        return _normalized_link(url)
+
+
+@lru_cache(maxsize=4096)
+def _normalized_link(url: str) -> str:
+    return normalize_url.normalizeLink(url)
 
 
 @lru_cache(maxsize=1)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.config import Acceptance
 
 
-@dataclass(frozen=True)
+@frozen
 class Card:
     """One floor of the ladder, as the page's card grid shows it."""
 
@@ -21,7 +23,7 @@ class Card:
     critique: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class CounterFrame:
     quote: str
     who: str
@@ -29,7 +31,7 @@ class CounterFrame:
     date: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class FrontMatter:
     """What the page top shows. Every field is optional: plain Markdown has none of it."""
 
@@ -50,7 +52,7 @@ class FrontMatter:
     accept: tuple[Acceptance, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class InlineCitation:
     """One `[[N](URL)]` in the body: the number, the URL as written, its Markdown line (1-based, in the file)."""
 
@@ -60,7 +62,7 @@ class InlineCitation:
     section_id: str = ""
 
 
-@dataclass(frozen=True)
+@frozen
 class Reference:
     """One entry of the reference list: `N. Title … URL`."""
 
@@ -71,7 +73,7 @@ class Reference:
     group: str = ""  # the `###` heading the entry sits under in the reference list, if any
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceCheck:
     """A live link check's verdict on one URL, as the page words it (graphsite/build.py maps the checker's
     result to it: the builder never imports the checks)."""
@@ -82,7 +84,7 @@ class SourceCheck:
     bot_check: bool = False  # blocked by a bot wall's challenge, not only refused
 
 
-@dataclass(frozen=True)
+@frozen
 class SourceChecks:
     """Every checked URL of a page (keyed by the URL as the page links it) and when the run ended."""
 
@@ -90,7 +92,7 @@ class SourceChecks:
     checked_at: float
 
 
-@dataclass(frozen=True)
+@frozen
 class Finding:
     """A warning with a stable code (e.g. `citation-mismatch`), shown by build and listed in --json."""
 
@@ -101,7 +103,7 @@ class Finding:
     accepted: str = ""  # the reason from [citations].accept, when the author accepted it
 
 
-@dataclass(frozen=True)
+@frozen
 class Section:
     """One section (`##`, or `#` in a report sectioned with `#`): its §N, title, id, summary and detail (HTML)."""
 
@@ -116,7 +118,7 @@ class Section:
     outline: tuple[tuple[str, str], ...] = ()  # (id, text) of its `###` subsections, in order
 
 
-@dataclass(frozen=True)
+@frozen
 class Report:
     path: Path
     front: FrontMatter

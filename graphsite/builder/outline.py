@@ -3,7 +3,7 @@ title, text, sources) and its reference list. `graphsite diff` compares two outl
 and a page a server sends are read the same way (the Markdown is built first), and the page needs to carry
 nothing extra.
 
-The theme marks what is read here with stable ids and classes (theme/page.html.j2): `header#top`,
+The theme marks what is read here with stable ids and classes (builder/page.py): `header#top`,
 `section.sec` with its `h2[id]`, `span.idx` and `p.source`, `div#intro`, `section#notes`, `section#references`
 with `li[value]`. A page without `<meta name="generator" content="graphsite">` and `div#report` is not one
 graphsite built, and reading it is an error, never an empty outline."""

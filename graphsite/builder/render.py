@@ -1,49 +1,40 @@
-"""Report → one self-contained HTML page: the theme's Jinja2 template, its CSS and JS inlined, a CSP that
+"""Report → one self-contained HTML page: the theme's markup (`page.py`), its CSS and JS inlined, a CSP that
 allows exactly what the page uses (its own style and script by hash, its embedded fonts, Google Fonts only
 with `--fonts google`)."""
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import hashlib
 import html
 import os
 import re
-import secrets
-import stat
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-import jinja2
-import jinja2.bccache
-from markupsafe import Markup, escape
 
 from graphsite.builder.fonts import font_face_css, page_characters
 from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title, unlinked_note
 from graphsite.builder.ladder import ladder, vertical_ladder
 from graphsite.builder.markdown import text_html
 from graphsite.builder.model import Report, Section, SourceCheck
+from graphsite.builder.page import GOOGLE_FONTS_CSS, PageView, escape, page_html
 from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.tags import ANY_TAG, CLEAN_IMG_SRC
-from graphsite.paths import private_cache_dir, theme_dir
+from graphsite.paths import theme_dir
+from graphsite.values import frozen
+
+__all__ = ["DEFAULT_FONTS", "FONTS", "GOOGLE_FONTS_CSS", "Entry", "Theme", "load_theme", "render_page"]
 
 # embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
 FONTS = ("embedded", "google", "system")
 DEFAULT_FONTS = "embedded"
-GOOGLE_FONTS_CSS = ("https://fonts.googleapis.com/css2?family=Inter:wght@400;600"
-                    "&family=IBM+Plex+Mono:wght@400&family=Source+Serif+4:opsz,wght@8..60,600"
-                    "&display=swap")
 DESCRIPTION_LIMIT = 160  # characters: what search engines and link previews show
 
 
-@dataclass(frozen=True)
+@frozen
 class Theme:
-    environment: jinja2.Environment
     css: str
     js: str
     directory: Path
@@ -52,65 +43,12 @@ class Theme:
 
 @lru_cache(maxsize=4)
 def load_theme(directory: Path | None = None) -> Theme:
-    """Return the theme in `directory` (default: graphsite's own), its template compiled once."""
+    """Return the theme in `directory` (default: graphsite's own): its style sheet, scripts and fonts."""
     directory = directory or theme_dir()
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(directory), autoescape=True,
-                                     trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                                     undefined=jinja2.StrictUndefined, bytecode_cache=_bytecode_cache())
     css = (directory / "page.css").read_text(encoding="utf-8").strip()
     js = (directory / "page.js").read_text(encoding="utf-8").strip()
     fonts_js = (directory / "page-fonts.js").read_text(encoding="utf-8").strip()
-    return Theme(environment, css, js, directory, fonts_js)
-
-
-class _BytecodeCache(jinja2.FileSystemBytecodeCache):
-    """Jinja's file cache of compiled templates, where a failure to read or write only costs a recompile, and a
-    file is loaded only when this user owns it and nobody else may write it (see `_bytecode_cache`)."""
-
-    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        path = self._get_cache_filename(bucket)
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            return  # none yet (or a symlink): compile
-        with os.fdopen(fd, "rb") as file:
-            try:
-                if _trusted(os.fstat(file.fileno())):
-                    bucket.load_bytecode(file)
-                    return
-            except Exception:  # noqa: BLE001 - a damaged file (pickle, marshal, I/O errors of any type) only recompiles
-                pass
-        bucket.reset()
-        with contextlib.suppress(OSError):
-            os.unlink(path)  # not ours, open to others or unreadable: never loaded, replaced by the next dump
-
-    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        with contextlib.suppress(OSError):
-            super().dump_bytecode(bucket)
-
-
-def _trusted(info: os.stat_result) -> bool:
-    """Return whether a file or directory is this user's own and closed to writes by group and others."""
-    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
-def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Return a cache of compiled templates in the user's own cache directory (keyed by the template's source
-    checksum, so an edited theme recompiles), or None where that directory is not safe to load code from.
-
-    A cached template is Python code: it is loaded only from a real directory (not a symlink) owned by this user
-    with mode 0700, as Jinja's own default cache directory is, and only a file this user owns that nobody else
-    may write. A directory of ours found open to others (made before this check existed, or chmod'ed since) may
-    hold files planted while it was open: it is closed first, so nothing new can be planted, then emptied, never
-    adopted."""
-    directory = private_cache_dir("jinja")
-    return _BytecodeCache(str(directory)) if directory is not None else None
-
-
-
-def front_html(text: str) -> Markup:
-    """Return front-matter text as safe inline HTML (emphasis, code and links; everything else escaped)."""
-    return Markup(text_html(text))
+    return Theme(css, js, directory, fonts_js)
 
 
 def _digest(text: str) -> str:
@@ -152,7 +90,7 @@ def image_sources(fragments: list[str]) -> list[str]:
     return list(sources)
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     """One reference as the footer shows it: a link to its public URL, printed in full, or its title with why it
     is not a link (a placeholder, `file:` or private address is never shown), the live check's verdict in words
@@ -304,38 +242,29 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
                  *(s.detail_html for s in report.sections)]
     canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
     css = page_css(theme.css, report.title)
-    context: dict[str, Any] = {
-        "report": report, "front": report.front, "subdomain": subdomain or "", "fonts": fonts,
-        "google_fonts_css": GOOGLE_FONTS_CSS, "css": css, "js": theme.js, "font_css": "",
-        "fonts_js": "",
-        "front_html": front_html, "ladder": ladder(report.front.floors),
-        "vertical_ladder": vertical_ladder(report.front.floors), "rule_targets": rule_targets(report),
-        "reference_groups": _reference_groups(report), "source_links": _source_links(report, table),
-        "checks_summary": checks_summary(report.checks, _checked_urls(report)) if report.checks else "",
-        "description": description(report), "canonical": canonical, "indexable": indexable,
-        "published": published,
-    }
-    template = theme.environment.get_template("page.html.j2")
     images = image_sources(fragments)
+    view = PageView(
+        report=report, inline=text_html, csp="", css=css, js=theme.js, fonts=fonts, subdomain=subdomain or "",
+        published=published, indexable=indexable, description=description(report), canonical=canonical,
+        ladder=ladder(report.front.floors), vertical_ladder=vertical_ladder(report.front.floors),
+        rule_targets=tuple(rule_targets(report)), reference_groups=tuple(_reference_groups(report)),
+        source_links=_source_links(report, table),
+        checks_summary=checks_summary(report.checks, _checked_urls(report)) if report.checks else "")
     if fonts != "embedded":
-        context["csp"] = content_security_policy(css, theme.js, fonts, images)
-        return template.render(context)
-    return _render_with_fonts(template, context, theme, css, images)
+        return page_html(dataclasses.replace(view, csp=content_security_policy(css, theme.js, fonts, images)))
+    return _render_with_fonts(view, theme, images)
 
 
-def _render_with_fonts(template: jinja2.Template, context: dict[str, Any], theme: Theme, css: str,
-                       images: list[str]) -> str:
+def _render_with_fonts(view: PageView, theme: Theme, images: list[str]) -> str:
     """Return the page with its embedded fonts, rendered once: the font stylesheet (subset to the characters the
     page shows) and the CSP (which holds its hash, and the font loader's) stand in as a random mark, replaced
     after the render."""
-    mark = secrets.token_hex(16)
-    context.update(font_css=mark + "f", csp=mark + "c", fonts_js=theme.fonts_js)
-    page = template.render(context)
+    mark = os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing random
+    page = page_html(dataclasses.replace(view, font_css=mark + "f", csp=mark + "c", fonts_js=theme.fonts_js))
     # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
     font_css = font_face_css(theme.directory / "fonts", page_characters(page))
-    csp = content_security_policy(css, theme.js, "embedded", images, font_css, theme.fonts_js)
+    csp = content_security_policy(view.css, theme.js, "embedded", images, font_css, theme.fonts_js)
     if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
-        return page.replace(mark + "f", font_css).replace(mark + "c", str(escape(csp)))
-    context.update(font_css=font_css, csp=csp)  # a template that shows them otherwise: rendered again
-    return template.render(context)
-
+        return page.replace(mark + "f", font_css).replace(mark + "c", escape(csp))
+    # a report that holds a mark (it cannot guess one): rendered again with the real values
+    return page_html(dataclasses.replace(view, font_css=font_css, csp=csp, fonts_js=theme.fonts_js))

@@ -29,6 +29,7 @@ from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.section_summary import summarise
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.tags import CLEAN_TAG, RAW_TAG
+from graphsite.values import frozen
 
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
 _ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
@@ -65,7 +66,7 @@ def _strip_number(children: list[Token]) -> list[Token]:
     return children
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _Layout:
     """Where the parts of the body are, as token ranges: the sections, the reference list, the notes."""
 
@@ -124,7 +125,7 @@ def _section(parsed: Parsed, bounds: tuple[int, int], index: str, number: str, b
     )
 
 
-@dataclasses.dataclass(frozen=True)
+@frozen
 class _References:
     """The reference section as the footer shows it."""
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 import fnmatch
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from graphsite import urls
 from graphsite.builder.model import Finding, InlineCitation, Reference
 from graphsite.codes import CITATION_CODES as CODES
 from graphsite.codes import CITATION_PREFIX as PREFIX
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.config import Acceptance
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["CODES", "PREFIX", "CitationCounts", "check_citations", "citation_counts", "unmatched_acceptances"]
 
 
-@dataclass(frozen=True)
+@frozen
 class CitationCounts:
     """What the build summary and --json report about citations."""
 
@@ -35,7 +36,7 @@ class CitationCounts:
         return {"inline": self.inline, "references": self.references, "unique_urls": self.unique_urls}
 
 
-@dataclass(frozen=True)
+@frozen
 class _Raw:
     """A finding before acceptance, with the URLs an acceptance may be limited to."""
 

@@ -29,6 +29,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
                   check_links: bool, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report; `-`: standard input) into
     OUT/index.html."""
+    from graphsite import output
     from graphsite.commands import present
     from graphsite.config import load_config
     from graphsite.labels import subdomain_of
@@ -47,4 +48,6 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
 
         pdf_path = write_pdf(outcome.path, outcome.path.parent / "report.pdf")
         present.printed(pdf_path)
+    else:  # the page is written atomically and closed, and no thread runs: nothing is left to the teardown
+        output.end_without_teardown()
     present.build(outcome, as_json, links=links, fail_on=config.links.fail_on)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from graphsite.builder.render import DEFAULT_FONTS
 from graphsite.builder.targets import MISSING_FRAGMENT
 from graphsite.citations.integrity import check_citations, citation_counts
 from graphsite.errors import CitationError
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.citations.results import LinkReport
@@ -31,7 +31,7 @@ STRICT_WARNINGS = frozenset({MISSING_FRAGMENT, IMAGE_MISSING})
 __all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "unaccepted", "write_page"]
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildOutcome:
     """What `graphsite build` did: the file written, the page, how long it took, and the link check's report
     (build --check-links; its verdicts are on the page)."""

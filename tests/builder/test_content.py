@@ -187,26 +187,6 @@ def test_json_prints_an_error_object_on_failure(run_cli, tmp_path):
     assert "missing.md" in data["error"] and "not found" in data["error"] and data["hint"]
 
 
-def test_compiled_templates_never_load_from_a_directory_another_user_can_write(tmp_path, monkeypatch):
-    from graphsite.builder.render import _bytecode_cache
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    directory = tmp_path / "graphsite" / "jinja"
-    assert _bytecode_cache() is not None
-    assert directory.stat().st_mode & 0o777 == 0o700
-    directory.chmod(0o777)  # ours but opened up: closed again before use
-    assert _bytecode_cache() is not None and directory.stat().st_mode & 0o777 == 0o700
-    if os.geteuid() == 0:  # a directory owned by someone else is never used
-        os.chown(directory, 65534, 65534)
-        assert _bytecode_cache() is None
-    other = tmp_path / "elsewhere"
-    other.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "linked"))
-    (tmp_path / "linked" / "graphsite").mkdir(parents=True)
-    (tmp_path / "linked" / "graphsite" / "jinja").symlink_to(other)
-    assert _bytecode_cache() is None, "a symlink may point where another user writes"
-
-
 def test_every_corpus_document_keeps_its_words(corpus_with_images):
     for path in sorted(corpus_with_images.glob("*.md")):
         page = checked_page(path)

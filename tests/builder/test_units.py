@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
+from graphsite.builder import page
 from graphsite.builder.ladder import ladder
 from graphsite.builder.markdown import Slugger, slugify
 from graphsite.builder.model import Card
 from graphsite.builder.references import entry_url
 from graphsite.builder.sanitize import RESERVED_IDS, is_safe_url
-from graphsite.paths import theme_dir
 from graphsite.usecases.build import checked_page
 
 
@@ -56,9 +57,9 @@ def test_slugs_follow_github():
         ["setup", "setup-1", "setup-1-1", "teardown-h", "ref-3-h"]
 
 
-def test_every_id_the_template_writes_is_reserved():
-    template = (theme_dir() / "page.html.j2").read_text(encoding="utf-8")
-    literal = set(re.findall(r'\bid="([^"{}]+)"', template))
+def test_every_id_the_page_markup_writes_is_reserved():
+    markup = Path(page.__file__).read_text(encoding="utf-8")
+    literal = set(re.findall(r'\bid="([^"{}]+)"', markup))
     assert literal and literal <= RESERVED_IDS, literal - RESERVED_IDS
 
 

@@ -28,7 +28,7 @@ def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
     planted = directory / _cached_name("abc")
     planted.write_bytes(b"planted while the directory was open")
     fonts.subset_woff2.cache_clear()
-    data = fonts.subset_woff2(FACE, "abc")
+    data = fonts.subset_woff2(FACE, "abc", fonts._cache_dir())
     assert data.startswith(b"wOF2") and data != b"planted while the directory was open"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert [p.name for p in directory.iterdir()] == [planted.name]  # rewritten by this build
@@ -38,10 +38,10 @@ def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
 def test_a_cached_file_others_can_write_is_not_read(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     fonts.subset_woff2.cache_clear()
-    fonts.subset_woff2(FACE, "xyz")
+    fonts.subset_woff2(FACE, "xyz", fonts._cache_dir())
     cached = tmp_path / "graphsite" / "fonts" / _cached_name("xyz")
     cached.write_bytes(b"tampered")
     os.chmod(cached, 0o666)
     fonts.subset_woff2.cache_clear()
-    assert fonts.subset_woff2(FACE, "xyz").startswith(b"wOF2")
+    assert fonts.subset_woff2(FACE, "xyz", fonts._cache_dir()).startswith(b"wOF2")
     fonts.subset_woff2.cache_clear()
