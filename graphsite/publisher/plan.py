@@ -14,7 +14,7 @@ from graphsite import __version__
 from graphsite.config import CHOICES, Config, settings_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
-from graphsite.publisher import caddy, route
+from graphsite.publisher import caddy, route, versions
 from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, bind_dir, iso, new_id
 from graphsite.publisher.names import check_length
 from graphsite.publisher.names import fqdn as make_fqdn
@@ -42,6 +42,7 @@ class ConfigFile:
     target: str
     sha256: str
     data: bytes = field(repr=False)
+    labels: tuple[tuple[str, str], ...] = ()  # a page's: what version it is (publisher/versions.py), beside the stamp
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,29 @@ class DeployPlan:
         service = replace(self.service, labels=tuple(deployment.labels().items()), configs=configs)
         return replace(self, deployment=deployment, service=service, route=route, server=server)
 
+    @property
+    def contents(self) -> tuple[ConfigFile, ...]:
+        """Return each config the service mounts, once (a page is mounted at the root and under /v/ too)."""
+        seen: dict[str, ConfigFile] = {}
+        for item in self.service.configs:
+            seen.setdefault(item.name, item)
+        return tuple(seen.values())
+
+    def with_versions(self, page_labels: dict[str, str], kept: tuple[tuple[ConfigFile, str], ...]) -> DeployPlan:
+        """Return the plan of a deployment that keeps versions: its page config labelled `page_labels` (what
+        version it is), mounted at the root and under /v/<sha12>/, beside the `kept` page configs (each with its
+        page's CSP), each under its own /v/<sha12>/; the Caddyfile serves /v/* with noindex."""
+        page = next((c for c in self.service.configs if c.target == versions.ROOT_PAGE), None)
+        if page is None:  # --content bind: the page is a directory, not a config
+            return self
+        page = replace(page, labels=tuple(page_labels.items()))
+        mounts = (page, replace(page, target=versions.version_target(page.sha256)),
+                  *(replace(item, target=versions.version_target(item.sha256)) for item, _ in kept))
+        server = replace(self.server, versions=((versions.short(page.sha256), self.server.csp),
+                                                *((versions.short(item.sha256), csp) for item, csp in kept)))
+        configs = (*mounts, caddyfile_config(self.subdomain, server))
+        return replace(self, service=replace(self.service, configs=configs), server=server)
+
     def renewing(self, previous: Deployment) -> DeployPlan:
         """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its
         expiry unless this deploy sets one."""
@@ -226,8 +250,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     source, directory = "", None
     constraints: tuple[str, ...] = ()
     if content == "config":
-        configs = (ConfigFile(config_name(subdomain, "page", sha256), f"{caddy.SITE_ROOT}/index.html", sha256,
-                              page),) + configs
+        configs = (ConfigFile(config_name(subdomain, "page", sha256), versions.ROOT_PAGE, sha256, page),) + configs
     else:
         directory = bind_dir(deploy.bind_root, subdomain)
         source = str(directory)

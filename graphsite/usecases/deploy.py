@@ -15,11 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from graphsite import __version__
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import files, probe, route
+from graphsite.publisher import caddy, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
@@ -33,6 +34,7 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
+from graphsite.publisher.versions import DEPLOYED, kept, read_versions, version_labels
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
@@ -54,6 +56,18 @@ class DeployRequest:
     public: bool = False
     auth_file: Path | None = None
     new_password: bool = False
+    # a kept version to make live instead of building `source` (rollback): read under the name's lock
+    version: Callable[[Clients, str], Page] | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a deploy makes live: the page built from the source, or a kept version's."""
+
+    html: str
+    sha256: str
+    title: str
+    date: str = ""  # the source's front-matter date
 
 
 @dataclass(frozen=True)
@@ -197,8 +211,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
-    with reporter.step("build"):
-        page = checked_page(request.source, subdomain=subdomain, config=config)
+    if request.version is not None:
+        with reporter.step("version"):
+            page = request.version(clients, subdomain)
+    else:
+        with reporter.step("build"):
+            built = checked_page(request.source, subdomain=subdomain, config=config)
+        page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or config.deploy.content
     with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
@@ -209,6 +228,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
+        plan = _keep_versions(config, plan, previous, clients, page)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
         # change the token file and the directories this run writes in (bind_root with --content bind too)
@@ -230,6 +250,30 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
     return _Prepared(plan, decision, current, access)
+
+
+def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
+                   page: Page) -> DeployPlan:
+    """Return the plan mounting, beside the new page, the kept versions of the deployment (the newest
+    deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
+    if plan.bind_dir is not None:
+        return plan
+    labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+                            page.title, page.date, __version__)
+    if previous is None:
+        return plan.with_versions(labels, ())
+    found = read_versions(clients.docker.labelled_configs(plan.subdomain), previous, config.site.domain)
+    same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
+    if same is not None:  # a version made live again keeps when it went live first
+        labels = {**labels, DEPLOYED: same.deployed}
+    mounted = []
+    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions):
+        data = clients.docker.read_config(version.config)
+        if data is None:  # removed since it was listed
+            continue
+        item = ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items()))
+        mounted.append((item, caddy.page_csp(data.decode("utf-8", errors="replace"))))
+    return plan.with_versions(labels, tuple(mounted))
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
@@ -272,15 +316,22 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
-    """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
+    """Remove the configs (and a bind directory) the previous version used and the versions that fell off
+    deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         domain = config.site.domain
-        mine = {name for name, stamp in clients.docker.config_stamps(plan.subdomain).items()
-                if stamp.claim(plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
-        old = sorted(mine - {c.name for c in plan.service.configs})
+        labelled = clients.docker.labelled_configs(plan.subdomain)
+        found = read_versions(labelled, plan.deployment, domain)
+        mine = {name for name, labels in labelled.items()
+                if claim(Stamp.from_labels(labels), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
+        old = sorted(mine - {c.name for c in plan.service.configs} - {u.config for u in found.unproven})
+        dropped = {v.config: v for v in found.versions}
         for name in old:
             clients.docker.remove_config(name)
+            if name in dropped:
+                reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
+                              f"{config.deploy.keep_versions})")
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
@@ -295,7 +346,7 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
-    for item in plan.service.configs:
+    for item in plan.contents:
         outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir),
@@ -319,7 +370,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
-        for item in plan.service.configs:
+        for item in plan.contents:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
             outcomes.append(_ensure_directory(plan, clients.binds, undo))
@@ -352,6 +403,9 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
                    domain: str) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
     change = config_change(plan, item, before, domain)
+    if change == CREATED and not item.data:  # a kept version, listed in the plan step, is gone
+        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
+                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
     if change == CREATED:  # registered first: a create whose answer is lost is still undone
         undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
         return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)

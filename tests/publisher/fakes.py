@@ -30,7 +30,7 @@ from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.stores import RouteFiles
-from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task
+from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task, config_labels
 
 _T = TypeVar("_T")
 
@@ -105,6 +105,8 @@ class FakeSwarm:
         self.overlay = "dokploy-network"  # the network its tasks are attached to
         self.config_labels: dict[str, dict[str, str]] = {}
         self.config_data: dict[str, tuple[str, bytes]] = {}  # name: (target, data) of the configs it made
+        self.mounts: dict[str, dict[str, str]] = {}  # service: {target: config name}, as its spec mounts them
+        self.previous_mounts: dict[str, dict[str, str]] = {}
         self.faults = _Faults()
         self.removed: list[str] = []
         self.created: list[str] = []
@@ -169,12 +171,20 @@ class FakeSwarm:
         def create() -> bool:
             if config.name in self.config_labels:
                 return False
-            self.config_labels[config.name] = {**stamp.labels(), "graphsite.sha256": config.sha256}
+            self.config_labels[config.name] = config_labels(stamp, config)
             self.config_data[config.name] = (config.target, config.data)
             self.created.append(f"config {config.name}")
             return True
 
         return self._run("ensure_config", create)
+
+    def read_config(self, name: str) -> bytes | None:
+        def read() -> bytes | None:
+            if name not in self.config_labels:
+                return None
+            return self.config_data.get(name, ("", b""))[1]
+
+        return self._run("read_config", read)
 
     def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
         def relabel() -> bool:
@@ -206,7 +216,9 @@ class FakeSwarm:
                 return "unchanged"
             if current:
                 self.previous[spec.name] = current
+                self.previous_mounts[spec.name] = self.mounts.get(spec.name, {})
             self.services_by_name[spec.name] = wanted
+            self.mounts[spec.name] = {c.target: c.name for c in spec.configs}
             self.created.append(f"service {spec.name}")
             return "updated" if current else "created"
 
@@ -218,6 +230,7 @@ class FakeSwarm:
             if previous is None:
                 return False
             self.services_by_name[spec.name] = previous
+            self.mounts[spec.name] = self.previous_mounts.pop(spec.name, {})
             return True
 
         return self._run("restore_previous", restore)
@@ -528,10 +541,16 @@ class FakeEdge:
                 return path
         return None
 
-    def _served(self, name: str) -> bytes:
-        configs = self.swarm.services_by_name[name].configs
-        return next((data for config, (target, data) in self.swarm.config_data.items()
-                     if config in configs and target.endswith("/index.html")), b"")
+    def _served(self, name: str, path: str = "/") -> bytes:
+        """Return what the service's Caddy answers for `path`: the config mounted at /srv<path>index.html (the
+        live page at /, a kept version at /v/<sha12>/); a service arranged without mounts serves its index.html."""
+        mounted = self.swarm.mounts.get(name)
+        if mounted is None:
+            configs = self.swarm.services_by_name[name].configs
+            return next((data for config, (target, data) in self.swarm.config_data.items()
+                         if config in configs and target == "/srv/index.html"), b"")
+        config = mounted.get(f"/srv{path}index.html")
+        return self.swarm.config_data.get(config, ("", b""))[1] if config else b""
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
               auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,

@@ -124,7 +124,10 @@ def test_the_undo_says_what_it_could_not_prove(tmp_path):
 
 
 def test_a_redeploy_updates_the_service_and_removes_the_old_page_config(tmp_path):
+    """With deploy.keep_versions = 1 the previous page is no version to keep (tests/publisher/test_versions.py
+    keeps them)."""
     config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", keep_versions=1)
     first = _deploy(config, clients, _source(tmp_path))
     second = _deploy(config, clients, _source(tmp_path, "Another paragraph."))
     outcomes = {(o.resource, o.outcome) for o in second.outcomes}
