@@ -22,6 +22,7 @@ from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
+from graphsite.publisher.versions import is_page
 
 __all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
@@ -58,6 +59,12 @@ class Holding:
             return self.deployment.expires
         stamps = sorted(s.expires for s in self.stamps if parse_stamp(s.expires))
         return stamps[-1] if stamps else ""
+
+    @property
+    def versions(self) -> int:
+        """How many versions the name keeps: its page configs (the bind directory's one page in bind mode)."""
+        pages = sum(1 for c in self.configs if is_page(c, self.name))
+        return pages or (1 if self.directory is not None else 0)
 
     @property
     def empty(self) -> bool:

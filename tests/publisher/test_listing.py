@@ -48,8 +48,10 @@ def test_nothing_found_is_not_an_answer_when_a_system_could_not_be_read(capsys, 
 def test_a_name_shows_its_one_row(capsys):
     present.listing(Inventory({"gs-x": DEPLOYED}), NOW, as_json=False, name="gs-x")
     header, *rows = capsys.readouterr().out.splitlines()
-    assert header.split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE"]
+    assert header.split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "VERSIONS",
+                              "STATE"]
     assert [row.split()[0] for row in rows] == ["gs-x.example.org"]
+    assert [row.split()[7] for row in rows] == [str(DEPLOYED.versions)]
 
 
 def test_a_name_found_with_a_system_unreadable_is_shown_and_exits_1(capsys):
