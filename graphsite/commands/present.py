@@ -228,6 +228,8 @@ def deploy(result: DeployResult, seconds: float, as_json: bool, *, verb: str = "
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
     for outcome in result.outcomes:
         output.info(f"  {outcome.line()}")
+    if result.changes:
+        output.info(f"  {result.changes}")
     if not result.dry_run:
         checks(result.checks)
         unread = "" if result.content_checked else (

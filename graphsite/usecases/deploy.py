@@ -78,6 +78,7 @@ class DeployResult:
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
     access: Access = Access()
+    changes: str = ""  # what the page changes against the one that was live, in one line ('' : none was)
 
     @property
     def content_checked(self) -> bool:
@@ -143,6 +144,7 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
+    changes: str = ""
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -167,7 +169,8 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
     except Interrupted as stop:
         stop.outcome = "live"
         raise
-    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
+    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, reporter: Reporter) -> None:
@@ -201,7 +204,8 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
-    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
+    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -249,7 +253,33 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access)
+        changes = _changes(previous, page, clients, plan.subdomain, Path(config.deploy.bind_root)) \
+            if previous is not None else ""
+    return _Prepared(plan, decision, current, access, changes)
+
+
+def _changes(previous: Deployment, page: Page, clients: Clients, name: str, bind_root: Path) -> str:
+    """Return, in one line, what `page` changes against the live page of `previous` (read from its config, or
+    its directory in bind mode); a live page that cannot be read or compared is said, never taken as 'no change'."""
+    from graphsite.builder.compare import compare
+    from graphsite.builder.outline import read_outline
+    from graphsite.publisher.plan import config_name
+
+    live = f"the live version {previous.sha256[:12] or '(no sha256 label)'}"
+    if previous.sha256 == page.sha256:
+        return f"the same page as {live}"
+    try:
+        if previous.content == "bind":
+            old = clients.binds.page(bind_dir(bind_root, name))
+        else:
+            old = clients.docker.read_config(config_name(name, "page", previous.sha256))
+        if old is None:
+            return f"what changed since {live} is not known: its page was not found"
+        found = compare(read_outline(old.decode("utf-8"), where=live), read_outline(page.html, where="the page"))
+    except (GraphsiteError, OSError, UnicodeDecodeError) as exc:
+        why = exc.message.splitlines()[0] if isinstance(exc, GraphsiteError) else str(exc)
+        return f"what changed since {live} is not known: {why}"
+    return f"changes since {live}: {found.summary()}"
 
 
 def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
