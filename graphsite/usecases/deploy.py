@@ -34,7 +34,7 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.versions import DEPLOYED, kept, read_versions, version_labels
+from graphsite.publisher.versions import kept, read_versions, version_labels
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
@@ -294,8 +294,8 @@ def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None
         return plan.with_versions(labels, ())
     found = read_versions(clients.docker.labelled_configs(plan.subdomain), previous, config.site.domain)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
-    if same is not None:  # a version made live again keeps when it went live first
-        labels = {**labels, DEPLOYED: same.deployed}
+    if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
+        labels = same.labels()
     mounted = []
     for version in kept(found.versions, plan.sha256, config.deploy.keep_versions):
         data = clients.docker.read_config(version.config)

@@ -106,6 +106,11 @@ def test_rollback_makes_the_previous_version_live_and_verifies_its_sha(tmp_path)
     assert found.found.live is not None and found.found.live.sha256 == shas[1]
     assert {v.sha256: v.deployed for v in found.found.versions} == before  # nothing kept was dropped or retimed
     assert _swarm(clients).services_by_name["site-1"].labels["graphsite.title"] == "Report 2"
+    swarm = _swarm(clients)
+    first = f"site-1-page-{shas[0][:12]}"
+    swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.version": "0.1.9"})
+    rollback(config, RollbackRequest("site-1", to=shas[0]), clients, Recorder())
+    assert swarm.config_labels[first]["graphsite.version"] == "0.1.9"  # what a version is stays as it was
     back = rollback(config, RollbackRequest("site-1", to=shas[2][:7]), clients, Recorder())
     assert back.plan.sha256 == shas[2] and _history(config, clients).found.live.sha256 == shas[2]
 
