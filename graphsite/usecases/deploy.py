@@ -68,6 +68,7 @@ class Page:
     sha256: str
     title: str
     date: str = ""  # the source's front-matter date
+    content: str = ""  # how a kept version reaches Caddy: its deployment's mode ('' : the request's or the config's)
 
 
 @dataclass(frozen=True)
@@ -222,7 +223,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         with reporter.step("build"):
             built = checked_page(request.source, subdomain=subdomain, config=config)
         page = Page(built.html, built.sha256, built.title, built.report.front.date)
-    content = request.content or config.deploy.content
+    content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,

@@ -59,7 +59,7 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
             raise DeployError(f"config {target.config}: its page is not UTF-8; not rolled back") from None
         reporter.info(f"  version {target.short} (live first {target.deployed or 'at an unknown time'}), "
                       f"replacing {live.sha256[:12]}")
-        return Page(html, target.sha256, target.title, target.date)
+        return Page(html, target.sha256, target.title, target.date, content=live.content)
 
     return deploy(config, DeployRequest(source=Path("-"), subdomain=request.name, dry_run=request.dry_run,
                                         keep_on_failure=request.keep_on_failure, verify=request.verify,

@@ -251,3 +251,12 @@ def test_a_kept_version_that_cannot_be_read_stops_the_deploy_before_anything_is_
     with pytest.raises(GraphsiteError, match="read_config: refused"):
         _deploy(config, clients, tmp_path, 3, verify=False)
     assert swarm.config_labels == held and swarm.services_by_name["site-1"] == service and swarm.removed == removed
+
+
+def test_rollback_keeps_the_deployments_content_mode_whatever_the_configuration_says_now(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    bind = config.replace("deploy", content="bind")
+    result = rollback(bind, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert result.plan.content_mode == "config" and result.plan.sha256 == shas[0]
+    assert _swarm(clients).mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[0][:12]}"
