@@ -29,8 +29,14 @@ def rollback_command(name: str, to: str | None, dry_run: bool, keep_on_failure: 
     from graphsite.labels import subdomain_of
     from graphsite.publisher.clients import connected, site
     from graphsite.publisher.progress import Console
+    from graphsite.publisher.versions import sha_prefix
     from graphsite.usecases.rollback import RollbackRequest, rollback
 
+    if to is not None:  # before anything else: a mistyped sha costs no configuration and no connection
+        try:
+            to = sha_prefix(to)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--to") from None
     start, config = time.perf_counter(), site(load_config(config_path))
     name = subdomain_of(name, config.site.domain)  # before connecting: a mistyped name costs no connection
     request = RollbackRequest(name, to=to, dry_run=dry_run, keep_on_failure=keep_on_failure,

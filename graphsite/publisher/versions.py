@@ -130,6 +130,14 @@ def kept(versions: Sequence[Version], live_sha256: str, keep: int) -> tuple[Vers
     return tuple(others[:max(0, keep - 1)])
 
 
+def sha_prefix(text: str) -> str:
+    """Return `text` as the start of a sha256 (7 to 64 hex digits, lower case); raise ValueError saying why not."""
+    wanted = text.strip().lower()
+    if not 7 <= len(wanted) <= 64 or any(c not in "0123456789abcdef" for c in wanted):
+        raise ValueError(f"{text!r} is not a sha256 or its first 7 or more hex digits")
+    return wanted
+
+
 def choose(found: Versions, to: str | None) -> Version:
     """Return the version a rollback makes live: the one whose sha256 starts with `to` (at least 7 hex digits), or
     without `to` the newest one before the live one; raise DeployError naming what there is otherwise."""
@@ -142,10 +150,11 @@ def choose(found: Versions, to: str | None) -> Version:
                                                                                else ""),
                               hint="`graphsite history NAME` lists the kept versions")
         return candidates[0]
-    wanted = to.strip().lower()
-    if len(wanted) < 7 or any(c not in "0123456789abcdef" for c in wanted):
-        raise DeployError(f"--to: {to!r} is not a sha256 or its first 7 or more hex digits",
-                          hint="`graphsite history NAME` lists the kept versions with their sha")
+    try:
+        wanted = sha_prefix(to)
+    except ValueError as exc:
+        raise DeployError(f"--to: {exc}", hint="`graphsite history NAME` lists the kept versions with their sha") \
+            from None
     matches = [v for v in found.versions if v.sha256.startswith(wanted)]
     if not matches:
         raise DeployError(f"--to {to}: no kept version starts with it (kept: {listed})",
