@@ -260,3 +260,20 @@ def test_rollback_keeps_the_deployments_content_mode_whatever_the_configuration_
     result = rollback(bind, RollbackRequest("site-1", verify=False), clients, Recorder())
     assert result.plan.content_mode == "config" and result.plan.sha256 == shas[0]
     assert _swarm(clients).mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[0][:12]}"
+
+
+def test_without_a_service_no_page_config_is_counted_and_bind_mode_keeps_only_the_live_page(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    del swarm.services_by_name["site-1"]  # a service removed by hand: nothing proves whose the pages are
+    found = _history(config, clients)
+    assert found.found.versions == () and len(found.found.unproven) == 2 and found.deployment is None
+    bind = config.replace("deploy", content="bind")
+    live = deploy(bind, DeployRequest(source=tmp_path / "report-1.md", subdomain="site-2", verify=False), clients,
+                  Recorder())
+    shown = history(SurveySettings.from_config(bind), "site-2", clients)
+    assert [(v.sha256, v.live) for v in shown.found.versions] == [(live.plan.sha256, True)]
+    assert shown.as_json()["content"] == "bind" and not list(HISTORY_SCHEMA.iter_errors(shown.as_json()))
+    with pytest.raises(DeployError, match="keeps no versions"):
+        rollback(bind, RollbackRequest("site-2"), clients, Recorder())
