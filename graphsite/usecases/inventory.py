@@ -44,6 +44,7 @@ class Holding:
     records: tuple[Record, ...] = ()
     stamps: tuple[Stamp, ...] = ()  # what each resource says of itself
     unknown: tuple[str, ...] = ()  # the systems that could not be read
+    versions: int = 0  # the page configs whose stamp carries the service's id (bind mode: its one page)
 
     @property
     def created(self) -> str:
@@ -59,12 +60,6 @@ class Holding:
             return self.deployment.expires
         stamps = sorted(s.expires for s in self.stamps if parse_stamp(s.expires))
         return stamps[-1] if stamps else ""
-
-    @property
-    def versions(self) -> int:
-        """How many versions the name keeps: its page configs (the bind directory's one page in bind mode)."""
-        pages = sum(1 for c in self.configs if is_page(c, self.name))
-        return pages or (1 if self.directory is not None else 0)
 
     @property
     def empty(self) -> bool:
@@ -338,7 +333,17 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    route=route_found[0] if route_found else None,
                    temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None, records=tuple(records), stamps=tuple(stamps),
-                   unknown=tuple(found.unreadable))
+                   unknown=tuple(found.unreadable), versions=_versions(name, deployment, configs, directory))
+
+
+def _versions(name: str, deployment: Deployment | None, configs: dict[str, Stamp],
+              directory: tuple[Path, Stamp] | None) -> int:
+    """Return how many versions the name keeps: without a service, nothing proves whose its pages are."""
+    if deployment is None or not deployment.id:
+        return 0
+    if deployment.content == "bind":
+        return 1 if directory is not None else 0
+    return sum(1 for config, stamp in configs.items() if is_page(config, name) and stamp.id == deployment.id)
 
 
 def age(created: str, now: datetime) -> str:
