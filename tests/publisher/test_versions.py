@@ -145,6 +145,9 @@ def test_a_page_config_of_another_deployment_is_shown_never_counted_removed_or_r
     found = _history(config, clients)
     assert [u.config for u in found.found.unproven] == [stranger] and "0badc0de" in found.found.unproven[0].why
     assert len(found.found.versions) == 1
+    from graphsite.usecases.inventory import survey
+
+    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 1
     with pytest.raises(DeployError, match="no kept version starts with it"):
         rollback(config, RollbackRequest("site-1", to="a" * 7), clients, Recorder())
     _deployed(config.replace("deploy", keep_versions=1), clients, tmp_path, 2)
