@@ -12,15 +12,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from graphsite.config import Config
+from graphsite.config import Config, settings_errors
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import Deployment, Stamp
 from graphsite.publisher.versions import ROOT_PAGE, choose, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.history import History, history
-from graphsite.usecases.inventory import SurveySettings
+from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import FakeEdge, FakeSwarm, Fault, Recorder, fake_world
@@ -145,8 +145,6 @@ def test_a_page_config_of_another_deployment_is_shown_never_counted_removed_or_r
     found = _history(config, clients)
     assert [u.config for u in found.found.unproven] == [stranger] and "0badc0de" in found.found.unproven[0].why
     assert len(found.found.versions) == 1
-    from graphsite.usecases.inventory import survey
-
     assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 1
     with pytest.raises(DeployError, match="no kept version starts with it"):
         rollback(config, RollbackRequest("site-1", to="a" * 7), clients, Recorder())
@@ -190,8 +188,6 @@ def test_history_of_a_service_another_configuration_made_is_refused(tmp_path):
 
 
 def test_teardown_removes_every_version_and_list_counts_them(tmp_path):
-    from graphsite.usecases.inventory import survey
-
     config, clients = fake_world(tmp_path)
     _deployed(config, clients, tmp_path, 3)
     held = survey(SurveySettings.from_config(config), clients).holdings["site-1"]
@@ -203,8 +199,6 @@ def test_teardown_removes_every_version_and_list_counts_them(tmp_path):
 
 
 def test_read_versions_orders_by_time_and_choose_takes_the_newest_before_the_live_one():
-    from graphsite.publisher.deployment import Deployment
-
     deployment = Deployment("site-1", "site-1.example.com", sha256="b" * 64, id="12345678")
     stamp = Stamp("site-1", "site-1.example.com", "12345678", "2026-07-01T12:00:00Z")
     labelled = {f"site-1-page-{c * 12}": {**stamp.labels(), "graphsite.sha256": c * 64, "graphsite.deployed": t}
@@ -220,8 +214,6 @@ def test_read_versions_orders_by_time_and_choose_takes_the_newest_before_the_liv
 
 @pytest.mark.parametrize("value", [0, 51, True, -1])
 def test_keep_versions_out_of_range_is_a_configuration_error(tmp_path, value):
-    from graphsite.config import settings_errors
-
     assert settings_errors(Config().replace("deploy", keep_versions=value)) == [
         f"deploy.keep_versions: expected a whole number from 1 to 50, got {value!r}"]
 
