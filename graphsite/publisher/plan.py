@@ -105,6 +105,7 @@ class DeployPlan:
     bind_dir: Path | None
     server: caddy.Server  # what the service's Caddyfile is made from
     page: bytes = field(repr=False)
+    page_labels: tuple[tuple[str, str], ...] = ()  # what version the page is (publisher/versions.py)
 
     @property
     def subdomain(self) -> str:
@@ -148,20 +149,23 @@ class DeployPlan:
             seen.setdefault(item.name, item)
         return tuple(seen.values())
 
-    def with_versions(self, page_labels: dict[str, str], kept: tuple[tuple[ConfigFile, str], ...]) -> DeployPlan:
-        """Return the plan of a deployment that keeps versions: its page config labelled `page_labels` (what
-        version it is), mounted at the root and under /v/<sha12>/, beside the `kept` page configs (each with its
-        page's CSP), each under its own /v/<sha12>/; the Caddyfile serves /v/* with noindex."""
+    def with_versions(self, page_labels: dict[str, str], kept: tuple[tuple[str, str], ...],
+                      configs: tuple[ConfigFile, ...] = ()) -> DeployPlan:
+        """Return the plan of a deployment that keeps versions: its page is the version `page_labels` say, served
+        at the root and under /v/<sha12>/ beside the `kept` ones ((sha256, its page's CSP) each, under its own
+        /v/<sha12>/), and the Caddyfile serves /v/* with noindex. In content mode config the page's config is
+        mounted twice and the kept ones' `configs` under /v/; in bind mode the versions are in its directory."""
+        labels = tuple(page_labels.items())
+        server = replace(self.server, versions=((versions.short(self.sha256), self.server.csp),
+                                                *((versions.short(sha256), csp) for sha256, csp in kept)))
         page = next((c for c in self.service.configs if c.target == versions.ROOT_PAGE), None)
-        if page is None:  # --content bind: the page is a directory, not a config
-            return self
-        page = replace(page, labels=tuple(page_labels.items()))
-        mounts = (page, replace(page, target=versions.version_target(page.sha256)),
-                  *(replace(item, target=versions.version_target(item.sha256)) for item, _ in kept))
-        server = replace(self.server, versions=((versions.short(page.sha256), self.server.csp),
-                                                *((versions.short(item.sha256), csp) for item, csp in kept)))
-        configs = (*mounts, caddyfile_config(self.subdomain, server))
-        return replace(self, service=replace(self.service, configs=configs), server=server)
+        mounts: tuple[ConfigFile, ...] = ()
+        if page is not None:
+            page = replace(page, labels=labels)
+            mounts = (page, replace(page, target=versions.version_target(page.sha256)),
+                      *(replace(item, target=versions.version_target(item.sha256)) for item in configs))
+        service = replace(self.service, configs=(*mounts, caddyfile_config(self.subdomain, server)))
+        return replace(self, service=service, server=server, page_labels=labels)
 
     def renewing(self, previous: Deployment) -> DeployPlan:
         """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its

@@ -10,13 +10,27 @@ takes, are decided here from what the systems hold (pure functions); nothing is 
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from graphsite.errors import DeployError
 from graphsite.publisher.caddy import SITE_ROOT
-from graphsite.publisher.deployment import PREFIX, SHA256, TITLE, VERSION, Claim, Deployment, Stamp, claim, whose
+from graphsite.publisher.deployment import (
+    PREFIX,
+    SHA256,
+    STAMP_VERSION,
+    TITLE,
+    VERSION,
+    Claim,
+    Deployment,
+    Stamp,
+    claim,
+    whose,
+)
 
 DEPLOYED, DATE = f"{PREFIX}.deployed", f"{PREFIX}.date"  # a version's own labels, beside the deployment's stamp
 VERSION_PATH = "/v/"  # where the versions are served, each under its short sha
@@ -41,6 +55,41 @@ def version_url(fqdn: str, sha256: str) -> str:
 def version_labels(deployed: str, title: str, date: str, made_by: str) -> dict[str, str]:
     """Return the labels that say what a version is (the deployment's stamp and the sha256 are beside them)."""
     return {DEPLOYED: deployed, TITLE: title, DATE: date, VERSION: made_by}
+
+
+_MARKER_SHA = re.compile(r" sha256=(?P<sha256>[0-9a-f]{64})$")
+
+
+def version_marker(stamp: Stamp, sha256: str, labels: Mapping[str, str]) -> str:
+    """Return the marker of a version kept in a bind directory (v/<sha12>/.graphsite): the deployment's stamp
+    with the page's sha256, as the directory's own marker says it, then the version's labels as one JSON line."""
+    return stamp.marker(sha256) + json.dumps(dict(labels), sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def marker_labels(text: str | None) -> dict[str, str]:
+    """Return the labels a version marker stands for, as a page config would carry them (the stamp's, the sha256,
+    the version's); empty when it holds no complete current stamp with a sha256 (then it proves nothing)."""
+    first, _, rest = (text or "").partition("\n")
+    stamp = Stamp.from_marker(first)
+    match = _MARKER_SHA.search(first.strip())
+    if stamp is None or match is None or stamp.version != STAMP_VERSION:
+        return {}
+    try:
+        extra = json.loads(rest) if rest.strip() else {}
+    except ValueError:
+        extra = {}
+    own = {key: value for key, value in extra.items() if key in (DEPLOYED, TITLE, DATE, VERSION)
+           and isinstance(value, str)} if isinstance(extra, dict) else {}
+    return {**stamp.labels(), SHA256: match["sha256"], **own}
+
+
+def bind_pages(markers: Mapping[str, str | None], name: str,
+               directory: Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """Return the versions of a bind directory (`markers`: {sha12: its marker's text, None without one}) as
+    `read_versions` reads page configs: ({NAME-page-<sha12>: labels}, {NAME-page-<sha12>: its directory})."""
+    labelled = {f"{name}-page-{sha12}": marker_labels(text) for sha12, text in markers.items()}
+    places = {f"{name}-page-{sha12}": str(directory / VERSION_PATH.strip("/") / sha12) for sha12 in markers}
+    return labelled, places
 
 
 def is_page(config: str, name: str) -> bool:
@@ -97,14 +146,17 @@ class Versions:
         return next((v for v in self.versions if v.live), None)
 
 
-def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deployment, domain: str) -> Versions:
+def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deployment, domain: str, *,
+                  places: Mapping[str, str] | None = None) -> Versions:
     """Return the versions of `deployment` among the configs `labelled` (name: labels, as Swarm lists them): a
     page config counts when its stamp is this configuration's for the name and carries the deployment's id, and its
-    sha256 label is the one its name ends with. Newest first; a version of unknown time last."""
+    sha256 label is the one its name ends with. Newest first; a version of unknown time last. `places` names
+    where each is when it is no config (bind_pages)."""
     found, unproven = [], []
-    for config, labels in sorted(labelled.items()):
-        if not is_page(config, deployment.name):
+    for key, labels in sorted(labelled.items()):
+        if not is_page(key, deployment.name):
             continue
+        config = (places or {}).get(key, key)
         stamp = Stamp.from_labels(labels)
         owner = claim(stamp, deployment.name, domain)
         sha256 = labels.get(SHA256, "")
@@ -114,7 +166,7 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
             unproven.append(Unproven(config, whose(owner, stamp)))
         elif not deployment.id or stamp.id != deployment.id:
             unproven.append(Unproven(config, f"its stamp names deployment {stamp.id}, not {deployment.id or 'one'}"))
-        elif len(sha256) != 64 or short(sha256) != config[-SHORT:]:
+        elif len(sha256) != 64 or short(sha256) != key[-SHORT:]:
             unproven.append(Unproven(config, "its sha256 label is not the one its name ends with"))
         else:
             found.append(Version(config, sha256, labels.get(DEPLOYED, ""), labels.get(TITLE, ""),
@@ -123,10 +175,11 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
     return Versions(tuple(found), tuple(unproven))
 
 
-def kept(versions: Sequence[Version], live_sha256: str, keep: int) -> tuple[Version, ...]:
-    """Return the versions that stay beside the live one (`live_sha256`, never dropped): the `keep - 1` newest
-    others. The rest are dropped by the deploy that makes them fall off."""
-    others = [v for v in versions if v.sha256 != live_sha256]
+def kept(versions: Sequence[Version], live_sha256: str, keep: int, replaced: str = "") -> tuple[Version, ...]:
+    """Return the versions that stay beside the live one (`live_sha256`, never dropped): the one it replaces
+    (`replaced`: after a rollback it may be old, yet it is what a reader saw last), then the newest others, `keep - 1`
+    in all. The rest are dropped by the deploy that makes them fall off."""
+    others = sorted((v for v in versions if v.sha256 != live_sha256), key=lambda v: v.sha256 != replaced)
     return tuple(others[:max(0, keep - 1)])
 
 

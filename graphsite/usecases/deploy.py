@@ -34,7 +34,7 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.versions import kept, read_versions, version_labels
+from graphsite.publisher.versions import kept, read_versions, short, version_labels, version_marker
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
@@ -285,26 +285,28 @@ def _changes(previous: Deployment, page: Page, clients: Clients, name: str, bind
 
 def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
                    page: Page) -> DeployPlan:
-    """Return the plan mounting, beside the new page, the kept versions of the deployment (the newest
+    """Return the plan serving, beside the new page, the kept versions of the deployment (the newest
     deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
-    if plan.bind_dir is not None:
-        return plan
+    from graphsite.usecases.history import read_kept
+
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             page.title, page.date, __version__)
     if previous is None:
         return plan.with_versions(labels, ())
-    found = read_versions(clients.docker.labelled_configs(plan.subdomain), previous, config.site.domain)
+    found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
+                            content=plan.content_mode)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
     if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
         labels = same.labels()
-    mounted = []
-    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions):
-        data = clients.docker.read_config(version.config)
+    served, configs = [], []
+    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions, replaced=previous.sha256):
+        data = read(version)
         if data is None:  # removed since it was listed
             continue
-        item = ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items()))
-        mounted.append((item, caddy.page_csp(data.decode("utf-8", errors="replace"))))
-    return plan.with_versions(labels, tuple(mounted))
+        served.append((version.sha256, caddy.page_csp(data.decode("utf-8", errors="replace"))))
+        if plan.bind_dir is None:
+            configs.append(ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items())))
+    return plan.with_versions(labels, tuple(served), tuple(configs))
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
@@ -363,6 +365,8 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
             if name in dropped:
                 reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
                               f"{config.deploy.keep_versions})")
+        if plan.bind_dir is not None:
+            _drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
@@ -371,6 +375,19 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
             binds.remove(directory)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
+
+
+def _drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
+    """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only)."""
+    from graphsite.usecases.history import read_kept
+
+    assert plan.bind_dir is not None
+    found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
+                         clients, content="bind")
+    served = {sha12 for sha12, _ in plan.server.versions}
+    for version in found.versions:
+        if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
+            reporter.info(f"  dropped version {version.short} (deploy.keep_versions = {config.deploy.keep_versions})")
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -486,6 +503,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
                   partial(binds.put_back_page, directory, old))
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
+    if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
+        sha12 = short(plan.sha256)
+        if sha12 not in binds.versions(directory):
+            undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
+                      partial(binds.remove_version, directory, sha12))
+        binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
+                                                                      dict(plan.page_labels)))
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 

@@ -5,14 +5,16 @@ is an error, never an empty history."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
-from graphsite.publisher.versions import Version, Versions, read_versions
+from graphsite.publisher.versions import Version, Versions, bind_pages, read_versions
 from graphsite.usecases.inventory import SurveySettings
 
 
@@ -49,12 +51,20 @@ def history(settings: SurveySettings, name: str, clients: Clients) -> History:
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, deployment.stamp if deployment else None)}",
                               hint="graphsite shows the versions of its own deployments only")
-    labelled = swarm.labelled_configs(name)
-    if deployment is not None and deployment.content == "bind":  # its page is a directory: one version, live
-        live = Version(str(bind_dir(settings.bind_root, name)), deployment.sha256, deployment.created,
-                       deployment.title, "", deployment.made_by, live=True)
-        return History(name, fqdn, deployment, Versions((live,), read_versions(labelled, deployment,
-                                                                               settings.domain).unproven))
-    # without a service nothing proves which deployment the page configs belong to: none of them is counted
-    found = read_versions(labelled, deployment or Deployment(name, fqdn), settings.domain)
+    # without a service nothing proves which deployment the pages belong to: none of them is counted
+    found, _ = read_kept(name, deployment or Deployment(name, fqdn), settings.domain, settings.bind_root, clients)
     return History(name, fqdn, deployment, found)
+
+
+def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
+              content: str | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+    """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
+    page configs, or the v/<sha12>/ of its bind directory; and how to read a version's page (None: gone)."""
+    if (content or deployment.content) == "bind":
+        directory = bind_dir(bind_root, name)
+        labelled, places = bind_pages(clients.binds.versions(directory), name, directory)
+        return (read_versions(labelled, deployment, domain, places=places),
+                lambda version: clients.binds.version_page(directory, version.short))
+    swarm = clients.docker
+    return (read_versions(swarm.labelled_configs(name), deployment, domain),
+            lambda version: swarm.read_config(version.config))

@@ -22,7 +22,7 @@ from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
-from graphsite.publisher.versions import is_page
+from graphsite.publisher.versions import bind_pages, is_page, read_versions
 
 __all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
@@ -144,6 +144,7 @@ class _Found:
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
+    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name -> {sha12: marker} in bind mode
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     older: dict[str, list[tuple[str, str, Stamp]]] = field(default_factory=dict)  # name -> (kind, what, stamp)
@@ -288,6 +289,7 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
+            found.kept[owner] = binds.versions(path)
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             found.temporary_dirs[owner] = temporaries
@@ -333,16 +335,20 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    route=route_found[0] if route_found else None,
                    temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None, records=tuple(records), stamps=tuple(stamps),
-                   unknown=tuple(found.unreadable), versions=_versions(name, deployment, configs, directory))
+                   unknown=tuple(found.unreadable), versions=_versions(domain, name, deployment, configs, found))
 
 
-def _versions(name: str, deployment: Deployment | None, configs: dict[str, Stamp],
-              directory: tuple[Path, Stamp] | None) -> int:
+def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],
+              found: _Found) -> int:
     """Return how many versions the name keeps: without a service, nothing proves whose its pages are."""
     if deployment is None or not deployment.id:
         return 0
     if deployment.content == "bind":
-        return 1 if directory is not None else 0
+        directory = found.directories.get(name)
+        if directory is None:
+            return 0
+        labelled, _ = bind_pages(found.kept.get(name, {}), name, directory[0])
+        return len(read_versions(labelled, deployment, domain).versions)
     return sum(1 for config, stamp in configs.items() if is_page(config, name) and stamp.id == deployment.id)
 
 

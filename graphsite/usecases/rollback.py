@@ -13,8 +13,9 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, claim, whose
 from graphsite.publisher.ports import Reporter
-from graphsite.publisher.versions import choose, read_versions
+from graphsite.publisher.versions import choose
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
+from graphsite.usecases.history import read_kept
 
 
 @dataclass(frozen=True)
@@ -42,21 +43,19 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
         if owner != Claim.OURS:
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
-        if live.content == "bind":
-            raise DeployError(f"{name} keeps its page in a directory (--content bind), which keeps no versions",
-                              hint=f"`graphsite deploy SOURCE --subdomain {name}` deploys an earlier source")
-        target = choose(read_versions(swarm.labelled_configs(name), live, domain), request.to)
-        data = swarm.read_config(target.config)
+        found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
+        target = choose(found, request.to)
+        data = read(target)
         if data is None:
-            raise DeployError(f"config {target.config} (version {target.short}) was removed meanwhile",
+            raise DeployError(f"{target.config} (version {target.short}) was removed meanwhile",
                               hint=f"`graphsite history {name}` lists the versions kept")
         if hashlib.sha256(data).hexdigest() != target.sha256:
-            raise DeployError(f"config {target.config}: its data's sha256 is not the {target.sha256[:12]}… its "
+            raise DeployError(f"{target.config}: its data's sha256 is not the {target.sha256[:12]}… its "
                               "label says; not rolled back", hint="inspect it with `docker config inspect`")
         try:
             html = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise DeployError(f"config {target.config}: its page is not UTF-8; not rolled back") from None
+            raise DeployError(f"{target.config}: its page is not UTF-8; not rolled back") from None
         reporter.info(f"  version {target.short} (live first {target.deployed or 'at an unknown time'}), "
                       f"replacing {live.sha256[:12]}")
         return Page(html, target.sha256, target.title, target.date, content=live.content)

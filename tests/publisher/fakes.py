@@ -414,6 +414,7 @@ class FakeBinds:
     def __init__(self, *roots: Path) -> None:
         self.roots: set[Path] = set(roots)
         self.dirs: dict[Path, dict[str, bytes]] = {}
+        self.kept: dict[Path, dict[str, tuple[bytes, str | None]]] = {}  # directory: {sha12: (page, marker)}
         self.links: dict[Path, str] = {}
         self.faults = _Faults()
         self.removed: list[str] = []
@@ -496,6 +497,7 @@ class FakeBinds:
                 raise refusal
             if self._stamp(directory) is None:
                 raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
+            self.kept.pop(directory, None)
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
 
         return self._run("remove", removed)
@@ -503,6 +505,30 @@ class FakeBinds:
     def remove_temporary(self, directory: Path) -> bool:
         return self._run("remove_temporary", lambda: _popped(self.dirs, directory, f"directory {directory.name}",
                                                              self.removed))
+
+    def versions(self, directory: Path) -> dict[str, str | None]:
+        return self._run("versions", lambda: {sha12: marker for sha12, (_, marker)
+                                              in sorted(self.kept.get(directory, {}).items())})
+
+    def version_page(self, directory: Path, sha12: str) -> bytes | None:
+        return self._run("version_page", lambda: self.kept.get(directory, {}).get(sha12, (None, None))[0])
+
+    def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool:
+        def keep() -> bool:
+            if directory not in self.dirs:
+                raise DeployError(f"bind directories: {directory} is missing")
+            versions = self.kept.setdefault(directory, {})
+            if sha12 in versions:
+                return False
+            versions[sha12] = (page, marker)
+            self.created.append(f"version {sha12}")
+            return True
+
+        return self._run("keep_version", keep)
+
+    def remove_version(self, directory: Path, sha12: str) -> bool:
+        return self._run("remove_version", lambda: _popped(self.kept.get(directory, {}), sha12, f"version {sha12}",
+                                                           self.removed))
 
     def exists(self, path: Path) -> bool:
         return self._run("exists", lambda: path in self.dirs or path in self.links)

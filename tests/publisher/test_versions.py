@@ -17,13 +17,13 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp
-from graphsite.publisher.versions import ROOT_PAGE, choose, read_versions, version_target
+from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.history import History, history
 from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
-from tests.publisher.fakes import FakeEdge, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, fake_world
 
 HISTORY_SCHEMA = jsonschema.Draft202012Validator(json.loads(schema_path("history.schema.json").read_text()))
 
@@ -207,6 +207,9 @@ def test_read_versions_orders_by_time_and_choose_takes_the_newest_before_the_liv
     found = read_versions(labelled, deployment, "example.com")
     assert [v.sha256[0] for v in found.versions] == ["b", "c", "a", "d"]
     assert choose(found, None).sha256 == "c" * 64
+    assert [v.sha256[0] for v in kept(found.versions, "b" * 64, 3)] == ["c", "a"]
+    assert [v.sha256[0] for v in kept(found.versions, "b" * 64, 3, replaced="d" * 64)] == ["d", "c"]
+    assert kept(found.versions, "b" * 64, 1, replaced="d" * 64) == ()
     with pytest.raises(DeployError, match="give more"):
         choose(read_versions({**labelled, "site-1-page-" + "c" * 11 + "d": {
             **stamp.labels(), "graphsite.sha256": "c" * 11 + "d" * 53}}, deployment, "example.com"), "c" * 7)
@@ -257,18 +260,35 @@ def test_rollback_keeps_the_deployments_content_mode_whatever_the_configuration_
     assert _swarm(clients).mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[0][:12]}"
 
 
-def test_without_a_service_no_page_config_is_counted_and_bind_mode_keeps_only_the_live_page(tmp_path):
+def test_without_a_service_no_page_config_is_counted(tmp_path):
     config, clients = fake_world(tmp_path)
     _deployed(config, clients, tmp_path, 2)
     swarm = _swarm(clients)
     del swarm.services_by_name["site-1"]  # a service removed by hand: nothing proves whose the pages are
     found = _history(config, clients)
     assert found.found.versions == () and len(found.found.unproven) == 2 and found.deployment is None
-    bind = config.replace("deploy", content="bind")
-    live = deploy(bind, DeployRequest(source=tmp_path / "report-1.md", subdomain="site-2", verify=False), clients,
-                  Recorder())
-    shown = history(SurveySettings.from_config(bind), "site-2", clients)
-    assert [(v.sha256, v.live) for v in shown.found.versions] == [(live.plan.sha256, True)]
-    assert shown.as_json()["content"] == "bind" and not list(HISTORY_SCHEMA.iter_errors(shown.as_json()))
-    with pytest.raises(DeployError, match="keeps no versions"):
-        rollback(bind, RollbackRequest("site-2"), clients, Recorder())
+
+
+def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_down_like_configs(tmp_path):
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind", keep_versions=3)
+    shas = _deployed(config, clients, tmp_path, 3)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    found = _history(config, clients)
+    assert [v.sha256 for v in found.found.versions] == shas[::-1] and found.as_json()["content"] == "bind"
+    assert found.found.versions[0].config == str(directory / "v" / shas[-1][:12])
+    caddyfile = next(data for name, (_, data) in _swarm(clients).config_data.items()
+                     if name in _swarm(clients).services_by_name["site-1"].configs).decode()
+    assert caddyfile.count("header /v/") == 3
+    back = rollback(config, RollbackRequest("site-1", to=shas[0][:9], verify=False), clients, Recorder())
+    assert back.plan.content_mode == "bind" and binds.dirs[directory]["index.html"] == binds.kept[directory][
+        shas[0][:12]][0]
+    assert _history(config, clients).found.live.sha256 == shas[0]
+    fourth = _deploy(config, clients, tmp_path, 4, verify=False).plan.sha256
+    # the oldest but the one the deploy replaced (live since the rollback) is dropped
+    assert set(binds.kept[directory]) == {shas[0][:12], shas[2][:12], fourth[:12]}
+    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 3
+    teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
+    assert directory not in binds.dirs and directory not in binds.kept
