@@ -52,7 +52,8 @@ class _MetaCsp(HTMLParser):
 def page_csp(html: str) -> str:
     """Return the Content-Security-Policy the page declares in its <meta http-equiv> (empty: none)."""
     parser = _MetaCsp()
-    parser.feed(html)
+    end = html.lower().find("</head")  # a meta CSP counts in the head only: the body (most of a page) is not read
+    parser.feed(html if end < 0 else html[:end])
     return parser.csp or ""
 
 

@@ -223,3 +223,10 @@ def test_the_real_caddy_serves_each_version_with_its_own_csp_and_noindex_even_wh
 def test_a_version_that_is_not_a_short_sha_never_reaches_the_caddyfile():
     with pytest.raises(ValueError, match="12 hex digits"):
         caddyfile(Server(20128, versions=(("../../etc", ""),)))
+
+
+def test_the_csp_is_read_from_the_head_alone():
+    """A meta CSP counts in the head only, and a page's body is most of it: the body is never parsed."""
+    head = '<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"></head>'
+    assert page_csp(head + "<body><p>x</p></body>") == "default-src 'none'"
+    assert page_csp('<html><head></head><body><meta http-equiv="Content-Security-Policy" content="x">') == ""
