@@ -136,7 +136,8 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
                 "live": "the new version was already live; its old content may be left for teardown or the next "
                         "deploy",
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
-        raise Stopped(f"deploy stopped by {stop.name}; {what}", signum=stop.signum) from None
+        verb = "rollback" if request.version is not None else "deploy"
+        raise Stopped(f"{verb} stopped by {stop.name}; {what}", signum=stop.signum) from None
 
 
 @dataclass(frozen=True)

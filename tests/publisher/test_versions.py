@@ -7,6 +7,7 @@ fails decides nothing."""
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import jsonschema
@@ -17,8 +18,10 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp
+from graphsite.publisher.plan import ServiceSpec
+from graphsite.publisher.swarm import Task
 from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
-from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
+from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
 from graphsite.usecases.history import History, history
 from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
@@ -292,3 +295,27 @@ def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_do
     assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 3
     teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert directory not in binds.dirs and directory not in binds.kept
+
+
+class _SignalledWhenArmed(FakeSwarm):
+    """A Swarm whose convergence, once armed, is cut short by a real SIGTERM to this process."""
+
+    armed = False
+
+    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
+        if self.armed:
+            signal.raise_signal(signal.SIGTERM)
+        return super().wait_converged(spec, timeout, failures=failures)
+
+
+def test_a_signal_during_a_rollback_puts_the_live_version_back_and_says_rollback(tmp_path):
+    config, clients = fake_world(tmp_path)
+    swarm = _SignalledWhenArmed()
+    clients.swarm = swarm
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm.armed = True
+    with pytest.raises(Stopped, match="^rollback stopped by SIGTERM; what it had made was undone") as stopped:
+        rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert stopped.value.exit_code == 128 + signal.SIGTERM
+    assert swarm.mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[1][:12]}"
+    assert _history(config, clients).found.live.sha256 == shas[1]
