@@ -11,6 +11,7 @@ stall (`Fault.stall`: the call takes `seconds`, then fails like a timeout). Ever
 from __future__ import annotations
 
 import itertools
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -252,6 +253,20 @@ class FakeSwarm:
 
     def close(self) -> None:
         return None
+
+
+class SignalledSwarm(FakeSwarm):
+    """A Swarm whose convergence, while `armed`, is cut short by a real SIGTERM to this process (as `kill` would
+    send)."""
+
+    def __init__(self, *, armed: bool = True) -> None:
+        super().__init__()
+        self.armed = armed
+
+    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
+        if self.armed:
+            signal.raise_signal(signal.SIGTERM)
+        return super().wait_converged(spec, timeout, failures=failures)
 
 
 class FakeDns:

@@ -17,11 +17,20 @@ from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp, iso
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import CREATED, UNCHANGED
-from graphsite.publisher.plan import ServiceSpec
-from graphsite.publisher.swarm import Service, Task
+from graphsite.publisher.swarm import Service
 from graphsite.usecases import gc
 from graphsite.usecases.deploy import DeployRequest, Stopped, deploy
-from tests.publisher.fakes import FakeBinds, FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.fakes import (
+    FakeBinds,
+    FakeDns,
+    FakeEdge,
+    FakeRoutes,
+    FakeSwarm,
+    Fault,
+    Recorder,
+    SignalledSwarm,
+    fake_world,
+)
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -216,17 +225,9 @@ def test_a_bind_deploy_s_first_failure_leaves_no_directory(tmp_path):
     assert binds.dirs == {} and dns.zone == {}
 
 
-class _Signalled(FakeSwarm):
-    """A Swarm whose convergence is cut short by a real SIGTERM to this process (as `kill` would send)."""
-
-    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
-        signal.raise_signal(signal.SIGTERM)
-        return super().wait_converged(spec, timeout, failures=failures)
-
-
 def test_a_signal_undoes_the_run_and_stops_with_128_plus_its_number(tmp_path):
     config, clients = fake_world(tmp_path)
-    swarm = _Signalled()
+    swarm = SignalledSwarm()
     clients.swarm = swarm
     with pytest.raises(Stopped, match="deploy stopped by SIGTERM; what it had made was undone") as stopped:
         _deploy(config, clients, _source(tmp_path))
@@ -236,7 +237,7 @@ def test_a_signal_undoes_the_run_and_stops_with_128_plus_its_number(tmp_path):
 
 def test_a_signal_with_keep_on_failure_keeps_it_and_says_so(tmp_path):
     config, clients = fake_world(tmp_path)
-    clients.swarm = _Signalled()
+    clients.swarm = SignalledSwarm()
     with pytest.raises(Stopped, match="was kept"):
         _deploy(config, clients, _source(tmp_path), keep_on_failure=True)
     assert list(clients.swarm.services_by_name) == ["site-1"]

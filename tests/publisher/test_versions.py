@@ -18,15 +18,13 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp
-from graphsite.publisher.plan import ServiceSpec
-from graphsite.publisher.swarm import Task
 from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
 from graphsite.usecases.history import History, history
 from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
-from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, SignalledSwarm, fake_world
 
 HISTORY_SCHEMA = jsonschema.Draft202012Validator(json.loads(schema_path("history.schema.json").read_text()))
 
@@ -297,20 +295,9 @@ def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_do
     assert directory not in binds.dirs and directory not in binds.kept
 
 
-class _SignalledWhenArmed(FakeSwarm):
-    """A Swarm whose convergence, once armed, is cut short by a real SIGTERM to this process."""
-
-    armed = False
-
-    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
-        if self.armed:
-            signal.raise_signal(signal.SIGTERM)
-        return super().wait_converged(spec, timeout, failures=failures)
-
-
 def test_a_signal_during_a_rollback_puts_the_live_version_back_and_says_rollback(tmp_path):
     config, clients = fake_world(tmp_path)
-    swarm = _SignalledWhenArmed()
+    swarm = SignalledSwarm(armed=False)
     clients.swarm = swarm
     shas = _deployed(config, clients, tmp_path, 2)
     swarm.armed = True
