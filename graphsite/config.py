@@ -67,6 +67,8 @@ class DeployConfig:
     docker_timeout: float = _doc("Seconds one Docker API request may take before it fails.", 30.0)
     gc_grace: float = _doc("Seconds a partial deployment (a run that died halfway) is left before gc removes it.",
                            900.0)
+    keep_versions: int = _doc("Versions of a name kept, the live one included: each served at /v/<sha12>/ and a "
+                              "`graphsite rollback` target; a deploy drops the oldest beyond it (1-50).", 5)
     traefik_static: str = _doc("Traefik's static configuration, read by `graphsite doctor` (empty: not checked).",
                                "/etc/dokploy/traefik/traefik.yml")
 
@@ -182,7 +184,17 @@ def settings_errors(config: Config) -> list[str]:
     """Return a message for every setting a Config holds that no run can work with: a value outside its
     choices, a number out of range, an address that is not host:port. The loader checks them, and deploy
     again for a Config built in code."""
-    return choice_errors(config) + _number_errors(config) + _address_errors(config)
+    return choice_errors(config) + _number_errors(config) + _address_errors(config) + _keep_errors(config)
+
+
+MOST_VERSIONS = 50  # each kept version is one more config mounted into the page's service
+
+
+def _keep_errors(config: Config) -> list[str]:
+    keep = config.deploy.keep_versions
+    if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep <= MOST_VERSIONS:
+        return [f"deploy.keep_versions: expected a whole number from 1 to {MOST_VERSIONS}, got {keep!r}"]
+    return []
 
 
 def _number_errors(config: Config) -> list[str]:

@@ -41,6 +41,8 @@ COMMANDS = {
     "commands/teardown.py": "usecases/teardown.py",
     "commands/gc.py": "usecases/gc.py",
     "commands/diff.py": "usecases/diff.py",
+    "commands/history.py": "usecases/history.py",
+    "commands/rollback.py": "usecases/rollback.py",
     "commands/doctor.py": "usecases/doctor/__init__.py",
 }
 NOT_COMMANDS = {"commands/__init__.py", "commands/present.py", "commands/new.py", "commands/options.py"}

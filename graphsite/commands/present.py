@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from graphsite.usecases.build import BuildOutcome
     from graphsite.usecases.deploy import DeployResult
     from graphsite.usecases.gc import GcReport
+    from graphsite.usecases.history import History
     from graphsite.usecases.inventory import Holding, Inventory
     from graphsite.usecases.teardown import TeardownReport
     from graphsite.usecases.verify import VerifyReport
@@ -219,7 +220,7 @@ def checks(results: Sequence[CheckResult]) -> None:
         output.info(f"  {check.status} {check.name:8} {check.evidence}{took}")
 
 
-def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
+def deploy(result: DeployResult, seconds: float, as_json: bool, *, verb: str = "Deployed") -> None:
     from graphsite.usecases.verify import PASSWORD_SOURCES
 
     plan = result.plan
@@ -227,12 +228,14 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
     for outcome in result.outcomes:
         output.info(f"  {outcome.line()}")
+    if result.changes:
+        output.info(f"  {result.changes}")
     if not result.dry_run:
         checks(result.checks)
         unread = "" if result.content_checked else (
             f"; its content was not checked (the kept password is not known here: `graphsite verify "
             f"{plan.subdomain}` with {PASSWORD_SOURCES})")
-        output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
+        output.info(f"{verb} {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
     _access(result, as_json)
     output.emit_json(result.as_json()) if as_json else output.result(plan.url)
 
@@ -300,6 +303,28 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
     _answer(report.as_json(), as_json, problem)
 
 
+def history(found: History, as_json: bool) -> None:
+    """Show the versions newest first, the live one marked; the page configs not proven this deployment's apart.
+    A name with nothing at all is an answer (exit 0): Swarm was read."""
+    if found.empty:
+        output.info(f"nothing deployed for {found.name}: Swarm holds no service or page config of it")
+    if not as_json:
+        for version in found.found.versions:
+            mark = "live" if version.live else "    "
+            when = version.deployed[:19] + "Z" if version.deployed else "-"
+            made = version.made_by or "-"
+            said = " ".join(part for part in (repr(version.title) if version.title else "", version.date) if part)
+            output.result(f"{mark} {version.short}  {when}  graphsite {made}  {said or '-'}  "
+                          f"https://{found.fqdn}/v/{version.short}/")
+        for unproven in found.found.unproven:
+            output.info(f"not counted, left alone: config {unproven.config}: {unproven.why}")
+        if found.deployment is not None and found.found.live is None:
+            output.info(f"the live page ({found.deployment.sha256[:12]}) is no kept version: a deploy of this "
+                        "release keeps it")
+    if as_json:
+        output.emit_json(found.as_json())
+
+
 def _row(held: Holding, now: datetime) -> tuple[str, ...]:
     from graphsite.usecases.inventory import age
 
@@ -309,7 +334,7 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
         state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: temporary files"
     return (held.fqdn, age(held.created, now) or "unknown", held.expires or "-",
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
-            ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", state)
+            ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", str(held.versions), state)
 
 
 def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | None = None) -> None:
@@ -321,7 +346,8 @@ def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | N
         output.info(f"nothing deployed for {name}: no system holds a service, config, route, directory or record "
                     "of it")
     if not as_json and not nothing:
-        rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE")]
+        rows: list[tuple[str, ...]] = [("FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "VERSIONS",
+                                         "STATE")]
         rows += [_row(h, now) for h in holdings]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for row in rows:
@@ -361,7 +387,7 @@ def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
             "nodes": list(held.nodes), "access": deployment.access if deployment else None,
             "private": bool(deployment and deployment.access == "private"),
             "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
-            "expired": held.state(now) == "expired",
+            "expired": held.state(now) == "expired", "versions": held.versions,
             "resources": [{"kind": kind, "name": name} for kind, name in held.resources()]}
 
 

@@ -10,10 +10,12 @@ target holds a marker."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
@@ -23,6 +25,8 @@ from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
+VERSIONS = "v"  # the kept versions: v/<sha12>/index.html, each with its marker (publisher/versions.py)
+_SHA12 = re.compile(r"[0-9a-f]{12}")
 _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX) + "$")
 
 
@@ -213,3 +217,92 @@ def _remove(directory: Path, what: str) -> bool:
             raise DeployError(f"{directory}: {what} not removed: {why}") from None
         raise DeployError(f"{directory}: cannot remove {what}: {exc.strerror or exc}",
                           hint="check deploy.bind_root's permissions, then run the command again") from None
+
+
+# --- kept versions: <directory>/v/<sha12>/ ------------------------------------------------------------------------
+
+
+def version_markers(directory: Path) -> dict[str, str | None]:
+    """Return {sha12: its marker's text} of the versions kept in `directory`/v/ (None: no marker that can be
+    graphsite's, e.g. a link); {} when there is no v/ (or a link or a file where it should be: never graphsite's).
+    A read that failed raises DeployError: nothing is decided on it."""
+    try:
+        with files.opened(directory.parent, directory.name, VERSIONS) as fd, os.scandir(fd) as scan:
+            entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        if exc.errno in files.NOT_OURS:
+            return {}
+        raise DeployError(f"{directory}/{VERSIONS}: cannot list the kept versions: {exc.strerror or exc}",
+                          hint="check deploy.bind_root's permissions and the disk, then run the command again") \
+            from None
+    found: dict[str, str | None] = {}
+    for name, is_directory in sorted(entries):
+        if not _SHA12.fullmatch(name):  # a killed write's .<sha12>.<random>.tmp: teardown takes it with the rest
+            continue
+        marker = files.read_ours(directory.parent, directory.name, VERSIONS, name, MARKER,
+                                 what="a kept version's marker") if is_directory else None
+        found[name] = marker.decode("utf-8", errors="replace") if marker is not None else None
+    return found
+
+
+def version_page(directory: Path, sha12: str) -> bytes | None:
+    """Return the page of the version `sha12` kept in `directory`, None when there is none."""
+    return files.read_ours(directory.parent, directory.name, VERSIONS, sha12, PAGE, what="a kept version's page")
+
+
+def keep_version(directory: Path, sha12: str, page: bytes, marker: str) -> bool:
+    """Keep `page` as version `sha12` of `directory` (v/<sha12>/, filled under a temporary name and renamed into
+    place, all owned by 1000:1000); return False when that version is there already (content-addressed)."""
+    owner = (BIND_UID, BIND_UID)
+    try:
+        with files.opened(directory.parent, directory.name) as top, contextlib.suppress(FileExistsError):
+            os.mkdir(VERSIONS, 0o755, dir_fd=top)
+        with files.opened(directory.parent, directory.name, VERSIONS) as fd:
+            os.fchown(fd, *owner)
+            try:
+                os.lstat(sha12, dir_fd=fd)
+                return False
+            except FileNotFoundError:
+                pass
+            building, _ = new_temporary(sha12, lambda name: os.mkdir(name, 0o700, dir_fd=fd))
+            try:
+                with files.opened(directory.parent, directory.name, VERSIONS, building) as inner:
+                    write_atomic_at(inner, MARKER, marker, owner=owner)
+                    write_atomic_at(inner, PAGE, page, owner=owner)
+                    os.fchown(inner, *owner)
+                    os.fchmod(inner, 0o755)
+                os.rename(building, sha12, src_dir_fd=fd, dst_dir_fd=fd)
+            except BaseException:
+                shutil.rmtree(building, dir_fd=fd, ignore_errors=True)
+                raise
+    except OSError as exc:
+        raise DeployError(f"{directory}: cannot keep version {sha12}: {exc.strerror or exc}",
+                          hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
+            from None
+    return True
+
+
+def remove_version(directory: Path, sha12: str) -> bool:
+    """Remove the version `sha12` kept in `directory`; return False when it is absent. No link is followed."""
+    where = directory / VERSIONS / sha12
+    try:
+        with files.opened(directory.parent, directory.name, VERSIONS) as fd:
+            return _remove_version_at(fd, sha12, where)
+    except FileNotFoundError:  # no v/ (or no directory): nothing kept
+        return False
+    except OSError as exc:
+        raise DeployError(f"{where}: cannot remove the version: {exc.strerror or exc}",
+                          hint="check deploy.bind_root's permissions, then run the command again") from None
+
+
+def _remove_version_at(versions: int, sha12: str, where: Path) -> bool:
+    try:
+        mode = os.lstat(sha12, dir_fd=versions).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(mode):
+        raise DeployError(f"{where} is no directory: graphsite did not make it; left in place")
+    shutil.rmtree(sha12, dir_fd=versions)
+    return True

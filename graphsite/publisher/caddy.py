@@ -21,6 +21,7 @@ REFERRER_POLICY = "no-referrer"
 # which Caddy substitutes even inside quotes.
 _USER = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
 _BCRYPT = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
+_SHORT_SHA = re.compile(r"[0-9a-f]{12}")
 USER_CHARACTERS = "letters, digits and . _ @ + - (at most 64)"
 
 
@@ -32,6 +33,8 @@ class Server:
     csp: str = ""
     indexing: bool = False
     users: tuple[str, ...] = ()  # htpasswd lines `user:bcrypt-hash`, the route's own (none: public)
+    # the kept versions served under /v/<short sha>/, each with its own page's CSP (none: no /v/ route)
+    versions: tuple[tuple[str, str], ...] = ()
 
 
 class _MetaCsp(HTMLParser):
@@ -49,7 +52,8 @@ class _MetaCsp(HTMLParser):
 def page_csp(html: str) -> str:
     """Return the Content-Security-Policy the page declares in its <meta http-equiv> (empty: none)."""
     parser = _MetaCsp()
-    parser.feed(html)
+    end = html.lower().find("</head")  # a meta CSP counts in the head only: the body (most of a page) is not read
+    parser.feed(html if end < 0 else html[:end])
     return parser.csp or ""
 
 
@@ -88,6 +92,9 @@ def caddyfile(server: Server) -> str:
     accounts = [account(line) for line in server.users]
     auth = "".join(["\tbasic_auth {\n", *(f"\t\t{user} {hashed}\n" for user, hashed in accounts), "\t}\n"]) \
         if accounts else ""
+    served = "\theader {\n" f"{header_lines}" "\t}\n" "\tfile_server\n"
+    if server.versions:
+        served = _versions(server.versions) + "\thandle {\n" + _indented(served) + "\t}\n"
     return (
         "{\n"
         "\tadmin off\n"
@@ -98,12 +105,30 @@ def caddyfile(server: Server) -> str:
         f"\troot * {SITE_ROOT}\n"
         f"{auth}"
         "\tencode zstd gzip\n"
-        "\theader {\n"
-        f"{header_lines}"
-        "\t}\n"
-        "\tfile_server\n"
+        f"{served}"
         "}\n"
     )
+
+
+def _indented(block: str) -> str:
+    return "".join(f"\t{line}\n" for line in block.splitlines())
+
+
+def _versions(versions: tuple[tuple[str, str], ...]) -> str:
+    """Return the `handle /v/*` block: every kept version with its own page's CSP (a directive with a path
+    matcher, which Caddy orders before the unmatched `header` of the common headers, so none overwrites another)
+    and noindex whatever deploy.indexing says: a reviewer's copy is never a search result."""
+    common = {name: value for name, value in security_headers("", False).items()}
+    lines = ["\thandle /v/* {\n", "\t\theader {\n"]
+    lines += [f"\t\t\t{name} {_quoted(value)}\n" for name, value in common.items()]
+    lines.append("\t\t}\n")
+    for sha, csp in versions:
+        if not _SHORT_SHA.fullmatch(sha):
+            raise ValueError(f"version {sha!r}: expected 12 hex digits")
+        if csp:
+            lines.append(f"\t\theader /v/{sha}/* Content-Security-Policy {_quoted(csp)}\n")
+    lines += ["\t\tfile_server\n", "\t}\n"]
+    return "".join(lines)
 
 
 def header_findings(headers: dict[str, str], body: bytes, indexing: bool) -> list[str]:

@@ -14,7 +14,7 @@ from graphsite import __version__
 from graphsite.config import CHOICES, Config, settings_errors
 from graphsite.errors import ConfigError, DeployError
 from graphsite.labels import check_domain
-from graphsite.publisher import caddy, route
+from graphsite.publisher import caddy, route, versions
 from graphsite.publisher.deployment import COMMENT_LIMIT, Deployment, Stamp, bind_dir, iso, new_id
 from graphsite.publisher.names import check_length
 from graphsite.publisher.names import fqdn as make_fqdn
@@ -42,6 +42,7 @@ class ConfigFile:
     target: str
     sha256: str
     data: bytes = field(repr=False)
+    labels: tuple[tuple[str, str], ...] = ()  # a page's: what version it is (publisher/versions.py), beside the stamp
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class DeployPlan:
     bind_dir: Path | None
     server: caddy.Server  # what the service's Caddyfile is made from
     page: bytes = field(repr=False)
+    page_labels: tuple[tuple[str, str], ...] = ()  # what version the page is (publisher/versions.py)
 
     @property
     def subdomain(self) -> str:
@@ -138,6 +140,32 @@ class DeployPlan:
         configs = tuple(caddyfile if c.target == caddy.CADDYFILE_PATH else c for c in self.service.configs)
         service = replace(self.service, labels=tuple(deployment.labels().items()), configs=configs)
         return replace(self, deployment=deployment, service=service, route=route, server=server)
+
+    @property
+    def contents(self) -> tuple[ConfigFile, ...]:
+        """Return each config the service mounts, once (a page is mounted at the root and under /v/ too)."""
+        seen: dict[str, ConfigFile] = {}
+        for item in self.service.configs:
+            seen.setdefault(item.name, item)
+        return tuple(seen.values())
+
+    def with_versions(self, page_labels: dict[str, str], kept: tuple[tuple[str, str], ...],
+                      configs: tuple[ConfigFile, ...] = ()) -> DeployPlan:
+        """Return the plan of a deployment that keeps versions: its page is the version `page_labels` say, served
+        at the root and under /v/<sha12>/ beside the `kept` ones ((sha256, its page's CSP) each, under its own
+        /v/<sha12>/), and the Caddyfile serves /v/* with noindex. In content mode config the page's config is
+        mounted twice and the kept ones' `configs` under /v/; in bind mode the versions are in its directory."""
+        labels = tuple(page_labels.items())
+        server = replace(self.server, versions=((versions.short(self.sha256), self.server.csp),
+                                                *((versions.short(sha256), csp) for sha256, csp in kept)))
+        page = next((c for c in self.service.configs if c.target == versions.ROOT_PAGE), None)
+        mounts: tuple[ConfigFile, ...] = ()
+        if page is not None:
+            page = replace(page, labels=labels)
+            mounts = (page, replace(page, target=versions.version_target(page.sha256)),
+                      *(replace(item, target=versions.version_target(item.sha256)) for item in configs))
+        service = replace(self.service, configs=(*mounts, caddyfile_config(self.subdomain, server)))
+        return replace(self, service=service, server=server, page_labels=labels)
 
     def renewing(self, previous: Deployment) -> DeployPlan:
         """Return the plan of a redeploy: the previous deployment's creation time is kept everywhere, and its
@@ -226,8 +254,7 @@ def make_plan(config: Config, subdomain: str, *, html: str, sha256: str, title: 
     source, directory = "", None
     constraints: tuple[str, ...] = ()
     if content == "config":
-        configs = (ConfigFile(config_name(subdomain, "page", sha256), f"{caddy.SITE_ROOT}/index.html", sha256,
-                              page),) + configs
+        configs = (ConfigFile(config_name(subdomain, "page", sha256), versions.ROOT_PAGE, sha256, page),) + configs
     else:
         directory = bind_dir(deploy.bind_root, subdomain)
         source = str(directory)

@@ -92,3 +92,15 @@ class BindDirectories(_OnDisk):
 
     def remove_temporary(self, directory: Path) -> bool:
         return bind.remove_temporary(directory)
+
+    def versions(self, directory: Path) -> dict[str, str | None]:
+        return bind.version_markers(directory)
+
+    def version_page(self, directory: Path, sha12: str) -> bytes | None:
+        return bind.version_page(directory, sha12)
+
+    def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool:
+        return bind.keep_version(directory, sha12, page, marker)
+
+    def remove_version(self, directory: Path, sha12: str) -> bool:
+        return bind.remove_version(directory, sha12)

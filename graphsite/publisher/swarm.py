@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import time
 from collections.abc import Callable, Mapping
@@ -300,6 +301,22 @@ class Swarm:
             raise
         return True
 
+    def read_config(self, name: str) -> bytes | None:
+        """Return the data of config `name` (a kept version's page), or None when there is no such config."""
+        found = [c for c in self.api.doing(f"find config {name}").configs(filters={"name": name})
+                 if c["Spec"]["Name"] == name]
+        if not found:
+            return None
+        try:
+            raw = self.api.doing(f"read config {name}").inspect_config(found[0]["ID"])
+        except docker.errors.NotFound:
+            return None
+        try:
+            return base64.b64decode(raw["Spec"].get("Data") or "", validate=True)
+        except (ValueError, TypeError) as exc:
+            raise SwarmError(f"Docker: config {name}: its data is not base64 ({exc})",
+                             hint="see `docker config inspect " + name + "`") from None
+
     def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
         """Give config `name` these labels, the one thing Swarm lets a config change (its name and data stay);
         return False when there is no such config."""
@@ -333,7 +350,7 @@ class Swarm:
 
 def config_labels(stamp: Stamp, config: ConfigFile) -> dict[str, str]:
     """Return the labels of one of a deployment's configs: the deployment's stamp and the sha256 of its data."""
-    return {**stamp.labels(), SHA256: config.sha256}
+    return {**stamp.labels(), SHA256: config.sha256, **dict(config.labels)}
 
 
 def _service(raw: Mapping[str, Any]) -> Service:

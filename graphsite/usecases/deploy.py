@@ -15,11 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from graphsite import __version__
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import files, probe, route
+from graphsite.publisher import caddy, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
@@ -43,6 +44,7 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
+from graphsite.publisher.versions import kept, read_versions, short, version_labels, version_marker
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
@@ -64,6 +66,19 @@ class DeployRequest:
     public: bool = False
     auth_file: Path | None = None
     new_password: bool = False
+    # a kept version to make live instead of building `source` (rollback): read under the name's lock
+    version: Callable[[Clients, str], Page] | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a deploy makes live: the page built from the source, or a kept version's."""
+
+    html: str
+    sha256: str
+    title: str
+    date: str = ""  # the source's front-matter date
+    content: str = ""  # how a kept version reaches Caddy: its deployment's mode ('' : the request's or the config's)
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,7 @@ class DeployResult:
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
     access: Access = Access()
+    changes: str = ""  # what the page changes against the one that was live, in one line ('' : none was)
 
     @property
     def content_checked(self) -> bool:
@@ -130,7 +146,8 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
                 "live": "the new version was already live; its old content may be left for teardown or the next "
                         "deploy",
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
-        raise Stopped(f"deploy stopped by {stop.name}; {what}", signum=stop.signum) from None
+        verb = "rollback" if request.version is not None else "deploy"
+        raise Stopped(f"{verb} stopped by {stop.name}; {what}", signum=stop.signum) from None
 
 
 @dataclass(frozen=True)
@@ -139,6 +156,7 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
+    changes: str = ""
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -163,7 +181,8 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
     except Interrupted as stop:
         stop.outcome = "live"
         raise
-    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
+    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, reporter: Reporter) -> None:
@@ -197,7 +216,8 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
-    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
+    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -207,9 +227,14 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
 
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
-    with reporter.step("build"):
-        page = checked_page(request.source, subdomain=subdomain, config=config)
-    content = request.content or config.deploy.content
+    if request.version is not None:
+        with reporter.step("version"):
+            page = request.version(clients, subdomain)
+    else:
+        with reporter.step("build"):
+            built = checked_page(request.source, subdomain=subdomain, config=config)
+        page = Page(built.html, built.sha256, built.title, built.report.front.date)
+    content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
@@ -219,6 +244,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
+        plan = _keep_versions(config, plan, previous, clients, page)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
         # change the token file and the directories this run writes in (bind_root with --content bind too)
@@ -239,7 +265,59 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access)
+        changes = _changes(previous, page, clients, plan.subdomain, Path(config.deploy.bind_root)) \
+            if previous is not None else ""
+    return _Prepared(plan, decision, current, access, changes)
+
+
+def _changes(previous: Deployment, page: Page, clients: Clients, name: str, bind_root: Path) -> str:
+    """Return, in one line, what `page` changes against the live page of `previous` (read from its config, or
+    its directory in bind mode); a live page that cannot be read or compared is said, never taken as 'no change'."""
+    from graphsite.builder.compare import compare
+    from graphsite.builder.outline import read_outline
+    from graphsite.publisher.plan import config_name
+
+    live = f"the live version {previous.sha256[:12] or '(no sha256 label)'}"
+    if previous.sha256 == page.sha256:
+        return f"the same page as {live}"
+    try:
+        if previous.content == "bind":
+            old = clients.binds.page(bind_dir(bind_root, name))
+        else:
+            old = clients.docker.read_config(config_name(name, "page", previous.sha256))
+        if old is None:
+            return f"what changed since {live} is not known: its page was not found"
+        found = compare(read_outline(old.decode("utf-8"), where=live), read_outline(page.html, where="the page"))
+    except (GraphsiteError, OSError, UnicodeDecodeError) as exc:
+        why = exc.message.splitlines()[0] if isinstance(exc, GraphsiteError) else str(exc)
+        return f"what changed since {live} is not known: {why}"
+    return f"changes since {live}: {found.summary()}"
+
+
+def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
+                   page: Page) -> DeployPlan:
+    """Return the plan serving, beside the new page, the kept versions of the deployment (the newest
+    deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
+    from graphsite.usecases.history import read_kept
+
+    labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+                            page.title, page.date, __version__)
+    if previous is None:
+        return plan.with_versions(labels, ())
+    found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
+                            content=plan.content_mode)
+    same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
+    if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
+        labels = same.labels()
+    served, configs = [], []
+    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions, replaced=previous.sha256):
+        data = read(version)
+        if data is None:  # removed since it was listed
+            continue
+        served.append((version.sha256, caddy.page_csp(data.decode("utf-8", errors="replace"))))
+        if plan.bind_dir is None:
+            configs.append(ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items())))
+    return plan.with_versions(labels, tuple(served), tuple(configs))
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
@@ -297,15 +375,24 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
-    """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
+    """Remove the configs (and a bind directory) the previous version used and the versions that fell off
+    deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         domain = config.site.domain
-        mine = {name for name, stamp in clients.docker.config_stamps(plan.subdomain).items()
-                if stamp.claim(plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
-        old = sorted(mine - {c.name for c in plan.service.configs})
+        labelled = clients.docker.labelled_configs(plan.subdomain)
+        found = read_versions(labelled, plan.deployment, domain)
+        mine = {name for name, labels in labelled.items()
+                if claim(Stamp.from_labels(labels), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
+        old = sorted(mine - {c.name for c in plan.service.configs} - {u.config for u in found.unproven})
+        dropped = {v.config: v for v in found.versions}
         for name in old:
             clients.docker.remove_config(name)
+            if name in dropped:
+                reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
+                              f"{config.deploy.keep_versions})")
+        if plan.bind_dir is not None:
+            _drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
@@ -317,11 +404,24 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 
 
+def _drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
+    """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only)."""
+    from graphsite.usecases.history import read_kept
+
+    assert plan.bind_dir is not None
+    found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
+                         clients, content="bind")
+    served = {sha12 for sha12, _ in plan.server.versions}
+    for version in found.versions:
+        if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
+            reporter.info(f"  dropped version {version.short} (deploy.keep_versions = {config.deploy.keep_versions})")
+
+
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
-    for item in plan.service.configs:
+    for item in plan.contents:
         outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir),
@@ -345,7 +445,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
-        for item in plan.service.configs:
+        for item in plan.contents:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
         if plan.bind_dir:
             outcomes.append(_ensure_directory(plan, clients.binds, undo))
@@ -378,6 +478,9 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
                    domain: str) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
     change = config_change(plan, item, before, domain)
+    if change == CREATED and not item.data:  # a kept version, listed in the plan step, is gone
+        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
+                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
     if change == CREATED:  # registered first: a create whose answer is lost is still undone
         undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
         return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
@@ -428,6 +531,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
                   partial(binds.put_back_page, directory, old))
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
+    if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
+        sha12 = short(plan.sha256)
+        if sha12 not in binds.versions(directory):
+            undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
+                      partial(binds.remove_version, directory, sha12))
+        binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
+                                                                      dict(plan.page_labels)))
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 

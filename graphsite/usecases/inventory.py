@@ -31,6 +31,7 @@ from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
+from graphsite.publisher.versions import bind_pages, is_page, read_versions
 
 __all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
@@ -53,6 +54,7 @@ class Holding:
     records: tuple[Record, ...] = ()
     stamps: tuple[Stamp, ...] = ()  # what each resource says of itself
     unknown: tuple[str, ...] = ()  # the systems that could not be read
+    versions: int = 0  # the page configs whose stamp carries the service's id (bind mode: its one page)
 
     @property
     def created(self) -> str:
@@ -152,6 +154,7 @@ class _Found:
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
+    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name -> {sha12: marker} in bind mode
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
@@ -313,6 +316,7 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
+            found.kept[owner] = binds.versions(path)
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
@@ -360,8 +364,22 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
-                   stamps=tuple(stamps),
-                   unknown=tuple(found.unreadable))
+                   stamps=tuple(stamps), unknown=tuple(found.unreadable),
+                   versions=_versions(domain, name, deployment, configs, found))
+
+
+def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],
+              found: _Found) -> int:
+    """Return how many versions the name keeps: without a service, nothing proves whose its pages are."""
+    if deployment is None or not deployment.id:
+        return 0
+    if deployment.content == "bind":
+        directory = found.directories.get(name)
+        if directory is None:
+            return 0
+        labelled, _ = bind_pages(found.kept.get(name, {}), name, directory[0])
+        return len(read_versions(labelled, deployment, domain).versions)
+    return sum(1 for config, stamp in configs.items() if is_page(config, name) and stamp.id == deployment.id)
 
 
 def age(created: str, now: datetime) -> str:

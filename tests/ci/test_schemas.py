@@ -14,7 +14,7 @@ from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import Fault, Recorder
 from tests.publisher.test_rules import _clients, _config, _deploy
 
-NAMES = ["deploy", "verify", "teardown", "diff"]
+NAMES = ["deploy", "verify", "teardown", "diff", "history"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -50,6 +50,8 @@ FAILURES = {
     "serve: no such report": (["serve", "{tmp}/missing.md"], Exit.FAILED, False),
     "new: the file exists": (["new", "{config}"], Exit.FAILED, False),
     "config show: a bad configuration": (["config", "show", "--config", "{config}"], Exit.FAILED, False),
+    "history: a bad configuration": (["history", "graph-eng-0a1b2c", "--config", "{config}"], Exit.FAILED, False),
+    "rollback: a --to that is no sha": (["rollback", "graph-eng-0a1b2c", "--to", "HEAD~1"], Exit.USAGE, True),
     "diff: no such report": (["diff", "{tmp}/missing.md", "{tmp}/new.md"], Exit.USAGE, True),
     "config schema: no such option": (["config", "schema", "--nope"], Exit.USAGE, True),
     "no such command": (["publish"], Exit.USAGE, True),

@@ -1,6 +1,6 @@
 """Every `graphsite` command in the README is run, so the README cannot drift from the CLI: each one parses
 (its subcommand, options, choices and arguments exist), the offline ones run in a scratch directory, and the
-deployment cycle runs on the lab in the README's order. Only three are parsed and not run, each for its reason."""
+deployment cycle runs on the lab in the README's order. Only four are parsed and not run, each for its reason."""
 
 from __future__ import annotations
 
@@ -19,12 +19,14 @@ from graphsite.cli import main
 README = Path(__file__).resolve().parents[2] / "README.md"
 EXAMPLE_NAME = "graph-eng-1a2b3c"  # the README's example deployment name, replaced by the one deployed
 OFFLINE = {"new", "build", "config"}
-LAB = {"deploy", "verify", "list", "teardown", "gc", "doctor"}
+LAB = {"deploy", "verify", "list", "history", "teardown", "gc", "doctor"}
 PARSED_ONLY = {
     "links": "checks every outbound link over the internet, which tests may not reach",
     "serve": "serves until stopped; tests/ops/test_serve.py runs it in Chromium",
     "diff": "names example files; tests/builder/test_compare.py runs it on pairs, tests/publisher/"
             "test_lab_ci_preview.py on a live page",
+    "rollback": "needs a name with two versions and names an example sha; tests/publisher/test_lab_versions.py runs "
+                "it under constant requests",
 }
 
 
@@ -98,7 +100,7 @@ def test_the_offline_commands_run(tmp_path, monkeypatch):
 
 @pytest.mark.lab
 def test_the_deployment_cycle_runs_on_the_lab(lab):
-    """deploy → verify → list → teardown → gc → doctor, as the README writes them, against the lab."""
+    """deploy → verify → list → history → teardown → gc → doctor, as the README writes them, against the lab."""
     prefix = f"gsops{secrets.token_hex(2)}"
     base: dict[str, str | None] = {"GRAPHSITE_CONFIG": str(lab.config_path), "GRAPHSITE_SITE_PREFIX": prefix,
                                    "CLOUDFLARE_API_TOKEN": None}
@@ -120,7 +122,7 @@ def test_the_deployment_cycle_runs_on_the_lab(lab):
             if argv == ["gc"]:  # on a shared swarm a real gc would take other sessions' expired pages too
                 argv = ["gc", "--dry-run"]
             output = run(argv, base).output
-            if argv[0] == "list":
+            if argv[0] in ("list", "history"):
                 assert name in output
     finally:
         if name:

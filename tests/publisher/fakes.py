@@ -11,6 +11,7 @@ stall (`Fault.stall`: the call takes `seconds`, then fails like a timeout). Ever
 from __future__ import annotations
 
 import itertools
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.stores import RouteFiles
-from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task
+from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task, config_labels
 
 _T = TypeVar("_T")
 
@@ -105,6 +106,8 @@ class FakeSwarm:
         self.overlay = "dokploy-network"  # the network its tasks are attached to
         self.config_labels: dict[str, dict[str, str]] = {}
         self.config_data: dict[str, tuple[str, bytes]] = {}  # name: (target, data) of the configs it made
+        self.mounts: dict[str, dict[str, str]] = {}  # service: {target: config name}, as its spec mounts them
+        self.previous_mounts: dict[str, dict[str, str]] = {}
         self.faults = _Faults()
         self.removed: list[str] = []
         self.created: list[str] = []
@@ -169,12 +172,20 @@ class FakeSwarm:
         def create() -> bool:
             if config.name in self.config_labels:
                 return False
-            self.config_labels[config.name] = {**stamp.labels(), "graphsite.sha256": config.sha256}
+            self.config_labels[config.name] = config_labels(stamp, config)
             self.config_data[config.name] = (config.target, config.data)
             self.created.append(f"config {config.name}")
             return True
 
         return self._run("ensure_config", create)
+
+    def read_config(self, name: str) -> bytes | None:
+        def read() -> bytes | None:
+            if name not in self.config_labels:
+                return None
+            return self.config_data.get(name, ("", b""))[1]
+
+        return self._run("read_config", read)
 
     def relabel_config(self, name: str, labels: dict[str, str]) -> bool:
         def relabel() -> bool:
@@ -206,7 +217,9 @@ class FakeSwarm:
                 return "unchanged"
             if current:
                 self.previous[spec.name] = current
+                self.previous_mounts[spec.name] = self.mounts.get(spec.name, {})
             self.services_by_name[spec.name] = wanted
+            self.mounts[spec.name] = {c.target: c.name for c in spec.configs}
             self.created.append(f"service {spec.name}")
             return "updated" if current else "created"
 
@@ -218,6 +231,7 @@ class FakeSwarm:
             if previous is None:
                 return False
             self.services_by_name[spec.name] = previous
+            self.mounts[spec.name] = self.previous_mounts.pop(spec.name, {})
             return True
 
         return self._run("restore_previous", restore)
@@ -239,6 +253,20 @@ class FakeSwarm:
 
     def close(self) -> None:
         return None
+
+
+class SignalledSwarm(FakeSwarm):
+    """A Swarm whose convergence, while `armed`, is cut short by a real SIGTERM to this process (as `kill` would
+    send)."""
+
+    def __init__(self, *, armed: bool = True) -> None:
+        super().__init__()
+        self.armed = armed
+
+    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
+        if self.armed:
+            signal.raise_signal(signal.SIGTERM)
+        return super().wait_converged(spec, timeout, failures=failures)
 
 
 class FakeDns:
@@ -401,6 +429,7 @@ class FakeBinds:
     def __init__(self, *roots: Path) -> None:
         self.roots: set[Path] = set(roots)
         self.dirs: dict[Path, dict[str, bytes]] = {}
+        self.kept: dict[Path, dict[str, tuple[bytes, str | None]]] = {}  # directory: {sha12: (page, marker)}
         self.links: dict[Path, str] = {}
         self.faults = _Faults()
         self.removed: list[str] = []
@@ -482,6 +511,7 @@ class FakeBinds:
                 raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
             if self._stamp(directory) != stamp:
                 raise DeployError(f"{directory}: its marker is not the deployment's; left in place")
+            self.kept.pop(directory, None)
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
 
         return self._run("remove", removed)
@@ -489,6 +519,30 @@ class FakeBinds:
     def remove_temporary(self, directory: Path) -> bool:
         return self._run("remove_temporary", lambda: _popped(self.dirs, directory, f"directory {directory.name}",
                                                              self.removed))
+
+    def versions(self, directory: Path) -> dict[str, str | None]:
+        return self._run("versions", lambda: {sha12: marker for sha12, (_, marker)
+                                              in sorted(self.kept.get(directory, {}).items())})
+
+    def version_page(self, directory: Path, sha12: str) -> bytes | None:
+        return self._run("version_page", lambda: self.kept.get(directory, {}).get(sha12, (None, None))[0])
+
+    def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool:
+        def keep() -> bool:
+            if directory not in self.dirs:
+                raise DeployError(f"bind directories: {directory} is missing")
+            versions = self.kept.setdefault(directory, {})
+            if sha12 in versions:
+                return False
+            versions[sha12] = (page, marker)
+            self.created.append(f"version {sha12}")
+            return True
+
+        return self._run("keep_version", keep)
+
+    def remove_version(self, directory: Path, sha12: str) -> bool:
+        return self._run("remove_version", lambda: _popped(self.kept.get(directory, {}), sha12, f"version {sha12}",
+                                                           self.removed))
 
     def exists(self, path: Path) -> bool:
         return self._run("exists", lambda: path in self.dirs or path in self.links)
@@ -527,10 +581,16 @@ class FakeEdge:
                 return path
         return None
 
-    def _served(self, name: str) -> bytes:
-        configs = self.swarm.services_by_name[name].configs
-        return next((data for config, (target, data) in self.swarm.config_data.items()
-                     if config in configs and target.endswith("/index.html")), b"")
+    def _served(self, name: str, path: str = "/") -> bytes:
+        """Return what the service's Caddy answers for `path`: the config mounted at /srv<path>index.html (the
+        live page at /, a kept version at /v/<sha12>/); a service arranged without mounts serves its index.html."""
+        mounted = self.swarm.mounts.get(name)
+        if mounted is None:
+            configs = self.swarm.services_by_name[name].configs
+            return next((data for config, (target, data) in self.swarm.config_data.items()
+                         if config in configs and target == "/srv/index.html"), b"")
+        config = mounted.get(f"/srv{path}index.html")
+        return self.swarm.config_data.get(config, ("", b""))[1] if config else b""
 
     def fetch(self, scheme: str, fqdn: str, address: str = "", *, ca_bundle: str = "", timeout: float = 5.0,
               auth: tuple[str, str] | None = None, headers: dict[str, str] | None = None,

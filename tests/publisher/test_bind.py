@@ -252,3 +252,48 @@ def test_a_directory_is_removed_only_while_its_marker_is_the_whole_stamp_judged_
     with pytest.raises(DeployError, match=r"gs-m: its marker says \(fqdn=.*, not the deployment's .*left in place"):
         bind.remove_bind_dir(directory, judged)
     assert (directory / "index.html").read_bytes() == b"<p>theirs</p>"
+
+
+# --- kept versions: v/<sha12>/ --------------------------------------------------------------------------------------
+
+
+def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_following_a_link(tmp_path):
+    from graphsite.publisher.versions import marker_labels, version_marker
+
+    directory = tmp_path / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    assert bind.version_markers(directory) == {}
+    marker = version_marker(STAMP, "a" * 64, {"graphsite.title": "T", "graphsite.deployed": "2026-07-01T12:00:00Z"})
+    assert bind.keep_version(directory, "a" * 12, b"<p>live</p>", marker)
+    assert not bind.keep_version(directory, "a" * 12, b"<p>other</p>", marker)  # content-addressed: kept as it was
+    kept = directory / "v" / ("a" * 12)
+    assert (kept / "index.html").read_bytes() == b"<p>live</p>"
+    assert {os.stat(p).st_uid for p in (directory / "v", kept, kept / "index.html", kept / MARKER)} == {1000}
+    markers = bind.version_markers(directory)
+    assert list(markers) == ["a" * 12]
+    assert marker_labels(markers["a" * 12])["graphsite.title"] == "T"
+    assert Stamp.from_labels(marker_labels(markers["a" * 12])) == STAMP
+    assert bind.version_page(directory, "a" * 12) == b"<p>live</p>"
+    assert marker_labels("made by graphsite deploy: no stamp") == {}
+
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / ("b" * 12)).mkdir(parents=True)
+    (directory / "v" / ("b" * 12)).symlink_to(elsewhere / ("b" * 12))  # a link named like a version
+    assert bind.version_markers(directory) == {"a" * 12: markers["a" * 12], "b" * 12: None}
+    with pytest.raises(DeployError, match="no directory"):
+        bind.remove_version(directory, "b" * 12)
+    assert (elsewhere / ("b" * 12)).is_dir()
+    assert bind.remove_version(directory, "a" * 12) and not kept.exists()
+    assert not bind.remove_version(directory, "a" * 12)
+
+
+def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(tmp_path):
+    directory = tmp_path / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    target = tmp_path / "target"
+    (target / ("c" * 12)).mkdir(parents=True)
+    (directory / "v").symlink_to(target)
+    assert bind.version_markers(directory) == {}
+    with pytest.raises(DeployError, match="cannot keep version"):
+        bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
+    assert sorted(p.name for p in target.iterdir()) == ["c" * 12]

@@ -1,6 +1,7 @@
 """The Caddyfile is checked by the real Caddy (`caddy adapt`), not by reading our own template back."""
 
 import base64
+import contextlib
 import json
 import re
 import shutil
@@ -10,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import bcrypt
@@ -157,24 +159,74 @@ def test_the_real_caddy_refuses_a_private_page_without_the_password_and_serves_i
     text = caddyfile(Server(port, users=(_line("reader", "pw"), _line("alice", "pw2", "$2y$"))))
     assert text.count("root * /srv\n") == 1
     (tmp_path / "index.html").write_text("<title>private</title>")
-    (tmp_path / "Caddyfile").write_text(text.replace("root * /srv\n", f"root * {tmp_path}\n"))
-    env = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path), "PATH": ""}
-    server = subprocess.Popen([CADDY, "run", "--config", str(tmp_path / "Caddyfile"), "--adapter", "caddyfile"],
+    with _caddy(tmp_path, text, port):
+        assert _status(port) == 401
+        assert _status(port, ("reader", "wrong")) == 401
+        assert _status(port, ("alice", "pw")) == 401
+        assert _status(port, ("reader", "pw")) == 200
+        assert _status(port, ("alice", "pw2")) == 200
+
+
+@contextlib.contextmanager
+def _caddy(root: Path, text: str, port: int) -> Iterator[None]:
+    """Run the real Caddy on the Caddyfile `text` with `root` as its /srv, until it answers on `port`."""
+    (root / "Caddyfile").write_text(text.replace("root * /srv\n", f"root * {root}\n"))
+    env = {"HOME": str(root), "XDG_DATA_HOME": str(root), "XDG_CONFIG_HOME": str(root), "PATH": ""}
+    server = subprocess.Popen([CADDY, "run", "--config", str(root / "Caddyfile"), "--adapter", "caddyfile"],
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 10
         while True:
             try:
-                first = _status(port)
-                break
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
             except OSError:
                 assert time.monotonic() < deadline and server.poll() is None, "caddy did not start"
                 time.sleep(0.1)
-        assert first == 401
-        assert _status(port, ("reader", "wrong")) == 401
-        assert _status(port, ("alice", "pw")) == 401
-        assert _status(port, ("reader", "pw")) == 200
-        assert _status(port, ("alice", "pw2")) == 200
+        yield
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+# --- kept versions under /v/<sha12>/ ------------------------------------------------------------------------------
+
+def _get(port: int, path: str) -> tuple[int, dict[str, str], bytes]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), b""
+
+
+def test_the_real_caddy_serves_each_version_with_its_own_csp_and_noindex_even_when_indexing(tmp_path):
+    """The live page keeps its headers (indexable here); /v/<sha12>/ answers the version's bytes with its own CSP
+    and noindex; an unknown version is a 404."""
+    port, old, new = _free_port(), "0123456789ab", "ba9876543210"
+    text = caddyfile(Server(port, csp="default-src 'none'", indexing=True,
+                            versions=((new, "default-src 'none'"), (old, "default-src 'self'"))))
+    for path, body in (("index.html", "live"), (f"v/{new}/index.html", "live"), (f"v/{old}/index.html", "old")):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(body)
+    with _caddy(tmp_path, text, port):
+        live = _get(port, "/")
+        assert (live[0], live[1]["X-Robots-Tag"], live[1]["Content-Security-Policy"], live[2]) == (
+            200, "all", "default-src 'none'", b"live")
+        status, headers, body = _get(port, f"/v/{old}/")
+        assert (status, body, headers["Content-Security-Policy"], headers["X-Robots-Tag"]) == (
+            200, b"old", "default-src 'self'", "noindex, nofollow")
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "no-referrer"
+        assert _get(port, f"/v/{new}/")[2] == b"live"
+        assert _get(port, "/v/ffffffffffff/")[0] == 404
+
+
+def test_a_version_that_is_not_a_short_sha_never_reaches_the_caddyfile():
+    with pytest.raises(ValueError, match="12 hex digits"):
+        caddyfile(Server(20128, versions=(("../../etc", ""),)))
+
+
+def test_the_csp_is_read_from_the_head_alone():
+    """A meta CSP counts in the head only, and a page's body is most of it: the body is never parsed."""
+    head = '<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"></head>'
+    assert page_csp(head + "<body><p>x</p></body>") == "default-src 'none'"
+    assert page_csp('<html><head></head><body><meta http-equiv="Content-Security-Policy" content="x">') == ""

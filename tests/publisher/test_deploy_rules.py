@@ -17,11 +17,20 @@ from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp, iso
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import CREATED, UNCHANGED
-from graphsite.publisher.plan import ServiceSpec
-from graphsite.publisher.swarm import Service, Task
+from graphsite.publisher.swarm import Service
 from graphsite.usecases import gc
 from graphsite.usecases.deploy import DeployRequest, Stopped, deploy
-from tests.publisher.fakes import FakeBinds, FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.fakes import (
+    FakeBinds,
+    FakeDns,
+    FakeEdge,
+    FakeRoutes,
+    FakeSwarm,
+    Fault,
+    Recorder,
+    SignalledSwarm,
+    fake_world,
+)
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -124,7 +133,10 @@ def test_the_undo_says_what_it_could_not_prove(tmp_path):
 
 
 def test_a_redeploy_updates_the_service_and_removes_the_old_page_config(tmp_path):
+    """With deploy.keep_versions = 1 the previous page is no version to keep (tests/publisher/test_versions.py
+    keeps them)."""
     config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", keep_versions=1)
     first = _deploy(config, clients, _source(tmp_path))
     second = _deploy(config, clients, _source(tmp_path, "Another paragraph."))
     outcomes = {(o.resource, o.outcome) for o in second.outcomes}
@@ -213,17 +225,9 @@ def test_a_bind_deploy_s_first_failure_leaves_no_directory(tmp_path):
     assert binds.dirs == {} and dns.zone == {}
 
 
-class _Signalled(FakeSwarm):
-    """A Swarm whose convergence is cut short by a real SIGTERM to this process (as `kill` would send)."""
-
-    def wait_converged(self, spec: ServiceSpec, timeout: float, *, failures: int = 3) -> list[Task]:
-        signal.raise_signal(signal.SIGTERM)
-        return super().wait_converged(spec, timeout, failures=failures)
-
-
 def test_a_signal_undoes_the_run_and_stops_with_128_plus_its_number(tmp_path):
     config, clients = fake_world(tmp_path)
-    swarm = _Signalled()
+    swarm = SignalledSwarm()
     clients.swarm = swarm
     with pytest.raises(Stopped, match="deploy stopped by SIGTERM; what it had made was undone") as stopped:
         _deploy(config, clients, _source(tmp_path))
@@ -233,7 +237,7 @@ def test_a_signal_undoes_the_run_and_stops_with_128_plus_its_number(tmp_path):
 
 def test_a_signal_with_keep_on_failure_keeps_it_and_says_so(tmp_path):
     config, clients = fake_world(tmp_path)
-    clients.swarm = _Signalled()
+    clients.swarm = SignalledSwarm()
     with pytest.raises(Stopped, match="was kept"):
         _deploy(config, clients, _source(tmp_path), keep_on_failure=True)
     assert list(clients.swarm.services_by_name) == ["site-1"]

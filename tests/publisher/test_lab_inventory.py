@@ -49,7 +49,8 @@ def test_list_shows_deployments_and_orphans(publab):
     assert [f["claim"] for f in foreign] == ["not proven"], foreign
     table = publab.run("list").stdout.splitlines()
     assert table[0].split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS",
-                                "STATE"]
+                                "VERSIONS", "STATE"]
+    assert entries[whole]["versions"] == 1
     assert any(line.startswith(f"{lone_route}.") and "partial: no service, record" in line for line in table)
     (Path(config.deploy.dynamic_dir) / f"{whole}.yml").unlink()  # and the reverse: a service without its route
     assert _entries(publab)[whole]["orphan"] == "orphan: no route"

@@ -15,7 +15,7 @@ from graphsite.usecases.inventory import DNS, Holding, Inventory
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 EMPTY = Holding("gs-x", "gs-x.example.org")  # survey(name="gs-x") holds the name even when nothing was found
 DEPLOYED = Holding("gs-x", "gs-x.example.org", deployment=Deployment("gs-x", "gs-x.example.org", sha256="a" * 64),
-                   running="1/1", configs=("gs-x-page-aaaaaaaaaaaa", "gs-x-caddyfile-bbbbbbbbbbbb"))
+                   running="1/1", configs=("gs-x-page-aaaaaaaaaaaa", "gs-x-caddyfile-bbbbbbbbbbbb"), versions=1)
 
 
 def test_nothing_deployed_for_a_name_is_an_answer_when_every_system_was_read(capsys):
@@ -48,8 +48,10 @@ def test_nothing_found_is_not_an_answer_when_a_system_could_not_be_read(capsys, 
 def test_a_name_shows_its_one_row(capsys):
     present.listing(Inventory({"gs-x": DEPLOYED}), NOW, as_json=False, name="gs-x")
     header, *rows = capsys.readouterr().out.splitlines()
-    assert header.split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "STATE"]
+    assert header.split() == ["FQDN", "AGE", "EXPIRES", "SHA256", "REPLICAS", "NODES", "ACCESS", "VERSIONS",
+                              "STATE"]
     assert [row.split()[0] for row in rows] == ["gs-x.example.org"]
+    assert [row.split()[7] for row in rows] == ["1"]
 
 
 def test_a_name_found_with_a_system_unreadable_is_shown_and_exits_1(capsys):

@@ -1,0 +1,217 @@
+"""A deployment's versions, as data: each deploy's page is a content-addressed Swarm config (`NAME-page-<sha12>`)
+that later deploys keep instead of removing, stamped like every resource of the deployment and labelled with what
+the version is (its sha256, when it went live first, the graphsite that made it, the source's title and date).
+
+The service mounts the live version at /srv/index.html and every kept one at /srv/v/<sha12>/index.html, so each is
+served at https://NAME.DOMAIN/v/<sha12>/ (with noindex) and a rollback is a start-first update that mounts another
+kept config at the root: the same zero-downtime path as a redeploy. Which versions stay, and which one a rollback
+takes, are decided here from what the systems hold (pure functions); nothing is kept in a local file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphsite.errors import DeployError
+from graphsite.publisher.caddy import SITE_ROOT
+from graphsite.publisher.deployment import (
+    PREFIX,
+    SHA256,
+    STAMP_VERSION,
+    TITLE,
+    VERSION,
+    Claim,
+    Deployment,
+    Stamp,
+    claim,
+    whose,
+)
+
+DEPLOYED, DATE = f"{PREFIX}.deployed", f"{PREFIX}.date"  # a version's own labels, beside the deployment's stamp
+VERSION_PATH = "/v/"  # where the versions are served, each under its short sha
+ROOT_PAGE = f"{SITE_ROOT}/index.html"
+SHORT = 12  # the short sha of a config's name and a version's path
+
+
+
+def short(sha256: str) -> str:
+    return sha256[:SHORT]
+
+
+def version_target(sha256: str) -> str:
+    """Return where the service mounts the version of `sha256`: /srv/v/<sha12>/index.html."""
+    return f"{SITE_ROOT}{VERSION_PATH}{short(sha256)}/index.html"
+
+
+def version_url(fqdn: str, sha256: str) -> str:
+    return f"https://{fqdn}{VERSION_PATH}{short(sha256)}/"
+
+
+def version_labels(deployed: str, title: str, date: str, made_by: str) -> dict[str, str]:
+    """Return the labels that say what a version is (the deployment's stamp and the sha256 are beside them)."""
+    return {DEPLOYED: deployed, TITLE: title, DATE: date, VERSION: made_by}
+
+
+_MARKER_SHA = re.compile(r" sha256=(?P<sha256>[0-9a-f]{64})$")
+
+
+def version_marker(stamp: Stamp, sha256: str, labels: Mapping[str, str]) -> str:
+    """Return the marker of a version kept in a bind directory (v/<sha12>/.graphsite): the deployment's stamp
+    with the page's sha256, as the directory's own marker says it, then the version's labels as one JSON line."""
+    return stamp.marker(sha256) + json.dumps(dict(labels), sort_keys=True, ensure_ascii=True) + "\n"
+
+
+def marker_labels(text: str | None) -> dict[str, str]:
+    """Return the labels a version marker stands for, as a page config would carry them (the stamp's, the sha256,
+    the version's); empty when it holds no complete current stamp with a sha256 (then it proves nothing)."""
+    first, _, rest = (text or "").partition("\n")
+    stamp = Stamp.from_marker(first)
+    match = _MARKER_SHA.search(first.strip())
+    if stamp is None or match is None or stamp.version != STAMP_VERSION:
+        return {}
+    try:
+        extra = json.loads(rest) if rest.strip() else {}
+    except ValueError:
+        extra = {}
+    own = {key: value for key, value in extra.items() if key in (DEPLOYED, TITLE, DATE, VERSION)
+           and isinstance(value, str)} if isinstance(extra, dict) else {}
+    return {**stamp.labels(), SHA256: match["sha256"], **own}
+
+
+def bind_pages(markers: Mapping[str, str | None], name: str,
+               directory: Path) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """Return the versions of a bind directory (`markers`: {sha12: its marker's text, None without one}) as
+    `read_versions` reads page configs: ({NAME-page-<sha12>: labels}, {NAME-page-<sha12>: its directory})."""
+    labelled = {f"{name}-page-{sha12}": marker_labels(text) for sha12, text in markers.items()}
+    places = {f"{name}-page-{sha12}": str(directory / VERSION_PATH.strip("/") / sha12) for sha12 in markers}
+    return labelled, places
+
+
+def is_page(config: str, name: str) -> bool:
+    """True when `config` is named like a page of deployment `name`: NAME-page-<12 hex>."""
+    rest = config.removeprefix(f"{name}-page-")
+    return rest != config and len(rest) == SHORT and all(c in "0123456789abcdef" for c in rest)
+
+
+@dataclass(frozen=True)
+class Version:
+    """One kept page of a deployment, as its config's labels say."""
+
+    config: str
+    sha256: str
+    deployed: str = ""  # when it went live first ('' : a config made before versions were kept)
+    title: str = ""
+    date: str = ""
+    made_by: str = ""
+    live: bool = False
+
+    @property
+    def short(self) -> str:
+        return short(self.sha256)
+
+    def labels(self) -> dict[str, str]:
+        return version_labels(self.deployed, self.title, self.date, self.made_by)
+
+    def as_json(self, fqdn: str) -> dict[str, Any]:
+        return {"sha256": self.sha256, "short": self.short, "config": self.config, "live": self.live,
+                "deployed": self.deployed or None, "title": self.title or None, "date": self.date or None,
+                "made_by": self.made_by or None, "url": version_url(fqdn, self.sha256)}
+
+
+@dataclass(frozen=True)
+class Unproven:
+    """A page config of the name whose stamp does not prove it is this deployment's: shown, never removed."""
+
+    config: str
+    why: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"config": self.config, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A deployment's kept versions, newest first, and the page configs of its name that are not proven its."""
+
+    versions: tuple[Version, ...]
+    unproven: tuple[Unproven, ...] = ()
+
+    @property
+    def live(self) -> Version | None:
+        return next((v for v in self.versions if v.live), None)
+
+
+def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deployment, domain: str, *,
+                  places: Mapping[str, str] | None = None) -> Versions:
+    """Return the versions of `deployment` among the configs `labelled` (name: labels, as Swarm lists them): a
+    page config counts when its stamp is this configuration's for the name and carries the deployment's id, and its
+    sha256 label is the one its name ends with. Newest first; a version of unknown time last. `places` names
+    where each is when it is no config (bind_pages)."""
+    found, unproven = [], []
+    for key, labels in sorted(labelled.items()):
+        if not is_page(key, deployment.name):
+            continue
+        config = (places or {}).get(key, key)
+        stamp = Stamp.from_labels(labels)
+        owner = claim(stamp, deployment.name, domain)
+        sha256 = labels.get(SHA256, "")
+        if owner == Claim.OLDER:
+            continue  # graphsite 0.1's page: the deployment it belonged to is taken over, not versioned
+        if owner != Claim.OURS or stamp is None:
+            unproven.append(Unproven(config, whose(owner, stamp)))
+        elif not deployment.id or stamp.id != deployment.id:
+            unproven.append(Unproven(config, f"its stamp names deployment {stamp.id}, not {deployment.id or 'one'}"))
+        elif len(sha256) != 64 or short(sha256) != key[-SHORT:]:
+            unproven.append(Unproven(config, "its sha256 label is not the one its name ends with"))
+        else:
+            found.append(Version(config, sha256, labels.get(DEPLOYED, ""), labels.get(TITLE, ""),
+                                 labels.get(DATE, ""), labels.get(VERSION, ""), live=sha256 == deployment.sha256))
+    found.sort(key=lambda v: (v.deployed, v.live), reverse=True)
+    return Versions(tuple(found), tuple(unproven))
+
+
+def kept(versions: Sequence[Version], live_sha256: str, keep: int, replaced: str = "") -> tuple[Version, ...]:
+    """Return the versions that stay beside the live one (`live_sha256`, never dropped): the one it replaces
+    (`replaced`: after a rollback it may be old, yet it is what a reader saw last), then the newest others, `keep - 1`
+    in all. The rest are dropped by the deploy that makes them fall off."""
+    others = sorted((v for v in versions if v.sha256 != live_sha256), key=lambda v: v.sha256 != replaced)
+    return tuple(others[:max(0, keep - 1)])
+
+
+def sha_prefix(text: str) -> str:
+    """Return `text` as the start of a sha256 (7 to 64 hex digits, lower case); raise ValueError saying why not."""
+    wanted = text.strip().lower()
+    if not 7 <= len(wanted) <= 64 or any(c not in "0123456789abcdef" for c in wanted):
+        raise ValueError(f"{text!r} is not a sha256 or its first 7 or more hex digits")
+    return wanted
+
+
+def choose(found: Versions, to: str | None) -> Version:
+    """Return the version a rollback makes live: the one whose sha256 starts with `to` (at least 7 hex digits), or
+    without `to` the newest one before the live one; raise DeployError naming what there is otherwise."""
+    live = found.live
+    candidates = [v for v in found.versions if not v.live]
+    listed = ", ".join(v.short for v in found.versions) or "none"
+    if to is None:
+        if not candidates:
+            raise DeployError("no earlier version is kept to roll back to" + (f" (live: {live.short})" if live
+                                                                               else ""),
+                              hint="`graphsite history NAME` lists the kept versions")
+        return candidates[0]
+    try:
+        wanted = sha_prefix(to)
+    except ValueError as exc:
+        raise DeployError(f"--to: {exc}", hint="`graphsite history NAME` lists the kept versions with their sha") \
+            from None
+    matches = [v for v in found.versions if v.sha256.startswith(wanted)]
+    if not matches:
+        raise DeployError(f"--to {to}: no kept version starts with it (kept: {listed})",
+                          hint="`graphsite history NAME` lists the kept versions")
+    if len(matches) > 1:
+        raise DeployError(f"--to {to}: more than one kept version starts with it", hint="give more of the sha256")
+    return matches[0]

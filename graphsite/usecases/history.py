@@ -1,0 +1,70 @@
+"""`graphsite history NAME`: the versions a deployment keeps, read from Swarm alone (the service says which one is
+live; each kept page config says what version it is). A version counts only when its stamp proves it is this
+deployment's; a page config of the name that does not is listed apart, never counted. A Swarm that cannot be read
+is an error, never an empty history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphsite.errors import DeployError
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
+from graphsite.publisher.names import fqdn as make_fqdn
+from graphsite.publisher.versions import Version, Versions, bind_pages, read_versions
+from graphsite.usecases.inventory import SurveySettings
+
+
+@dataclass(frozen=True)
+class History:
+    name: str
+    fqdn: str
+    deployment: Deployment | None  # the live one, from its service (None: no service of the name)
+    found: Versions
+
+    @property
+    def empty(self) -> bool:
+        return not self.found.versions and not self.found.unproven
+
+    def as_json(self) -> dict[str, Any]:
+        deployment = self.deployment
+        live = self.found.live
+        return {"name": self.name, "fqdn": self.fqdn, "live": live.sha256 if live else None,
+                "content": deployment.content if deployment else None,
+                "versions": [v.as_json(self.fqdn) for v in self.found.versions],
+                "unproven": [u.as_json() for u in self.found.unproven]}
+
+
+def history(settings: SurveySettings, name: str, clients: Clients) -> History:
+    """Return the versions graphsite keeps for deployment `name`, newest first; raise DeployError when its service
+    is not this configuration's or Swarm cannot be read."""
+    swarm = clients.docker
+    service = swarm.service(name)
+    fqdn = make_fqdn(name, settings.domain)
+    deployment = Deployment.from_labels(service.labels) if service is not None else None
+    if service is not None:
+        owner = claim(deployment.stamp if deployment else None, name, settings.domain)
+        if owner != Claim.OURS:
+            raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
+                              f"{whose(owner, deployment.stamp if deployment else None)}",
+                              hint="graphsite shows the versions of its own deployments only")
+    # without a service nothing proves which deployment the pages belong to: none of them is counted
+    found, _ = read_kept(name, deployment or Deployment(name, fqdn), settings.domain, settings.bind_root, clients)
+    return History(name, fqdn, deployment, found)
+
+
+def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
+              content: str | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+    """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
+    page configs, or the v/<sha12>/ of its bind directory; and how to read a version's page (None: gone)."""
+    if (content or deployment.content) == "bind":
+        directory = bind_dir(bind_root, name)
+        labelled, places = bind_pages(clients.binds.versions(directory), name, directory)
+        return (read_versions(labelled, deployment, domain, places=places),
+                lambda version: clients.binds.version_page(directory, version.short))
+    swarm = clients.docker
+    return (read_versions(swarm.labelled_configs(name), deployment, domain),
+            lambda version: swarm.read_config(version.config))

@@ -1,0 +1,65 @@
+"""`graphsite rollback NAME [--to SHA]`: make a kept version live again. It is a deploy whose page is read from
+the version's config instead of built: the same lock, plan, start-first service update (no failed request),
+route, record, undo on failure or signal, and verify, against the version's own sha256."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphsite.config import Config
+from graphsite.errors import DeployError
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Claim, Deployment, claim, whose
+from graphsite.publisher.ports import Reporter
+from graphsite.publisher.versions import choose
+from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
+from graphsite.usecases.history import read_kept
+
+
+@dataclass(frozen=True)
+class RollbackRequest:
+    name: str  # the subdomain
+    to: str | None = None  # a sha256 or its first 7+ hex digits; None: the newest version before the live one
+    dry_run: bool = False
+    keep_on_failure: bool = False
+    verify: bool = True
+    wait: float = 0.0
+
+
+def rollback(config: Config, request: RollbackRequest, clients: Clients, reporter: Reporter) -> DeployResult:
+    """Make the chosen kept version of `request.name` live; return what the deploy did and its checks."""
+    domain = config.site.domain
+
+    def version(clients: Clients, name: str) -> Page:  # called under the name's lock
+        swarm = clients.docker
+        service = swarm.service(name)
+        live = Deployment.from_labels(service.labels) if service is not None else None
+        if service is None or live is None:
+            raise DeployError(f"nothing to roll back: no service of {name} that graphsite made",
+                              hint="`graphsite list` shows what is deployed")
+        owner = claim(live.stamp, name, domain)
+        if owner != Claim.OURS:
+            raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
+                              f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
+        found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
+        target = choose(found, request.to)
+        data = read(target)
+        if data is None:
+            raise DeployError(f"{target.config} (version {target.short}) was removed meanwhile",
+                              hint=f"`graphsite history {name}` lists the versions kept")
+        if hashlib.sha256(data).hexdigest() != target.sha256:
+            raise DeployError(f"{target.config}: its data's sha256 is not the {target.sha256[:12]}… its "
+                              "label says; not rolled back", hint="inspect it with `docker config inspect`")
+        try:
+            html = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DeployError(f"{target.config}: its page is not UTF-8; not rolled back") from None
+        reporter.info(f"  version {target.short} (live first {target.deployed or 'at an unknown time'}), "
+                      f"replacing {live.sha256[:12]}")
+        return Page(html, target.sha256, target.title, target.date, content=live.content)
+
+    return deploy(config, DeployRequest(source=Path("-"), subdomain=request.name, dry_run=request.dry_run,
+                                        keep_on_failure=request.keep_on_failure, verify=request.verify,
+                                        wait=request.wait, version=version), clients, reporter)

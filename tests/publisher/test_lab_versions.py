@@ -1,0 +1,112 @@
+"""Issue 25's proof on the lab, one name for all of it: five deploys, then history lists five with the right shas
+and times; each version's URL serves its own bytes (noindex); rollback --to the second under constant requests
+fails none and verifies its sha; a sixth deploy drops the oldest; list counts the versions; teardown leaves
+nothing of any version."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from datetime import UTC, datetime
+
+import httpx
+import jsonschema
+import pytest
+
+from graphsite.paths import schema_path
+from graphsite.publisher.deployment import parse_stamp
+
+pytestmark = pytest.mark.lab
+
+
+def _get(config, fqdn: str, path: str) -> httpx.Response:
+    """GET https://FQDN/PATH through the lab's edge (verify.origin_address), as a reader would."""
+    from graphsite.publisher.probe import tls_context
+
+    with httpx.Client(verify=tls_context(config.verify.ca_bundle), timeout=5, trust_env=False) as client:
+        return client.get(f"https://{config.verify.origin_address}{path}", headers={"Host": fqdn},
+                          extensions={"sni_hostname": fqdn})
+
+
+def _deploy(publab, tmp_path, name: str, n: int) -> tuple[dict, datetime, datetime]:
+    source = tmp_path / f"v{n}.md"
+    source.write_text(f"---\ntitle: Edition {n}\n---\n\n# Edition {n}\n\nThe page as it was the {n}th time.\n")
+    before = datetime.now(UTC).replace(microsecond=0)
+    done = publab.run("deploy", str(source), "--subdomain", name, "--no-verify", "--json")
+    assert done.exit_code == 0, done.stderr
+    return json.loads(done.stdout), before, datetime.now(UTC)
+
+
+def _history(publab, name: str) -> dict:
+    shown = publab.run("history", name, "--json")
+    assert shown.exit_code == 0, shown.stderr
+    found = json.loads(shown.stdout)
+    validator = jsonschema.Draft202012Validator(json.loads(schema_path("history.schema.json").read_text()))
+    assert not list(validator.iter_errors(found))
+    return found
+
+
+def _hammer(publab, fqdn: str, stop: threading.Event, seen: list[str], failures: list[str]) -> None:
+    from graphsite.publisher import probe
+
+    config = publab.config
+    while not stop.is_set():
+        result = probe.fetch("https", fqdn, config.verify.origin_address, ca_bundle=config.verify.ca_bundle)
+        if result.status != 200:
+            failures.append(result.error or f"HTTP {result.status}")
+        else:
+            seen.append(hashlib.sha256(result.body).hexdigest())
+
+
+def test_versions_history_rollback_under_load_prune_and_teardown(publab, tmp_path):
+    name = publab.name()
+    deployed = [_deploy(publab, tmp_path, name, n) for n in range(1, 6)]
+    shas = [d["sha256"] for d, _, _ in deployed]
+    fqdn = deployed[0][0]["fqdn"]
+
+    found = _history(publab, name)
+    assert [v["sha256"] for v in found["versions"]] == shas[::-1] and found["live"] == shas[-1]
+    assert [v["live"] for v in found["versions"]] == [True, False, False, False, False]
+    for version, (_, before, after) in zip(found["versions"][::-1], deployed, strict=True):
+        assert before <= parse_stamp(version["deployed"]) <= after, (version, before, after)
+    assert found["versions"][0]["title"] == "Edition 5"
+
+    config = publab.config
+    for sha in shas:  # each version's own URL serves its own bytes, never indexed
+        answer = _get(config, fqdn, f"/v/{sha[:12]}/")
+        assert answer.status_code == 200 and hashlib.sha256(answer.content).hexdigest() == sha
+        assert answer.headers["x-robots-tag"] == "noindex, nofollow"
+
+    stop, seen, failures = threading.Event(), [], []
+    thread = threading.Thread(target=_hammer, args=(publab, fqdn, stop, seen, failures), daemon=True)
+    thread.start()
+    try:
+        back = publab.run("rollback", name, "--to", shas[1][:12], "--json")
+        stop.wait(1.0)  # a few more requests after the switch
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert back.exit_code == 0, back.stderr
+    rolled = json.loads(back.stdout)
+    assert rolled["sha256"] == shas[1] and {c["status"] for c in rolled["checks"]} == {"PASS"}, rolled["checks"]
+    assert failures == [], f"{len(failures)} failed of {len(failures) + len(seen)}: {failures[:3]}"
+    assert seen[0] == shas[-1] and seen[-1] == shas[1] and len(seen) > 20
+    assert _history(publab, name)["live"] == shas[1]
+
+    sixth, _, _ = _deploy(publab, tmp_path, name, 6)
+    kept = [v["sha256"] for v in _history(publab, name)["versions"]]
+    assert kept[0] == sixth["sha256"] and shas[0] not in kept and set(kept) == {*shas[1:], sixth["sha256"]}
+    assert _get(config, fqdn, f"/v/{shas[0][:12]}/").status_code == 404
+
+    listed = publab.run("list", name, "--json")
+    assert listed.exit_code == 0, listed.stderr
+    assert json.loads(listed.stdout)["deployments"][0]["versions"] == 5
+
+    gone = publab.run("teardown", name)
+    assert gone.exit_code == 0, gone.stderr
+    clients = publab.clients()
+    try:
+        assert clients.docker.labelled_configs(name) == {} and clients.docker.service(name) is None
+    finally:
+        clients.close()

@@ -1,0 +1,308 @@
+"""Versions on the in-memory fakes (tests/publisher/fakes.py) and the real use cases: each deploy's page kept and
+mounted under /v/<sha12>/, history newest first with the live one marked, deploy.keep_versions dropping the oldest
+and never the live one, rollback choosing a kept version and verifying its sha256, and the refusals: a page config
+whose stamp does not prove it is this deployment's is shown, never counted, removed or rolled back to; a read that
+fails decides nothing."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from graphsite.config import Config, settings_errors
+from graphsite.errors import DeployError, GraphsiteError
+from graphsite.paths import schema_path
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Deployment, Stamp
+from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
+from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
+from graphsite.usecases.history import History, history
+from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.rollback import RollbackRequest, rollback
+from graphsite.usecases.teardown import TeardownSettings, teardown
+from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, SignalledSwarm, fake_world
+
+HISTORY_SCHEMA = jsonschema.Draft202012Validator(json.loads(schema_path("history.schema.json").read_text()))
+
+
+def _swarm(clients: Clients) -> FakeSwarm:
+    assert isinstance(clients.swarm, FakeSwarm)
+    return clients.swarm
+
+
+def _deploy(config: Config, clients: Clients, root: Path, n: int, **request) -> DeployResult:
+    source = root / f"report-{n}.md"
+    source.write_text(f"---\ntitle: Report {n}\ndate: 2026-07-0{n % 9 + 1}\n---\n\n# Report {n}\n\nVersion {n}.\n")
+    return deploy(config, DeployRequest(source=source, subdomain="site-1", **request), clients, Recorder())
+
+
+def _history(config: Config, clients: Clients) -> History:
+    found = history(SurveySettings.from_config(config), "site-1", clients)
+    assert not list(HISTORY_SCHEMA.iter_errors(found.as_json()))
+    return found
+
+
+def _deployed(config: Config, clients: Clients, root: Path, count: int) -> list[str]:
+    """Deploy `count` versions of site-1; return their sha256s, oldest first."""
+    return [_deploy(config, clients, root, n, verify=False).plan.sha256 for n in range(1, count + 1)]
+
+
+def test_five_deploys_keep_five_versions_newest_first_each_served_under_its_own_path(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 5)
+    found = _history(config, clients)
+    assert [v.sha256 for v in found.found.versions] == shas[::-1]
+    assert [v.live for v in found.found.versions] == [True, False, False, False, False]
+    assert [v.title for v in found.found.versions] == [f"Report {n}" for n in range(5, 0, -1)]
+    assert found.found.versions[0].date == "2026-07-06" and found.found.versions[0].made_by
+    times = [v.deployed for v in found.found.versions]
+    assert times == sorted(times, reverse=True) and len(set(times)) == 5
+    swarm = _swarm(clients)
+    mounts = swarm.mounts["site-1"]
+    assert mounts[ROOT_PAGE] == f"site-1-page-{shas[-1][:12]}"
+    assert {mounts[version_target(sha)] for sha in shas} == {f"site-1-page-{sha[:12]}" for sha in shas}
+    edge = clients.edge
+    assert isinstance(edge, FakeEdge)
+    for n, sha in enumerate(shas, 1):
+        assert f"Version {n}.".encode() in edge._served("site-1", f"/v/{sha[:12]}/")
+    caddyfile = next(data for name, (_, data) in swarm.config_data.items()
+                     if name in swarm.services_by_name["site-1"].configs and "caddyfile" in name).decode()
+    assert "handle /v/* {" in caddyfile and caddyfile.count("header /v/") == 5
+
+
+def test_a_sixth_deploy_drops_the_oldest_and_keep_versions_never_drops_the_live_one(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 6)
+    kept = [v.sha256 for v in _history(config, clients).found.versions]
+    assert kept == shas[:0:-1]  # the first is gone
+    assert f"config site-1-page-{shas[0][:12]}" in _swarm(clients).removed
+    one = config.replace("deploy", keep_versions=1)
+    live = _deploy(one, clients, tmp_path, 7, verify=False).plan.sha256
+    assert [v.sha256 for v in _history(config, clients).found.versions] == [live]
+
+
+def test_an_identical_redeploy_keeps_when_the_version_went_live_first(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    before = {v.sha256: v.deployed for v in _history(config, clients).found.versions}
+    again = _deploy(config, clients, tmp_path, 2, verify=False)
+    assert {(o.resource, str(o.outcome)) for o in again.outcomes if "page" in o.name} == {("config", "unchanged")}
+    assert {v.sha256: v.deployed for v in _history(config, clients).found.versions} == before
+
+
+def test_rollback_makes_the_previous_version_live_and_verifies_its_sha(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 3)
+    before = {v.sha256: v.deployed for v in _history(config, clients).found.versions}
+    result = rollback(config, RollbackRequest("site-1"), clients, Recorder())
+    assert result.plan.sha256 == shas[1]
+    assert [(c.name, str(c.status)) for c in result.checks][:3] == [("service", "PASS"), ("origin", "PASS"),
+                                                                    ("public", "PASS")]
+    assert _swarm(clients).mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[1][:12]}"
+    found = _history(config, clients)
+    assert found.found.live is not None and found.found.live.sha256 == shas[1]
+    assert {v.sha256: v.deployed for v in found.found.versions} == before  # nothing kept was dropped or retimed
+    assert _swarm(clients).services_by_name["site-1"].labels["graphsite.title"] == "Report 2"
+    swarm = _swarm(clients)
+    first = f"site-1-page-{shas[0][:12]}"
+    swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.version": "0.1.9"})
+    rollback(config, RollbackRequest("site-1", to=shas[0]), clients, Recorder())
+    assert swarm.config_labels[first]["graphsite.version"] == "0.1.9"  # what a version is stays as it was
+    back = rollback(config, RollbackRequest("site-1", to=shas[2][:7]), clients, Recorder())
+    assert back.plan.sha256 == shas[2] and _history(config, clients).found.live.sha256 == shas[2]
+
+
+@pytest.mark.parametrize("to, why", [("abc", "first 7 or more hex"), ("zzzzzzzz", "first 7 or more hex"),
+                                     ("0000000", "no kept version starts with it")])
+def test_rollback_refuses_a_sha_it_does_not_keep_and_changes_nothing(tmp_path, to, why):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    service = _swarm(clients).services_by_name["site-1"]
+    with pytest.raises(DeployError, match=why):
+        rollback(config, RollbackRequest("site-1", to=to), clients, Recorder())
+    assert _swarm(clients).services_by_name["site-1"] == service
+
+
+def test_rollback_with_one_version_or_no_deployment_is_refused(tmp_path):
+    config, clients = fake_world(tmp_path)
+    with pytest.raises(DeployError, match="nothing to roll back"):
+        rollback(config, RollbackRequest("site-1"), clients, Recorder())
+    _deployed(config, clients, tmp_path, 1)
+    with pytest.raises(DeployError, match="no earlier version is kept"):
+        rollback(config, RollbackRequest("site-1"), clients, Recorder())
+
+
+def test_a_page_config_of_another_deployment_is_shown_never_counted_removed_or_rolled_back_to(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 1)
+    swarm = _swarm(clients)
+    live = swarm.config_labels[f"site-1-page-{shas[0][:12]}"]
+    stranger = "site-1-page-" + "a" * 12
+    swarm.add_config(stranger, {**live, "graphsite.id": "0badc0de", "graphsite.sha256": "a" * 64})
+    found = _history(config, clients)
+    assert [u.config for u in found.found.unproven] == [stranger] and "0badc0de" in found.found.unproven[0].why
+    assert len(found.found.versions) == 1
+    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 1
+    with pytest.raises(DeployError, match="no kept version starts with it"):
+        rollback(config, RollbackRequest("site-1", to="a" * 7), clients, Recorder())
+    _deployed(config.replace("deploy", keep_versions=1), clients, tmp_path, 2)
+    assert stranger in swarm.config_labels  # a deploy that drops versions leaves it alone
+
+
+def test_a_failed_read_is_an_error_never_an_empty_history_and_rollback_changes_nothing(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    swarm.faults.inject("labelled_configs", Fault.error())
+    with pytest.raises(GraphsiteError, match="refused"):
+        history(SurveySettings.from_config(config), "site-1", clients)
+    service = swarm.services_by_name["site-1"]
+    for call in ("labelled_configs", "read_config"):
+        swarm.faults.inject(call, Fault.error())
+        with pytest.raises(GraphsiteError, match="refused"):
+            rollback(config, RollbackRequest("site-1"), clients, Recorder())
+        assert swarm.services_by_name["site-1"] == service and not swarm.faults.pending[call]
+
+
+def test_a_version_whose_data_is_not_its_sha_is_not_rolled_back_to(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    name = f"site-1-page-{shas[0][:12]}"
+    swarm.config_data[name] = (swarm.config_data[name][0], b"<html>swapped</html>")
+    with pytest.raises(DeployError, match="sha256 is not"):
+        rollback(config, RollbackRequest("site-1"), clients, Recorder())
+
+
+def test_history_of_a_service_another_configuration_made_is_refused(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 1)
+    other = config.replace("site", domain="other.example")
+    with pytest.raises(DeployError, match="not this configuration's"):
+        history(SurveySettings.from_config(other), "site-1", clients)
+    with pytest.raises(DeployError, match="not this configuration's"):
+        rollback(other, RollbackRequest("site-1"), clients, Recorder())
+
+
+def test_teardown_removes_every_version_and_list_counts_them(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 3)
+    held = survey(SurveySettings.from_config(config), clients).holdings["site-1"]
+    assert held.versions == 3
+    report = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
+    removed = [o.name for o in report.outcomes if o.resource == "config" and o.outcome == "removed"]
+    assert sum("-page-" in name for name in removed) == 3
+    assert not _swarm(clients).config_labels and _history(config, clients).empty
+
+
+def test_read_versions_orders_by_time_and_choose_takes_the_newest_before_the_live_one():
+    deployment = Deployment("site-1", "site-1.example.com", sha256="b" * 64, id="12345678")
+    stamp = Stamp("site-1", "site-1.example.com", "12345678", "2026-07-01T12:00:00Z")
+    labelled = {f"site-1-page-{c * 12}": {**stamp.labels(), "graphsite.sha256": c * 64, "graphsite.deployed": t}
+                for c, t in (("a", "2026-07-01T12:00:00.000001Z"), ("b", "2026-07-01T12:00:00.000003Z"),
+                             ("c", "2026-07-01T12:00:00.000002Z"), ("d", ""))}
+    found = read_versions(labelled, deployment, "example.com")
+    assert [v.sha256[0] for v in found.versions] == ["b", "c", "a", "d"]
+    assert choose(found, None).sha256 == "c" * 64
+    assert [v.sha256[0] for v in kept(found.versions, "b" * 64, 3)] == ["c", "a"]
+    assert [v.sha256[0] for v in kept(found.versions, "b" * 64, 3, replaced="d" * 64)] == ["d", "c"]
+    assert kept(found.versions, "b" * 64, 1, replaced="d" * 64) == ()
+    with pytest.raises(DeployError, match="give more"):
+        choose(read_versions({**labelled, "site-1-page-" + "c" * 11 + "d": {
+            **stamp.labels(), "graphsite.sha256": "c" * 11 + "d" * 53}}, deployment, "example.com"), "c" * 7)
+
+
+@pytest.mark.parametrize("value", [0, 51, True, -1])
+def test_keep_versions_out_of_range_is_a_configuration_error(tmp_path, value):
+    assert settings_errors(Config().replace("deploy", keep_versions=value)) == [
+        f"deploy.keep_versions: expected a whole number from 1 to 50, got {value!r}"]
+
+
+def test_a_redeploy_says_in_one_line_what_changed_since_the_live_version_or_that_it_cannot_tell(tmp_path):
+    config, clients = fake_world(tmp_path)
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\n## 1. One\n\nThe first section.\n")
+    run = DeployRequest(source=source, subdomain="site-1", verify=False)
+    first = deploy(config, run, clients, Recorder())
+    assert first.changes == ""  # nothing was live
+    source.write_text("# Report\n\n## 1. One\n\nThe first section.\n\n## 2. Two\n\nA second one.\n")
+    second = deploy(config, run, clients, Recorder())
+    assert second.changes == f"changes since the live version {first.plan.sha256[:12]}: 1 section added"
+    assert deploy(config, run, clients, Recorder()).changes == \
+        f"the same page as the live version {second.plan.sha256[:12]}"
+    source.write_text("# Report\n\n## 1. One\n\nThe first section, rewritten.\n")
+    _swarm(clients).faults.inject("read_config", Fault.error())  # keep_versions = 1: the live page's read only
+    unknown = deploy(config.replace("deploy", keep_versions=1), run, clients, Recorder())
+    assert unknown.changes.startswith(f"what changed since the live version {second.plan.sha256[:12]} is not "
+                                      "known: Docker: read_config: refused")
+
+
+def test_a_kept_version_that_cannot_be_read_stops_the_deploy_before_anything_is_made_or_dropped(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    held, service, removed = dict(swarm.config_labels), swarm.services_by_name["site-1"], list(swarm.removed)
+    swarm.faults.inject("read_config", Fault.error())
+    with pytest.raises(GraphsiteError, match="read_config: refused"):
+        _deploy(config, clients, tmp_path, 3, verify=False)
+    assert swarm.config_labels == held and swarm.services_by_name["site-1"] == service and swarm.removed == removed
+
+
+def test_rollback_keeps_the_deployments_content_mode_whatever_the_configuration_says_now(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    bind = config.replace("deploy", content="bind")
+    result = rollback(bind, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert result.plan.content_mode == "config" and result.plan.sha256 == shas[0]
+    assert _swarm(clients).mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[0][:12]}"
+
+
+def test_without_a_service_no_page_config_is_counted(tmp_path):
+    config, clients = fake_world(tmp_path)
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    del swarm.services_by_name["site-1"]  # a service removed by hand: nothing proves whose the pages are
+    found = _history(config, clients)
+    assert found.found.versions == () and len(found.found.unproven) == 2 and found.deployment is None
+
+
+def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_down_like_configs(tmp_path):
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind", keep_versions=3)
+    shas = _deployed(config, clients, tmp_path, 3)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    found = _history(config, clients)
+    assert [v.sha256 for v in found.found.versions] == shas[::-1] and found.as_json()["content"] == "bind"
+    assert found.found.versions[0].config == str(directory / "v" / shas[-1][:12])
+    caddyfile = next(data for name, (_, data) in _swarm(clients).config_data.items()
+                     if name in _swarm(clients).services_by_name["site-1"].configs).decode()
+    assert caddyfile.count("header /v/") == 3
+    back = rollback(config, RollbackRequest("site-1", to=shas[0][:9], verify=False), clients, Recorder())
+    assert back.plan.content_mode == "bind" and binds.dirs[directory]["index.html"] == binds.kept[directory][
+        shas[0][:12]][0]
+    assert _history(config, clients).found.live.sha256 == shas[0]
+    fourth = _deploy(config, clients, tmp_path, 4, verify=False).plan.sha256
+    # the oldest but the one the deploy replaced (live since the rollback) is dropped
+    assert set(binds.kept[directory]) == {shas[0][:12], shas[2][:12], fourth[:12]}
+    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 3
+    teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
+    assert directory not in binds.dirs and directory not in binds.kept
+
+
+def test_a_signal_during_a_rollback_puts_the_live_version_back_and_says_rollback(tmp_path):
+    config, clients = fake_world(tmp_path)
+    swarm = SignalledSwarm(armed=False)
+    clients.swarm = swarm
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm.armed = True
+    with pytest.raises(Stopped, match="^rollback stopped by SIGTERM; what it had made was undone") as stopped:
+        rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert stopped.value.exit_code == 128 + signal.SIGTERM
+    assert swarm.mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[1][:12]}"
+    assert _history(config, clients).found.live.sha256 == shas[1]
