@@ -19,6 +19,19 @@ LAB_MODULES = ("tests/lab/test_cluster.py", "tests/lab/test_cold.py", "tests/lab
                "tests/lab/test_lifecycle.py", "tests/ops/test_doctor_lab.py", "tests/ops/test_readme.py",
                "tests/publisher/cluster/", "tests/publisher/test_adapter_errors.py", "tests/publisher/test_lab_",
                "tests/reliability/")
+CLUSTER_TEST = "tests/lab/test_cluster.py"
+
+
+def pytest_configure(config):
+    config.lab_unit_starts = []  # run before this process's first test of LAB_MODULES (see tests/lab/conftest.py)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    starts = item.config.lab_unit_starts
+    if starts and item.nodeid.startswith(LAB_MODULES):
+        while starts:
+            starts.pop()()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -30,6 +43,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.lab)
         if item.get_closest_marker("lab") is not None and not item.nodeid.startswith(LAB_MODULES):
             outside.append(item.nodeid)
+    # The three-node cluster test waits for a lab it starts in the background (tests/lab/conftest.py): last, it
+    # overlaps every other test instead of waiting at the head of the lab's worker.
+    items.sort(key=lambda item: item.nodeid.startswith(CLUSTER_TEST))
     if outside:
         raise pytest.UsageError(f"{len(outside)} lab test(s) outside tests/conftest.py's LAB_MODULES, which keeps "
                                 f"them in the lab's one worker under xdist: {', '.join(outside[:5])}; add the "

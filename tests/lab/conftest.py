@@ -135,8 +135,9 @@ def isolated_instance(tmp_path):
 class ClusterRun:
     """tests/lab/cluster_lab.sh (a three-node lab in private mount and network namespaces: its own dockerds, swarm,
     bridge, edge and fake Cloudflare; nothing of the shared lab) started in the background as soon as its test is
-    selected, so its ~100 s of daemons starting and swarm converging overlap the tests before it. Output goes to
-    files (a pipe nobody reads could fill and stall it)."""
+    selected (under xdist: when its worker starts the lab's tests), so its ~100 s of daemons starting and swarm
+    converging overlap the tests before it (tests/conftest.py runs it last). Output goes to files (a pipe nobody reads
+    could fill and stall it)."""
 
     SCRIPT = Path(__file__).with_name("cluster_lab.sh")
     TIMEOUT = 570.0
@@ -189,7 +190,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly or not cluster_lab_possible():
         return
     if any("cluster_run" in getattr(item, "fixturenames", ()) for item in session.items):
-        _cluster_runs.append(ClusterRun())
+        if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects it; the one that runs the lab's tests
+            session.config.lab_unit_starts.append(lambda: _cluster_runs.append(ClusterRun()))  # starts it
+        else:
+            _cluster_runs.append(ClusterRun())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
