@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import threading
 
 import pytest
@@ -121,14 +122,18 @@ def _as_made_by_an_older_release(publab, name: str, deployed: dict, tmp_path) ->
     older = tmp_path / "Caddyfile"
     older.write_text("{\n\tadmin off\n\tauto_https off\n}\n\n"
                      f":{publab.config.deploy.port} {{\n\troot * /srv\n\tencode zstd gzip\n\tfile_server\n}}\n")
-    stamp = Stamp(name, deployed["created"], deployed["expires"] or "").labels()
     config_name = f"{name}-caddyfile-older"
     current = next(c["name"] for c in deployed["service"]["configs"] if c["target"] == CADDYFILE_PATH)
 
-    def docker(*args: str) -> None:
+    def docker(*args: str) -> str:
         done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
+        return done.stdout
 
+    # the deployment's own stamp, as on its other configs (before, a stamp with its fields out of place was not
+    # proven ours, so neither the redeploy nor teardown removed the config and each run left one on the swarm)
+    stamp = json.loads(docker("config", "inspect", "--format", "{{json .Spec.Labels}}", current))
+    assert Stamp.from_labels(stamp) is not None and Stamp.from_labels(stamp).fqdn == deployed["fqdn"]
     docker("config", "create", *(f"--label={key}={value}" for key, value in stamp.items()), config_name, str(older))
     docker("service", "update", "--quiet", "--label-rm", VERSION, "--config-rm", current,
            "--config-add", f"source={config_name},target={CADDYFILE_PATH},mode=0444", name)
@@ -167,3 +172,7 @@ def test_a_deployment_of_an_older_graphsite_says_so_in_a_few_short_lines(publab,
     assert renewed.exit_code == 0, renewed.stderr
     again = publab.run("verify", name, "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["made_by"] == __version__
+    assert publab.run("teardown", name).exit_code == 0
+    left = subprocess.run(["docker", "config", "ls", "--quiet", "--filter", f"name={name}-"], capture_output=True,
+                          text=True, check=True).stdout
+    assert left == ""  # the older Caddyfile too: nothing of the deployment stays on the swarm
