@@ -109,6 +109,16 @@ class Checker:
             shared.set_result(page)
         return verdict(url, fragment, page, now, self.settings)
 
+    def want(self, fragments: dict[str, set[str]]) -> None:
+        """Add #fragments linked on pages: a page already asked for without one of them is asked for again, with
+        all of them, by the next link that wants it (the links waiting for the first answer keep it)."""
+        for page, names in fragments.items():
+            known = self.groups.get(page, [])
+            new = [group for group in map(wanted_names, names) if group and group not in known]
+            if new:
+                self.groups[page] = [*known, *new]
+                self.pages.pop(page, None)
+
     def waiting(self) -> list[tuple[str, float]]:
         """Return the URLs of the requests in flight and how long each has run, longest first."""
         now = asyncio.get_running_loop().time()

@@ -30,28 +30,76 @@ if TYPE_CHECKING:
 # only punctuation, emphasis or a closing bracket (a bare URL's end leaves them out: builder/references._trim).
 _TAIL = re.compile(r"[^\s<>|]*")
 _URL_CLOSERS = ".,;:!?*_~`'\")]}"
+# For likely_links: an http(s) URL up to a space, a quote, a tag or an unbalanced closing bracket (Wikipedia's
+# `Graph_(discrete_mathematics)` keeps its parentheses); a fence that opens a code block; a code span; a comment.
+_LIKELY = re.compile(r"https?://(?:[^\s<>\"'`()\[\]]|\([^\s<>\"'`()]*\))+", re.IGNORECASE)
+_LIKELY_CLOSERS = ".,;:!?*_~"  # what a bare URL's end leaves out (a closing bracket never got in)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).*?\1")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True, offline: bool = False,
                        progress: bool = True) -> LinkReport:
-    """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order."""
-    from graphsite.builder.report import report_from_source
+    """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order.
+    The URLs its text shows are requested while the builder parses it (`likely_links`); what the parse finds
+    is what is checked."""
     from graphsite.builder.source import read_source
-    from graphsite.builder.targets import Targets
 
     text = read_source(Path(source), max_bytes=config.build.max_bytes)
-    report = report_from_source(text)
-    links = report_links(text, report)
-    targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
-    local = {link.url: _local_verdict(link.url, text, targets) for link in links if _is_relative(link.url)}
-    checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
-                          offline=offline, progress=progress)
-    written = {link.url: link for link in links}
+    found = _Found(text)
+    checked = check_links(found, config, early=likely_links(text.text()), use_cache=use_cache, offline=offline,
+                          progress=progress)
+    written = {link.url: link for link in found.links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
     results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
-                                   for url, r in local.items())]
+                                   for url, r in found.local.items())]
     ordered = sorted(results, key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
+
+
+class _Found:
+    """The report's links, found by the builder's one parse when called (the link check calls it in a thread,
+    while its first requests are in flight); relative links are decided here, the rest returned for the check."""
+
+    def __init__(self, text: Source) -> None:
+        self.text = text
+        self.links: list[Link] = []
+        self.local: dict[str, LinkResult] = {}
+
+    def __call__(self) -> list[Link]:
+        from graphsite.builder.report import report_from_source
+        from graphsite.builder.targets import Targets
+
+        report = report_from_source(self.text)
+        self.links = report_links(self.text, report)
+        targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
+        self.local = {link.url: _local_verdict(link.url, self.text, targets) for link in self.links
+                      if _is_relative(link.url)}
+        return [link for link in self.links if link.url not in self.local]
+
+
+def likely_links(text: str) -> list[str]:
+    """Return the http(s) URLs the report's text seems to link to, in order, found without parsing it (a scan
+    of the text, linear in its size): what the check may ask before the builder's parse, which decides what is
+    checked, is done. Fenced code blocks, code spans and HTML comments are left out (a URL written there is no
+    link); a URL in an indented code block is not told apart, and may be asked for, its answer unused."""
+    urls: dict[str, None] = {}
+    fence = ""
+    for line in _COMMENT.sub("", text).splitlines():
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        if "://" in line:
+            for url in _LIKELY.findall(_CODE_SPAN.sub("", line)):
+                urls.setdefault(url.rstrip(_LIKELY_CLOSERS), None)
+    return list(urls)
 
 
 def page_links(source: Path, report: Report, config: Config) -> list[Link]:
