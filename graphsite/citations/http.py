@@ -141,6 +141,7 @@ class Client:
         self._cookies: dict[str, dict[str, str]] = {}
         self._tls: ssl.SSLContext | None = None
         self._unresolved: dict[str, str] = {}  # host -> why it did not resolve: asked once a run, not per link
+        self.sent = 0  # requests written out
 
     async def send(self, method: str, url: str) -> Response:
         """Send `method` for `url`; return the response once its headers are in (the body is not read yet)."""
@@ -162,6 +163,7 @@ class Client:
             connection = await self._connection(key)
             try:
                 connection.writer.write(request)
+                self.sent += 1
                 head = await connection.reader.readuntil(b"\r\n\r\n")
                 while head[9:10] == b"1" and head[9:12] != b"101":  # 100 Continue and friends: skip
                     head = await connection.reader.readuntil(b"\r\n\r\n")

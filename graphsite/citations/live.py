@@ -76,10 +76,10 @@ def check_links(links: Sequence[str | Link] | Callable[[], Sequence[str | Link]]
     """Return the verdict on every unique link of `links`, in order: a fresh success from the cache (any
     cached verdict when `offline`), else a request; the cache is then refreshed with this run's verdicts.
 
-    `links` may be the function that finds them (the builder's parse of a report): it then runs in a thread
-    while the `early` URLs (those the report's text shows, found without parsing it) are already requested, so
-    the first answers are on their way before the parse is done. Only the links it returns get a verdict; an
-    early URL it does not return is dropped (its request cancelled, or its answer ignored)."""
+    `links` may be the function that finds them (the builder's parse of a report): it then runs once the
+    `early` URLs (those the report's text shows, found without parsing it) are requested, so the first answers
+    are on their way while it runs. Only the links it returns get a verdict; an early URL it does not return is
+    dropped (not asked, or its request cancelled, or its answer ignored)."""
     from graphsite.citations.cache import LinkCache
     from graphsite.config import LinksConfig
 
@@ -114,12 +114,18 @@ class FoundLinks:
         self.decided: dict[str, LinkResult] = {}
         self.pending: list[str] = []
         self.done = False
+        self._early: dict[str, tuple[str, LinkResult | None]] = {}  # key -> (URL, its verdict without a request)
 
     def find(self) -> list[str]:
         """Find the links (calling the finder when `links` is one); return the keys left to request."""
         links = self.links() if callable(self.links) else self.links
         self.written, self.lines, self.places = _unique(links)
-        self.decided = _without_request(self.written, self.settings, self.cache, offline=self.offline)
+        # An early URL written the same way was judged already (its text, the cache): not judged twice.
+        known = {key: self._early[key][1] for key, url in self.written.items()
+                 if key in self._early and self._early[key][0] == url}
+        fresh = {key: url for key, url in self.written.items() if key not in known}
+        self.decided = {**{key: r for key, r in known.items() if r is not None},
+                        **_without_request(fresh, self.settings, self.cache, offline=self.offline)}
         self.pending = [key for key in self.written if key not in self.decided]
         self.done = True
         return self.pending
@@ -129,6 +135,7 @@ class FoundLinks:
         cache): what may be asked before the links are found."""
         written = _unique(early)[0]
         decided = _without_request(written, self.settings, self.cache, offline=False)
+        self._early = {key: (url, decided.get(key)) for key, url in written.items()}
         return [key for key in written if key not in decided]
 
 

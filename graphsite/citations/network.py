@@ -1,6 +1,6 @@
-"""The network half of a link check: one task per link, asked one host at a time in turn, the first ones while
-the links are still being found; the run's deadline; SIGINT, SIGTERM and SIGHUP, which end it cleanly with the
-verdicts reached (the rest `unchecked`)."""
+"""The network half of a link check: one task per link, asked one host at a time in turn, the first ones before
+the links are found (the builder's parse runs once they are sent, while their answers come); the run's deadline;
+SIGINT, SIGTERM and SIGHUP, which end it cleanly with the verdicts reached (the rest `unchecked`)."""
 
 from __future__ import annotations
 
@@ -22,12 +22,16 @@ from graphsite.urls import origin
 if TYPE_CHECKING:
     from graphsite.citations.checker import Checker
     from graphsite.citations.console import Progress
+    from graphsite.citations.http import Client
     from graphsite.citations.live import FoundLinks
     from graphsite.config import LinksConfig
 
 T = TypeVar("T")
 _SIGNALS = {number: signal.Signals(number).name for number in SIGNALS}  # the signals that stop any graphsite run
 WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names the URLs in flight
+# The most the builder's parse waits for the first requests to be written before it runs (it holds the event loop
+# while it runs: in a thread beside it, the two took 15-25 ms more CPU on 200 links than one after the other).
+FIRST_WAVE = 0.05
 
 
 async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
@@ -45,8 +49,9 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
     watcher: asyncio.Future[None] | None = None
     try:
         links.add(early)
-        if not found.done:  # the parse runs in a thread while the early requests are in flight
-            await loop.run_in_executor(None, found.find)
+        if not found.done:
+            await _first_wave(checker, client, loop.time() + FIRST_WAVE)
+            found.find()  # the builder's parse, while the first requests wait for their answers
         links.keep(found.pending)  # an early URL the parse did not find (in an indented code block): no verdict
         checker.want(_fragments(found.pending))
         links.add(found.pending)
@@ -116,6 +121,16 @@ class _Starter:
         if not task.cancelled():
             self.meter.advance()
         self._fill()
+
+
+async def _first_wave(checker: Checker, client: Client, until: float) -> None:
+    """Return once every request begun has been written out (connected, then sent), or at loop time `until`
+    (a request that fails to connect is never written)."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(0)  # every task started takes its first step: the requests it may begin, begin
+    begun = checker.requests
+    while client.sent < begun and loop.time() < until:
+        await asyncio.sleep(0.001)
 
 
 def _fragments(urls: list[str]) -> dict[str, set[str]]:

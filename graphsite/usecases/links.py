@@ -59,8 +59,8 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
 
 
 class _Found:
-    """The report's links, found by the builder's one parse when called (the link check calls it in a thread,
-    while its first requests are in flight); relative links are decided here, the rest returned for the check."""
+    """The report's links, found by the builder's one parse when called (the link check calls it once its first
+    requests are sent); relative links are decided here, the rest returned for the check."""
 
     def __init__(self, text: Source) -> None:
         self.text = text
