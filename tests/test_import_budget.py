@@ -68,14 +68,13 @@ def test_the_budget_sees_an_import(tmp_path: Path) -> None:
     assert "yaml" in _denied(_build(tmp_path, source)["modules"])
 
 
-# `graphsite links` asks its first URLs before the builder parses the report: before the first request it has
-# imported neither markdown-it nor the builder's parse, and at no time the page's rendering, its templates and
+# `graphsite links` asks its first URLs before the builder reads and parses the report: before the first request
+# it has imported neither markdown-it nor the builder, and at no time the page's rendering, its templates and
 # fonts, YAML (no front matter here), the publisher's clients or the lab.
 LINKS_DENIED = ("jinja2", "graphsite.builder.render", "graphsite.builder.fonts", "graphsite.builder.images",
                 "fontTools", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3", "jsonschema",
                 "bcrypt", "playwright", "graphsite.publisher", "graphsite_lab", "graphsite.usecases.build")
-BEFORE_THE_FIRST_REQUEST = ("markdown_it", "mdit_py_plugins", "nh3", "graphsite.builder.report",
-                            "graphsite.builder.markdown")
+BEFORE_THE_FIRST_REQUEST = ("markdown_it", "mdit_py_plugins", "nh3", "graphsite.builder")
 
 _LINKS_PROBE = """
 import json, sys

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,14 +44,12 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True, offline: bool = False,
                        progress: bool = True) -> LinkReport:
     """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order.
-    The URLs its text shows are requested while the builder parses it (`likely_links`); what the parse finds
-    is what is checked."""
-    from graphsite.builder.source import read_source
-
-    text = read_source(Path(source), max_bytes=config.build.max_bytes)
-    found = _Found(text)
-    checked = check_links(found, config, early=likely_links(text.text()), use_cache=use_cache, offline=offline,
-                          progress=progress)
+    The URLs its text shows (`likely_links`) are asked first; then the builder reads and parses it while their
+    answers come, and what the parse finds is what is checked."""
+    path = Path(source)
+    found = _Found(path, config.build.max_bytes)
+    checked = check_links(found, config, early=likely_links(_peek(path, config.build.max_bytes)),
+                          use_cache=use_cache, offline=offline, progress=progress)
     written = {link.url: link for link in found.links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
     results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
@@ -59,24 +59,46 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
 
 
 class _Found:
-    """The report's links, found by the builder's one parse when called (the link check calls it once its first
-    requests are sent); relative links are decided here, the rest returned for the check."""
+    """The report's links, found by the builder when called (read, decoded, front matter checked, parsed once;
+    the link check calls it once its first requests are sent); relative links are decided here, the rest
+    returned for the check."""
 
-    def __init__(self, text: Source) -> None:
-        self.text = text
+    def __init__(self, path: Path, max_bytes: int) -> None:
+        self.path, self.max_bytes = path, max_bytes
         self.links: list[Link] = []
         self.local: dict[str, LinkResult] = {}
 
     def __call__(self) -> list[Link]:
         from graphsite.builder.report import report_from_source
+        from graphsite.builder.source import read_source
         from graphsite.builder.targets import Targets
 
-        report = report_from_source(self.text)
-        self.links = report_links(self.text, report)
+        text = read_source(self.path, max_bytes=self.max_bytes)
+        report = report_from_source(text)
+        self.links = report_links(text, report)
         targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
-        self.local = {link.url: _local_verdict(link.url, self.text, targets) for link in self.links
+        self.local = {link.url: _local_verdict(link.url, text, targets) for link in self.links
                       if _is_relative(link.url)}
         return [link for link in self.links if link.url not in self.local]
+
+
+def _peek(path: Path, max_bytes: int) -> str:
+    """Return the text of the regular file at `path` for likely_links, "" when it is not one, cannot be read or
+    is over `max_bytes` (the builder's read_source, which reads it next, says why). Standard input (`-`) is not
+    peeked at: it can be read only once."""
+    if str(path) == "-":
+        return ""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer must not hang (read_source refuses it).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return ""
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            raw = file.read(max_bytes + 1) if stat.S_ISREG(os.fstat(descriptor).st_mode) else b""
+        except OSError:
+            return ""
+    return raw.decode("utf-8", errors="replace") if len(raw) <= max_bytes else ""
 
 
 def likely_links(text: str) -> list[str]:
