@@ -51,7 +51,9 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
         links.add(early)
         if not found.done:
             await _first_wave(checker, client, loop.time() + FIRST_WAVE)
+            parsing = loop.time()
             found.find()  # the builder's parse, while the first requests wait for their answers
+            checker.paused(loop.time() - parsing)  # the loop was held: the time is not the links'
         links.keep(found.pending)  # an early URL the parse did not find (in an indented code block): no verdict
         checker.want(_fragments(found.pending))
         links.add(found.pending)

@@ -63,3 +63,18 @@ def test_a_report_is_checked_as_the_parse_finds_it_and_code_is_never_asked(pitfa
         (server.url("/ok"), "ok", (5,)), (server.url("/page#nowhere"), "dead", (15,))]
     asked = {hit[1] for hit in server.hits.log}
     assert asked.isdisjoint({"/code-span", "/fenced", "/comment"})
+
+
+def test_the_time_the_parse_holds_the_run_is_not_counted_against_a_request(pitfall_server, tmp_path):
+    """/host/… answers after 0.2 s; the parse holds the event loop for 0.8 s, past the 0.5 s timeout: the answer
+    that came meanwhile is read, not taken for a timeout."""
+    url = pitfall_server.url("/host/a")
+
+    def find() -> list[str]:
+        time.sleep(0.8)
+        return [url]
+
+    settings = LinksConfig(timeout=0.5, link_timeout=0.5, retries=0, allow_private=True,
+                           cache_dir=str(tmp_path / "cache"))
+    [result] = check_links(find, settings, early=[url], progress=False).results
+    assert result.state == "ok", result
