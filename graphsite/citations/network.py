@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import itertools
 import signal
 import threading
@@ -50,7 +51,7 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
     try:
         links.add(early)
         if not found.done:
-            await _first_wave(checker, client, loop.time() + FIRST_WAVE)
+            await _first_wave(checker, client)
             parsing = loop.time()
             found.find()  # the builder's parse, while the first requests wait for their answers
             checker.paused(loop.time() - parsing)  # the loop was held: the time is not the links'
@@ -125,14 +126,12 @@ class _Starter:
         self._fill()
 
 
-async def _first_wave(checker: Checker, client: Client, until: float) -> None:
-    """Return once every request begun has been written out (connected, then sent), or at loop time `until`
-    (a request that fails to connect is never written)."""
-    loop = asyncio.get_running_loop()
+async def _first_wave(checker: Checker, client: Client) -> None:
+    """Return once every request begun has been written out (connected, then sent), or after FIRST_WAVE
+    seconds (a request that fails to connect is never written)."""
     await asyncio.sleep(0)  # every task started takes its first step: the requests it may begin, begin
-    begun = checker.requests
-    while client.sent < begun and loop.time() < until:
-        await asyncio.sleep(0.001)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(client.written(checker.requests), FIRST_WAVE)
 
 
 def _fragments(urls: list[str]) -> dict[str, set[str]]:
