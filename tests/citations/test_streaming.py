@@ -78,3 +78,20 @@ def test_the_time_the_parse_holds_the_run_is_not_counted_against_a_request(pitfa
                            cache_dir=str(tmp_path / "cache"))
     [result] = check_links(find, settings, early=[url], progress=False).results
     assert result.state == "ok", result
+
+
+def test_a_report_the_builder_refuses_after_the_first_requests_is_still_a_usage_error(pitfall_server, tmp_path,
+                                                                                      monkeypatch):
+    """The builder reads the report once the first requests are out: its refusal (here the front matter) is still
+    the one-line error of exit 2, raised from inside the run."""
+    from click.testing import CliRunner
+
+    from graphsite.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "r.md").write_text(f"---\ntitle: [unclosed\n---\n\n# R\n\n[a]({pitfall_server.url('/ok')})\n",
+                                   encoding="utf-8")
+    result = CliRunner().invoke(main, ["links", "r.md", "--allow-private"])
+    assert result.exit_code == 2, result.output
+    assert "r.md" in result.output and "Traceback" not in result.output
