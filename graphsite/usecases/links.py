@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import html
 import os
 import re
 import stat
@@ -119,8 +120,10 @@ def likely_links(text: str) -> list[str]:
             fence = opening.group(1)
             continue
         if "://" in line:
-            for url in _LIKELY.findall(_CODE_SPAN.sub("", line)):
-                urls.setdefault(url.rstrip(_LIKELY_CLOSERS), None)
+            for written in _LIKELY.findall(_CODE_SPAN.sub("", line)):
+                url = written.rstrip(_LIKELY_CLOSERS)
+                # `&amp;` in a link's destination or an href is `&` in the URL (as markdown-it and HTML read it)
+                urls.setdefault(html.unescape(url) if "&" in url else url, None)
     return list(urls)
 
 

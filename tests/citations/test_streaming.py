@@ -21,11 +21,11 @@ def test_the_text_shows_its_urls_but_not_those_in_code_or_comments():
             "<https://c.example/q?x=1&y=2> and [wiki](https://en.wikipedia.org/wiki/Graph_(discrete_mathematics)).\n"
             "<!-- https://comment.example/\n   still a comment -->\n"
             "```sh\ncurl https://fenced.example/\n```\n~~~~\nhttps://tilde.example/\n~~~\nstill fenced\n~~~~\n"
-            "<a href=\"https://raw.example/\">raw</a>, **https://bold.example/b**\n")
+            "<a href=\"https://raw.example/\">raw</a>, **https://bold.example/b**, [e](https://e.example/?a=1&amp;b=2)\n")
     assert likely_links(text) == [
         "https://a.example/x", "https://b.example/y", "https://c.example/q?x=1&y=2",
         "https://en.wikipedia.org/wiki/Graph_(discrete_mathematics)", "https://raw.example/",
-        "https://bold.example/b"]
+        "https://bold.example/b", "https://e.example/?a=1&b=2"]
 
 
 def test_requests_start_before_the_links_are_found_and_only_found_links_get_a_verdict(pitfall_server, tmp_path):
