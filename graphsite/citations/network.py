@@ -8,6 +8,7 @@ import asyncio
 import collections
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import signal
 import threading
@@ -59,7 +60,7 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
         checker.want(_fragments(found.pending))
         links.add(found.pending)
         links.meter = Progress(len(found.pending), enabled=progress)
-        links.meter.advance(sum(task.done() for task in links.started.values()))
+        links.meter.advance(sum(key in links.started and links.started[key].done() for key in found.pending))
         watcher = asyncio.ensure_future(_watch(checker, links.meter))
         left = settings.deadline - (loop.time() - begun) if settings.deadline else None
         if not links.finished.is_set() and not stop.name:
@@ -84,7 +85,7 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
 class _Starter:
     """Starts one task per link, in turn by host (`interleave`), at most `limit` of them at once (more would only
     wait for a host's turn or a slot, and delay the first requests: 2,000 tasks started together took 0.15 s
-    before the first request went out); `finished` is set once every link added has its verdict."""
+    before the first request went out); `finished` is set once every link kept has its verdict."""
 
     def __init__(self, checker: Checker, limit: int) -> None:
         from graphsite.citations.console import Progress
@@ -92,7 +93,8 @@ class _Starter:
         self.checker, self.limit = checker, limit
         self.waiting: collections.deque[str] = collections.deque()
         self.started: dict[str, asyncio.Task[LinkResult]] = {}
-        self.alive = 0
+        self.open: set[str] = set()  # the links started, kept, and not done yet
+        self.alive = 0  # the tasks running (a link dropped may still fetch a page that a kept one waits for)
         self.finished = asyncio.Event()
         self.meter = Progress(0, enabled=False)
 
@@ -102,27 +104,36 @@ class _Starter:
         self._fill()
 
     def keep(self, keys: list[str]) -> None:
-        """Drop every link not in `keys`: not started, or cancelled."""
+        """Drop every link not in `keys`: not started, or cancelled, unless it is the one fetching a page that a
+        link kept waits for (the other #fragment of the same page)."""
         wanted = set(keys)
+        pages = {urldefrag(key)[0] for key in wanted}
         self.waiting = collections.deque(key for key in self.waiting if key in wanted)
-        for key in [key for key in self.started if key not in wanted]:
-            self.started.pop(key).cancel()
+        for key, task in self.started.items():
+            if key not in wanted:
+                self.open.discard(key)
+                if urldefrag(key)[0] not in pages:
+                    task.cancel()
+        self._fill()
 
     def _fill(self) -> None:
         while self.alive < self.limit and self.waiting:
             key = self.waiting.popleft()
             task = self.started[key] = asyncio.ensure_future(self.checker.check(key))
             self.alive += 1
-            task.add_done_callback(self._done)
-        if self.alive or self.waiting:
+            self.open.add(key)
+            task.add_done_callback(functools.partial(self._done, key))
+        if self.open or self.waiting:
             self.finished.clear()
         else:
             self.finished.set()
 
-    def _done(self, task: asyncio.Task[LinkResult]) -> None:
+    def _done(self, key: str, task: asyncio.Task[LinkResult]) -> None:
         self.alive -= 1
-        if not task.cancelled():
-            self.meter.advance()
+        if key in self.open:
+            self.open.discard(key)
+            if not task.cancelled():
+                self.meter.advance()
         self._fill()
 
 

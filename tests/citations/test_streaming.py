@@ -95,3 +95,11 @@ def test_a_report_the_builder_refuses_after_the_first_requests_is_still_a_usage_
     result = CliRunner().invoke(main, ["links", "r.md", "--allow-private"])
     assert result.exit_code == 2, result.output
     assert "r.md" in result.output and "Traceback" not in result.output
+
+
+def test_a_dropped_url_that_fetches_a_page_a_found_link_waits_for_is_not_cancelled(pitfall_server, tmp_path):
+    """/host/p answers after 0.2 s. The scan found two fragments of it, the parse only the second: the first,
+    which fetches the page for both, is dropped but not cancelled, or the second would wait for nothing."""
+    dropped, kept = pitfall_server.url("/host/p#legacy"), pitfall_server.url("/host/p#present")
+    report = check_links(lambda: [kept], _settings(tmp_path), early=[dropped, kept], progress=False)
+    assert [(r.url, r.state) for r in report.results] == [(kept, "ok")]
