@@ -42,6 +42,11 @@ _CODE_SPAN = re.compile(r"(`+).*?\1")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
+# A report longer than this is parsed before anything is asked: its parse takes a second or more, and while the
+# parse holds the run a signal (Ctrl-C) waits for it to end.
+EARLY_MAX_CHARS = 1 << 20
+
+
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True, offline: bool = False,
                        progress: bool = True) -> LinkReport:
     """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order.
@@ -49,7 +54,8 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
     answers come, and what the parse finds is what is checked."""
     path = Path(source)
     found = _Found(path, config.build.max_bytes)
-    checked = check_links(found, config, early=likely_links(_peek(path, config.build.max_bytes)),
+    text = _peek(path, config.build.max_bytes)
+    checked = check_links(found, config, early=likely_links(text) if len(text) <= EARLY_MAX_CHARS else [],
                           use_cache=use_cache, offline=offline, progress=progress)
     written = {link.url: link for link in found.links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
