@@ -40,8 +40,6 @@ _LIKELY_CLOSERS = ".,;:!?*_~"  # what a bare URL's end leaves out (a closing bra
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+).*?\1")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-
-
 # A report longer than this is parsed before anything is asked: its parse takes a second or more, and while the
 # parse holds the run a signal (Ctrl-C) waits for it to end.
 EARLY_MAX_CHARS = 1 << 20
