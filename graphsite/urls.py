@@ -100,6 +100,7 @@ def _path(path: str) -> str:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@lru_cache(maxsize=65536)
 def origin(url: str) -> str:
     """Return `scheme://host[:port]` of an http(s) URL, lower-cased, without user info, a trailing dot or the
     scheme's default port: the key of a host's request limit and turn (the host a link names, or the one a

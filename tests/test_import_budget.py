@@ -1,6 +1,7 @@
-"""The import budget of `graphsite build` on a plain document (no front matter), proven in a fresh process: no
-module of another command or of a feature the document does not use is imported, nor a template engine (the
-page's markup is `builder/page.py`). A budget of imports, not a timed test."""
+"""The import budgets, proven in a fresh process: `graphsite build` on a plain document (no front matter) imports
+no module of another command or of a feature the document does not use, nor a template engine (the page's markup
+is `builder/page.py`); `graphsite links` sends its first request before it imports the builder's parse, and never
+imports the page's rendering. Budgets of imports, not timed tests."""
 
 from __future__ import annotations
 
@@ -61,3 +62,57 @@ def test_the_budget_sees_an_import(tmp_path: Path) -> None:
     source = tmp_path / "front.md"
     source.write_text("---\ntitle: A note\n---\n\nOne paragraph.\n", encoding="utf-8")
     assert "yaml" in _denied(_build(tmp_path, source)["modules"])
+
+
+# `graphsite links` asks its first URLs before the builder reads and parses the report: before the first request
+# it has imported neither markdown-it nor the builder, and at no time the page's rendering, its templates and
+# fonts, YAML (no front matter here), the publisher's clients or the lab.
+LINKS_DENIED = ("jinja2", "graphsite.builder.render", "graphsite.builder.fonts", "graphsite.builder.images",
+                "fontTools", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3", "jsonschema",
+                "bcrypt", "playwright", "graphsite.publisher", "graphsite_lab", "graphsite.usecases.build")
+BEFORE_THE_FIRST_REQUEST = ("markdown_it", "mdit_py_plugins", "nh3", "graphsite.builder")
+
+_LINKS_PROBE = """
+import json, sys
+import graphsite.citations.http as http
+first = []
+send = http.Client.send
+async def _send(self, method, url):
+    if not first:
+        first.append(sorted(sys.modules))
+    return await send(self, method, url)
+http.Client.send = _send
+from graphsite.cli import main
+try:
+    main(["-q", "links", sys.argv[1], "--no-cache", "--allow-private"], standalone_mode=False)
+finally:
+    print(json.dumps({"first": first[0] if first else None, "modules": sorted(sys.modules)}))
+"""
+
+
+def _listed(modules: object, names: tuple[str, ...]) -> list[str]:
+    assert isinstance(modules, list)
+    return [name for name in modules if name in names or name.startswith(tuple(f"{n}." for n in names))]
+
+
+def test_links_asks_before_it_parses_and_never_imports_the_page(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        source = tmp_path / "links.md"
+        source.write_text(f"# Links\n\n## 1. Links\n\n- [a]({base}/a)\n- [b]({base}/b)\n", encoding="utf-8")
+        environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        result = subprocess.run([sys.executable, "-c", _LINKS_PROBE, str(source)], capture_output=True, text=True,
+                                env=environment, cwd=tmp_path, timeout=120)
+    finally:
+        server.shutdown()
+        server.server_close()
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert answer["first"] is not None, result.stderr  # a request went out
+    assert _listed(answer["first"], BEFORE_THE_FIRST_REQUEST) == []
+    assert _listed(answer["modules"], BEFORE_THE_FIRST_REQUEST) != []  # the probe sees the parse, after
+    assert _listed(answer["modules"], LINKS_DENIED) == []

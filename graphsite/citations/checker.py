@@ -86,6 +86,8 @@ class Checker:
         self.hosts: dict[str, asyncio.Semaphore] = {}
         self.pages: dict[str, asyncio.Future[Page]] = {}  # page URL -> its answer, shared by its fragments
         self.in_flight: dict[int, tuple[str, float]] = {}  # id -> (URL, loop time it was sent)
+        self.budgets: set[_Budget] = set()  # of the links being checked
+        self.timeouts: dict[int, asyncio.Timeout] = {}  # id -> the timeout of that request in flight
         self.requests = 0
 
     async def check(self, url: str) -> LinkResult:
@@ -109,6 +111,28 @@ class Checker:
             shared.set_result(page)
         return verdict(url, fragment, page, now, self.settings)
 
+    def want(self, fragments: dict[str, set[str]]) -> None:
+        """Add #fragments linked on pages: a page already asked for without one of them is asked for again, with
+        all of them, by the next link that wants it (the links waiting for the first answer keep it)."""
+        for page, names in fragments.items():
+            known = self.groups.get(page, [])
+            new = [group for group in map(wanted_names, names) if group and group not in known]
+            if new:
+                self.groups[page] = [*known, *new]
+                self.pages.pop(page, None)
+
+    def paused(self, seconds: float) -> None:
+        """Give the links being checked back `seconds` the event loop spent on other work (the builder's parse
+        of the report): each link's deadline and its request's timeout move on by that much, so an answer that
+        came meanwhile is read, not taken for a timeout."""
+        for budget in self.budgets:
+            if budget.deadline is not None:
+                budget.deadline += seconds
+        for timeout in self.timeouts.values():
+            when = timeout.when()
+            if when is not None:
+                timeout.reschedule(when + seconds)
+
     def waiting(self) -> list[tuple[str, float]]:
         """Return the URLs of the requests in flight and how long each has run, longest first."""
         now = asyncio.get_running_loop().time()
@@ -116,12 +140,15 @@ class Checker:
 
     async def _page(self, target: str) -> Page:
         budget = _Budget(self.settings.retries, self.settings.link_timeout)
+        self.budgets.add(budget)
         try:
             return await self._follow(target, budget)
         except Failure as failure:
             return Page(target, failure=failure, attempts=budget.used + 1)
         except ValueError as exc:  # e.g. a redirect to a URL that cannot be parsed (a port out of range)
             return Page(target, failure=Failure("dead", f"invalid URL: {_one_line(exc)}"))
+        finally:
+            self.budgets.discard(budget)
 
     async def _follow(self, target: str, budget: _Budget) -> Page:
         chain: list[str] = []
@@ -194,7 +221,8 @@ class Checker:
             key = id(received)
             self.in_flight[key] = (url, loop.time())
             try:
-                async with asyncio.timeout(seconds):
+                async with asyncio.timeout(seconds) as timeout:
+                    self.timeouts[key] = timeout
                     return await self._exchange(url, groups, received)
             except TimeoutError:
                 whose = "" if seconds == self.settings.timeout else ", what was left of the link's deadline"
@@ -208,6 +236,7 @@ class Checker:
                 raise Failure("dead", f"connection failed: {_one_line(exc)}", permanent=exc.permanent) from None
             finally:
                 del self.in_flight[key]
+                self.timeouts.pop(key, None)
 
     async def _exchange(self, url: str, groups: list[frozenset[str]], received: _Received) -> Answer:
         response = await self.client.send("GET", url)

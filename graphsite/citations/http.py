@@ -141,6 +141,8 @@ class Client:
         self._cookies: dict[str, dict[str, str]] = {}
         self._tls: ssl.SSLContext | None = None
         self._unresolved: dict[str, str] = {}  # host -> why it did not resolve: asked once a run, not per link
+        self.sent = 0  # requests written out
+        self._wave: tuple[int, asyncio.Future[None]] | None = None  # written(): how many, and its waiter
 
     async def send(self, method: str, url: str) -> Response:
         """Send `method` for `url`; return the response once its headers are in (the body is not read yet)."""
@@ -162,6 +164,9 @@ class Client:
             connection = await self._connection(key)
             try:
                 connection.writer.write(request)
+                self.sent += 1
+                if self._wave is not None and self.sent >= self._wave[0] and not self._wave[1].done():
+                    self._wave[1].set_result(None)
                 head = await connection.reader.readuntil(b"\r\n\r\n")
                 while head[9:10] == b"1" and head[9:12] != b"101":  # 100 Continue and friends: skip
                     head = await connection.reader.readuntil(b"\r\n\r\n")
@@ -179,6 +184,12 @@ class Client:
                 raise
             connection.used = True
             return self._response(key, connection, method, head)
+
+    async def written(self, count: int) -> None:
+        """Return once `count` requests have been written out in all (the caller bounds the wait)."""
+        if self.sent < count:
+            self._wave = (count, asyncio.get_running_loop().create_future())
+            await self._wave[1]
 
     def _response(self, key: tuple[str, str, int], connection: _Connection, method: str, head: bytes) -> Response:
         lines = head.decode("latin-1").split("\r\n")

@@ -1,5 +1,6 @@
 """Live link checks: every link gets one verdict: from its text alone (malformed, a scheme not checked, a private
-address), from the cache (a success still fresh), or from the network (graphsite/citations/checker.py).
+address), from the cache (a success still fresh), or from the network (graphsite/citations/network.py runs the
+requests, graphsite/citations/checker.py decides each).
 
 The run has an optional total deadline (links.deadline) and stops cleanly on SIGINT, SIGTERM or SIGHUP: the verdicts
 reached so far are kept, cached and returned as a partial report, and the rest are `unchecked`.
@@ -7,35 +8,24 @@ reached so far are kept, cached and returned as a partial report, and the rest a
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
-import itertools
-import signal
-import threading
 import time
-from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urldefrag, urlsplit
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from graphsite.citations.results import Link, LinkReport, LinkResult, Place
-from graphsite.signals import SIGNALS
-from graphsite.urls import malformed, mask, non_public, normalize, origin, secret
+from graphsite.urls import malformed, mask, non_public, normalize, secret
 
 if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
-    from graphsite.citations.checker import Checker
-    from graphsite.citations.console import Progress
     from graphsite.config import Config, LinksConfig
 
-T = TypeVar("T")
 # Schemes a page may link that are not fetched: listed as skipped with the reason, never requested.
 _NOT_CHECKED = {"mailto": "an e-mail address", "tel": "a telephone number", "sms": "a text message",
                 "ftp": "an FTP server", "sftp": "an SFTP server", "ssh": "an SSH server", "irc": "an IRC channel",
                 "news": "a news group", "xmpp": "a chat address", "data": "inline data",
                 "javascript": "a script", "magnet": "a torrent"}
-_SIGNALS = {number: signal.Signals(number).name for number in SIGNALS}  # the signals that stop any graphsite run
-WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names the URLs in flight
 
 
 def request_url(url: str) -> str:
@@ -80,28 +70,74 @@ def classify(url: str, settings: LinksConfig) -> LinkResult | None:
     return None
 
 
-def check_links(links: Sequence[str | Link], config: Config | LinksConfig, *, use_cache: bool = True,
-                offline: bool = False, progress: bool = True) -> LinkReport:
+def check_links(links: Sequence[str | Link] | Callable[[], Sequence[str | Link]], config: Config | LinksConfig, *,
+                early: Sequence[str] = (), use_cache: bool = True, offline: bool = False, progress: bool = True
+                ) -> LinkReport:
     """Return the verdict on every unique link of `links`, in order: a fresh success from the cache (any
-    cached verdict when `offline`), else a request; the cache is then refreshed with this run's verdicts."""
+    cached verdict when `offline`), else a request; the cache is then refreshed with this run's verdicts.
+
+    `links` may be the function that finds them (the builder's parse of a report): it then runs once the
+    `early` URLs (those the report's text shows, found without parsing it) are requested, so the first answers
+    are on their way while it runs. Only the links it returns get a verdict; an early URL it does not return is
+    dropped (not asked, or its request cancelled, or its answer ignored)."""
     from graphsite.citations.cache import LinkCache
     from graphsite.config import LinksConfig
 
     settings = config if isinstance(config, LinksConfig) else config.links
     start = time.perf_counter()
-    written, lines, places = _unique(links)
     cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
-    decided = _without_request(written, settings, cache if use_cache or offline else None, offline=offline)
-    pending = [key for key in written if key not in decided]
-    checked, requests, stopped_by = _over_the_network(pending, settings, progress)
+    found = FoundLinks(links, settings, cache if use_cache or offline else None, offline=offline)
+    early = found.requested(early) if callable(links) and not offline else []
+    if not early:  # nothing to ask while the links are found: found first
+        found.find()
+        early = found.pending
+    checked, requests, stopped_by = _over_the_network(early, found, settings, progress)
     warnings = _save(cache, checked)
-    every = {**decided, **checked}
+    every = {**found.decided, **checked}
     # The one place a result's URL is masked: every verdict above is keyed by the URL requested, so two links
     # that differ only in a secret stay two rows, however alike they read once masked.
-    by_key = {key: dataclasses.replace(every[key], url=mask(url), lines=lines[key], places=places[key])
-              for key, url in written.items()}
+    by_key = {key: dataclasses.replace(every[key], url=mask(url), lines=found.lines[key], places=found.places[key])
+              for key, url in found.written.items()}
     return LinkReport(tuple(by_key.values()), time.perf_counter() - start, requests, tuple(warnings), stopped_by,
                       by_key)
+
+
+class FoundLinks:
+    """The links of a run once found (`find`), each by its key: as first written, its lines and places, the
+    verdicts reached without a request, and the keys left to request (`pending`, in order)."""
+
+    def __init__(self, links: Sequence[str | Link] | Callable[[], Sequence[str | Link]], settings: LinksConfig,
+                 cache: LinkCache | None, *, offline: bool) -> None:
+        self.links, self.settings, self.cache, self.offline = links, settings, cache, offline
+        self.written: dict[str, str] = {}
+        self.lines: dict[str, tuple[int, ...]] = {}
+        self.places: dict[str, tuple[Place, ...]] = {}
+        self.decided: dict[str, LinkResult] = {}
+        self.pending: list[str] = []
+        self.done = False
+        self._early: dict[str, tuple[str, LinkResult | None]] = {}  # key -> (URL, its verdict without a request)
+
+    def find(self) -> list[str]:
+        """Find the links (calling the finder when `links` is one); return the keys left to request."""
+        links = self.links() if callable(self.links) else self.links
+        self.written, self.lines, self.places = _unique(links)
+        # An early URL written the same way was judged already (its text, the cache): not judged twice.
+        known = {key: self._early[key][1] for key, url in self.written.items()
+                 if key in self._early and self._early[key][0] == url}
+        fresh = {key: url for key, url in self.written.items() if key not in known}
+        self.decided = {**{key: r for key, r in known.items() if r is not None},
+                        **_without_request(fresh, self.settings, self.cache, offline=self.offline)}
+        self.pending = [key for key in self.written if key not in self.decided]
+        self.done = True
+        return self.pending
+
+    def requested(self, early: Sequence[str]) -> list[str]:
+        """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
+        cache): what may be asked before the links are found."""
+        written = _unique(early)[0]
+        decided = _without_request(written, self.settings, self.cache, offline=False)
+        self._early = {key: (url, decided.get(key)) for key, url in written.items()}
+        return [key for key in written if key not in decided]
 
 
 def _without_request(written: dict[str, str], settings: LinksConfig, cache: LinkCache | None, *,
@@ -123,17 +159,15 @@ def _without_request(written: dict[str, str], settings: LinksConfig, cache: Link
     return decided
 
 
-def _over_the_network(pending: list[str], settings: LinksConfig, progress: bool
+def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
                       ) -> tuple[dict[str, LinkResult], int, str]:
-    """Return the verdicts on `pending` from the network, the requests sent, and the signal that stopped the
-    run ("" if none), with the progress line on stderr."""
-    from graphsite.citations.console import Progress
+    """Return the verdicts on the links `found` left to request, the requests sent, and the signal that stopped
+    the run ("" if none), with the progress line on stderr; the `early` keys are requested from the start."""
+    if not early and found.done and not found.pending:
+        return {}, 0, ""
+    from graphsite.citations.network import run, run_to_completion
 
-    meter = Progress(len(pending), enabled=progress)
-    try:
-        return _run_to_completion(_run(pending, settings, meter)) if pending else ({}, 0, "")
-    finally:
-        meter.finish()
+    return run_to_completion(run(early, found, settings, progress))
 
 
 def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:
@@ -194,119 +228,7 @@ def _scheme(url: str) -> str:
         return ""
 
 
-async def _run(urls: list[str], settings: LinksConfig, meter: Progress) -> tuple[dict[str, LinkResult], int, str]:
-    """Return the verdicts reached, the requests sent, and the signal that stopped the run ("" if none)."""
-    from graphsite.citations.checker import Checker, new_client
-
-    fragments: dict[str, set[str]] = {}
-    for url in urls:
-        target, fragment = urldefrag(url)
-        if fragment:
-            fragments.setdefault(target, set()).add(fragment)
-    loop = asyncio.get_running_loop()
-    stop = _Stop(loop)
-    client = new_client(settings)
-    try:
-        checker = Checker(client, settings, fragments)
-        tasks = {url: asyncio.ensure_future(checker.check(url)) for url in interleave(urls)}
-        for task in tasks.values():
-            task.add_done_callback(lambda t: meter.advance() if not t.cancelled() else None)
-        watcher = asyncio.ensure_future(_watch(checker, meter))
-        everything = asyncio.ensure_future(asyncio.wait(list(tasks.values())))
-        try:
-            await asyncio.wait([everything, stop.event_waiter], timeout=settings.deadline or None,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stop.remove()
-            pending: list[asyncio.Future[Any]] = [everything, watcher, stop.event_waiter, *tasks.values(),
-                                                  *checker.pages.values()]
-            for future in pending:
-                future.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-    finally:
-        client.close()
-    return {url: _outcome(url, task, stop.name, settings) for url, task in tasks.items()}, checker.requests, \
-        stop.name
-
-
-def interleave(urls: list[str]) -> list[str]:
-    """Return `urls` in the order they are requested: one per host in turn (the first link of every host, then
-    the second of every host, …), each host's links in their own order.
-
-    A report lists a host's links together; taken in that order, the per-host limit keeps several requests to
-    the first hosts in flight at once, each on a new connection, while later hosts wait. Taken in turn, the
-    same number of requests is in flight, spread over more hosts, and a host's next link goes over the
-    connection its previous one kept alive: on 2,000 links over 200 hosts, 200 connections instead of 800."""
-    by_host: dict[str, list[str]] = {}
-    for url in urls:
-        by_host.setdefault(origin(url), []).append(url)
-    if len(by_host) <= 1:
-        return list(urls)
-    return [url for turn in itertools.zip_longest(*by_host.values()) for url in turn if url is not None]
-
-
-def _outcome(url: str, task: asyncio.Future[LinkResult], stopped_by: str, settings: LinksConfig) -> LinkResult:
-    if not task.cancelled():
-        error = task.exception()
-        if error is not None:
-            raise error
-        return task.result()
-    if stopped_by:
-        return LinkResult(url, "unchecked", f"not checked: the run was stopped by {stopped_by}")
-    return LinkResult(url, "timeout", f"no verdict within the run's deadline of {settings.deadline:g} s "
-                                      "(links.deadline)", checked_at=time.time())
-
-
-class _Stop:
-    """SIGINT, SIGTERM and SIGHUP end the run (in the main thread): `name` says which, `event_waiter` completes."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop, self.name, self.installed = loop, "", []
-        self.event = asyncio.Event()
-        self.event_waiter = asyncio.ensure_future(self.event.wait())
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for number, name in _SIGNALS.items():
-            try:
-                loop.add_signal_handler(number, self._stop, name)
-            except (NotImplementedError, RuntimeError, ValueError):
-                continue
-            self.installed.append(number)
-
-    def _stop(self, name: str) -> None:
-        if not self.name:
-            self.name = name
-        self.event.set()
-
-    def remove(self) -> None:
-        for number in self.installed:
-            self.loop.remove_signal_handler(number)
-        self.installed = []
-
-
-async def _watch(checker: Checker, meter: Progress) -> None:
-    """Name the URLs in flight on the progress line once no verdict came for a while."""
-    while True:
-        await asyncio.sleep(0.5)
-        if meter.idle() >= WAITING_AFTER:
-            meter.waiting(checker.waiting())
-
-
 def _offline(results: list[LinkResult]) -> bool:
     """Return whether no host answered at all (this machine offline, rather than every link dead)."""
     asked = [r for r in results if r.state not in ("skipped", "private", "local", "unchecked")]
     return len(asked) >= 3 and all(r.status is None for r in asked)
-
-
-def _run_to_completion(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Return the coroutine's result, also when the caller's thread already runs an event loop
-    (a notebook, or a sync Playwright session in the same process): then it runs in a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
-
-
-

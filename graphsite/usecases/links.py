@@ -11,8 +11,10 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import errno
+import html
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,28 +34,102 @@ if TYPE_CHECKING:
 # only punctuation, emphasis or a closing bracket (a bare URL's end leaves them out: builder/references._trim).
 _TAIL = re.compile(r"[^\s<>|]*")
 _URL_CLOSERS = ".,;:!?*_~`'\")]}"
+# For likely_links: an http(s) URL up to a space, a quote, a tag or an unbalanced closing bracket (Wikipedia's
+# `Graph_(discrete_mathematics)` keeps its parentheses); a fence that opens a code block; a code span; a comment.
+_LIKELY = re.compile(r"https?://(?:[^\s<>\"'`()\[\]]|\([^\s<>\"'`()]*\))+", re.IGNORECASE)
+_LIKELY_CLOSERS = ".,;:!?*_~"  # what a bare URL's end leaves out (a closing bracket never got in)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+).*?\1")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# A report longer than this is parsed before anything is asked: its parse takes a second or more, and while the
+# parse holds the run a signal (Ctrl-C) waits for it to end.
+EARLY_MAX_CHARS = 1 << 20
 
 
 def check_report_links(source: Path, config: Config, *, use_cache: bool = True, offline: bool = False,
                        progress: bool = True) -> LinkReport:
-    """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order."""
-    from graphsite.builder.report import report_from_source
-    from graphsite.builder.source import read_source
-    from graphsite.builder.targets import Targets
-
-    text = read_source(Path(source), max_bytes=config.build.max_bytes)
-    report = report_from_source(text)
-    links = report_links(text, report)
-    targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
-    local = {link.url: _local_verdict(link.url, text, targets) for link in links if _is_relative(link.url)}
-    checked = check_links([link for link in links if link.url not in local], config, use_cache=use_cache,
-                          offline=offline, progress=progress)
-    written = {link.url: link for link in links}
+    """Return a verdict on every link of the report at `source`, each with its Markdown lines, in line order.
+    The URLs its text shows (`likely_links`) are asked first; then the builder reads and parses it while their
+    answers come, and what the parse finds is what is checked."""
+    path = Path(source)
+    found = _Found(path, config.build.max_bytes)
+    text = _peek(path, config.build.max_bytes)
+    checked = check_links(found, config, early=likely_links(text) if len(text) <= EARLY_MAX_CHARS else [],
+                          use_cache=use_cache, offline=offline, progress=progress)
+    written = {link.url: link for link in found.links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
     results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
-                                   for url, r in local.items())]
+                                   for url, r in found.local.items())]
     ordered = sorted(results, key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
+
+
+class _Found:
+    """The report's links, found by the builder when called (read, decoded, front matter checked, parsed once;
+    the link check calls it once its first requests are sent); relative links are decided here, the rest
+    returned for the check."""
+
+    def __init__(self, path: Path, max_bytes: int) -> None:
+        self.path, self.max_bytes = path, max_bytes
+        self.links: list[Link] = []
+        self.local: dict[str, LinkResult] = {}
+
+    def __call__(self) -> list[Link]:
+        from graphsite.builder.report import report_from_source
+        from graphsite.builder.source import read_source
+        from graphsite.builder.targets import Targets
+
+        text = read_source(self.path, max_bytes=self.max_bytes)
+        report = report_from_source(text)
+        self.links = report_links(text, report)
+        targets = Targets([*report.heading_ids, *report.raw_ids, *report.note_ids])
+        self.local = {link.url: _local_verdict(link.url, text, targets) for link in self.links
+                      if _is_relative(link.url)}
+        return [link for link in self.links if link.url not in self.local]
+
+
+def _peek(path: Path, max_bytes: int) -> str:
+    """Return the text of the regular file at `path` for likely_links, "" when it is not one, cannot be read or
+    is over `max_bytes` (the builder's read_source, which reads it next, says why). Standard input (`-`) is not
+    peeked at: it can be read only once."""
+    if str(path) == "-":
+        return ""
+    try:
+        # O_NONBLOCK: opening a FIFO with no writer must not hang (read_source refuses it).
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return ""
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            raw = file.read(max_bytes + 1) if stat.S_ISREG(os.fstat(descriptor).st_mode) else b""
+        except OSError:
+            return ""
+    return raw.decode("utf-8", errors="replace") if len(raw) <= max_bytes else ""
+
+
+def likely_links(text: str) -> list[str]:
+    """Return the http(s) URLs the report's text seems to link to, in order, found without parsing it (a scan
+    of the text, linear in its size): what the check may ask before the builder's parse, which decides what is
+    checked, is done. Fenced code blocks, code spans and HTML comments are left out (a URL written there is no
+    link); a URL in an indented code block is not told apart, and may be asked for, its answer unused."""
+    urls: dict[str, None] = {}
+    fence = ""
+    for line in _COMMENT.sub("", text).splitlines():
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = ""
+            continue
+        if opening:
+            fence = opening.group(1)
+            continue
+        if "://" in line:
+            for written in _LIKELY.findall(_CODE_SPAN.sub("", line)):
+                url = written.rstrip(_LIKELY_CLOSERS)
+                # `&amp;` in a link's destination or an href is `&` in the URL (as markdown-it and HTML read it)
+                urls.setdefault(html.unescape(url) if "&" in url else url, None)
+    return list(urls)
 
 
 def page_links(source: Path, report: Report, config: Config) -> list[Link]:

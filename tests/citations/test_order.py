@@ -13,7 +13,8 @@ import pytest
 
 from graphsite.builder.report import report_from_source
 from graphsite.builder.source import read_source
-from graphsite.citations.live import check_links, interleave
+from graphsite.citations.live import check_links
+from graphsite.citations.network import interleave
 from graphsite.config import LinksConfig
 from graphsite.usecases.links import report_links
 
