@@ -150,6 +150,7 @@ class _Found:
     configs: dict[str, dict[str, Stamp]] = field(default_factory=dict)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
+    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
@@ -300,6 +301,10 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
     for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
+                # a whole stamp dates it: a leftover is collected past the grace period, not kept as undated
+                stamp = Stamp.from_route_text(routes.text(path) or "")
+                if stamp is not None and stamp.name == owner:
+                    found.temporary_stamps[path] = stamp
                 found.held("temporary route", str(path), made, owner)
 
 
@@ -349,6 +354,8 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
     directory = found.directories.get(name)
     records = found.records.get(name, [])
     stamps += [s for s in (route_found and route_found[1], directory and directory[1]) if s]
+    temporaries = tuple(found.temporaries.get(name, ()))
+    stamps += [found.temporary_stamps[path] for path in temporaries if path in found.temporary_stamps]
     temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
     stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
     stamps += [r.stamp for r in records if r.stamp]
@@ -357,7 +364,7 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    deployment=deployment, running=found.running.get(name, ""),
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
-                   temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
+                   temporaries=temporaries, temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
                    stamps=tuple(stamps),

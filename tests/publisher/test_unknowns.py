@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.publisher.deployment import Claim
+from graphsite.publisher.deployment import Claim, Stamp, iso
 from graphsite.publisher.route import temporary_claim
 from graphsite.usecases import gc as gc_module
 from graphsite.usecases.inventory import Holding, SurveySettings, survey
@@ -55,3 +55,19 @@ def test_gc_keeps_a_partial_deployment_it_cannot_date_and_says_so():
     assert gc_module.reason(held, now, 900.0) == ""
     kept = gc_module.undated(held, now)
     assert "made at an unknown time" in kept and "graphsite teardown blog" in kept
+
+
+def test_gc_collects_a_leftover_temporary_route_its_whole_stamp_dates(tmp_path):
+    """Before, the stamps of temporary page directories dated a holding but not those of temporary route files:
+    a killed write's `.blog.yml.ab12.tmp` carrying a whole stamp was kept forever as 'made at an unknown time'."""
+    config = _config(tmp_path)
+    clients = _clients(config)
+    stamp = Stamp("blog", "blog.example.com", "0a1b2c3d", iso(NOW))
+    left = Path(config.deploy.dynamic_dir) / ".blog.yml.ab12.tmp"
+    left.write_text(stamp.route_comment() + "http:\n  routers:\n")
+    settings = gc_module.GcSettings.from_config(config)
+    report = gc_module.collect(settings, clients, Recorder(), now=NOW + timedelta(days=30), dry_run=True)
+    assert [(c.name, c.outcome) for c in report.collected] == [("blog", "would tear down")], report.collected
+    report = gc_module.collect(settings, clients, Recorder(), now=NOW + timedelta(days=30))
+    assert [(c.name, c.outcome) for c in report.collected] == [("blog", "tore down")], report.collected
+    assert not left.exists()
