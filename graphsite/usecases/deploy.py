@@ -23,17 +23,7 @@ from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import (
-    NEEDS_PROOF,
-    Claim,
-    Deployment,
-    Stamp,
-    adopted,
-    bind_dir,
-    claim,
-    route_path,
-    whose,
-)
+from graphsite.publisher.deployment import Claim, Deployment, Stamp, adopted, bind_dir, claim, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
@@ -45,7 +35,7 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import SurveySettings, holding
+from graphsite.usecases.inventory import SurveySettings, holding, proven_name
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
 
@@ -139,6 +129,10 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
+    # whether a resource of the name proved it this configuration's before the run made anything (its own
+    # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
+    # taken over, relabelled or removed only then (`adopted`)
+    proven: bool = False
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -159,7 +153,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter)
+            _remove_old_content(config, plan, clients, reporter, prepared.proven)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -215,7 +209,8 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.docker.service(subdomain)
-        _refuse_foreign(plan, current, config.site.domain, clients)
+        proven = proven_name(SurveySettings.from_config(config), clients, subdomain)
+        _refuse_foreign(plan, current, config.site.domain, clients, proven)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -239,10 +234,11 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access)
+    return _Prepared(plan, decision, current, access, proven)
 
 
-def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
+def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
+                    proven: bool) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
@@ -258,8 +254,7 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
     # an older graphsite's route or directory is taken over only when a resource of this name proves it is this
-    # configuration's (the one rule: `adopted`); the service, past the check above, is
-    proven: bool | None = True if current is not None else None
+    # configuration's (the one rule: `adopted`)
     for path, store, what, hint in (
             (plan.route_path, routes, "a route of this configuration",
              "choose another subdomain; graphsite never overwrites routes it did not write"),
@@ -268,21 +263,8 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
             continue
         stamp = store.stamp(path)
         owner = claim(stamp, plan.subdomain, domain)
-        if owner in NEEDS_PROOF and proven is None:
-            proven = _proven(plan, domain, clients)
-        if not adopted(owner, bool(proven)):
+        if not adopted(owner, proven):
             raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}", hint=hint)
-
-
-def _proven(plan: DeployPlan, domain: str, clients: Clients) -> bool:
-    """True when a resource named like the plan's carries a complete stamp naming this configuration's domain
-    (a config, the route file, the page directory or the DNS record)."""
-    stamps: list[Stamp | None] = list(clients.docker.config_stamps(plan.subdomain).values())
-    for path, store in ((plan.route_path, clients.routes), (plan.bind_dir, clients.binds)):
-        stamps += [store.stamp(path)] if path and store.exists(path) else []
-    if any(claim(stamp, plan.subdomain, domain) == Claim.OURS for stamp in stamps):
-        return True
-    return any(record.claim(domain) == Claim.OURS for record in clients.dns.records(plan.fqdn))
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
@@ -296,13 +278,15 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
     return checks
 
 
-def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
-    """Remove the configs (and a bind directory) the previous version used; the new one is live already."""
+def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
+                        proven: bool) -> None:
+    """Remove the configs (and a bind directory) the previous version used; the new one is live already. What
+    names no domain is the previous version's only when the name was `proven` before the run."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         domain = config.site.domain
         mine = {name for name, stamp in clients.docker.config_stamps(plan.subdomain).items()
-                if stamp.claim(plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
+                if adopted(stamp.claim(plan.subdomain, domain), proven)}
         old = sorted(mine - {c.name for c in plan.service.configs})
         for name in old:
             clients.docker.remove_config(name)
@@ -310,7 +294,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
         page_stamp = binds.stamp(directory)
-        previous_page = claim(page_stamp, plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
             binds.remove(directory, page_stamp)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
@@ -322,7 +306,8 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
     for item in plan.service.configs:
-        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
+        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain,
+                                                                  proven=prepared.proven))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir),
                                 UPDATED if clients.binds.exists(plan.bind_dir) else CREATED))
@@ -346,9 +331,10 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
         for item in plan.service.configs:
-            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
+            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
+                                           prepared.proven))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, clients.binds, undo))
+            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven))
     with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
@@ -366,7 +352,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, clients.routes, undo))
+        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven))
     with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
@@ -375,9 +361,9 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
 
 
 def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, swarm: SwarmPort, undo: Undo,
-                   domain: str) -> Outcome:
+                   domain: str, proven: bool) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
-    change = config_change(plan, item, before, domain)
+    change = config_change(plan, item, before, domain, proven=proven)
     if change == CREATED:  # registered first: a create whose answer is lost is still undone
         undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
         return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
@@ -402,24 +388,31 @@ def _remove_service_made(swarm: SwarmPort, plan: DeployPlan) -> bool:
     return made and swarm.remove_service(plan.subdomain)
 
 
-def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str) -> str:
+def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str, *,
+                  proven: bool) -> str:
     """Return what the deploy does to config `item`, given the labels of the one that exists (None: none):
     created; updated when it carries another stamp than the deploy's, an earlier deploy's of this configuration
-    (another expiry) or an older graphsite's, which a later release may no longer read; else unchanged.
-    Another configuration's config is never touched."""
+    (another expiry) or an older graphsite's when the name was `proven` (`adopted`), which a later release may
+    no longer read; else unchanged. Another configuration's config is never touched."""
     if before is None:
         return CREATED
     stale = before != config_labels(plan.stamp, item)
-    return UPDATED if stale and claim(Stamp.from_labels(before), plan.subdomain, domain) in (
-        Claim.OURS, Claim.OLDER) else UNCHANGED
+    return UPDATED if stale and adopted(claim(Stamp.from_labels(before), plan.subdomain, domain), proven) \
+        else UNCHANGED
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome:
+def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven: bool) -> list[Path]:
+    """Return the temporaries of `name` that are this configuration's (`adopted`, with the proof decided before
+    the run made anything): an unfinished write of another configuration sharing the directory is never one."""
+    return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
+
+
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
-    for stale in binds.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
-        binds.remove_temporary(stale)
+    for stale in _left_by_a_killed_run(binds.temporaries(directory.parent, domain), plan.subdomain, proven):
+        binds.remove_temporary(stale)  # a killed run's half-filled
     old = binds.page(directory)
     if not binds.exists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}",
@@ -431,13 +424,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
+def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = routes.text(path)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
         removed = routes.stamp(path) == plan.stamp and routes.remove(path)
-        for temporary in routes.temporaries(path.parent, domain).get(plan.subdomain, []):
+        for temporary in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
             removed = routes.remove(temporary) or removed
         return removed
 
@@ -450,8 +443,8 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in routes.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
-        routes.remove(stale)
+    for stale in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
+        routes.remove(stale)  # a killed run's half-written one
     written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 

@@ -32,7 +32,8 @@ from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
 
-__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "proven_name",
+           "survey"]
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ class Inventory:
     holdings: dict[str, Holding] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)  # system -> why it could not be read
     foreign: tuple[Foreign, ...] = ()
+    proven: frozenset[str] = frozenset()  # the names a resource proves this configuration's (`_proven`)
 
     @property
     def complete(self) -> bool:
@@ -211,17 +213,30 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
     if dns:
         _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
     _missing_bind_root(found, clients.binds, settings.bind_root)
-    # a resource of graphsite 0.1 whose stamp names no domain is this configuration's only beside one that proves
-    # it (a stamp naming this domain; a temporary file proves nothing)
-    _adopt_older(found, set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
-                 | set(found.records))
+    proven = _proven(found)
+    _adopt_older(found, proven)
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
     holdings = {n: _holding(domain, n, found, clients.binds) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
-                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
+                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign), proven=proven)
+
+
+def _proven(found: _Found) -> frozenset[str]:
+    """Return the names proven this configuration's: each has a resource whose complete stamp names this domain
+    (its service, a config `NAME-…`, its route file, its page directory, its A record), judged where the survey
+    judges it. Only these let what names no domain (graphsite 0.1's stamp, an unfinished write) be adopted; a
+    temporary proves nothing, and a system that was not read proves nothing either."""
+    return frozenset(set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
+                     | set(found.records))
+
+
+def proven_name(settings: SurveySettings, clients: Clients, name: str) -> bool:
+    """Return whether a resource of `name` proves it this configuration's, as the survey (list, gc, teardown)
+    decides it: the one proof deploy uses too, taken before it makes anything."""
+    return name in survey(settings, clients, name=name).proven
 
 
 def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None:
@@ -234,7 +249,7 @@ def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None
                                          "there: run the command on the node that holds it")
 
 
-def _adopt_older(found: _Found, proven: set[str]) -> None:
+def _adopt_older(found: _Found, proven: frozenset[str]) -> None:
     """Resources whose stamp names no domain (an older graphsite's, a temporary cut short) are a name's when a
     resource of that name proves it is this configuration's (`adopted`); the others are shown as foreign and
     kept."""
