@@ -71,3 +71,13 @@ def test_gc_collects_a_leftover_temporary_route_its_whole_stamp_dates(tmp_path):
     report = gc_module.collect(settings, clients, Recorder(), now=NOW + timedelta(days=30))
     assert [(c.name, c.outcome) for c in report.collected] == [("blog", "tore down")], report.collected
     assert not left.exists()
+
+
+def test_list_json_gives_an_unknown_age_as_null_as_the_table_says_unknown():
+    """Before, `list --json` gave "age": "" where the table says unknown."""
+    from graphsite.commands.present import _held_json
+
+    undated = Holding("blog", "blog.example.com", temporaries=(Path("/dynamic/.blog.yml.ab12.tmp"),))
+    assert _held_json(undated, NOW)["age"] is None and _held_json(undated, NOW)["created"] is None
+    dated = Holding("blog", "blog.example.com", stamps=(Stamp("blog", "blog.example.com", "0a1b2c3d", iso(NOW)),))
+    assert _held_json(dated, NOW + timedelta(days=2))["age"] == "2d"
