@@ -8,6 +8,7 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 from __future__ import annotations
 
 import secrets
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +24,17 @@ from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, Stamp, adopted, bind_dir, claim, route_path, whose
+from graphsite.publisher.deployment import (
+    NEEDS_PROOF,
+    Claim,
+    Deployment,
+    Stamp,
+    adopted,
+    bind_dir,
+    claim,
+    route_path,
+    whose,
+)
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
@@ -35,7 +46,8 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import SurveySettings, holding, proven_name
+from graphsite.usecases.inventory import Foreign, SurveySettings, holding
+from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
 
@@ -209,8 +221,10 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.docker.service(subdomain)
-        proven = proven_name(SurveySettings.from_config(config), clients, subdomain)
-        _refuse_foreign(plan, current, config.site.domain, clients, proven)
+        # the proof as list, gc and teardown decide it (the survey's), taken before anything is made
+        seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain)
+        proven = subdomain in seen.proven
+        _refuse_foreign(plan, current, config.site.domain, clients, proven, seen.foreign)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -238,7 +252,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
-                    proven: bool) -> None:
+                    proven: bool, foreign: tuple[Foreign, ...]) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
@@ -264,7 +278,22 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
         stamp = store.stamp(path)
         owner = claim(stamp, plan.subdomain, domain)
         if not adopted(owner, proven):
-            raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}", hint=hint)
+            raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}",
+                              hint=_by_hand(plan.subdomain, foreign) if owner in NEEDS_PROOF else hint)
+
+
+_REMOVE = {"route": "rm {}", "temporary route": "rm {}", "directory": "rm -r {}", "temporary directory": "rm -r {}",
+           "config": "docker config rm {}"}
+
+
+def _by_hand(name: str, foreign: tuple[Foreign, ...]) -> str:
+    """Return how to remove, by hand, the resources of `name` whose stamps name no domain and that nothing proves
+    this configuration's (graphsite 0.1's whose service is gone): neither deploy nor teardown will."""
+    steps = [_REMOVE[f.kind].format(shlex.quote(f.name)) for f in foreign if f.claim in NEEDS_PROOF
+             and f.kind in _REMOVE]
+    return (f"choose another subdomain; if it is a graphsite 0.1 deployment of yours whose service is gone, "
+            f"nothing proves it this configuration's and neither deploy nor teardown removes it: remove it by hand "
+            f"(`{'`, `'.join(steps)}`), then deploy {name} again")
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,

@@ -32,8 +32,7 @@ from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
 
-__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "proven_name",
-           "survey"]
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +135,8 @@ class Inventory:
     holdings: dict[str, Holding] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)  # system -> why it could not be read
     foreign: tuple[Foreign, ...] = ()
-    proven: frozenset[str] = frozenset()  # the names a resource proves this configuration's (`_proven`)
+    # the names a resource proves this configuration's (`_proven`: the one proof, deploy's too)
+    proven: frozenset[str] = frozenset()
 
     @property
     def complete(self) -> bool:
@@ -231,12 +231,6 @@ def _proven(found: _Found) -> frozenset[str]:
     temporary proves nothing, and a system that was not read proves nothing either."""
     return frozenset(set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
                      | set(found.records))
-
-
-def proven_name(settings: SurveySettings, clients: Clients, name: str) -> bool:
-    """Return whether a resource of `name` proves it this configuration's, as the survey (list, gc, teardown)
-    decides it: the one proof deploy uses too, taken before it makes anything."""
-    return name in survey(settings, clients, name=name).proven
 
 
 def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None:

@@ -21,6 +21,7 @@ from tests.publisher.test_rules import _deploy as _made
 
 V1_ROUTE = "# graphsite: name={name} created=2026-06-01T00:00:00Z expires=\n"
 V1_MARKER = "made by graphsite deploy: name={name} created=2026-06-01T00:00:00Z expires=\n"
+V1_LABELS = {"graphsite.subdomain": "site-1", "graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": ""}
 
 
 def _v1_route(config, name: str) -> str:
@@ -30,13 +31,21 @@ def _v1_route(config, name: str) -> str:
 
 def test_deploy_refuses_an_older_route_that_nothing_of_its_name_proves(tmp_path):
     config, clients = fake_world(tmp_path)
-    swarm, dns, routes, _, _ = _fakes(clients)
+    swarm, dns, routes, binds, _ = _fakes(clients)
     path = tmp_path / "dynamic" / "site-1.yml"
     routes.files[path] = _v1_route(config, "site-1")
+    directory = tmp_path / "srv" / "site-1"
+    binds.dirs[directory] = {".graphsite": V1_MARKER.format(name="site-1").encode(), "index.html": b"theirs"}
+    swarm.add_config("site-1-page-0123456789ab", V1_LABELS)
     with pytest.raises(DeployError, match=r"site-1.yml exists and is not a route of this configuration: its stamp "
-                                          r"names no domain \(older graphsite\)"):
+                                          r"names no domain \(older graphsite\)") as refused:
         _deploy(config, clients, _source(tmp_path))
     assert routes.files[path] == _v1_route(config, "site-1") and swarm.created == dns.created == []
+    # before, the hint said "choose another subdomain" alone, though neither deploy nor teardown removes it
+    hint = refused.value.hint
+    assert hint is not None and "\n" not in hint and "neither deploy nor teardown removes it" in hint
+    assert all(step in hint for step in (f"`rm {path}`", f"`rm -r {directory}`",
+                                         "`docker config rm site-1-page-0123456789ab`")), hint
 
 
 def test_deploy_takes_over_an_older_route_beside_a_record_that_proves_the_name(tmp_path):
@@ -90,9 +99,6 @@ def test_labels_of_a_stamp_version_this_release_does_not_know_prove_nothing():
     assert version_1 is not None and version_1.claim("s1", "example.com") == Claim.OLDER
 
 
-V1_LABELS = {"graphsite.subdomain": "site-1", "graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": ""}
-
-
 @pytest.mark.parametrize("proven", [False, True], ids=["alone", "beside-a-proven-record"])
 def test_a_config_mode_deploy_removes_an_older_page_directory_and_config_only_when_proven(tmp_path, proven):
     """Before, a config-mode deploy checked the page directory only in bind mode, then removed any directory and
@@ -131,17 +137,15 @@ def test_a_deploy_removes_a_killed_run_s_unfinished_temporaries_only_when_the_na
 def test_a_config_not_named_after_the_deployment_proves_nothing_to_deploy_as_to_the_survey(tmp_path):
     """Before, deploy took any config labelled subdomain=NAME for proof, while the survey judges a config under
     its own name: a config `evil` stamped for site-1 let deploy take over a 0.1 route that list showed foreign."""
-    from graphsite.usecases.inventory import proven_name
-
     config, clients = fake_world(tmp_path)
     swarm, _, routes, _, _ = _fakes(clients)
     path = tmp_path / "dynamic" / "site-1.yml"
     routes.files[path] = _v1_route(config, "site-1")
     swarm.add_config("evil", Stamp("site-1", "site-1.example.com", "0a1b2c3d", iso(NOW)).labels())
-    assert not proven_name(SurveySettings.from_config(config), clients, "site-1")
+    assert "site-1" not in survey(SurveySettings.from_config(config), clients, name="site-1").proven
     with pytest.raises(DeployError, match=r"site-1.yml exists and is not a route of this configuration"):
         _deploy(config, clients, _source(tmp_path))
     assert routes.files[path] == _v1_route(config, "site-1")
     swarm.add_config("site-1-page-0123456789ab", Stamp("site-1", "site-1.example.com", "0a1b2c3d",
                                                         iso(NOW)).labels())
-    assert proven_name(SurveySettings.from_config(config), clients, "site-1")  # one named after it proves it
+    assert "site-1" in survey(SurveySettings.from_config(config), clients, name="site-1").proven  # named so
