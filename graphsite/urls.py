@@ -264,15 +264,21 @@ SECRET_KEYS = frozenset({
     "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential",
 })
 _MASK = "***"
+# `//host/…`, as browsers read it: leading blanks aside, and a backslash taken for a slash
+_PROTOCOL_RELATIVE = re.compile(r"\s*[/\\]{2}")
 
 
 def _split_secrets(url: str) -> tuple[str, str, list[str], str]:
-    """Return `url` cut for mask(): the scheme with its `://`, the userinfo (or ""), the rest split at each
-    `?`, `#`, `&` and `;` (the separators kept as parts of their own), and the `@` after the userinfo (or "").
-    Text only, no parsing that may raise: a malformed URL is masked too."""
+    """Return `url` cut for mask(): the scheme with its `://` (or a protocol-relative URL's `//`), the userinfo
+    (or ""), the rest split at each `?`, `#`, `&` and `;` (the separators kept as parts of their own), and the
+    `@` after the userinfo (or ""). A relative link (`notes.md?token=…`) has no authority, but its query is
+    split all the same. Text only, no parsing that may raise: a malformed URL is masked too."""
     head, sep, rest = url.partition("://")
     if not sep:
-        return "", "", [url], ""
+        relative = _PROTOCOL_RELATIVE.match(url)
+        if relative is None:
+            return "", "", re.split(r"([?#&;])", url), ""
+        head, sep, rest = "", relative.group(0), url[relative.end():]
     end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority = rest[:end]
     userinfo, at, _ = authority.rpartition("@")

@@ -382,7 +382,7 @@ def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
     missing = held.missing()
     return {"subdomain": held.name, "fqdn": held.fqdn, "state": held.state(now), "missing": missing,
             "service": deployment is not None, "route": held.route is not None, "record": bool(held.records),
-            "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now),
+            "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now) or None,
             "sha256": (deployment.sha256 if deployment else "") or None, "replicas": held.running or None,
             "nodes": list(held.nodes), "access": deployment.access if deployment else None,
             "private": bool(deployment and deployment.access == "private"),

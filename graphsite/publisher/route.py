@@ -145,9 +145,10 @@ def temporary_name(filename: str) -> str | None:
 
 def temporary_claim(head: str, name: str, domain: str) -> Claim | None:
     """Return whose a temporary route file for `name` beginning with `head` is under `domain` (its `adopted` to
-    say), None when graphsite did not write it: a whole stamp's claim; UNFINISHED for nothing yet or a write cut
-    short before its fqdn (it names no domain); OURS for one cut inside a fqdn that is this configuration's so
-    far; OTHER when its fqdn is another's."""
+    say), None when graphsite did not write it: a whole stamp's claim; OURS or OTHER once its fqdn is written
+    whole (the space after it with it); UNFINISHED for nothing yet or a write cut short before or inside its fqdn
+    (`fqdn=blog.exam` names no domain yet: example.com and example.org alike); OTHER for one cut inside a fqdn
+    that already parts from this configuration's."""
     stamp = Stamp.from_route_text(head)
     if stamp is not None:
         return stamp.claim(name, domain)
@@ -162,7 +163,9 @@ def temporary_claim(head: str, name: str, domain: str) -> Claim | None:
     wanted = f"{name}.{domain}"
     if not rest.startswith("fqdn="):
         return None
-    return Claim.OURS if (written == wanted if space else wanted.startswith(written)) else Claim.OTHER
+    if space:
+        return Claim.OURS if written == wanted else Claim.OTHER
+    return Claim.UNFINISHED if wanted.startswith(written) else Claim.OTHER
 
 
 def qualified_middlewares(names: tuple[str, ...]) -> list[str]:

@@ -8,6 +8,7 @@ signal) is looked up by name when the undo runs, and removed only if graphsite m
 from __future__ import annotations
 
 import secrets
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,7 +48,8 @@ from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import kept, read_versions, short, version_labels, version_marker
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import SurveySettings, holding
+from graphsite.usecases.inventory import Foreign, SurveySettings, holding
+from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
 
@@ -157,6 +159,10 @@ class _Prepared:
     current: Service | None  # the service of a previous version, if any
     access: Access
     changes: str = ""
+    # whether a resource of the name proved it this configuration's before the run made anything (its own
+    # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
+    # taken over, relabelled or removed only then (`adopted`)
+    proven: bool = False
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -177,7 +183,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter)
+            _remove_old_content(config, plan, clients, reporter, prepared.proven)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -240,7 +246,10 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
         current = clients.docker.service(subdomain)
-        _refuse_foreign(plan, current, config.site.domain, clients)
+        # the proof as list, gc and teardown decide it (the survey's), taken before anything is made
+        seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain)
+        proven = subdomain in seen.proven
+        _refuse_foreign(plan, current, config.site.domain, clients, proven, seen.foreign)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -267,7 +276,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         route.check_route(plan.route, plan.route_path)
         changes = _changes(previous, page, clients, plan.subdomain, Path(config.deploy.bind_root)) \
             if previous is not None else ""
-    return _Prepared(plan, decision, current, access, changes)
+    return _Prepared(plan, decision, current, access, changes, proven)
 
 
 def _changes(previous: Deployment, page: Page, clients: Clients, name: str, bind_root: Path) -> str:
@@ -320,7 +329,8 @@ def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None
     return plan.with_versions(labels, tuple(served), tuple(configs))
 
 
-def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
+def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
+                    proven: bool, foreign: tuple[Foreign, ...]) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
@@ -336,8 +346,7 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
                               f"{whose(owner, previous.stamp if previous else None)}",
                               hint="choose another subdomain; graphsite never changes services it did not make")
     # an older graphsite's route or directory is taken over only when a resource of this name proves it is this
-    # configuration's (the one rule: `adopted`); the service, past the check above, is
-    proven: bool | None = True if current is not None else None
+    # configuration's (the one rule: `adopted`)
     for path, store, what, hint in (
             (plan.route_path, routes, "a route of this configuration",
              "choose another subdomain; graphsite never overwrites routes it did not write"),
@@ -346,21 +355,23 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
             continue
         stamp = store.stamp(path)
         owner = claim(stamp, plan.subdomain, domain)
-        if owner in NEEDS_PROOF and proven is None:
-            proven = _proven(plan, domain, clients)
-        if not adopted(owner, bool(proven)):
-            raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}", hint=hint)
+        if not adopted(owner, proven):
+            raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}",
+                              hint=_by_hand(plan.subdomain, foreign) if owner in NEEDS_PROOF else hint)
 
 
-def _proven(plan: DeployPlan, domain: str, clients: Clients) -> bool:
-    """True when a resource named like the plan's carries a complete stamp naming this configuration's domain
-    (a config, the route file, the page directory or the DNS record)."""
-    stamps: list[Stamp | None] = list(clients.docker.config_stamps(plan.subdomain).values())
-    for path, store in ((plan.route_path, clients.routes), (plan.bind_dir, clients.binds)):
-        stamps += [store.stamp(path)] if path and store.exists(path) else []
-    if any(claim(stamp, plan.subdomain, domain) == Claim.OURS for stamp in stamps):
-        return True
-    return any(record.claim(domain) == Claim.OURS for record in clients.dns.records(plan.fqdn))
+_REMOVE = {"route": "rm {}", "temporary route": "rm {}", "directory": "rm -r {}", "temporary directory": "rm -r {}",
+           "config": "docker config rm {}"}
+
+
+def _by_hand(name: str, foreign: tuple[Foreign, ...]) -> str:
+    """Return how to remove, by hand, the resources of `name` whose stamps name no domain and that nothing proves
+    this configuration's (graphsite 0.1's whose service is gone): neither deploy nor teardown will."""
+    steps = [_REMOVE[f.kind].format(shlex.quote(f.name)) for f in foreign if f.claim in NEEDS_PROOF
+             and f.kind in _REMOVE]
+    return (f"choose another subdomain; if it is a graphsite 0.1 deployment of yours whose service is gone, "
+            f"nothing proves it this configuration's and neither deploy nor teardown removes it: remove it by hand "
+            f"(`{'`, `'.join(steps)}`), then deploy {name} again")
 
 
 def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
@@ -374,16 +385,18 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
     return checks
 
 
-def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
+def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
+                        proven: bool) -> None:
     """Remove the configs (and a bind directory) the previous version used and the versions that fell off
-    deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays."""
+    deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays; what
+    names no domain is the previous version's only when the name was `proven` before the run."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     try:
         domain = config.site.domain
         labelled = clients.docker.labelled_configs(plan.subdomain)
         found = read_versions(labelled, plan.deployment, domain)
         mine = {name for name, labels in labelled.items()
-                if claim(Stamp.from_labels(labels), plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)}
+                if adopted(claim(Stamp.from_labels(labels), plan.subdomain, domain), proven)}
         old = sorted(mine - {c.name for c in plan.service.configs} - {u.config for u in found.unproven})
         dropped = {v.config: v for v in found.versions}
         for name in old:
@@ -397,7 +410,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
         page_stamp = binds.stamp(directory)
-        previous_page = claim(page_stamp, plan.subdomain, domain) in (Claim.OURS, Claim.OLDER)
+        previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
             binds.remove(directory, page_stamp)
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
@@ -422,7 +435,8 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     existing = swarm.labelled_configs(plan.subdomain)
     for item in plan.contents:
-        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain))))
+        outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain,
+                                                                  proven=prepared.proven))))
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir),
                                 UPDATED if clients.binds.exists(plan.bind_dir) else CREATED))
@@ -446,9 +460,10 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("content"):
         existing = swarm.labelled_configs(plan.subdomain)
         for item in plan.contents:
-            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain))
+            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
+                                           prepared.proven))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, clients.binds, undo))
+            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven))
     with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
@@ -466,7 +481,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, clients.routes, undo))
+        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven))
     with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
@@ -475,9 +490,9 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
 
 
 def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, swarm: SwarmPort, undo: Undo,
-                   domain: str) -> Outcome:
+                   domain: str, proven: bool) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
-    change = config_change(plan, item, before, domain)
+    change = config_change(plan, item, before, domain, proven=proven)
     if change == CREATED and not item.data:  # a kept version, listed in the plan step, is gone
         raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
                           hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
@@ -505,24 +520,31 @@ def _remove_service_made(swarm: SwarmPort, plan: DeployPlan) -> bool:
     return made and swarm.remove_service(plan.subdomain)
 
 
-def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str) -> str:
+def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, domain: str, *,
+                  proven: bool) -> str:
     """Return what the deploy does to config `item`, given the labels of the one that exists (None: none):
     created; updated when it carries another stamp than the deploy's, an earlier deploy's of this configuration
-    (another expiry) or an older graphsite's, which a later release may no longer read; else unchanged.
-    Another configuration's config is never touched."""
+    (another expiry) or an older graphsite's when the name was `proven` (`adopted`), which a later release may
+    no longer read; else unchanged. Another configuration's config is never touched."""
     if before is None:
         return CREATED
     stale = before != config_labels(plan.stamp, item)
-    return UPDATED if stale and claim(Stamp.from_labels(before), plan.subdomain, domain) in (
-        Claim.OURS, Claim.OLDER) else UNCHANGED
+    return UPDATED if stale and adopted(claim(Stamp.from_labels(before), plan.subdomain, domain), proven) \
+        else UNCHANGED
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome:
+def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven: bool) -> list[Path]:
+    """Return the temporaries of `name` that are this configuration's (`adopted`, with the proof decided before
+    the run made anything): an unfinished write of another configuration sharing the directory is never one."""
+    return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
+
+
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
-    for stale in binds.temporaries(directory.parent, domain).get(plan.subdomain, []):  # a killed run's half-filled
-        binds.remove_temporary(stale)
+    for stale in _left_by_a_killed_run(binds.temporaries(directory.parent, domain), plan.subdomain, proven):
+        binds.remove_temporary(stale)  # a killed run's half-filled
     old = binds.page(directory)
     if not binds.exists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}",
@@ -541,13 +563,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo) -> Outcome
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
+def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = routes.text(path)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
         removed = routes.stamp(path) == plan.stamp and routes.remove(path)
-        for temporary in routes.temporaries(path.parent, domain).get(plan.subdomain, []):
+        for temporary in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
             removed = routes.remove(temporary) or removed
         return removed
 
@@ -560,8 +582,8 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo) -> Outcome:
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in routes.temporaries(path.parent, domain).get(plan.subdomain, []):  # a killed run's half-written one
-        routes.remove(stale)
+    for stale in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
+        routes.remove(stale)  # a killed run's half-written one
     written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 

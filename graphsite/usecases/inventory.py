@@ -137,6 +137,8 @@ class Inventory:
     holdings: dict[str, Holding] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)  # system -> why it could not be read
     foreign: tuple[Foreign, ...] = ()
+    # the names a resource proves this configuration's (`_proven`: the one proof, deploy's too)
+    proven: frozenset[str] = frozenset()
 
     @property
     def complete(self) -> bool:
@@ -152,6 +154,7 @@ class _Found:
     configs: dict[str, dict[str, Stamp]] = field(default_factory=dict)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
+    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name -> {sha12: marker} in bind mode
@@ -213,17 +216,24 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
     if dns:
         _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
     _missing_bind_root(found, clients.binds, settings.bind_root)
-    # a resource of graphsite 0.1 whose stamp names no domain is this configuration's only beside one that proves
-    # it (a stamp naming this domain; a temporary file proves nothing)
-    _adopt_older(found, set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
-                 | set(found.records))
+    proven = _proven(found)
+    _adopt_older(found, proven)
     names = (set(found.services) | set(found.configs) | set(found.routes) | set(found.temporaries)
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
     holdings = {n: _holding(domain, n, found, clients.binds) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
-                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign))
+                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign), proven=proven)
+
+
+def _proven(found: _Found) -> frozenset[str]:
+    """Return the names proven this configuration's: each has a resource whose complete stamp names this domain
+    (its service, a config `NAME-…`, its route file, its page directory, its A record), judged where the survey
+    judges it. Only these let what names no domain (graphsite 0.1's stamp, an unfinished write) be adopted; a
+    temporary proves nothing, and a system that was not read proves nothing either."""
+    return frozenset(set(found.services) | set(found.configs) | set(found.routes) | set(found.directories)
+                     | set(found.records))
 
 
 def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None:
@@ -236,7 +246,7 @@ def _missing_bind_root(found: _Found, binds: BindStore, bind_root: Path) -> None
                                          "there: run the command on the node that holds it")
 
 
-def _adopt_older(found: _Found, proven: set[str]) -> None:
+def _adopt_older(found: _Found, proven: frozenset[str]) -> None:
     """Resources whose stamp names no domain (an older graphsite's, a temporary cut short) are a name's when a
     resource of that name proves it is this configuration's (`adopted`); the others are shown as foreign and
     kept."""
@@ -303,6 +313,10 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
     for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
+                # a whole stamp dates it: a leftover is collected past the grace period, not kept as undated
+                stamp = Stamp.from_route_text(routes.text(path) or "")
+                if stamp is not None and stamp.name == owner:
+                    found.temporary_stamps[path] = stamp
                 found.held("temporary route", str(path), made, owner)
 
 
@@ -353,6 +367,8 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
     directory = found.directories.get(name)
     records = found.records.get(name, [])
     stamps += [s for s in (route_found and route_found[1], directory and directory[1]) if s]
+    temporaries = tuple(found.temporaries.get(name, ()))
+    stamps += [found.temporary_stamps[path] for path in temporaries if path in found.temporary_stamps]
     temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
     stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
     stamps += [r.stamp for r in records if r.stamp]
@@ -361,7 +377,7 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    deployment=deployment, running=found.running.get(name, ""),
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
-                   temporaries=tuple(found.temporaries.get(name, ())), temporary_dirs=temporary_dirs,
+                   temporaries=temporaries, temporary_dirs=temporary_dirs,
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
                    stamps=tuple(stamps), unknown=tuple(found.unreadable),

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 
 from graphsite.citations.live import check_links
 from graphsite.citations.results import Link, LinkReport, LinkResult, Place
-from graphsite.urls import normalize
+from graphsite.urls import mask, normalize
 
 if TYPE_CHECKING:
     from graphsite.builder.model import Report
@@ -58,8 +58,8 @@ def check_report_links(source: Path, config: Config, *, use_cache: bool = True, 
                           use_cache=use_cache, offline=offline, progress=progress)
     written = {link.url: link for link in found.links}
     # Not keyed by the result's URL: it is masked, and two links that differ only in a secret are two rows.
-    results = [*checked.results, *(dataclasses.replace(r, lines=written[url].lines, places=written[url].places)
-                                   for url, r in found.local.items())]
+    results = [*checked.results, *(dataclasses.replace(r, url=mask(url), lines=written[url].lines,
+                                                       places=written[url].places) for url, r in found.local.items())]
     ordered = sorted(results, key=lambda r: (r.line is None, r.line or 0))
     return dataclasses.replace(checked, results=tuple(ordered))
 
@@ -257,20 +257,22 @@ def _is_relative(url: str) -> bool:
 
 def _local_verdict(url: str, source: Source, targets: Targets) -> LinkResult:
     """Return the verdict on a relative link: a #fragment of the page itself (resolved by the builder's own
-    `Targets`, as the build resolves it: case and GitHub's slug rules aside), or a file beside the report."""
+    `Targets`, as the build resolves it: case and GitHub's slug rules aside), or a file beside the report. What
+    it says of the link is masked (`notes.md;token=…`, `#access_token=…`); the caller masks its URL."""
     now = time.time()
     parts = urlsplit(url.strip())
     if not parts.path:
         fragment = unquote(parts.fragment)
         if not fragment or targets.resolve(parts.fragment) is not None:
             return LinkResult(url, "ok", "a link within the page", checked_at=now)
-        return LinkResult(url, "local", f"no #{fragment} on the page (no heading or element has that id)",
-                          checked_at=now)
+        return LinkResult(url, "local", f"no {mask('#' + fragment)} on the page (no heading or element has that "
+                                        "id)", checked_at=now)
     target = source.path.parent / unquote(parts.path)
-    shown = unquote(parts.path)
+    shown = mask(unquote(parts.path))
     exists = _exists(target)
     if isinstance(exists, str):
-        return LinkResult(url, "local", f"cannot tell whether {shown} is beside the report: {exists} ({target}); "
+        return LinkResult(url, "local", f"cannot tell whether {shown} is beside the report: {exists} "
+                                        f"({mask(str(target))}); "
                                         "the published page is one index.html either way", checked_at=now)
     if exists:
         return LinkResult(url, "local", f"{shown} exists beside the report, but the published page is one "

@@ -157,3 +157,47 @@ def test_each_link_gets_its_own_verdict_however_the_answer_is_ordered_and_a_miss
         "private", ["unchecked"] * 3)
     assert answered[links[3]].detail == "no verdict for this link in the link check's answer"
     assert all(SECRET not in r.url for r in answered.values())
+
+
+@pytest.mark.parametrize("url, shown", [
+    (f"//alice:{SECRET}@files.example/x", "//***@files.example/x"),  # protocol-relative: https for the reader
+    (f" \\\\alice:{SECRET}@files.example/x", " \\\\***@files.example/x"),  # a browser reads \\ as //
+    (f"notes.md?token={SECRET}&v=2", "notes.md?token=***&v=2"),  # relative: no authority, a query all the same
+    (f"/docs/a;sig={SECRET}#top", "/docs/a;sig=***#top"),
+    (f"#access_token={SECRET}", "#access_token=***"),
+])
+def test_a_credential_in_a_protocol_relative_or_relative_link_is_found_and_masked(url, shown):
+    """Before, mask() and secret() looked for a credential only after `scheme://`."""
+    assert urls.secret(url) and urls.mask(url) == shown
+
+
+def test_links_never_prints_the_credential_of_a_protocol_relative_or_relative_link(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GRAPHSITE_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "graphsite.toml").write_text("")
+    (tmp_path / "notes.md").write_text("notes")
+    source = tmp_path / "p.md"
+    source.write_text(f"# Report\n\n## 1. Part\n\n[a](//alice:{SECRET}@files.example/x),\n"
+                      f"[b](notes.md?token={SECRET}), [c](missing.md;sig={SECRET}) and "
+                      f"[d](#access_token={SECRET}).\n", encoding="utf-8")
+    for flags in (["--json"], []):
+        result = CliRunner().invoke(main, ["links", str(source), "--offline", *flags])
+        assert result.exit_code == 0, result.output
+        assert SECRET not in result.stdout and SECRET not in result.stderr, result.output
+    data = json.loads(CliRunner().invoke(main, ["links", str(source), "--offline", "--json"]).stdout)
+    assert {link["url"]: link["state"] for link in data["links"]} == {
+        "//***@files.example/x": "skipped", "notes.md?token=***": "local", "missing.md;sig=***": "local",
+        "#access_token=***": "local"}
+
+
+def test_a_credential_in_a_protocol_relative_link_is_a_build_finding(tmp_path):
+    from graphsite.usecases.build import checked_page
+
+    source = tmp_path / "r.md"
+    source.write_text(f"# Report\n\n## 1. Part\n\nA claim [[1](//alice:{SECRET}@files.example/doc)] and "
+                      f"[a file](//bob:{SECRET}@files.example/f).\n\n"
+                      f"## References\n\n1. [Doc](//alice:{SECRET}@files.example/doc)\n", encoding="utf-8")
+    findings = [f for f in checked_page(source).report.findings if f.code == "citation-secret-in-url"]
+    assert sorted(((f.number or 0), f.line) for f in findings) == [(0, 5), (1, 9)], findings
+    assert all(SECRET not in f.message and "//***@files.example/" in f.message for f in findings), findings

@@ -21,6 +21,7 @@ from tests.publisher.test_rules import _deploy as _made
 
 V1_ROUTE = "# graphsite: name={name} created=2026-06-01T00:00:00Z expires=\n"
 V1_MARKER = "made by graphsite deploy: name={name} created=2026-06-01T00:00:00Z expires=\n"
+V1_LABELS = {"graphsite.subdomain": "site-1", "graphsite.created": "2026-06-01T00:00:00Z", "graphsite.expires": ""}
 
 
 def _v1_route(config, name: str) -> str:
@@ -30,13 +31,21 @@ def _v1_route(config, name: str) -> str:
 
 def test_deploy_refuses_an_older_route_that_nothing_of_its_name_proves(tmp_path):
     config, clients = fake_world(tmp_path)
-    swarm, dns, routes, _, _ = _fakes(clients)
+    swarm, dns, routes, binds, _ = _fakes(clients)
     path = tmp_path / "dynamic" / "site-1.yml"
     routes.files[path] = _v1_route(config, "site-1")
+    directory = tmp_path / "srv" / "site-1"
+    binds.dirs[directory] = {".graphsite": V1_MARKER.format(name="site-1").encode(), "index.html": b"theirs"}
+    swarm.add_config("site-1-page-0123456789ab", V1_LABELS)
     with pytest.raises(DeployError, match=r"site-1.yml exists and is not a route of this configuration: its stamp "
-                                          r"names no domain \(older graphsite\)"):
+                                          r"names no domain \(older graphsite\)") as refused:
         _deploy(config, clients, _source(tmp_path))
     assert routes.files[path] == _v1_route(config, "site-1") and swarm.created == dns.created == []
+    # before, the hint said "choose another subdomain" alone, though neither deploy nor teardown removes it
+    hint = refused.value.hint
+    assert hint is not None and "\n" not in hint and "neither deploy nor teardown removes it" in hint
+    assert all(step in hint for step in (f"`rm {path}`", f"`rm -r {directory}`",
+                                         "`docker config rm site-1-page-0123456789ab`")), hint
 
 
 def test_deploy_takes_over_an_older_route_beside_a_record_that_proves_the_name(tmp_path):
@@ -88,3 +97,55 @@ def test_labels_of_a_stamp_version_this_release_does_not_know_prove_nothing():
     assert stamp is not None and stamp.claim("s1", "example.com") == Claim.UNPROVEN
     version_1 = Stamp.from_labels({k: v for k, v in labels.items() if k != "graphsite.stamp"})
     assert version_1 is not None and version_1.claim("s1", "example.com") == Claim.OLDER
+
+
+@pytest.mark.parametrize("proven", [False, True], ids=["alone", "beside-a-proven-record"])
+def test_a_config_mode_deploy_removes_an_older_page_directory_and_config_only_when_proven(tmp_path, proven):
+    """Before, a config-mode deploy checked the page directory only in bind mode, then removed any directory and
+    relabelled or removed any config whose stamp was 0.1's, unproven: another configuration's 0.1 deployment of
+    the name lost its page. The proof is taken once, before the run makes anything (its own configs prove
+    nothing)."""
+    config, clients = fake_world(tmp_path)
+    swarm, dns, _, binds, _ = _fakes(clients)
+    directory = tmp_path / "srv" / "site-1"
+    binds.dirs[directory] = {".graphsite": V1_MARKER.format(name="site-1").encode(), "index.html": b"theirs"}
+    swarm.add_config("site-1-page-0123456789ab", V1_LABELS)
+    if proven:
+        dns.add("site-1.example.com", Stamp("site-1", "site-1.example.com", "0a1b2c3d", iso(NOW)).record_comment())
+    _deploy(config, clients, _source(tmp_path))
+    assert (directory in binds.dirs, "site-1-page-0123456789ab" in swarm.config_labels) == (not proven,) * 2
+    if not proven:
+        assert binds.dirs[directory]["index.html"] == b"theirs"
+        assert swarm.config_labels["site-1-page-0123456789ab"] == V1_LABELS  # not relabelled either
+
+
+def test_a_deploy_removes_a_killed_run_s_unfinished_temporaries_only_when_the_name_was_proven_before(tmp_path):
+    """Before, deploy's route and page steps removed every temporary of the name, the unfinished ones (which
+    name no domain: another configuration's write in flight on a shared directory, for all it knows) too."""
+    config, clients = fake_world(tmp_path)
+    _, _, routes, binds, _ = _fakes(clients)
+    cut_route = tmp_path / "dynamic" / ".site-1.yml.z9.tmp"
+    routes.files[cut_route] = "# graphsite: stamp=2 name=site-1 fqdn=site-1.exam"
+    cut_dir = tmp_path / "srv" / ".site-1.x9.tmp"
+    binds.dirs[cut_dir] = {}  # no marker yet
+    _deploy(config, clients, _source(tmp_path), content="bind", verify=False)  # the fake edge serves configs
+    assert cut_route in routes.files and cut_dir in binds.dirs
+    _deploy(config, clients, _source(tmp_path, "Another paragraph."), content="bind", verify=False)  # proven now
+    assert cut_route not in routes.files and cut_dir not in binds.dirs
+
+
+def test_a_config_not_named_after_the_deployment_proves_nothing_to_deploy_as_to_the_survey(tmp_path):
+    """Before, deploy took any config labelled subdomain=NAME for proof, while the survey judges a config under
+    its own name: a config `evil` stamped for site-1 let deploy take over a 0.1 route that list showed foreign."""
+    config, clients = fake_world(tmp_path)
+    swarm, _, routes, _, _ = _fakes(clients)
+    path = tmp_path / "dynamic" / "site-1.yml"
+    routes.files[path] = _v1_route(config, "site-1")
+    swarm.add_config("evil", Stamp("site-1", "site-1.example.com", "0a1b2c3d", iso(NOW)).labels())
+    assert "site-1" not in survey(SurveySettings.from_config(config), clients, name="site-1").proven
+    with pytest.raises(DeployError, match=r"site-1.yml exists and is not a route of this configuration"):
+        _deploy(config, clients, _source(tmp_path))
+    assert routes.files[path] == _v1_route(config, "site-1")
+    swarm.add_config("site-1-page-0123456789ab", Stamp("site-1", "site-1.example.com", "0a1b2c3d",
+                                                        iso(NOW)).labels())
+    assert "site-1" in survey(SurveySettings.from_config(config), clients, name="site-1").proven  # named so

@@ -144,11 +144,13 @@ def test_a_config_a_redeploy_keeps_is_given_its_stamp_unless_another_configurati
     and relabels it; another configuration's config of that name is used but never relabelled."""
     caddyfile = redeploy.service.configs[-1]
     v01 = next(c["labels"] for c in older["configs"] if "-caddyfile-" in c["name"])
-    assert config_change(redeploy, caddyfile, v01, DOMAIN) == outcomes.UPDATED
-    assert config_change(redeploy, caddyfile, config_labels(redeploy.stamp, caddyfile), DOMAIN) == outcomes.UNCHANGED
-    another = replace(redeploy.stamp, fqdn=f"{NAME}.other.org")
-    assert config_change(redeploy, caddyfile, config_labels(another, caddyfile), DOMAIN) == outcomes.UNCHANGED
-    assert config_change(redeploy, caddyfile, None, DOMAIN) == outcomes.CREATED
+    assert config_change(redeploy, caddyfile, v01, DOMAIN, proven=True) == outcomes.UPDATED
+    assert config_change(redeploy, caddyfile, v01, DOMAIN, proven=False) == outcomes.UNCHANGED  # nothing vouches
+    ours = config_labels(redeploy.stamp, caddyfile)
+    assert config_change(redeploy, caddyfile, ours, DOMAIN, proven=True) == outcomes.UNCHANGED
+    another = config_labels(replace(redeploy.stamp, fqdn=f"{NAME}.other.org"), caddyfile)
+    assert config_change(redeploy, caddyfile, another, DOMAIN, proven=True) == outcomes.UNCHANGED
+    assert config_change(redeploy, caddyfile, None, DOMAIN, proven=True) == outcomes.CREATED
 
 
 def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_back(older, production, tmp_path):
@@ -166,7 +168,7 @@ def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_
                      content="config", now=CREATED + timedelta(days=1), deployment_id="0a1b2c3d").renewing(previous)
     assert sorted(c.name for c in plan.service.configs) == sorted(swarm.config_labels)  # 0.1's own names
     decision = decide_record(dns.records(plan.fqdn), plan.record, DOMAIN)
-    prepared, undo = _Prepared(plan, decision, swarm.service(NAME), Access()), Undo()
+    prepared, undo = _Prepared(plan, decision, swarm.service(NAME), Access(), proven=True), Undo()
     made, _ = _apply(prepared, clients, undo, config, Recorder())
     assert {(o.resource, o.outcome) for o in made} == {(kind, outcomes.UPDATED)
                                                        for kind in ("config", "service", "route", "record")}
