@@ -103,6 +103,43 @@ def build_summary(outcome: BuildOutcome) -> None:
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "
                 f"references, {counts['unique_urls']} unique outbound URLs")
+    if outcome.changes is not None:
+        output.info(f"Changes since the previous version: {changes_summary(outcome.changes)}"
+                    + ("; the page notes them" if outcome.page.report.changes is not None else ""))
+
+
+def changes_summary(changes: Changes) -> str:
+    """Return what a version changes in one line: sections added, removed, rewritten, citations, references,
+    front matter (the detail is `graphsite diff`'s)."""
+    if not changes.changed:
+        return "none (the same sections, words, citations, references and front matter)"
+    kinds = [change.change for change in changes.sections]
+    parts = [f"{_many(kinds.count(kind), 'section')} {kind}" for kind in ("added", "removed", "rewritten")
+             if kind in kinds]
+    if changes.citations:
+        parts.append(f"citations changed in {_many(len(changes.citations), 'section')}")
+    references = {"added": changes.references_added, "removed": changes.references_removed,
+                  "changed": changes.references_changed}
+    parts += [f"{_many(len(found), 'reference')} {kind}" for kind, found in references.items() if found]
+    if changes.front:
+        parts.append(f"front matter: {', '.join(change.field for change in changes.front)}")
+    return "; ".join(parts)
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def changes_json(changes: Changes, noted: bool) -> dict[str, Any]:
+    """Return the summary of what a version changes (its counts; `graphsite diff --json` gives the detail)."""
+    kinds = [change.change for change in changes.sections]
+    return {"known": True, "changed": changes.changed, "noted": noted,
+            "since": dict(changes.old.front).get("date") or None,
+            "sections": {kind: kinds.count(kind) for kind in ("added", "removed", "rewritten")},
+            "citations": len(changes.citations),
+            "references": {"added": len(changes.references_added), "removed": len(changes.references_removed),
+                           "changed": len(changes.references_changed)},
+            "front_matter": [change.field for change in changes.front]}
 
 
 def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None,
@@ -110,6 +147,8 @@ def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = No
     """The build's JSON object (with the link check's, when it ran), and the link table; raise when a link
     failed."""
     summary = outcome.summary()
+    if outcome.changes is not None:
+        summary["changes"] = changes_json(outcome.changes, outcome.page.report.changes is not None)
     if links is None:
         return _answer(summary, as_json)
     problem = _links_table(links, fail_on, as_json)
