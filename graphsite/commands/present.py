@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from graphsite.publisher.deployment import Deployment
     from graphsite.usecases.build import BuildOutcome
     from graphsite.usecases.deploy import DeployResult
+    from graphsite.usecases.diff import LiveChanges
     from graphsite.usecases.gc import GcReport
     from graphsite.usecases.inventory import Holding, Inventory
     from graphsite.usecases.teardown import TeardownReport
@@ -264,6 +265,8 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
     plan = result.plan
     if result.dry_run:
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
+    if result.changes is not None:
+        output.info(_live_changes_line(result.changes))
     for outcome in result.outcomes:
         output.info(f"  {outcome.line()}")
     if not result.dry_run:
@@ -273,7 +276,26 @@ def deploy(result: DeployResult, seconds: float, as_json: bool) -> None:
             f"{plan.subdomain}` with {PASSWORD_SOURCES})")
         output.info(f"Deployed {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
     _access(result, as_json)
-    output.emit_json(result.as_json()) if as_json else output.result(plan.url)
+    if as_json:
+        output.emit_json({**result.as_json(), "changes": _live_changes_json(result.changes)})
+    else:
+        output.result(plan.url)
+
+
+def _live_changes_line(live: LiveChanges) -> str:
+    """Say what the new version changes against the live one, or, in one line, why that is unknown."""
+    if live.changes is None:
+        return f"Changes against the live page: unknown ({live.unknown}); the page carries no note"
+    noted = "; the page notes them" if live.noted else ""
+    return f"Changes against the live page: {changes_summary(live.changes)}{noted}"
+
+
+def _live_changes_json(live: LiveChanges | None) -> dict[str, Any] | None:
+    if live is None:  # a first deploy: there is nothing to compare with
+        return None
+    if live.changes is None:
+        return {"known": False, "unknown": live.unknown, "noted": False}
+    return changes_json(live.changes, live.noted)
 
 
 def _access(result: DeployResult, as_json: bool) -> None:

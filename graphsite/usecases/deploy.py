@@ -34,6 +34,7 @@ from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.signals import Interrupted, interruptible, last_chance
+from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import SurveySettings, holding
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
@@ -64,6 +65,7 @@ class DeployResult:
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
     access: Access = Access()
+    changes: LiveChanges | None = None  # against the live page; None on a first deploy
 
     @property
     def content_checked(self) -> bool:
@@ -129,6 +131,7 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
+    changes: LiveChanges | None = None
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -153,7 +156,8 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
     except Interrupted as stop:
         stop.outcome = "live"
         raise
-    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access)
+    return DeployResult(plan, tuple(outcomes), dns=dns_line, checks=checks, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, reporter: Reporter) -> None:
@@ -187,18 +191,17 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
-    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access)
+    return DeployResult(prepared.plan, outcomes, dns=dns, dry_run=True, access=prepared.access,
+                        changes=prepared.changes)
 
 
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
              reporter: Reporter) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.usecases.build import checked_page
-
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
-    with reporter.step("build"):
-        page = checked_page(request.source, subdomain=subdomain, config=config)
+    with reporter.step("build"):  # with what it changes against the live page, for the page's note
+        page, changes = deployed_page(request.source, subdomain, config, clients)
     content = request.content or config.deploy.content
     with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
@@ -229,7 +232,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access)
+    return _Prepared(plan, decision, current, access, changes)
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients) -> None:
