@@ -10,6 +10,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup
 from click.testing import Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphsite.builder.build import page_from_source
 from graphsite.builder.changenote import LISTED, note_html
@@ -41,6 +43,18 @@ def test_every_title_and_the_date_are_escaped_and_nothing_the_report_wrote_becom
         "§1 Section 1 rewritten", f"§3 {EVIL} new", f"§2 {EVIL} removed"]
     assert [a["href"] for a in soup.find_all("a")] == ["#s1", "#s3"]  # a removed section has no anchor left
     assert soup.section["aria-labelledby"] == soup.h2["id"] == "changes-title"
+
+
+@settings(max_examples=60, deadline=None)
+@given(title=st.text(min_size=1, max_size=40).map(lambda t: " ".join(t.split())).filter(bool),
+       date=st.text(max_size=20).map(lambda t: " ".join(t.split())))  # as the outline reads them: spaces collapsed
+def test_any_title_and_date_come_back_as_the_same_text_and_never_as_markup(title: str, date: str):
+    old = _outline(_section(1), date=date)
+    new = _outline(_section(1), _section(2, title, "words that only the new section has"))
+    soup = BeautifulSoup(note_html(compare(old, new)), "html.parser")
+    assert [tag.name for tag in soup.find_all(True)] == ["section", "h2", *(["time"] if date else []), "ul", "li",
+                                                         "a", "span"]
+    assert soup.li.a.get_text() == f"§2 {title}" and (not date or soup.time.get_text() == date)
 
 
 def test_nothing_changed_or_only_the_front_matter_gives_no_note_and_the_same_page(tmp_path: Path):
