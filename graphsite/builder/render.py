@@ -256,17 +256,15 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
 
 
 def _note_css(report: Report, theme: Theme) -> str:
-    """Return the style of the "Changed since" note when the page shows one: a page without it stays
-    byte-identical (theme/changes.css is read only then; a theme without it leaves the note a plain list)."""
+    """Return the style of the "Changed since" note when the page shows one, else "": a page without the note
+    stays byte-identical, and theme/changes.css is read only for a page with it."""
     if report.changes is None:
         return ""
     from graphsite.builder.changenote import has_note
 
-    try:
-        return "\n" + (theme.directory / "changes.css").read_text(encoding="utf-8").strip() if has_note(
-            report.changes) else ""
-    except FileNotFoundError:
+    if not has_note(report.changes):
         return ""
+    return "\n" + (theme.directory / "changes.css").read_text(encoding="utf-8").strip()
 
 
 def _render_with_fonts(view: PageView, theme: Theme, images: list[str]) -> str:
