@@ -4,7 +4,8 @@
 The date is the one the previous version showed (its front matter's `date`, as its byline printed it): what a
 reader who read that version saw. Section titles come from the report, the date from the old page: both are
 escaped. A section removed has no anchor on the new page, so it is named, not linked. Front-matter changes are
-not listed: the header that shows them is on screen."""
+not listed: the header that shows them is on screen. A version that changes nothing against a page with a note
+keeps that note (read back by builder/outline.py): the same content gives the same page."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.builder.compare import Changes
+    from graphsite.builder.outline import NoteOutline
 
 LISTED = 8  # sections named in the note; the rest are counted ("and 3 more sections")
 Noted = Literal["new", "rewritten", "removed", "sources changed"]
@@ -46,9 +48,16 @@ def references_changed(changes: Changes) -> bool:
     return bool(changes.references_added or changes.references_removed or changes.references_changed)
 
 
+def carried(changes: Changes) -> NoteOutline | None:
+    """Return the previous version's own note when this version changes nothing against it: the same content
+    keeps the same note, so a redeploy of the same report (or a rerun of a killed one) gives the same page."""
+    return changes.old.note if not changes.changed and changes.old.note and changes.old.note.lines else None
+
+
 def has_note(changes: Changes | None) -> bool:
-    """Return whether the page shows a note for `changes`: a section or the reference list changed."""
-    return changes is not None and bool(noted_sections(changes) or references_changed(changes))
+    """Return whether the page shows a note for `changes`: a section or the reference list changed, or nothing
+    changed against a page that had a note."""
+    return changes is not None and bool(noted_sections(changes) or references_changed(changes) or carried(changes))
 
 
 def since(changes: Changes) -> str:
@@ -56,25 +65,33 @@ def since(changes: Changes) -> str:
     return dict(changes.old.front).get("date", "")
 
 
+def _lines(changes: Changes) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    """Return the note's date and its lines: (anchor or "", label, change word or "")."""
+    kept = carried(changes)
+    if kept is not None:
+        return kept.since, kept.lines
+    sections = noted_sections(changes)
+    lines = [(item.target, item.label, str(item.change)) for item in sections[:LISTED]]
+    more = len(sections) - LISTED
+    if more > 0:
+        lines.append(("", f"and {more} more section{'s' if more > 1 else ''}", ""))
+    if references_changed(changes):
+        lines.append(("references" if changes.new.references else "", "The references", "changed"))
+    return since(changes), tuple(lines)
+
+
 def note_html(changes: Changes | None) -> str:
     """Return the note's markup, or "" when there is nothing to note (no previous version, or nothing changed
     that the note lists)."""
     if changes is None or not has_note(changes):
         return ""
-    date = since(changes)
+    date, lines = _lines(changes)
     when = f"<time>{escape(date)}</time>" if date else "the previous version"
-    sections = noted_sections(changes)
     parts = ['<section id="changes" class="changes" aria-labelledby="changes-title">\n'
              f'  <h2 id="changes-title">Changed since {when}</h2>\n  <ul>\n']
-    for item in sections[:LISTED]:
-        label = escape(item.label)
-        named = f'<a href="#{escape(item.target)}">{label}</a>' if item.target else label
-        parts.append(f'    <li>{named} <span class="change">{item.change}</span></li>\n')
-    more = len(sections) - LISTED
-    if more > 0:
-        parts.append(f"    <li>and {more} more section{'s' if more > 1 else ''}</li>\n")
-    if references_changed(changes):
-        named = '<a href="#references">The references</a>' if changes.new.references else "The references"
-        parts.append(f'    <li>{named} <span class="change">changed</span></li>\n')
+    for target, label, change in lines:
+        named = f'<a href="#{escape(target)}">{escape(label)}</a>' if target else escape(label)
+        word = f' <span class="change">{escape(change)}</span>' if change else ""
+        parts.append(f"    <li>{named}{word}</li>\n")
     parts.append("  </ul>\n</section>\n")
     return "".join(parts)

@@ -106,7 +106,7 @@ def build_summary(outcome: BuildOutcome) -> None:
                 f"references, {counts['unique_urls']} unique outbound URLs")
     if outcome.changes is not None:
         output.info(f"Changes since the previous version: {changes_summary(outcome.changes)}"
-                    + ("; the page notes them" if outcome.page.report.changes is not None else ""))
+                    + _noted(outcome.changes, outcome.page.report.changes is not None))
 
 
 def changes_summary(changes: Changes) -> str:
@@ -286,8 +286,13 @@ def _live_changes_line(live: LiveChanges) -> str:
     """Say what the new version changes against the live one, or, in one line, why that is unknown."""
     if live.changes is None:
         return f"Changes against the live page: unknown ({live.unknown}); the page carries no note"
-    noted = "; the page notes them" if live.noted else ""
-    return f"Changes against the live page: {changes_summary(live.changes)}{noted}"
+    return f"Changes against the live page: {changes_summary(live.changes)}{_noted(live.changes, live.noted)}"
+
+
+def _noted(changes: Changes, noted: bool) -> str:
+    if not noted:
+        return ""
+    return "; the page notes them" if changes.changed else "; the page keeps the note the previous one had"
 
 
 def _live_changes_json(live: LiveChanges | None) -> dict[str, Any] | None:

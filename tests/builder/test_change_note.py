@@ -1,9 +1,11 @@
 """The page's "Changed since <date>" note: what it lists (sections new, rewritten, removed, with new sources; the
 references), every title and the date escaped, a long list cut short, no note and no byte changed when nothing
-is to be noted, the outline (what `diff` reads) untouched; and `graphsite build --since OLD` on real files."""
+is to be noted, the outline (what `diff` reads) untouched, the note kept by a version that changes nothing; and
+`graphsite build --since OLD` on real files."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -81,6 +83,11 @@ def test_many_sections_are_cut_short_and_citations_and_references_are_noted():
         f"§{n} Section {n} new" for n in range(4, 4 + LISTED - 1)]  # in the page's order
     assert items[LISTED:] == ["and 4 more sections", "The references changed"]
     assert soup.find("a", string="The references")["href"] == "#references"
+    # read back from a page, the note is kept as it is by a version that changes nothing against that page
+    page = f'<meta name="generator" content="graphsite"><main>{note_html(compare(old, new))}</main><div id="report">'
+    kept = dataclasses.replace(new, note=read_outline(page).note)
+    assert note_html(compare(kept, new)) == note_html(compare(old, new))
+    assert note_html(compare(kept, dataclasses.replace(new, sections=new.sections[1:]))).count("<li>") == 1
 
 
 def test_build_since_notes_the_changed_sections_on_real_files(run_cli: Callable[..., Result],
@@ -103,6 +110,12 @@ def test_build_since_notes_the_changed_sections_on_real_files(run_cli: Callable[
             ("#2-method--madness", "§2 Method & madness"), ("#3-risks", "§3 Risks")]
         assert soup.find(id="2-method--madness") and ".changes {" in soup.find_all("style")[-1].get_text()
         assert read_outline(html) == read_outline(html.replace(str(note), ""))  # diff reads past the note
+
+    noted = (tmp_path / "new" / "index.html").read_bytes()  # the same report against its noted page: kept
+    result = run_cli("build", str(new), "--out", str(tmp_path / "again"), "--since", str(tmp_path / "new/index.html"))
+    assert result.exit_code == 0, result.output
+    assert "none (the same sections" in result.stderr and "keeps the note the previous one had" in result.stderr
+    assert (tmp_path / "again" / "index.html").read_bytes() == noted
 
     result = run_cli("build", str(old), "--out", str(tmp_path / "same"), "--since", str(old))
     assert result.exit_code == 0, result.output

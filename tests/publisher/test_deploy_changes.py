@@ -1,6 +1,7 @@
 """deploy says what the new version changes against the live page, and the page carries a "Changed since" note,
 on the in-memory fakes (the fake edge serves the deployed page as Caddy does): nothing on a first deploy, the
-summary and the note on a redeploy, an unknown and no note when the live page cannot be read."""
+summary and the note on a redeploy (kept by a redeploy of the same report), an unknown and no note when the live
+page cannot be read."""
 
 from __future__ import annotations
 
@@ -79,11 +80,13 @@ def test_a_first_deploy_says_nothing_a_redeploy_says_what_changed_and_the_page_n
     assert '§2 Two bold &amp; &#34;quoted&#34;</a> <span class="change">rewritten' in page  # escaped, as in the index
     assert '<a href="#three">§3 Three</a> <span class="change">new</span>' in page
 
-    third = _deploy(config, clients, _write(tmp_path, new))  # the same report again: nothing to note
+    third = _deploy(config, clients, _write(tmp_path, new))  # the same report again: the same page, note kept
     human, data = _answer(third, capsys)
-    assert "Changes against the live page: none (the same sections" in human
-    assert data["changes"]["changed"] is False and data["changes"]["noted"] is False
-    assert 'id="changes"' not in _served(clients)
+    assert ("Changes against the live page: none (the same sections, words, citations, references and front "
+            "matter); the page keeps the note the previous one had") in human.splitlines(), human
+    assert data["changes"]["changed"] is False and data["changes"]["noted"] is True
+    assert third.plan.sha256 == second.plan.sha256 and _served(clients) == page
+    assert {o.resource: o.outcome for o in third.outcomes}["service"] == "unchanged"
 
 
 def test_a_live_page_that_cannot_be_read_is_an_unknown_and_the_page_carries_no_note(tmp_path, capsys):
