@@ -38,6 +38,9 @@ class SiteConfig:
     prefix: str = _doc("Prefix of random subdomains: <prefix>-<6 hex>.", "graph-eng")
     indexable: bool = _doc("Let search engines index the page: the robots meta tag and the X-Robots-Tag header "
                            "its server sends (off: noindex, nofollow).", False)
+    show_changes: bool = _doc("Put a short \"Changed since <date>\" note on a redeployed page, listing the sections "
+                              "that changed against the live version (never on a first deploy, nor when the live "
+                              "page could not be read).", True)
 
 
 @frozen

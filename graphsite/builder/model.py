@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from graphsite.values import frozen
 
 if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
     from graphsite.config import Acceptance
 
 
@@ -144,6 +145,7 @@ class Report:
     raw_ids: tuple[str, ...] = ()  # the ids and <a name>s of the body's raw HTML that the page keeps
     checks: SourceChecks | None = None  # the live link check's verdicts (build --check-links), else None
     note_ids: tuple[str, ...] = ()  # the footnotes' ids and their references' (`fn1`, `fnref1`, `fnref1:1`)
+    changes: Changes | None = None  # what the page changes against a previous version, for its "Changed since" note
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

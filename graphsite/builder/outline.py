@@ -58,10 +58,19 @@ class ReferenceOutline:
 
 
 @dataclass(frozen=True)
+class NoteOutline:
+    """The page's own "Changed since" note (builder/changenote.py), which a redeploy of the same content keeps."""
+
+    since: str  # the date it shows, "" for "the previous version"
+    lines: tuple[tuple[str, str, str], ...]  # (anchor or "", label, change word or "") of each item
+
+
+@dataclass(frozen=True)
 class Outline:
     front: tuple[tuple[str, str], ...]  # (field, value) of every field the page shows, in FRONT_FIELDS order
     sections: tuple[SectionOutline, ...]
     references: tuple[ReferenceOutline, ...]
+    note: NoteOutline | None = field(default=None, compare=False)  # not what the page says: how it says what changed
 
     @property
     def title(self) -> str:
@@ -94,6 +103,8 @@ class _Reader(HTMLParser):
         self.sections: list[_Open] = []
         self.references: list[_Open] = []
         self.generator = self.report = False
+        self.note: list[list[str]] | None = None  # [anchor, label, change] of each item, once a note is read
+        self.since = ""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = {name: value or "" for name, value in attrs}
@@ -120,6 +131,11 @@ class _Reader(HTMLParser):
         classes, element_id = set(attributes.get("class", "").split()), attributes.get("id", "")
         if parent == "skip" or tag in _HIDDEN:
             return "skip"
+        if parent.startswith("note"):
+            return self._in_note(tag, attributes, classes, parent)
+        if element_id == "changes" and not parent and self.note is None:
+            self.note = []
+            return "note"
         if parent.startswith(("sec", "ref")):  # inside a section: the author's HTML never starts a new part
             return self._inside(tag, attributes, classes, parent)
         if parent.startswith("front:"):
@@ -147,6 +163,21 @@ class _Reader(HTMLParser):
         if "card-title" in classes:
             return "front:floors"
         return "front:counter_frame" if "card-quote" in classes else parent
+
+    def _in_note(self, tag: str, attributes: dict[str, str], classes: set[str], parent: str) -> str:
+        """Return the role of an element inside the note: its heading's date, an item, its link, its change."""
+        assert self.note is not None
+        if parent == "note":
+            if tag == "li":
+                self.note.append(["", "", ""])
+                return "note:label"
+            return {"h2": "note:heading", "ul": "note"}.get(tag, "skip")
+        if parent == "note:heading":
+            return "note:since" if tag == "time" else "skip"
+        if parent == "note:label" and tag == "a":
+            self.note[-1][0] = attributes.get("href", "").removeprefix("#")
+            return "note:label"
+        return "note:change" if parent == "note:label" and "change" in classes else "skip"
 
     def _inside(self, tag: str, attributes: dict[str, str], classes: set[str], parent: str) -> str:
         """Return the role of an element inside a section or the reference list."""
@@ -185,6 +216,11 @@ class _Reader(HTMLParser):
             self.sections[-1].add(part or "text", data)
         elif kind == "ref" and self.references:
             self.references[-1].add(part or "title", data)
+        elif kind == "note" and self.note is not None:
+            if part == "since":
+                self.since += data
+            elif self.note and part in ("label", "change"):
+                self.note[-1][1 if part == "label" else 2] += data
 
 
 def _front(fields: dict[str, list[str]]) -> tuple[tuple[str, str], ...]:
@@ -211,6 +247,9 @@ def read_outline(html: str, *, where: str = "the page") -> Outline:
         missing = "its generator meta tag" if not reader.generator else "its #report element"
         raise OutlineError(f"{where} is not a page graphsite built ({missing} is missing), so it has no sections "
                            "to compare", hint="compare a report's Markdown, or a page `graphsite build` wrote")
+    note = None if reader.note is None else NoteOutline(
+        " ".join(reader.since.split()),
+        tuple((anchor, " ".join(label.split()), " ".join(change.split())) for anchor, label, change in reader.note))
     return Outline(_front(reader.front), tuple(_section(found) for found in reader.sections),
                    tuple(ReferenceOutline(int(found.id), found.text("title"), found.text("url"))
-                         for found in reader.references))
+                         for found in reader.references), note)

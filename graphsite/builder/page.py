@@ -70,7 +70,8 @@ class PageView:
 
 def page_html(view: PageView) -> str:
     """Return the whole page: head, header, cards and rules, ladder, index, sections, notes, references, footer."""
-    parts = [_head(view), _header(view), "<main>\n", _glance(view), _ladders(view), _toc(view.report)]
+    parts = [_head(view), _header(view), "<main>\n", _changes(view.report), _glance(view), _ladders(view),
+             _toc(view.report)]
     report = view.report
     if report.intro_html:
         parts.append(f'<div id="intro" class="intro">\n{report.intro_html}\n</div>\n')
@@ -85,6 +86,15 @@ def page_html(view: PageView) -> str:
     parts.append("</main>\n")
     parts.append(_footer(view))
     return "".join(parts)
+
+
+def _changes(report: Report) -> str:
+    """Return the "Changed since" note when the page has a previous version (builder/changenote.py), else ""."""
+    if report.changes is None:
+        return ""
+    from graphsite.builder.changenote import note_html
+
+    return note_html(report.changes)
 
 
 def _head(view: PageView) -> str:

@@ -241,7 +241,7 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
                  report.references_after_html, *(s.summary_html for s in report.sections),
                  *(s.detail_html for s in report.sections)]
     canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
-    css = page_css(theme.css, report.title)
+    css = page_css(theme.css + _note_css(report, theme), report.title)
     images = image_sources(fragments)
     view = PageView(
         report=report, inline=text_html, csp="", css=css, js=theme.js, fonts=fonts, subdomain=subdomain or "",
@@ -253,6 +253,18 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
     if fonts != "embedded":
         return page_html(dataclasses.replace(view, csp=content_security_policy(css, theme.js, fonts, images)))
     return _render_with_fonts(view, theme, images)
+
+
+def _note_css(report: Report, theme: Theme) -> str:
+    """Return the style of the "Changed since" note when the page shows one, else "": a page without the note
+    stays byte-identical, and theme/changes.css is read only for a page with it."""
+    if report.changes is None:
+        return ""
+    from graphsite.builder.changenote import has_note
+
+    if not has_note(report.changes):
+        return ""
+    return "\n" + (theme.directory / "changes.css").read_text(encoding="utf-8").strip()
 
 
 def _render_with_fonts(view: PageView, theme: Theme, images: list[str]) -> str:

@@ -23,10 +23,13 @@ from graphsite.commands.options import config_option, fonts_option, json_option,
 @click.option("--check-links", is_flag=True,
               help="Also check every outbound link over the network and say on the page what came of each "
                    "reference (exit 1 on a dead link; see `links`).")
+@click.option("--since", type=click.Path(path_type=Path, dir_okay=False), metavar="OLD",
+              help="The previous version (a report, or a page `build` wrote): the page notes the sections that "
+                   "changed since it (\"Changed since <date>\").")
 @json_option
 @config_option
 def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
-                  check_links: bool, as_json: bool, config_path: Path | None) -> None:
+                  check_links: bool, since: Path | None, as_json: bool, config_path: Path | None) -> None:
     """Render SOURCE (default: content/graph-engineering.md, else the packaged report; `-`: standard input) into
     OUT/index.html."""
     from graphsite import output
@@ -40,7 +43,7 @@ def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fon
     subdomain = subdomain_of(subdomain, config.site.domain, what="--subdomain") if subdomain else None
     source = source or default_source()
     outcome = build(source, out_dir, subdomain=subdomain, fonts=fonts, strict=strict, config=config,
-                    check_links=check_links)
+                    check_links=check_links, since=since)
     links = outcome.links
     present.build_summary(outcome)
     if pdf:  # after the page's own summary: the page is written whether or not printing works

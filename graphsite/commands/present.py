@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from graphsite.publisher.deployment import Deployment
     from graphsite.usecases.build import BuildOutcome
     from graphsite.usecases.deploy import DeployResult
+    from graphsite.usecases.diff import LiveChanges
     from graphsite.usecases.gc import GcReport
     from graphsite.usecases.history import History
     from graphsite.usecases.inventory import Holding, Inventory
@@ -104,6 +105,43 @@ def build_summary(outcome: BuildOutcome) -> None:
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "
                 f"references, {counts['unique_urls']} unique outbound URLs")
+    if outcome.changes is not None:
+        output.info(f"Changes since the previous version: {changes_summary(outcome.changes)}"
+                    + _noted(outcome.changes, outcome.page.report.changes is not None))
+
+
+def changes_summary(changes: Changes) -> str:
+    """Return what a version changes in one line: sections added, removed, rewritten, citations, references,
+    front matter (the detail is `graphsite diff`'s)."""
+    if not changes.changed:
+        return "none (the same sections, words, citations, references and front matter)"
+    kinds = [change.change for change in changes.sections]
+    parts = [f"{_many(kinds.count(kind), 'section')} {kind}" for kind in ("added", "removed", "rewritten")
+             if kind in kinds]
+    if changes.citations:
+        parts.append(f"citations changed in {_many(len(changes.citations), 'section')}")
+    references = {"added": changes.references_added, "removed": changes.references_removed,
+                  "changed": changes.references_changed}
+    parts += [f"{_many(len(found), 'reference')} {kind}" for kind, found in references.items() if found]
+    if changes.front:
+        parts.append(f"front matter: {', '.join(change.field for change in changes.front)}")
+    return "; ".join(parts)
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def changes_json(changes: Changes, noted: bool) -> dict[str, Any]:
+    """Return the summary of what a version changes (its counts; `graphsite diff --json` gives the detail)."""
+    kinds = [change.change for change in changes.sections]
+    return {"known": True, "changed": changes.changed, "noted": noted,
+            "since": dict(changes.old.front).get("date") or None,
+            "sections": {kind: kinds.count(kind) for kind in ("added", "removed", "rewritten")},
+            "citations": len(changes.citations),
+            "references": {"added": len(changes.references_added), "removed": len(changes.references_removed),
+                           "changed": len(changes.references_changed)},
+            "front_matter": [change.field for change in changes.front]}
 
 
 def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = None,
@@ -111,6 +149,8 @@ def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = No
     """The build's JSON object (with the link check's, when it ran), and the link table; raise when a link
     failed."""
     summary = outcome.summary()
+    if outcome.changes is not None:
+        summary["changes"] = changes_json(outcome.changes, outcome.page.report.changes is not None)
     if links is None:
         return _answer(summary, as_json)
     problem = _links_table(links, fail_on, as_json)
@@ -226,10 +266,10 @@ def deploy(result: DeployResult, seconds: float, as_json: bool, *, verb: str = "
     plan = result.plan
     if result.dry_run:
         output.info(f"Plan for {plan.url} (dry run: nothing was changed):")
+    if result.changes is not None:
+        output.info(_live_changes_line(result.changes))
     for outcome in result.outcomes:
         output.info(f"  {outcome.line()}")
-    if result.changes:
-        output.info(f"  {result.changes}")
     if not result.dry_run:
         checks(result.checks)
         unread = "" if result.content_checked else (
@@ -237,7 +277,31 @@ def deploy(result: DeployResult, seconds: float, as_json: bool, *, verb: str = "
             f"{plan.subdomain}` with {PASSWORD_SOURCES})")
         output.info(f"{verb} {plan.fqdn} ({plan.sha256[:12]}) in {seconds:.2f} s{unread}")
     _access(result, as_json)
-    output.emit_json(result.as_json()) if as_json else output.result(plan.url)
+    if as_json:
+        output.emit_json({**result.as_json(), "changes": _live_changes_json(result.changes)})
+    else:
+        output.result(plan.url)
+
+
+def _live_changes_line(live: LiveChanges) -> str:
+    """Say what the new version changes against the live one, or, in one line, why that is unknown."""
+    if live.changes is None:
+        return f"Changes against the live page: unknown ({live.unknown}); the page carries no note"
+    return f"Changes against the live page: {changes_summary(live.changes)}{_noted(live.changes, live.noted)}"
+
+
+def _noted(changes: Changes, noted: bool) -> str:
+    if not noted:
+        return ""
+    return "; the page notes them" if changes.changed else "; the page keeps the note the previous one had"
+
+
+def _live_changes_json(live: LiveChanges | None) -> dict[str, Any] | None:
+    if live is None:  # a first deploy: there is nothing to compare with
+        return None
+    if live.changes is None:
+        return {"known": False, "unknown": live.unknown, "noted": False}
+    return changes_json(live.changes, live.noted)
 
 
 def _access(result: DeployResult, as_json: bool) -> None:

@@ -22,6 +22,8 @@ from graphsite.errors import CitationError
 from graphsite.values import frozen
 
 if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
+    from graphsite.builder.outline import Outline
     from graphsite.citations.results import LinkReport
     from graphsite.config import Config
 
@@ -40,6 +42,7 @@ class BuildOutcome:
     page: BuiltPage
     seconds: float
     links: LinkReport | None = None
+    changes: Changes | None = None  # what the page changes against build --since OLD (None: not asked)
 
     def summary(self) -> dict[str, Any]:
         """Return the --json object."""
@@ -78,6 +81,23 @@ def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEF
     return dataclasses.replace(page, report=dataclasses.replace(report, findings=findings))
 
 
+def with_changes(page: BuiltPage, old: Outline, *, note: bool, subdomain: str | None = None,
+                 fonts: str = DEFAULT_FONTS, config: Config | None = None) -> tuple[BuiltPage, Changes]:
+    """Return the page, rendered again with its "Changed since" note when `note` and it has something to note,
+    and what it changes against `old` (the previous version's outline)."""
+    from graphsite.builder.changenote import has_note
+    from graphsite.builder.compare import compare
+    from graphsite.builder.outline import read_outline
+
+    changes = compare(old, read_outline(page.html, where="the new page"))
+    if not note or not has_note(changes):
+        return page, changes
+    settings = build_settings(config) if config is not None else {}
+    report = dataclasses.replace(page.report, changes=changes)
+    return builder.rendered(report, subdomain=subdomain, fonts=fonts, domain=settings.get("domain", ""),
+                            indexable=settings.get("indexable", False)), changes
+
+
 def unaccepted(page: BuiltPage) -> list[Finding]:
     """Return what fails a --strict build: the unaccepted citation findings, and the build warnings that are
     errors under --strict (a link to a #fragment of the page that does not exist), in line order."""
@@ -86,12 +106,18 @@ def unaccepted(page: BuiltPage) -> list[Finding]:
 
 
 def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-          strict: bool = False, config: Config | None = None, check_links: bool = False) -> BuildOutcome:
+          strict: bool = False, config: Config | None = None, check_links: bool = False,
+          since: Path | None = None) -> BuildOutcome:
     """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build
     (before any link is checked); with `check_links`, every outbound link is checked and the reference list
-    says what came of it (a dead link does not stop the page: the caller decides, from the outcome's links)."""
+    says what came of it (a dead link does not stop the page: the caller decides, from the outcome's links);
+    with `since` (a page or report: the previous version), the page notes what changed since it."""
     start = time.perf_counter()
+    old = _outline(since, config) if since is not None else None  # an unreadable OLD fails before any work
     page = checked_page(source, subdomain=subdomain, fonts=fonts, config=config)
+    changes = None
+    if old is not None:
+        page, changes = with_changes(page, old, note=True, subdomain=subdomain, fonts=fonts, config=config)
     problems = unaccepted(page)
     if strict and problems:
         first = problems[0]
@@ -103,7 +129,14 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
     if check_links:
         page, links = _checked(source, page, subdomain=subdomain, fonts=fonts, config=config or _default_config())
     path = write_page(page, out_dir)
-    return BuildOutcome(path, page, time.perf_counter() - start, links)
+    return BuildOutcome(path, page, time.perf_counter() - start, links, changes)
+
+
+def _outline(path: Path, config: Config | None) -> Outline:
+    """Return the outline of the previous version, a page or a report (read as `graphsite diff` reads it)."""
+    from graphsite.usecases.diff import outline
+
+    return outline(path, config or _default_config())
 
 
 def _default_config() -> Config:

@@ -47,6 +47,7 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import kept, read_versions, short, version_labels, version_marker
 from graphsite.signals import Interrupted, interruptible, last_chance
+from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Foreign, SurveySettings, holding
 from graphsite.usecases.inventory import survey as survey_of
@@ -91,7 +92,7 @@ class DeployResult:
     checks: tuple[CheckResult, ...] = ()
     dry_run: bool = False
     access: Access = Access()
-    changes: str = ""  # what the page changes against the one that was live, in one line ('' : none was)
+    changes: LiveChanges | None = None  # against the live page; None on a first deploy or a rollback
 
     @property
     def content_checked(self) -> bool:
@@ -158,7 +159,7 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
-    changes: str = ""
+    changes: LiveChanges | None = None
     # whether a resource of the name proved it this configuration's before the run made anything (its own
     # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
     # taken over, relabelled or removed only then (`adopted`)
@@ -229,16 +230,15 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
 def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
              reporter: Reporter) -> _Prepared:
     """Build and plan; refuse (before anything is made) what the deploy must not do."""
-    from graphsite.usecases.build import checked_page
-
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
+    changes: LiveChanges | None = None
     if request.version is not None:
         with reporter.step("version"):
             page = request.version(clients, subdomain)
     else:
-        with reporter.step("build"):
-            built = checked_page(request.source, subdomain=subdomain, config=config)
+        with reporter.step("build"):  # with what it changes against the live page, for the page's note
+            built, changes = deployed_page(request.source, subdomain, config, clients)
         page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
@@ -274,33 +274,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-        changes = _changes(previous, page, clients, plan.subdomain, Path(config.deploy.bind_root)) \
-            if previous is not None else ""
     return _Prepared(plan, decision, current, access, changes, proven)
-
-
-def _changes(previous: Deployment, page: Page, clients: Clients, name: str, bind_root: Path) -> str:
-    """Return, in one line, what `page` changes against the live page of `previous` (read from its config, or
-    its directory in bind mode); a live page that cannot be read or compared is said, never taken as 'no change'."""
-    from graphsite.builder.compare import compare
-    from graphsite.builder.outline import read_outline
-    from graphsite.publisher.plan import config_name
-
-    live = f"the live version {previous.sha256[:12] or '(no sha256 label)'}"
-    if previous.sha256 == page.sha256:
-        return f"the same page as {live}"
-    try:
-        if previous.content == "bind":
-            old = clients.binds.page(bind_dir(bind_root, name))
-        else:
-            old = clients.docker.read_config(config_name(name, "page", previous.sha256))
-        if old is None:
-            return f"what changed since {live} is not known: its page was not found"
-        found = compare(read_outline(old.decode("utf-8"), where=live), read_outline(page.html, where="the page"))
-    except (GraphsiteError, OSError, UnicodeDecodeError) as exc:
-        why = exc.message.splitlines()[0] if isinstance(exc, GraphsiteError) else str(exc)
-        return f"what changed since {live} is not known: {why}"
-    return f"changes since {live}: {found.summary()}"
 
 
 def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,

@@ -7,11 +7,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.config import PASSWORD_ENV
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
+    from graphsite.builder.build import BuiltPage
     from graphsite.builder.compare import Changes
     from graphsite.builder.outline import Outline
     from graphsite.config import Config
+    from graphsite.publisher.clients import Clients
+    from graphsite.publisher.ports import EdgePort
 
 PAGE_SUFFIXES = (".html", ".htm")
 
@@ -47,8 +51,9 @@ def outline(path: Path, config: Config) -> Outline:
     return read_outline(page.html, where=str(path))
 
 
-def live_outline(name: str, config: Config) -> Outline:
-    """The outline of the page deployment NAME serves (a private one's password from $GRAPHSITE_PASSWORD)."""
+def live_outline(name: str, config: Config, edge: EdgePort | None = None) -> Outline:
+    """The outline of the page deployment NAME serves (a private one's password from $GRAPHSITE_PASSWORD), asked
+    through `edge` (default: over the network)."""
     from graphsite.builder.outline import read_outline
     from graphsite.labels import subdomain_of
     from graphsite.publisher.access import USER
@@ -59,5 +64,69 @@ def live_outline(name: str, config: Config) -> Outline:
     subdomain = subdomain_of(name, config.site.domain)
     password = os.environ.get(PASSWORD_ENV, "")
     fqdn = f"{subdomain}.{config.site.domain}"
-    html = served_page(config, fqdn, (USER, password) if password else None)
+    html = served_page(config, fqdn, (USER, password) if password else None, edge)
     return read_outline(html, where=f"the page https://{fqdn}/ serves")
+
+
+@frozen
+class LiveChanges:
+    """What a deploy's new version changes against the live one: `changes`, or why they are unknown (`unknown`,
+    the live page could not be read or compared: then the page carries no note). `noted`: the page notes them."""
+
+    changes: Changes | None = None
+    unknown: str = ""
+    noted: bool = False
+
+
+def held_outline(subdomain: str, config: Config, clients: Clients) -> Outline | None:
+    """The outline of the page the deployment `subdomain` serves, as the systems hold it (its page config, or its
+    directory in bind mode; no request to the edge, so a private page needs no password); None when no service
+    of the name exists. A page that cannot be found, read or parsed is an error, never "no page"."""
+    from graphsite.builder.outline import read_outline
+    from graphsite.errors import DeployError, GraphsiteError
+    from graphsite.publisher.deployment import Deployment, bind_dir
+    from graphsite.publisher.plan import config_name
+
+    current = clients.docker.service(subdomain)
+    if current is None:
+        return None
+    live = Deployment.from_labels(current.labels)
+    if live is None or not live.sha256:
+        raise DeployError(f"service {subdomain}: its labels do not say which page it serves")
+    where = f"the live version {live.sha256[:12]}"
+    try:
+        if live.content == "bind":
+            held = clients.binds.page(bind_dir(config.deploy.bind_root, subdomain))
+        else:
+            held = clients.docker.read_config(config_name(subdomain, "page", live.sha256))
+    except GraphsiteError as exc:
+        raise DeployError(f"{where}: cannot read its page: {exc.message.splitlines()[0]}") from None
+    except OSError as exc:
+        raise DeployError(f"{where}: cannot read its page: {exc.strerror or exc}") from None
+    if held is None:
+        raise DeployError(f"{where}: its page was not found")
+    try:
+        return read_outline(held.decode("utf-8"), where=where)
+    except UnicodeDecodeError:
+        raise DeployError(f"{where}: its page is not UTF-8") from None
+
+
+def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients) -> tuple[BuiltPage,
+                                                                                              LiveChanges | None]:
+    """Return the page deploy publishes (with its "Changed since" note when site.show_changes and the live page
+    was read) and what it changes against the live page; None for a first deploy (no service of the name), which
+    has nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed"."""
+    from graphsite.errors import GraphsiteError
+    from graphsite.usecases.build import checked_page, with_changes
+
+    page = checked_page(source, subdomain=subdomain, config=config)  # a report that does not build fails first
+    try:
+        old = held_outline(subdomain, config, clients)
+    except GraphsiteError as exc:
+        old, unknown = None, exc.message.splitlines()[0]
+    else:
+        unknown = ""
+    if old is None:
+        return page, (LiveChanges(unknown=unknown) if unknown else None)
+    page, changes = with_changes(page, old, note=config.site.show_changes, subdomain=subdomain, config=config)
+    return page, LiveChanges(changes, noted=page.report.changes is not None)

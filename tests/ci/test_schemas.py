@@ -45,3 +45,21 @@ def test_teardown_reports_finished_or_not_match_their_schema(tmp_path: Path) -> 
     assert unfinished["clean"] is False and not list(validator.iter_errors(unfinished))
     finished = teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder()).as_json()
     assert finished["left"] == [] and not list(validator.iter_errors(finished))
+
+
+def test_the_deploy_schema_takes_known_unknown_or_no_changes_and_no_unknown_that_claims_a_count() -> None:
+    """`changes` (what a deploy changes against the live page) is null, known with its counts, or unknown with
+    why: an unknown never carries counts, nor a note (tests/publisher/test_deploy_changes.py validates real
+    outputs)."""
+    schema = json.loads(schema_path("deploy.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator({**schema["$defs"]["changes"], "$defs": schema["$defs"]})
+    unknown = jsonschema.Draft202012Validator({**schema["properties"]["changes"], "$defs": schema["$defs"]})
+    known = {"known": True, "changed": False, "noted": False, "since": None,
+             "sections": {"added": 0, "removed": 0, "rewritten": 0}, "citations": 0,
+             "references": {"added": 0, "removed": 0, "changed": 0}, "front_matter": []}
+    assert not list(validator.iter_errors(known))
+    for good in (None, known, {"known": False, "unknown": "HTTP 502, not the page", "noted": False}):
+        assert not list(unknown.iter_errors(good)), good
+    for bad in ({"known": False, "unknown": "", "noted": False}, {"known": False, "unknown": "x", "noted": True},
+                {**known, "known": False}, {"known": False, "unknown": "x", "noted": False, "citations": 0}):
+        assert list(unknown.iter_errors(bad)), bad

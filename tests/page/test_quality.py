@@ -4,15 +4,19 @@ scrolls sideways or spills a card's text; prose keeps a readable measure; citati
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
 import subprocess
+from contextlib import contextmanager
 
 import pytest
 
 from graphsite.builder.build import page_from_source, write_page
+from graphsite.builder.outline import read_outline
 from graphsite.urls import problem
+from graphsite.usecases.build import with_changes
 
 from .conftest import REPORT, SETUP_HINT, VNU, axe_violations, serve
 
@@ -66,25 +70,43 @@ SPILLS = """() => {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """The default page (embedded fonts) and the system-fonts page, written to disk."""
+    """The default page (embedded fonts), the system-fonts page, and the default page with a "Changed since" note
+    (against a version without two of its sections, one shorter and a reference fewer), written to disk."""
     root = tmp_path_factory.mktemp("quality")
     pages = {}
     for fonts in ("embedded", "system"):
         pages[fonts] = write_page(page_from_source(REPORT, subdomain="graph-eng-abc123", fonts=fonts), root / fonts)
+    page = page_from_source(REPORT, subdomain="graph-eng-abc123")
+    now = read_outline(page.html)
+    sections = [*now.sections[:2], dataclasses.replace(now.sections[2], text="Shorter."), *now.sections[5:]]
+    old = dataclasses.replace(now, sections=tuple(sections), references=now.references[1:],
+                              front=(*now.front, ("date", "2026-07-01")))
+    noted, _ = with_changes(page, old, note=True, subdomain="graph-eng-abc123")
+    assert 'id="changes"' in noted.html
+    pages["noted"] = write_page(noted, root / "noted")
     return root, pages
+
+
+@contextmanager
+def _tab(built, browser, name: str, width: int):
+    """Yield one Chromium tab on the page `name` of `built`, served from loopback; axe needs the CSP bypassed."""
+    root, _ = built
+    with serve(root) as url:
+        context = browser.new_context(bypass_csp=True, viewport={"width": width, "height": 900})
+        tab = context.new_page()
+        tab.goto(f"{url}/{name}/")
+        tab.evaluate("document.fonts.ready")
+        try:
+            yield tab
+        finally:
+            context.close()
 
 
 @pytest.fixture(scope="module")
 def page(built, browser):
-    """One Chromium tab on the default page, served from loopback; axe needs the CSP bypassed to load."""
-    root, _ = built
-    with serve(root) as url:
-        context = browser.new_context(bypass_csp=True, viewport={"width": 1440, "height": 900})
-        tab = context.new_page()
-        tab.goto(f"{url}/embedded/")
-        tab.evaluate("document.fonts.ready")
+    """One Chromium tab on the default page."""
+    with _tab(built, browser, "embedded", 1440) as tab:
         yield tab
-        context.close()
 
 
 def _set_details(page, opened: bool) -> None:
@@ -107,6 +129,23 @@ def test_axe_finds_no_violation(page, media):
         page.emulate_media(media="screen")
         _set_details(page, False)
     assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+
+
+def test_the_changed_since_note_passes_axe_on_screen_and_in_print_and_sits_before_the_cards(built, browser):
+    with _tab(built, browser, "noted", 390) as tab:
+        found = {}
+        for media, width in (("screen", 390), ("screen", 1440), ("print", 1024)):
+            tab.emulate_media(media=media)
+            tab.set_viewport_size({"width": width, "height": 900})
+            violations = axe_violations(tab)
+            if violations:
+                found[f"{media} {width}px"] = violations[:10]
+            assert tab.evaluate("document.documentElement.scrollWidth") <= width, (media, width)
+        note = tab.evaluate("""() => { const n = document.querySelector('main > section#changes');
+            return [n.nextElementSibling.className, n.querySelectorAll('li').length,
+                    getComputedStyle(n).borderTopStyle]; }""")
+    assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+    assert note == ["glance", 4, "solid"], note  # 2 new, 1 rewritten, the references; styled by changes.css
 
 
 def test_no_sideways_scroll_and_no_card_spills_from_320_to_1920_px(page):

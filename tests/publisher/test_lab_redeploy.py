@@ -59,6 +59,12 @@ def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
     assert failures == [], f"{len(failures)} failed of {len(failures) + len(seen)}: {failures[:3]}"
     assert seen[0] == old["sha256"] and seen[-1] == new["sha256"] and len(seen) > 20
     assert {r["resource"]: r["outcome"] for r in new["resources"]}["service"] == "updated"
+    # what the second edition changes against the page the first one served (read through the real edge), noted
+    changes = new["changes"]
+    assert changes["known"] and changes["noted"] and changes["sections"]["added"] == 1, changes
+    assert changes["sections"]["removed"] > 1 and old.get("changes") is None, changes
+    served = probe.fetch("https", old["fqdn"], config.verify.origin_address, ca_bundle=config.verify.ca_bundle)
+    assert b'<h2 id="changes-title">Changed since' in served.body and b'href="#1-what-changed"' in served.body
     clients = publab.clients()
     try:
         assert set(clients.swarm.configs(name)) == {c["name"] for c in new["service"]["configs"]}
