@@ -22,6 +22,11 @@ REFERRER_POLICY = "no-referrer"
 _USER = re.compile(r"[A-Za-z0-9._@+-]{1,64}")
 _BCRYPT = re.compile(r"\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}")
 _SHORT_SHA = re.compile(r"[0-9a-f]{12}")
+# A header value becomes one Caddyfile token. In double quotes Caddy has no escape for a backslash before the closing
+# quote and substitutes placeholders ({…}) even inside quotes, so a value is written only when it holds none of
+# these: printable ASCII without " \ ` { } (a CSP graphsite writes never does; one that does was written by hand).
+_SAFE_VALUE = re.compile(r"[ !#-\[\]-_a-z|~]*")
+SAFE_VALUE_CHARACTERS = "printable ASCII without \" \\ ` { }"
 USER_CHARACTERS = "letters, digits and . _ @ + - (at most 64)"
 
 
@@ -66,9 +71,18 @@ def security_headers(csp: str, indexing: bool) -> dict[str, str]:
     return headers
 
 
+def csp_refusal(csp: str) -> str | None:
+    """Return why the CSP `csp` cannot be written into a Caddyfile as it is, None when it can."""
+    return None if _SAFE_VALUE.fullmatch(csp) else f"its Content-Security-Policy holds characters outside " \
+        f"{SAFE_VALUE_CHARACTERS}"
+
+
 def _quoted(value: str) -> str:
-    """Return `value` as one Caddyfile token: in backticks (taken verbatim), else in double quotes."""
-    return f"`{value}`" if "`" not in value else '"' + value.replace('"', '\\"') + '"'
+    """Return `value` as one Caddyfile token in backticks, taken verbatim; raise ValueError for a value that
+    could not be (csp_refusal)."""
+    if not _SAFE_VALUE.fullmatch(value):
+        raise ValueError(f"a header value holds characters outside {SAFE_VALUE_CHARACTERS}")
+    return f"`{value}`"
 
 
 def account(line: str) -> tuple[str, str]:
@@ -86,7 +100,7 @@ def caddyfile(server: Server) -> str:
     """Return the Caddyfile serving /srv on the server's port: no admin API, no automatic https (the edge does
     TLS), the security headers (the CSP as a header too: a meta CSP cannot set frame-ancestors or report-to),
     and for a private page `basic_auth` with the route's users. Raise ValueError for a user or hash that cannot
-    be one Caddyfile token."""
+    be one Caddyfile token, or a CSP that cannot be written as it is (csp_refusal)."""
     headers = security_headers(server.csp, server.indexing)
     header_lines = "".join(f"\t\t{name} {_quoted(value)}\n" for name, value in headers.items())
     accounts = [account(line) for line in server.users]

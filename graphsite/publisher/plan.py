@@ -196,7 +196,11 @@ def config_name(subdomain: str, kind: str, sha256: str) -> str:
 
 def caddyfile_config(subdomain: str, server: caddy.Server) -> ConfigFile:
     """Return the Swarm config holding the Caddyfile of `server`; raise DeployError when a user of a private
-    deployment cannot be written into it."""
+    deployment, or the page's CSP, cannot be written into it."""
+    refusal = caddy.csp_refusal(server.csp)
+    if refusal is not None:
+        raise DeployError(f"the page of {subdomain} cannot be served: {refusal}",
+                          hint="the CSP graphsite writes never holds them: rebuild the page from its source")
     try:
         text = caddy.caddyfile(server).encode()
     except ValueError as exc:

@@ -10,6 +10,7 @@ takes, are decided here from what the systems hold (pure functions); nothing is 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -173,6 +174,20 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
                                  labels.get(DATE, ""), labels.get(VERSION, ""), live=sha256 == deployment.sha256))
     found.sort(key=lambda v: (v.deployed, v.live), reverse=True)
     return Versions(tuple(found), tuple(unproven))
+
+
+def page_refusal(version: Version, data: bytes) -> str | None:
+    """Return why `data`, read as the page of `version`, is not that version (its sha256 is another one), else
+    None: a page is served or made live again only when its bytes are the ones its sha256 label names."""
+    if hashlib.sha256(data).hexdigest() != version.sha256:
+        return f"its data's sha256 is not the {version.short}… its label says"
+    return None
+
+
+def look_at(version: Version) -> str:
+    """Return how to look at a kept version by hand: its directory (bind mode) or its config."""
+    return (f"look at the directory {version.config}" if "/" in version.config
+            else f"inspect it with `docker config inspect {version.config}`")
 
 
 def kept(versions: Sequence[Version], live_sha256: str, keep: int, replaced: str = "") -> tuple[Version, ...]:

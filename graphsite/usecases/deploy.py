@@ -45,7 +45,15 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.versions import kept, read_versions, short, version_labels, version_marker
+from graphsite.publisher.versions import (
+    kept,
+    look_at,
+    page_refusal,
+    read_versions,
+    short,
+    version_labels,
+    version_marker,
+)
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
@@ -297,7 +305,14 @@ def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None
         data = read(version)
         if data is None:  # removed since it was listed
             continue
-        served.append((version.sha256, caddy.page_csp(data.decode("utf-8", errors="replace"))))
+        csp = caddy.page_csp(data.decode("utf-8", errors="replace"))
+        refusal = page_refusal(version, data) or caddy.csp_refusal(csp)
+        if refusal is not None:  # not served, not dropped: the deploy stops before anything is made
+            raise DeployError(f"{version.config}: kept version {version.short} cannot be served: {refusal}; "
+                              "nothing deployed",
+                              hint=f"{look_at(version)}; remove it by hand, or deploy with deploy.keep_versions = 1 "
+                                   "(which drops it)")
+        served.append((version.sha256, csp))
         if plan.bind_dir is None:
             configs.append(ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items())))
     return plan.with_versions(labels, tuple(served), tuple(configs))

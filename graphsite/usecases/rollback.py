@@ -4,7 +4,6 @@ route, record, undo on failure or signal, and verify, against the version's own 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, claim, whose
 from graphsite.publisher.ports import Reporter
-from graphsite.publisher.versions import choose
+from graphsite.publisher.versions import choose, page_refusal
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
 from graphsite.usecases.history import read_kept
 
@@ -49,9 +48,10 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
         if data is None:
             raise DeployError(f"{target.config} (version {target.short}) was removed meanwhile",
                               hint=f"`graphsite history {name}` lists the versions kept")
-        if hashlib.sha256(data).hexdigest() != target.sha256:
-            raise DeployError(f"{target.config}: its data's sha256 is not the {target.sha256[:12]}… its "
-                              "label says; not rolled back", hint="inspect it with `docker config inspect`")
+        refusal = page_refusal(target, data)
+        if refusal is not None:
+            raise DeployError(f"{target.config}: {refusal}; not rolled back",
+                              hint="inspect it with `docker config inspect`")
         try:
             html = data.decode("utf-8")
         except UnicodeDecodeError:

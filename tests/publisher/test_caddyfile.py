@@ -17,12 +17,20 @@ from pathlib import Path
 import bcrypt
 import pytest
 
-from graphsite.publisher.caddy import Server, account, caddyfile, header_findings, page_csp, security_headers
+from graphsite.publisher.caddy import (
+    Server,
+    account,
+    caddyfile,
+    csp_refusal,
+    header_findings,
+    page_csp,
+    security_headers,
+)
 
 CADDY = shutil.which("caddy") or str(Path(sys.executable).parent / "caddy")
 
 
-CSP = "default-src 'none'; style-src 'sha256-Ab+/=\\\"x'; img-src 'self' https:"
+CSP = "default-src 'none'; style-src 'sha256-Ab+/=x'; img-src 'self' https: data: 'unsafe-hashes' #x|~^_[]"
 
 
 def _adapt(tmp_path, text):
@@ -230,3 +238,16 @@ def test_the_csp_is_read_from_the_head_alone():
     head = '<html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'"></head>'
     assert page_csp(head + "<body><p>x</p></body>") == "default-src 'none'"
     assert page_csp('<html><head></head><body><meta http-equiv="Content-Security-Policy" content="x">') == ""
+
+
+# a backslash before the closing quote escapes it (Caddy has no escape for a backslash there), a placeholder is
+# substituted even quoted, and a quote, a backtick, a newline or a brace could open or close a token or a block
+@pytest.mark.parametrize("csp", ["x`\\", 'x"\n}\n:9 {\n\trespond ok\n', "x\\", "{http.request.uri}",
+                                 "{$HOME}", "a\tb", "caf\u00e9", "a}b"])
+def test_a_csp_that_could_inject_into_the_caddyfile_is_refused_for_the_page_and_for_a_version(tmp_path, csp):
+    assert csp_refusal(csp) is not None
+    with pytest.raises(ValueError, match="outside printable ASCII"):
+        caddyfile(Server(20128, csp=csp))
+    with pytest.raises(ValueError, match="outside printable ASCII"):
+        caddyfile(Server(20128, versions=(("0123456789ab", csp),)))
+

@@ -6,6 +6,7 @@ fails decides nothing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 from pathlib import Path
@@ -289,3 +290,27 @@ def test_a_signal_during_a_rollback_puts_the_live_version_back_and_says_rollback
     assert stopped.value.exit_code == 128 + signal.SIGTERM
     assert swarm.mounts["site-1"][ROOT_PAGE] == f"site-1-page-{shas[1][:12]}"
     assert _history(config, clients).found.live.sha256 == shas[1]
+
+
+def test_a_kept_version_whose_page_is_not_its_sha_or_whose_csp_could_inject_stops_the_deploy(tmp_path):
+    """Its CSP would go into the Caddyfile: a page that is not the one its label names, or whose CSP Caddy could
+    not take verbatim, is neither served nor dropped; nothing is made."""
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    name = f"site-1-page-{shas[0][:12]}"
+    held, service = dict(swarm.config_labels), swarm.services_by_name["site-1"]
+    target, data = swarm.config_data[name]
+    swarm.config_data[name] = (target, data.replace(b"Version 1.", b"Version X."))
+    with pytest.raises(DeployError, match=f"{name}: kept version {shas[0][:12]} cannot be served: its data's sha256"):
+        _deploy(config, clients, tmp_path, 3, verify=False)
+    assert swarm.config_labels == held and swarm.services_by_name["site-1"] == service
+    swarm.config_data[name] = (target, data)
+    evil = b'<html><head><meta http-equiv="Content-Security-Policy" content="x`\\"></head>'
+    sha = hashlib.sha256(evil).hexdigest()
+    swarm.add_config(f"site-1-page-{sha[:12]}", {**swarm.config_labels[name], "graphsite.sha256": sha,
+                                                 "graphsite.deployed": "2099-01-01T00:00:00Z"})
+    swarm.config_data[f"site-1-page-{sha[:12]}"] = (target, evil)
+    with pytest.raises(DeployError, match="Content-Security-Policy holds characters outside"):
+        _deploy(config, clients, tmp_path, 3, verify=False)
+    assert swarm.services_by_name["site-1"] == service
