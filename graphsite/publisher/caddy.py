@@ -99,14 +99,13 @@ def account(line: str) -> tuple[str, str]:
 def caddyfile(server: Server) -> str:
     """Return the Caddyfile serving /srv on the server's port: no admin API, no automatic https (the edge does
     TLS), the security headers (the CSP as a header too: a meta CSP cannot set frame-ancestors or report-to),
-    and for a private page `basic_auth` with the route's users. Raise ValueError for a user or hash that cannot
-    be one Caddyfile token, or a CSP that cannot be written as it is (csp_refusal)."""
-    headers = security_headers(server.csp, server.indexing)
-    header_lines = "".join(f"\t\t{name} {_quoted(value)}\n" for name, value in headers.items())
+    and for a private page `basic_auth` with the route's users. With versions, no dot file is served (a bind
+    directory's markers, a killed write's temporaries). Raise ValueError for a user or hash that cannot be one Caddyfile
+    token, or a CSP that cannot be written as it is (csp_refusal)."""
     accounts = [account(line) for line in server.users]
     auth = "".join(["\tbasic_auth {\n", *(f"\t\t{user} {hashed}\n" for user, hashed in accounts), "\t}\n"]) \
         if accounts else ""
-    served = "\theader {\n" f"{header_lines}" "\t}\n" "\tfile_server\n"
+    served = _served(security_headers(server.csp, server.indexing), hidden=bool(server.versions))
     if server.versions:
         served = _versions(server.versions) + "\thandle {\n" + _indented(served) + "\t}\n"
     return (
@@ -124,25 +123,29 @@ def caddyfile(server: Server) -> str:
     )
 
 
+def _served(headers: dict[str, str], hidden: bool = True) -> str:
+    """Return the directives serving the files with `headers`, dot files `hidden` (they answer 404). A plan
+    without versions is the Caddyfile of 0.1, byte for byte (the same config a redeploy of its page keeps);
+    every deploy of this release keeps versions, so none serves a dot file."""
+    lines = "".join(f"\t\t{name} {_quoted(value)}\n" for name, value in headers.items())
+    server = "\tfile_server {\n\t\thide .*\n\t}\n" if hidden else "\tfile_server\n"
+    return "\theader {\n" f"{lines}" "\t}\n" f"{server}"
+
+
 def _indented(block: str) -> str:
     return "".join(f"\t{line}\n" for line in block.splitlines())
 
 
 def _versions(versions: tuple[tuple[str, str], ...]) -> str:
-    """Return the `handle /v/*` block: every kept version with its own page's CSP (a directive with a path
-    matcher, which Caddy orders before the unmatched `header` of the common headers, so none overwrites another)
-    and noindex whatever deploy.indexing says: a reviewer's copy is never a search result."""
-    common = {name: value for name, value in security_headers("", False).items()}
-    lines = ["\thandle /v/* {\n", "\t\theader {\n"]
-    lines += [f"\t\t\t{name} {_quoted(value)}\n" for name, value in common.items()]
-    lines.append("\t\t}\n")
+    """Return one `handle /v/<sha12>/*` block per kept version, with its own page's CSP and noindex whatever
+    deploy.indexing says (a reviewer's copy is never a search result), then `handle /v/*` answering 404: nothing
+    else under /v/ is served (a version a deploy failed to drop, one another deployment wrote, a leftover)."""
+    blocks = []
     for sha, csp in versions:
         if not _SHORT_SHA.fullmatch(sha):
             raise ValueError(f"version {sha!r}: expected 12 hex digits")
-        if csp:
-            lines.append(f"\t\theader /v/{sha}/* Content-Security-Policy {_quoted(csp)}\n")
-    lines += ["\t\tfile_server\n", "\t}\n"]
-    return "".join(lines)
+        blocks.append(f"\thandle /v/{sha}/* {{\n" + _indented(_served(security_headers(csp, False))) + "\t}\n")
+    return "".join(blocks) + "\thandle /v/* {\n\t\trespond 404\n\t}\n"
 
 
 def header_findings(headers: dict[str, str], body: bytes, indexing: bool) -> list[str]:

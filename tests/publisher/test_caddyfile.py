@@ -251,3 +251,24 @@ def test_a_csp_that_could_inject_into_the_caddyfile_is_refused_for_the_page_and_
     with pytest.raises(ValueError, match="outside printable ASCII"):
         caddyfile(Server(20128, versions=(("0123456789ab", csp),)))
 
+
+def test_the_bind_mode_layout_serves_only_the_listed_versions_and_never_a_marker(tmp_path):
+    """In bind mode /srv is the whole directory: a version not listed (a failed drop, another's, a link), a
+    killed write's temporary folder and every marker answer 404."""
+    port, listed, other = _free_port(), "0123456789ab", "ba9876543210"
+    text = caddyfile(Server(port, csp="default-src 'none'", versions=((listed, "default-src 'self'"),)))
+    files = {"index.html": "live", ".graphsite": "stamp", f"v/{listed}/index.html": "kept",
+             f"v/{listed}/.graphsite": "stamp", f"v/{other}/index.html": "dropped",
+             f"v/.{listed}.x1.tmp/index.html": "half", "v/index.html": "stray"}
+    for path, body in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(body)
+    (tmp_path / "v" / "cafecafecafe").symlink_to(tmp_path / "v" / listed)
+    with _caddy(tmp_path, text, port):
+        status, headers, body = _get(port, f"/v/{listed}/")
+        assert (status, body, headers["Content-Security-Policy"]) == (200, b"kept", "default-src 'self'")
+        assert _get(port, "/")[2] == b"live"
+        for path in ("/.graphsite", f"/v/{listed}/.graphsite", f"/v/{other}/", f"/v/{other}/index.html",
+                     f"/v/.{listed}.x1.tmp/index.html", "/v/", "/v/index.html", "/v/cafecafecafe/",
+                     f"/v/{listed}/../{other}/index.html"):
+            assert _get(port, path)[0] == 404, path
