@@ -1,7 +1,7 @@
 """`graphsite history NAME`: the versions a deployment keeps, read from Swarm alone (the service says which one is
 live; each kept page config says what version it is). A version counts only when its stamp proves it is this
 deployment's; a page config of the name that does not is listed apart, never counted. A Swarm that cannot be read
-is an error, never an empty history."""
+is an error, never an empty history; so is a bind directory this host does not hold."""
 
 from __future__ import annotations
 
@@ -51,9 +51,28 @@ def history(settings: SurveySettings, name: str, clients: Clients) -> History:
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, deployment.stamp if deployment else None)}",
                               hint="graphsite shows the versions of its own deployments only")
+    if deployment is not None:
+        held_here(name, deployment, settings.bind_root, clients)
     # without a service nothing proves which deployment the pages belong to: none of them is counted
     found, _ = read_kept(name, deployment or Deployment(name, fqdn), settings.domain, settings.bind_root, clients)
     return History(name, fqdn, deployment, found)
+
+
+def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clients) -> None:
+    """Raise DeployError when `deployment` keeps its page in a bind directory this host does not hold (another
+    node's, a container without the mount): its versions are unknown here, not none."""
+    if deployment.content != "bind":
+        return
+    directory = bind_dir(bind_root, name)
+    if not clients.binds.has_root(bind_root):
+        missing = bind_root
+    elif not clients.binds.exists(directory):
+        missing = directory
+    else:
+        return
+    raise DeployError(f"the versions of {name} are unknown here: {missing} does not exist on this host, and {name} "
+                      f"keeps its page in {directory}",
+                      hint=f"run the command on the node that holds it (`docker service ps {name}` names it)")
 
 
 def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,

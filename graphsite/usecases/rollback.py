@@ -14,7 +14,7 @@ from graphsite.publisher.deployment import Claim, Deployment, claim, whose
 from graphsite.publisher.ports import Reporter
 from graphsite.publisher.versions import choose, page_refusal
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
-from graphsite.usecases.history import read_kept
+from graphsite.usecases.history import held_here, read_kept
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
         if owner != Claim.OURS:
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
+        held_here(name, live, Path(config.deploy.bind_root), clients)
         found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
         target = choose(found, request.to)
         data = read(target)

@@ -316,3 +316,27 @@ def test_a_kept_version_whose_page_is_not_its_sha_or_whose_csp_could_inject_stop
     with pytest.raises(DeployError, match="Content-Security-Policy holds characters outside"):
         _deploy(config, clients, tmp_path, 3, verify=False)
     assert swarm.services_by_name["site-1"] == service
+
+
+@pytest.mark.parametrize("gone", ["directory", "bind root"])
+def test_a_bind_directory_this_host_does_not_hold_is_an_unknown_history_never_an_empty_one(tmp_path, gone):
+    """Another manager, or a container without the mount: history and rollback name the directory, exit 1."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 2)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    root = Path(config.deploy.bind_root)
+    directory = root / "site-1"
+    binds.dirs.pop(directory), binds.kept.pop(directory)
+    if gone == "bind root":
+        binds.roots.discard(root)
+    missing = directory if gone == "directory" else root
+    why = f"the versions of site-1 are unknown here: {missing} does not exist on this host"
+    with pytest.raises(DeployError, match=re.escape(why)) as refused:
+        history(SurveySettings.from_config(config), "site-1", clients)
+    assert refused.value.exit_code == 1
+    service = _swarm(clients).services_by_name["site-1"]
+    with pytest.raises(DeployError, match=re.escape(why)):
+        rollback(config, RollbackRequest("site-1"), clients, Recorder())
+    assert _swarm(clients).services_by_name["site-1"] == service
