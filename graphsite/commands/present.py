@@ -398,7 +398,8 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
         state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: temporary files"
     return (held.fqdn, age(held.created, now) or "unknown", held.expires or "-",
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
-            ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-", str(held.versions), state)
+            ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-",
+            "?" if held.versions is None else str(held.versions), state)
 
 
 def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | None = None) -> None:

@@ -31,7 +31,7 @@ from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
-from graphsite.publisher.versions import bind_pages, is_page, read_versions
+from graphsite.publisher.versions import bind_pages, read_versions
 
 __all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
 
@@ -54,7 +54,9 @@ class Holding:
     records: tuple[Record, ...] = ()
     stamps: tuple[Stamp, ...] = ()  # what each resource says of itself
     unknown: tuple[str, ...] = ()  # the systems that could not be read
-    versions: int = 0  # the page configs whose stamp carries the service's id (bind mode: its one page)
+    # the versions it keeps, counted as history does (None: unknown: a read failed, a bind directory this host
+    # does not hold, a service of a release before versions)
+    versions: int | None = 0
 
     @property
     def created(self) -> str:
@@ -152,6 +154,7 @@ class _Found:
     running: dict[str, str] = field(default_factory=dict)
     nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     configs: dict[str, dict[str, Stamp]] = field(default_factory=dict)
+    config_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # config -> its labels (versions)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
     temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
@@ -300,10 +303,14 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
         tasks = [t for t in swarm.tasks(service.name) if t.state == "running" and t.desired == "running"]
         found.running[service.name] = f"{len(tasks)}/{service.replicas}"
         found.nodes[service.name] = tuple(sorted(hostnames.get(t.node) or t.node[:12] for t in tasks))
-    for config_name, stamp in swarm.config_stamps(name).items():
+    for config_name, labels in swarm.labelled_configs(name).items():
+        stamp = Stamp.from_labels(labels)
+        if stamp is None:
+            continue
         resource = stamp.name if config_name.startswith(f"{stamp.name}-") else config_name
         if found.judge("config", config_name, stamp, resource, domain):
             found.configs.setdefault(stamp.name, {})[config_name] = stamp
+            found.config_labels[config_name] = labels
 
 
 def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str | None, domain: str) -> None:
@@ -385,17 +392,24 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
 
 
 def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],
-              found: _Found) -> int:
-    """Return how many versions the name keeps: without a service, nothing proves whose its pages are."""
-    if deployment is None or not deployment.id:
+              found: _Found) -> int | None:
+    """Return how many versions the name keeps, by history's rule (read_versions); 0 without a service (nothing
+    proves whose its pages are); None when it is not known: a service without an id (a release before versions),
+    a read that failed, a bind directory not found here."""
+    if deployment is None:
         return 0
+    if not deployment.id:
+        return None
     if deployment.content == "bind":
         directory = found.directories.get(name)
-        if directory is None:
-            return 0
+        if directory is None or DIRECTORIES in found.unreadable:
+            return None
         labelled, _ = bind_pages(found.kept.get(name, {}), name, directory[0])
-        return len(read_versions(labelled, deployment, domain).versions)
-    return sum(1 for config, stamp in configs.items() if is_page(config, name) and stamp.id == deployment.id)
+    else:
+        if SWARM in found.unreadable:
+            return None
+        labelled = {config: found.config_labels.get(config, {}) for config in configs}
+    return len(read_versions(labelled, deployment, domain).versions)
 
 
 def age(created: str, now: datetime) -> str:

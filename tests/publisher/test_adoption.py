@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Stamp
+from graphsite.publisher.deployment import STAMP, Claim, Stamp
 from graphsite.publisher.swarm import Service
 from graphsite.usecases.inventory import SurveySettings, survey
 from tests.publisher.fakes import FakeDns
@@ -24,8 +24,10 @@ class _Swarm:
     def services(self) -> list[Service]:
         return self._services
 
-    def config_stamps(self, subdomain: str | None = None) -> dict[str, Stamp]:
-        return {n: s for n, s in self._configs.items() if subdomain is None or s.name == subdomain}
+    def labelled_configs(self, subdomain: str | None = None) -> dict[str, dict[str, str]]:
+        # the labels each stamp was written with: graphsite 0.1's (version 1) carried no stamp version
+        return {n: {k: v for k, v in s.labels().items() if s.version > 1 or k != STAMP}
+                for n, s in self._configs.items() if subdomain is None or s.name == subdomain}
 
 
 def test_a_0_1_route_and_config_are_adopted_beside_a_proven_service_and_foreign_alone(tmp_path, production):

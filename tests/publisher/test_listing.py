@@ -65,3 +65,12 @@ def test_a_name_found_with_a_system_unreadable_is_shown_and_exits_1(capsys):
 def test_the_whole_list_keeps_its_shape(capsys):
     present.listing(Inventory({"gs-x": DEPLOYED}), NOW, as_json=True)
     assert set(json.loads(capsys.readouterr().out)) == {"deployments", "foreign", "unreadable"}
+
+
+def test_versions_not_known_are_a_question_mark_and_null_never_0(capsys):
+    unknown = Holding("gs-x", "gs-x.example.org", deployment=DEPLOYED.deployment, running="1/1", versions=None)
+    present.listing(Inventory({"gs-x": unknown}), NOW, as_json=False, name="gs-x")
+    header, row = capsys.readouterr().out.splitlines()
+    assert row.split()[header.split().index("VERSIONS")] == "?"
+    present.listing(Inventory({"gs-x": unknown}), NOW, as_json=True, name="gs-x")
+    assert json.loads(capsys.readouterr().out)["deployments"][0]["versions"] is None

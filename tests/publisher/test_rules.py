@@ -31,7 +31,7 @@ from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault, Recorder
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 PAGE = "<!doctype html><title>t</title><p>page</p>"
-READS = {"swarm": ("services", "config_stamps", "service", "tasks"), "dns": ("a_records", "records")}
+READS = {"swarm": ("services", "labelled_configs", "service", "tasks"), "dns": ("a_records", "records")}
 
 
 def _config(root: Path, domain: str = "example.com") -> Config:
@@ -74,7 +74,7 @@ def _expire(config: Config, clients: Clients, name: str) -> None:
 
 
 @pytest.mark.parametrize("system,method", [(s, m) for s, methods in READS.items() for m in methods
-                                           if m in ("services", "config_stamps", "a_records")])
+                                           if m in ("services", "labelled_configs", "a_records")])
 @pytest.mark.parametrize("fault", [Fault.error(), Fault.stall(0.01)], ids=["error", "stall"])
 def test_gc_removes_nothing_when_one_read_of_its_survey_fails(tmp_path, system, method, fault):
     config = _config(tmp_path)
@@ -182,7 +182,7 @@ def test_a_resource_of_the_previous_release_is_adopted_only_beside_a_proven_one(
 
 # --- the property: any failure at any call, any mix of deployments ---------------------------------------------
 
-_METHODS = [("swarm", m) for m in ("services", "config_stamps", "service", "tasks", "remove_service",
+_METHODS = [("swarm", m) for m in ("services", "labelled_configs", "service", "tasks", "remove_service",
                                    "remove_config")] + [("dns", m) for m in ("a_records", "records", "delete")]
 
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import re
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -340,3 +341,27 @@ def test_a_bind_directory_this_host_does_not_hold_is_an_unknown_history_never_an
     with pytest.raises(DeployError, match=re.escape(why)):
         rollback(config, RollbackRequest("site-1"), clients, Recorder())
     assert _swarm(clients).services_by_name["site-1"] == service
+
+
+def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_know(tmp_path):
+    """A page config whose sha256 label is not its name's is not counted; a service without an id (a release
+    before versions) and a bind directory this host does not hold are unknown (None: `?`, null), never 0."""
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    first = f"site-1-page-{shas[0][:12]}"
+    swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.sha256": "f" * 64})
+    settings = SurveySettings.from_config(config)
+    assert len(_history(config, clients).found.versions) == 1
+    assert survey(settings, clients).holdings["site-1"].versions == 1
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = replace(service, labels={  # as graphsite 0.1 labelled it: no stamp version
+        k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
+    assert survey(settings, clients).holdings["site-1"].versions is None
+    bind = config.replace("deploy", content="bind")
+    _deployed(bind, clients, tmp_path, 1)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    assert survey(settings, clients).holdings["site-1"].versions == 1
+    binds.roots.clear()
+    assert survey(settings, clients).holdings["site-1"].versions is None
