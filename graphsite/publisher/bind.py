@@ -254,7 +254,8 @@ def version_page(directory: Path, sha12: str) -> bytes | None:
 
 def keep_version(directory: Path, sha12: str, page: bytes, marker: str) -> bool:
     """Keep `page` as version `sha12` of `directory` (v/<sha12>/, filled under a temporary name and renamed into
-    place, all owned by 1000:1000); return False when that version is there already (content-addressed)."""
+    place, all owned by 1000:1000); return False when a directory of that name is there already (content-addressed:
+    the caller proves it is this deployment's version first); raise DeployError when anything else is there."""
     owner = (BIND_UID, BIND_UID)
     try:
         with files.opened(directory.parent, directory.name) as top, contextlib.suppress(FileExistsError):
@@ -262,8 +263,10 @@ def keep_version(directory: Path, sha12: str, page: bytes, marker: str) -> bool:
         with files.opened(directory.parent, directory.name, VERSIONS) as fd:
             os.fchown(fd, *owner)
             try:
-                os.lstat(sha12, dir_fd=fd)
-                return False
+                if stat.S_ISDIR(os.lstat(sha12, dir_fd=fd).st_mode):
+                    return False  # its caller proved it this deployment's version (deploy's _ensure_directory)
+                raise DeployError(f"{directory / VERSIONS / sha12} is no directory: graphsite did not make it; "
+                                  "left in place", hint="remove it by hand if it is yours, then deploy again")
             except FileNotFoundError:
                 pass
             building, _ = new_temporary(sha12, lambda name: os.mkdir(name, 0o700, dir_fd=fd))

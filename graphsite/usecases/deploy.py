@@ -46,6 +46,7 @@ from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import (
+    bind_pages,
     kept,
     look_at,
     page_refusal,
@@ -544,12 +545,30 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         sha12 = short(plan.sha256)
-        if sha12 not in binds.versions(directory):
+        held = binds.versions(directory)
+        if sha12 not in held:
             undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
                       partial(binds.remove_version, directory, sha12))
+        else:
+            _refuse_unproven_version(plan, binds, held[sha12], domain)
         binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
                                                                       dict(plan.page_labels)))
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
+
+
+def _refuse_unproven_version(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str) -> None:
+    """Raise DeployError when what is at v/<sha12> of the plan's page is not that version of this deployment
+    (no directory, a marker that does not prove it, another page): it is left in place, never taken as kept."""
+    directory, sha12 = plan.bind_dir, short(plan.sha256)
+    assert directory is not None
+    labelled, places = bind_pages({sha12: marker}, plan.subdomain, directory)
+    found = read_versions(labelled, plan.deployment, domain, places=places)
+    why = found.unproven[0].why if found.unproven else ""
+    if not why and binds.version_page(directory, sha12) != plan.page:
+        why = "its page is not this one"
+    if why:
+        raise DeployError(f"{directory / 'v' / sha12} exists and is not this deployment's version {sha12}: {why}; "
+                          "left in place", hint="look at it and remove it by hand if it is yours, then deploy again")
 
 
 def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:

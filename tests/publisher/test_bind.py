@@ -297,3 +297,17 @@ def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(t
     with pytest.raises(DeployError, match="cannot keep version"):
         bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
     assert sorted(p.name for p in target.iterdir()) == ["c" * 12]
+
+
+def test_a_link_or_a_file_where_a_version_goes_is_refused_never_taken_as_kept(tmp_path):
+    directory = tmp_path / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    (directory / "v").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (directory / "v" / ("a" * 12)).symlink_to(elsewhere)
+    (directory / "v" / ("b" * 12)).write_text("not a version")
+    for sha12 in ("a" * 12, "b" * 12):
+        with pytest.raises(DeployError, match=f"v/{sha12} is no directory: graphsite did not make it; left in place"):
+            bind.keep_version(directory, sha12, b"<p>live</p>", "marker\n")
+    assert list(elsewhere.iterdir()) == [] and (directory / "v" / ("b" * 12)).read_text() == "not a version"

@@ -365,3 +365,22 @@ def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_k
     assert survey(settings, clients).holdings["site-1"].versions == 1
     binds.roots.clear()
     assert survey(settings, clients).holdings["site-1"].versions is None
+
+
+@pytest.mark.parametrize("planted", ["another deployment's", "no marker", "another page"])
+def test_a_bind_version_folder_not_proven_this_deployments_is_refused_not_taken_as_kept(tmp_path, planted):
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    sha = _deployed(config, clients, tmp_path, 1)[0]
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    page, marker = binds.kept[directory][sha[:12]]
+    assert marker is not None
+    live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+    assert f" id={live_id} " in marker
+    binds.kept[directory][sha[:12]] = {
+        "another deployment's": (page, marker.replace(f" id={live_id} ", " id=0badc0de ")),
+        "no marker": (page, None), "another page": (b"<p>planted</p>", marker)}[planted]
+    with pytest.raises(DeployError, match=f"v/{sha[:12]} exists and is not this deployment's version"):
+        _deploy(config, clients, tmp_path, 1, verify=False)
