@@ -14,7 +14,7 @@ from graphsite.config import load_config
 @click.command("rollback")
 @click.argument("name")
 @click.option("--to", "to", metavar="SHA", help="The version to make live: its sha256 or first 7+ hex digits "
-              "(default: the newest one before the live one).")
+              "(default: the one live before the live one, i.e. the page the last deploy or rollback replaced).")
 @click.option("--dry-run", is_flag=True, help="Print the plan; touch nothing.")
 @click.option("--keep-on-failure", is_flag=True, help="Keep what a failed run changed, for inspection.")
 @click.option("--no-verify", "skip_verify", is_flag=True, help="Skip the checks after rolling back.")

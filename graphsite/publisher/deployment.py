@@ -25,6 +25,7 @@ NAME, CREATED, EXPIRES = f"{PREFIX}.subdomain", f"{PREFIX}.created", f"{PREFIX}.
 FQDN, SHA256, TITLE, CONTENT, ACCESS = (f"{PREFIX}.fqdn", f"{PREFIX}.sha256", f"{PREFIX}.title",
                                          f"{PREFIX}.content", f"{PREFIX}.access")
 ID, STAMP, VERSION = f"{PREFIX}.id", f"{PREFIX}.stamp", f"{PREFIX}.version"
+REPLACED = f"{PREFIX}.replaced"  # the service's: the sha256 of the page its last deploy or rollback replaced
 MARKER = ".graphsite"  # the file in a bind directory that says graphsite made it
 RECORD_COMMENT = "graphsite:"  # how every DNS record comment graphsite writes starts
 ROUTE_COMMENT = "# graphsite:"  # the first line of every route file graphsite writes
@@ -230,6 +231,7 @@ class Deployment:
     id: str = ""  # random, made at the name's first deploy, carried by every resource of the deployment
     made_by: str = ""  # the graphsite version that wrote the service ("" : graphsite 0.1, which did not say)
     stamp_version: int = STAMP_VERSION
+    replaced: str = ""  # the sha256 of the page the last deploy or rollback replaced ("" : none, or not said)
 
     @property
     def url(self) -> str:
@@ -250,7 +252,7 @@ class Deployment:
     def labels(self) -> dict[str, str]:
         """Return the service's labels."""
         return {**self.stamp.labels(), SHA256: self.sha256, CONTENT: self.content, TITLE: self.title,
-                ACCESS: self.access, VERSION: self.made_by}
+                ACCESS: self.access, VERSION: self.made_by, **({REPLACED: self.replaced} if self.replaced else {})}
 
     @classmethod
     def from_labels(cls, labels: Mapping[str, str] | None, replicas: int = 1) -> Deployment | None:
@@ -262,13 +264,16 @@ class Deployment:
         return cls(name=stamp.name, fqdn=stamp.fqdn, sha256=labels.get(SHA256, ""), title=labels.get(TITLE, ""),
                    created=stamp.created, expires=stamp.expires, content=labels.get(CONTENT, "config"),
                    replicas=replicas, access=labels.get(ACCESS, "public"), id=stamp.id,
-                   made_by=labels.get(VERSION, "") if stamp.version > 1 else "", stamp_version=stamp.version)
+                   made_by=labels.get(VERSION, "") if stamp.version > 1 else "", stamp_version=stamp.version,
+                   replaced=labels.get(REPLACED, ""))
 
     def renewed(self, previous: Deployment) -> Deployment:
         """Return this deployment keeping `previous`'s creation time and id (an older deployment, which had no
-        id, gets this one's), and its expiry unless this one sets one. The stamp written is this release's."""
+        id, gets this one's), and its expiry unless this one sets one; it replaces `previous`'s page (the same
+        page again replaces what that one did). The stamp written is this release's."""
+        replaced = previous.sha256 if previous.sha256 != self.sha256 else previous.replaced
         return replace(self, created=previous.created or self.created, expires=self.expires or previous.expires,
-                       id=previous.id or self.id)
+                       id=previous.id or self.id, replaced=replaced)
 
     # --- where its resources live ---------------------------------------------------------------------------
 

@@ -206,9 +206,10 @@ def sha_prefix(text: str) -> str:
     return wanted
 
 
-def choose(found: Versions, to: str | None) -> Version:
+def choose(found: Versions, to: str | None, replaced: str = "") -> Version:
     """Return the version a rollback makes live: the one whose sha256 starts with `to` (at least 7 hex digits), or
-    without `to` the newest one before the live one; raise DeployError naming what there is otherwise."""
+    without `to` the one that was live before the live one (`replaced`: the page the last deploy or rollback
+    replaced, as the service says), else the newest other one; raise DeployError naming what there is otherwise."""
     live = found.live
     candidates = [v for v in found.versions if not v.live]
     listed = ", ".join(v.short for v in found.versions) or "none"
@@ -217,7 +218,7 @@ def choose(found: Versions, to: str | None) -> Version:
             raise DeployError("no earlier version is kept to roll back to" + (f" (live: {live.short})" if live
                                                                                else ""),
                               hint="`graphsite history NAME` lists the kept versions")
-        return candidates[0]
+        return next((v for v in candidates if v.sha256 == replaced), candidates[0])
     try:
         wanted = sha_prefix(to)
     except ValueError as exc:

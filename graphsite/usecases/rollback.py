@@ -20,7 +20,7 @@ from graphsite.usecases.history import held_here, read_kept
 @dataclass(frozen=True)
 class RollbackRequest:
     name: str  # the subdomain
-    to: str | None = None  # a sha256 or its first 7+ hex digits; None: the newest version before the live one
+    to: str | None = None  # a sha256 or its first 7+ hex digits; None: the one live before the live one
     dry_run: bool = False
     keep_on_failure: bool = False
     verify: bool = True
@@ -44,7 +44,7 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
                               f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
         held_here(name, live, Path(config.deploy.bind_root), clients)
         found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
-        target = choose(found, request.to)
+        target = choose(found, request.to, live.replaced)
         data = read(target)
         if data is None:
             raise DeployError(f"{target.config} (version {target.short}) was removed meanwhile",

@@ -384,3 +384,21 @@ def test_a_bind_version_folder_not_proven_this_deployments_is_refused_not_taken_
         "no marker": (page, None), "another page": (b"<p>planted</p>", marker)}[planted]
     with pytest.raises(DeployError, match=f"v/{sha[:12]} exists and is not this deployment's version"):
         _deploy(config, clients, tmp_path, 1, verify=False)
+
+
+def test_a_plain_rollback_makes_live_again_the_page_the_last_deploy_or_rollback_replaced(tmp_path):
+    """As `helm rollback` or `heroku rollback`: the version live before the live one, which the service records
+    (graphsite.replaced), not the newest other one; without a record (a deployment of an earlier release), the
+    newest other one."""
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 3)
+    assert _swarm(clients).services_by_name["site-1"].labels["graphsite.replaced"] == shas[1]
+    rollback(config, RollbackRequest("site-1", to=shas[0], verify=False), clients, Recorder())
+    rollback(config, RollbackRequest("site-1", to=shas[1], verify=False), clients, Recorder())
+    assert rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()).plan.sha256 == shas[0]
+    assert rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()).plan.sha256 == shas[1]
+    swarm = _swarm(clients)
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = replace(service, labels={
+        k: v for k, v in service.labels.items() if k != "graphsite.replaced"})
+    assert rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()).plan.sha256 == shas[2]
