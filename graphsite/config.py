@@ -23,13 +23,17 @@ CONFIG_ENV = "GRAPHSITE_CONFIG"
 TOKEN_ENV = "CLOUDFLARE_API_TOKEN"
 PASSWORD_ENV = "GRAPHSITE_PASSWORD"  # a private page's password for verify (never a flag: argv is visible)
 DEFAULT_FILENAME = "graphsite.toml"
+MOST_VERSIONS = 50  # each kept version is one more config mounted into the page's service
 
 
 # Any, as dataclasses.field is: the class body reads the result as the field's value, whatever its type.
-def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING) -> Any:
+def _doc(text: str, default: Any = dataclasses.MISSING, factory: Any = dataclasses.MISSING,
+         bounds: tuple[int, int] | None = None) -> Any:
+    """Return the field documented by `text`; `bounds` (lowest, highest) go into the JSON Schema too."""
+    metadata = {"doc": text, **({"bounds": bounds} if bounds else {})}
     if factory is not dataclasses.MISSING:
-        return field(default_factory=factory, metadata={"doc": text})
-    return field(default=default, metadata={"doc": text})
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @frozen
@@ -71,7 +75,8 @@ class DeployConfig:
     gc_grace: float = _doc("Seconds a partial deployment (a run that died halfway) is left before gc removes it.",
                            900.0)
     keep_versions: int = _doc("Versions of a name kept, the live one included: each served at /v/<sha12>/ and a "
-                              "`graphsite rollback` target; a deploy drops the oldest beyond it (1-50).", 5)
+                              "`graphsite rollback` target; a deploy drops the oldest beyond it (1-50).", 5,
+                              bounds=(1, MOST_VERSIONS))
     traefik_static: str = _doc("Traefik's static configuration, read by `graphsite doctor` (empty: not checked).",
                                "/etc/dokploy/traefik/traefik.yml")
 
@@ -188,9 +193,6 @@ def settings_errors(config: Config) -> list[str]:
     choices, a number out of range, an address that is not host:port. The loader checks them, and deploy
     again for a Config built in code."""
     return choice_errors(config) + _number_errors(config) + _address_errors(config) + _keep_errors(config)
-
-
-MOST_VERSIONS = 50  # each kept version is one more config mounted into the page's service
 
 
 def _keep_errors(config: Config) -> list[str]:

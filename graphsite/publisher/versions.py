@@ -59,6 +59,7 @@ def version_labels(deployed: str, title: str, date: str, made_by: str) -> dict[s
 
 
 _MARKER_SHA = re.compile(r" sha256=(?P<sha256>[0-9a-f]{64})$")
+_SHA256 = re.compile(r"[0-9a-f]{64}")  # a sha256 label, as history.schema.json says it
 
 
 def version_marker(stamp: Stamp, sha256: str, labels: Mapping[str, str]) -> str:
@@ -167,7 +168,7 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
             unproven.append(Unproven(config, whose(owner, stamp)))
         elif not deployment.id or stamp.id != deployment.id:
             unproven.append(Unproven(config, f"its stamp names deployment {stamp.id}, not {deployment.id or 'one'}"))
-        elif len(sha256) != 64 or short(sha256) != key[-SHORT:]:
+        elif not _SHA256.fullmatch(sha256) or short(sha256) != key[-SHORT:]:
             unproven.append(Unproven(config, "its sha256 label is not the one its name ends with"))
         else:
             found.append(Version(config, sha256, labels.get(DEPLOYED, ""), labels.get(TITLE, ""),

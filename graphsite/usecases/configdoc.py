@@ -150,6 +150,8 @@ def _table(cls: Any, prefix: str) -> dict[str, Any]:
         name = f"{prefix}.{field.name}" if prefix else field.name
         schema = _schema_of(hints[field.name], name)
         schema["description"] = field.metadata.get("doc", "")
+        if "bounds" in field.metadata:
+            schema["minimum"], schema["maximum"] = field.metadata["bounds"]
         default = field.default if field.default is not dataclasses.MISSING else (
             field.default_factory() if field.default_factory is not dataclasses.MISSING else None)
         if default is not None:

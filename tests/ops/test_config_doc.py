@@ -49,6 +49,8 @@ def test_the_lab_configuration_validates(tmp_path):
     ({"deploy": {"tls": "star"}}, "'star' is not one of"),
     ({"links": {"fail_on": ["gone"]}}, "'gone' is not one of"),
     ({"citations": {"accept": [{"code": "nope", "reason": "x"}]}}, "'nope' is not one of"),
+    ({"deploy": {"keep_versions": 0}}, "0 is less than the minimum of 1"),
+    ({"deploy": {"keep_versions": 51}}, "51 is greater than the maximum of 50"),
 ])
 def test_the_schema_rejects_what_the_loader_rejects(tmp_path, document, where):
     errors = [e.message for e in jsonschema.Draft202012Validator(json_schema()).iter_errors(document)]

@@ -402,3 +402,14 @@ def test_a_plain_rollback_makes_live_again_the_page_the_last_deploy_or_rollback_
     swarm.services_by_name["site-1"] = replace(service, labels={
         k: v for k, v in service.labels.items() if k != "graphsite.replaced"})
     assert rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()).plan.sha256 == shas[2]
+
+
+def test_a_sha256_label_that_is_not_64_hex_digits_is_unproven_as_the_history_schema_says(tmp_path):
+    config, clients = fake_world(tmp_path)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    first = f"site-1-page-{shas[0][:12]}"
+    swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.sha256": shas[0][:12] + "Z" * 52})
+    found = _history(config, clients)  # validated against history.schema.json
+    assert [v.sha256 for v in found.found.versions] == [shas[1]]
+    assert [u.config for u in found.found.unproven] == [first]
