@@ -367,6 +367,13 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
     _answer(report.as_json(), as_json, problem)
 
 
+def _shown(text: str) -> str:
+    """Return `text` (read from a label or a marker anyone who can write there chose) as a terminal may show it:
+    as it is when every character is printable, else quoted with its control characters and escape sequences
+    escaped, as a title is."""
+    return text if text.isprintable() else repr(text)
+
+
 def history(found: History, as_json: bool) -> None:
     """Show the versions newest first, the live one marked; the page configs not proven this deployment's apart.
     A name with nothing at all is an answer (exit 0): Swarm was read."""
@@ -375,13 +382,14 @@ def history(found: History, as_json: bool) -> None:
     if not as_json:
         for version in found.found.versions:
             mark = "live" if version.live else "    "
-            when = version.deployed[:19] + "Z" if version.deployed else "-"
-            made = version.made_by or "-"
-            said = " ".join(part for part in (repr(version.title) if version.title else "", version.date) if part)
+            when = _shown(version.deployed[:19] + "Z") if version.deployed else "-"
+            made = _shown(version.made_by) if version.made_by else "-"
+            said = " ".join(part for part in (repr(version.title) if version.title else "", _shown(version.date))
+                            if part)
             output.result(f"{mark} {version.short}  {when}  graphsite {made}  {said or '-'}  "
                           f"https://{found.fqdn}/v/{version.short}/")
         for unproven in found.found.unproven:
-            output.info(f"not counted, left alone: config {unproven.config}: {unproven.why}")
+            output.info(f"not counted, left alone: config {_shown(unproven.config)}: {_shown(unproven.why)}")
         if found.deployment is not None and found.found.live is None:
             output.info(f"the live page ({found.deployment.sha256[:12]}) is no kept version: a deploy of this "
                         "release keeps it")

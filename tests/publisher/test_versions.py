@@ -367,22 +367,29 @@ def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_k
     assert survey(settings, clients).holdings["site-1"].versions is None
 
 
-@pytest.mark.parametrize("planted", ["another deployment's", "no marker", "another page"])
-def test_a_bind_version_folder_not_proven_this_deployments_is_refused_not_taken_as_kept(tmp_path, planted):
+def _one_bind_version(tmp_path: Path) -> tuple[Config, Clients, dict[str, tuple[bytes, str | None]]]:
+    """Deploy site-1 once in bind mode; return its configuration, clients and its kept versions ({sha12: (page,
+    marker)}, the fake's own: change them in place)."""
     config, clients = fake_world(tmp_path)
     config = config.replace("deploy", content="bind")
-    sha = _deployed(config, clients, tmp_path, 1)[0]
+    _deployed(config, clients, tmp_path, 1)
     binds = clients.binds
     assert isinstance(binds, FakeBinds)
-    directory = Path(config.deploy.bind_root) / "site-1"
-    page, marker = binds.kept[directory][sha[:12]]
-    assert marker is not None
+    kept = binds.kept[Path(config.deploy.bind_root) / "site-1"]
+    assert all(marker is not None for _, marker in kept.values())
+    return config, clients, kept
+
+
+@pytest.mark.parametrize("planted", ["another deployment's", "no marker", "another page"])
+def test_a_bind_version_folder_not_proven_this_deployments_is_refused_not_taken_as_kept(tmp_path, planted):
+    config, clients, kept = _one_bind_version(tmp_path)
+    sha, (page, marker) = next(iter(kept.items()))
     live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
     assert f" id={live_id} " in marker
-    binds.kept[directory][sha[:12]] = {
+    kept[sha] = {
         "another deployment's": (page, marker.replace(f" id={live_id} ", " id=0badc0de ")),
         "no marker": (page, None), "another page": (b"<p>planted</p>", marker)}[planted]
-    with pytest.raises(DeployError, match=f"v/{sha[:12]} exists and is not this deployment's version"):
+    with pytest.raises(DeployError, match=f"v/{sha} exists and is not this deployment's version"):
         _deploy(config, clients, tmp_path, 1, verify=False)
 
 
@@ -413,3 +420,17 @@ def test_a_sha256_label_that_is_not_64_hex_digits_is_unproven_as_the_history_sch
     found = _history(config, clients)  # validated against history.schema.json
     assert [v.sha256 for v in found.found.versions] == [shas[1]]
     assert [u.config for u in found.found.unproven] == [first]
+
+
+def test_history_shows_a_tampered_markers_date_and_maker_without_their_escape_sequences(tmp_path, capsys):
+    from graphsite.commands import present
+
+    config, clients, kept = _one_bind_version(tmp_path)
+    sha, (page, marker) = next(iter(kept.items()))
+    evil = {"graphsite.date": "\x1b]0;owned\x07", "graphsite.version": "\x1b[2J",
+            "graphsite.deployed": "2026-07-01T12:00:00\x1b[31m"}
+    kept[sha] = (page, marker.splitlines()[0] + "\n" + json.dumps(evil) + "\n")
+    present.history(_history(config, clients), as_json=False)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "'\\x1b]0;owned\\x07'" in out and "graphsite '\\x1b[2J'" in out
