@@ -12,7 +12,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, claim, whose
 from graphsite.publisher.ports import Reporter
-from graphsite.publisher.versions import choose, page_refusal
+from graphsite.publisher.versions import choose, look_at, page_refusal
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
 from graphsite.usecases.history import held_here, read_kept
 
@@ -51,8 +51,7 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
                               hint=f"`graphsite history {name}` lists the versions kept")
         refusal = page_refusal(target, data)
         if refusal is not None:
-            raise DeployError(f"{target.config}: {refusal}; not rolled back",
-                              hint="inspect it with `docker config inspect`")
+            raise DeployError(f"{target.config}: {refusal}; not rolled back", hint=look_at(target))
         try:
             html = data.decode("utf-8")
         except UnicodeDecodeError:

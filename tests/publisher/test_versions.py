@@ -434,3 +434,18 @@ def test_history_shows_a_tampered_markers_date_and_maker_without_their_escape_se
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "'\\x1b]0;owned\\x07'" in out and "graphsite '\\x1b[2J'" in out
+
+
+def test_a_bind_version_whose_page_is_not_its_sha_blocks_the_rollback_and_names_its_directory(tmp_path):
+    config, clients, kept = _one_bind_version(tmp_path)
+    second = _deploy(config, clients, tmp_path, 2, verify=False).plan.sha256
+    first = next(sha for sha in kept if sha != second[:12])
+    page, marker = kept[first]
+    kept[first] = (page.replace(b"Version 1.", b"Version X."), marker)
+    service = _swarm(clients).services_by_name["site-1"]
+    directory = Path(config.deploy.bind_root) / "site-1" / "v" / first
+    with pytest.raises(DeployError, match=f"^{re.escape(str(directory))}: its data's sha256 is not") as refused:
+        rollback(config, RollbackRequest("site-1"), clients, Recorder())
+    assert refused.value.hint == f"look at the directory {directory}"
+    assert _swarm(clients).services_by_name["site-1"] == service
+    assert clients.binds.dirs[directory.parent.parent]["index.html"] != kept[first][0]
