@@ -151,9 +151,9 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _status(port: int, auth: tuple[str, str] | None = None) -> int:
+def _status(port: int, auth: tuple[str, str] | None = None, path: str = "/") -> int:
     headers = {"Authorization": "Basic " + base64.b64encode(":".join(auth).encode()).decode()} if auth else {}
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers=headers)
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=5) as answer:
             return answer.status
@@ -272,3 +272,21 @@ def test_the_bind_mode_layout_serves_only_the_listed_versions_and_never_a_marker
                      f"/v/.{listed}.x1.tmp/index.html", "/v/", "/v/index.html", "/v/cafecafecafe/",
                      f"/v/{listed}/../{other}/index.html"):
             assert _get(port, path)[0] == 404, path
+
+
+def test_the_real_caddy_asks_for_the_password_of_a_private_page_before_any_version(tmp_path):
+    """A private deployment's kept versions are as private as its page: /v/<sha12>/ answers 401 without the
+    password, and so does what is not served (nothing tells a stranger which versions exist)."""
+    port, kept = _free_port(), "0123456789ab"
+    text = caddyfile(Server(port, csp="default-src 'none'", users=(_line("reader", "pw"),),
+                            versions=((kept, "default-src 'self'"),)))
+    for path in ("index.html", f"v/{kept}/index.html", f"v/{kept}/.graphsite"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("page")
+    with _caddy(tmp_path, text, port):
+        for path in ("/", f"/v/{kept}/", "/v/ffffffffffff/", f"/v/{kept}/.graphsite"):
+            assert _status(port, path=path) == 401, path
+            assert _status(port, ("reader", "wrong"), path=path) == 401, path
+        assert _status(port, ("reader", "pw"), path=f"/v/{kept}/") == 200
+        assert _status(port, ("reader", "pw"), path="/v/ffffffffffff/") == 404
+        assert _status(port, ("reader", "pw"), path=f"/v/{kept}/.graphsite") == 404
