@@ -453,7 +453,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
                                            prepared.proven))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven))
+            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven,
+                                              first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
             if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
@@ -529,7 +530,7 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven
     return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, *, first: bool) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
@@ -546,6 +547,9 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         sha12 = short(plan.sha256)
         held = binds.versions(directory)
+        if first and sha12 in held and _kept_by_an_earlier_run(plan, binds, held[sha12], domain, proven):
+            binds.remove_version(directory, sha12)  # kept again below, under this deployment's stamp
+            held = {key: marker for key, marker in held.items() if key != sha12}
         if sha12 not in held:
             undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
                       partial(binds.remove_version, directory, sha12))
@@ -554,6 +558,22 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
         binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
                                                                       dict(plan.page_labels)))
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
+
+
+def _kept_by_an_earlier_run(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str,
+                            proven: bool) -> bool:
+    """True when v/<sha12> holds this very page, kept by an earlier run of this configuration for this name under
+    another deployment id (asked only of a first deploy, no service of the name: a first deploy killed once it had
+    kept its page, whose rerun is a new deployment). Like a config of the same data, it is this run's to stamp
+    again; anything else at v/<sha12>, or beside a live deployment, is refused below."""
+    from graphsite.publisher.versions import marker_labels
+
+    directory = plan.bind_dir
+    assert directory is not None
+    stamp = Stamp.from_labels(marker_labels(marker)) if marker else None
+    return (stamp is not None and stamp.id != plan.stamp.id
+            and adopted(claim(stamp, plan.subdomain, domain), proven)
+            and binds.version_page(directory, short(plan.sha256)) == plan.page)
 
 
 def _refuse_unproven_version(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str) -> None:

@@ -393,6 +393,21 @@ def test_a_bind_version_folder_not_proven_this_deployments_is_refused_not_taken_
         _deploy(config, clients, tmp_path, 1, verify=False)
 
 
+def test_a_first_deploy_killed_once_it_kept_its_page_is_rerun_and_the_version_stamped_again(tmp_path):
+    """A first deploy killed after its content step (no service yet) leaves v/<sha12> under its deployment id; the
+    rerun is a new deployment, with another id: the same page, this configuration's, is kept again under the new
+    stamp (before, the rerun refused it as another deployment's and never converged). The same folder beside a
+    live deployment is still refused (above)."""
+    config, clients, kept = _one_bind_version(tmp_path)
+    sha, (page, marker) = next(iter(kept.items()))
+    old_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+    del _swarm(clients).services_by_name["site-1"]  # as if killed before its service step
+    again = _deploy(config, clients, tmp_path, 1, verify=False)
+    new_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+    assert new_id != old_id and again.plan.sha256[:12] == sha
+    assert kept[sha][0] == page and f" id={new_id} " in kept[sha][1]
+
+
 def test_a_plain_rollback_makes_live_again_the_page_the_last_deploy_or_rollback_replaced(tmp_path):
     """As `helm rollback` or `heroku rollback`: the version live before the live one, which the service records
     (graphsite.replaced), not the newest other one; without a record (a deployment of an earlier release), the
