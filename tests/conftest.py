@@ -4,6 +4,7 @@ headless Chromium through Playwright (never a downloaded browser), one per test 
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
@@ -15,11 +16,15 @@ from graphsite.builder.pdf import DEFAULT_CHROMIUM
 # modules are one unit of work, run one test at a time by one worker: one lab, one fault slot of the fake
 # Cloudflare, one dockerd that some of them stop. The other modules run beside them, each module in one worker (its
 # module-scoped browser or fake Cloudflare starts once). A lab test outside this list stops the run at collection.
-LAB_MODULES = ("tests/lab/test_cluster.py", "tests/lab/test_cold.py", "tests/lab/test_edge.py",
+LAB_MODULES = ("tests/lab/test_cluster.py", "tests/lab/test_edge.py",
                "tests/lab/test_lifecycle.py", "tests/ops/test_doctor_lab.py", "tests/ops/test_readme.py",
                "tests/publisher/cluster/", "tests/publisher/test_adapter_errors.py", "tests/publisher/test_lab_",
                "tests/reliability/")
 CLUSTER_TEST = "tests/lab/test_cluster.py"
+# Lab tests with a lab of their own, in private mount and network namespaces (their own dockerd, found by its own
+# socket): they touch nothing of the shared lab, so they run beside its tests, each module a unit of its own.
+OWN_LABS = ("tests/lab/test_cold.py",)
+BESIDE_THE_LAB = 10  # the niceness of a worker's tests that are not the lab's (under xdist)
 
 
 def pytest_configure(config):
@@ -28,10 +33,16 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
+    in_lab = item.nodeid.startswith(LAB_MODULES)
     starts = item.config.lab_unit_starts
-    if starts and item.nodeid.startswith(LAB_MODULES):
+    if starts and in_lab:
         while starts:
             starts.pop()()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # The lab's tests are the run's critical path and mostly wait on daemons: the other workers (and what they
+        # start: browsers, builds, servers) yield the CPU to them, and take whatever the lab leaves idle.
+        with contextlib.suppress(PermissionError):  # lowering it again needs root, as the lab does
+            os.setpriority(os.PRIO_PROCESS, 0, 0 if in_lab else BESIDE_THE_LAB)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -41,7 +52,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
-        if item.get_closest_marker("lab") is not None and not item.nodeid.startswith(LAB_MODULES):
+        if item.get_closest_marker("lab") is not None and not item.nodeid.startswith((*LAB_MODULES, *OWN_LABS)):
             outside.append(item.nodeid)
     # The three-node cluster test waits for a lab it starts in the background (tests/lab/conftest.py): last, it
     # overlaps every other test instead of waiting at the head of the lab's worker.
