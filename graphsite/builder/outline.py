@@ -182,7 +182,8 @@ class _Reader(HTMLParser):
     def _inside(self, tag: str, attributes: dict[str, str], classes: set[str], parent: str) -> str:
         """Return the role of an element inside a section or the reference list."""
         if parent == "refs":
-            if tag == "li" and attributes.get("value", "").isdigit():
+            value = attributes.get("value", "")
+            if tag == "li" and value.isascii() and value.isdigit():  # "²" is a digit to isdigit, not to int()
                 self.references.append(_Open(attributes["value"]))
                 return "ref"
             return "refs" if tag == "ol" else "skip"  # the list's headings and the author's own text

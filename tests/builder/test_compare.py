@@ -70,6 +70,17 @@ def test_the_outline_reads_what_the_page_shows(tmp_path: Path) -> None:
         "Base report", "Draft", "2026-01-01", "Ada")
 
 
+def test_a_reference_number_int_cannot_read_is_not_a_reference_and_no_traceback(tmp_path: Path) -> None:
+    """A page read back (the live one, for deploy's changes line) whose reference number is a digit to
+    str.isdigit but not to int ("²"): before, int() raised ValueError, a traceback where "unknown" is due."""
+    path = tmp_path / "report.md"
+    path.write_text(BASE, encoding="utf-8")
+    html = page_from_source(path, fonts="system").html
+    assert html.count('value="2"') == 1
+    read = read_outline(html.replace('value="2"', 'value="\u00b2"'))
+    assert [r.number for r in read.references] == [1]
+
+
 def test_the_same_report_changes_nothing(tmp_path: Path) -> None:
     found = changes(BASE, tmp_path)
     assert not found.changed and found.lines() == []
