@@ -34,15 +34,16 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     in_lab = item.nodeid.startswith(LAB_MODULES)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # The lab's tests are the run's critical path and mostly wait on daemons: the other workers (and what they
+        # start: browsers, builds, servers) yield the CPU to them, and take whatever the lab leaves idle. Set
+        # before the starts below, which the processes they start inherit.
+        with contextlib.suppress(PermissionError):  # lowering it again needs root, as the lab does
+            os.setpriority(os.PRIO_PROCESS, 0, 0 if in_lab else BESIDE_THE_LAB)
     starts = item.config.lab_unit_starts
     if starts and in_lab:
         while starts:
             starts.pop()()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        # The lab's tests are the run's critical path and mostly wait on daemons: the other workers (and what they
-        # start: browsers, builds, servers) yield the CPU to them, and take whatever the lab leaves idle.
-        with contextlib.suppress(PermissionError):  # lowering it again needs root, as the lab does
-            os.setpriority(os.PRIO_PROCESS, 0, 0 if in_lab else BESIDE_THE_LAB)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -63,6 +64,7 @@ def pytest_collection_modifyitems(config, items):
                                 "module to LAB_MODULES")
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a pytest without xdist runs the tests one after another
 def pytest_xdist_make_scheduler(config, log):
     """Under xdist: the lab's modules are one unit of work, every other module a unit of its own (see LAB_MODULES).
     (xdist's own `xdist_group` marks do not group on pytest 9, which no longer reads the node id they rewrite.)"""

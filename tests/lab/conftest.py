@@ -190,8 +190,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.option.collectonly or not cluster_lab_possible():
         return
     if any("cluster_run" in getattr(item, "fixturenames", ()) for item in session.items):
-        if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker collects it; the one that runs the lab's tests
-            session.config.lab_unit_starts.append(lambda: _cluster_runs.append(ClusterRun()))  # starts it
+        starts = getattr(session.config, "lab_unit_starts", None)  # tests/conftest.py's, when it is loaded
+        if os.environ.get("PYTEST_XDIST_WORKER") and starts is not None:  # every worker collects it; the one
+            starts.append(lambda: _cluster_runs.append(ClusterRun()))  # that runs the lab's tests starts it
         else:
             _cluster_runs.append(ClusterRun())
 
