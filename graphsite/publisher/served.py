@@ -4,23 +4,15 @@ a reviewer or a CI job can ask what a deployment serves with only graphsite.toml
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from graphsite.config import PASSWORD_ENV, Config
 from graphsite.errors import VerifyError
 from graphsite.publisher import probe
 
-if TYPE_CHECKING:
-    from graphsite.publisher.ports import EdgePort
 
-
-def served_page(config: Config, fqdn: str, credentials: tuple[str, str] | None = None,
-                edge: EdgePort | None = None) -> str:
-    """Return the HTML `https://FQDN/` answers with (HTTP 200, UTF-8), asked through `edge` (default: over the
-    network); raise VerifyError for anything else: no answer, another status, a private page without
-    `credentials`, or a body that is not UTF-8."""
-    fetch = edge.fetch if edge is not None else probe.fetch
-    answer = fetch("https", fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle,
+def served_page(config: Config, fqdn: str, credentials: tuple[str, str] | None = None) -> str:
+    """Return the HTML `https://FQDN/` answers with (HTTP 200, UTF-8); raise VerifyError for anything else: no
+    answer, another status, a private page without `credentials`, or a body that is not UTF-8."""
+    answer = probe.fetch("https", fqdn, config.verify.resolve_https, ca_bundle=config.verify.ca_bundle,
                    auth=credentials, timeout=15.0)
     if answer.error:
         raise VerifyError(f"{answer.url}: cannot read the live page: {answer.error}",

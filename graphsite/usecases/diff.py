@@ -15,7 +15,6 @@ if TYPE_CHECKING:
     from graphsite.builder.outline import Outline
     from graphsite.config import Config
     from graphsite.publisher.clients import Clients
-    from graphsite.publisher.ports import EdgePort
 
 PAGE_SUFFIXES = (".html", ".htm")
 
@@ -51,9 +50,9 @@ def outline(path: Path, config: Config) -> Outline:
     return read_outline(page.html, where=str(path))
 
 
-def live_outline(name: str, config: Config, edge: EdgePort | None = None) -> Outline:
-    """The outline of the page deployment NAME serves (a private one's password from $GRAPHSITE_PASSWORD), asked
-    through `edge` (default: over the network)."""
+def live_outline(name: str, config: Config) -> Outline:
+    """The outline of the page deployment NAME serves to its readers (a private one's password from
+    $GRAPHSITE_PASSWORD)."""
     from graphsite.builder.outline import read_outline
     from graphsite.labels import subdomain_of
     from graphsite.publisher.access import USER
@@ -64,7 +63,7 @@ def live_outline(name: str, config: Config, edge: EdgePort | None = None) -> Out
     subdomain = subdomain_of(name, config.site.domain)
     password = os.environ.get(PASSWORD_ENV, "")
     fqdn = f"{subdomain}.{config.site.domain}"
-    html = served_page(config, fqdn, (USER, password) if password else None, edge)
+    html = served_page(config, fqdn, (USER, password) if password else None)
     return read_outline(html, where=f"the page https://{fqdn}/ serves")
 
 
