@@ -24,6 +24,9 @@ CLUSTER_TEST = "tests/lab/test_cluster.py"
 # Lab tests with a lab of their own, in private mount and network namespaces (their own dockerd, found by its own
 # socket): they touch nothing of the shared lab, so they run beside its tests, each module a unit of its own.
 OWN_LABS = ("tests/lab/test_cold.py",)
+# Fixtures that make lab instances on the machine's one dockerd without the `lab` fixture (tests/lab/conftest.py):
+# a test using one must live in LAB_MODULES too.
+DOCKERD_FIXTURES = ("run_lab", "isolated_instance")
 BESIDE_THE_LAB = 10  # the niceness of a worker's tests that are not the lab's (under xdist)
 
 
@@ -48,20 +51,23 @@ def pytest_runtest_setup(item):
 
 def pytest_collection_modifyitems(config, items):
     """A test that uses the running lab (directly or through another fixture) is marked `lab`, so that
-    `-m "not lab"` runs exactly the tests that need no lab; each must live in one of LAB_MODULES."""
+    `-m "not lab"` runs exactly the tests that need no lab; each must live in one of LAB_MODULES, as must every
+    test of a lab instance on the shared dockerd (DOCKERD_FIXTURES)."""
     outside = []
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
-        if item.get_closest_marker("lab") is not None and not item.nodeid.startswith((*LAB_MODULES, *OWN_LABS)):
+        shares_dockerd = any(name in DOCKERD_FIXTURES for name in getattr(item, "fixturenames", ()))
+        if (item.get_closest_marker("lab") is not None or shares_dockerd) \
+                and not item.nodeid.startswith((*LAB_MODULES, *OWN_LABS)):
             outside.append(item.nodeid)
     # The three-node cluster test waits for a lab it starts in the background (tests/lab/conftest.py): last, it
     # overlaps every other test instead of waiting at the head of the lab's worker.
     items.sort(key=lambda item: item.nodeid.startswith(CLUSTER_TEST))
     if outside:
-        raise pytest.UsageError(f"{len(outside)} lab test(s) outside tests/conftest.py's LAB_MODULES, which keeps "
-                                f"them in the lab's one worker under xdist: {', '.join(outside[:5])}; add the "
-                                "module to LAB_MODULES")
+        raise pytest.UsageError(f"{len(outside)} lab or dockerd test(s) outside tests/conftest.py's LAB_MODULES, "
+                                f"which keeps them in the lab's one worker under xdist: {', '.join(outside[:5])}; "
+                                "add the module to LAB_MODULES")
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: a pytest without xdist runs the tests one after another
