@@ -10,77 +10,74 @@ import os
 import pytest
 
 from graphsite.builder.pdf import DEFAULT_CHROMIUM
+from tests.schedule import CLUSTER_TEST, LabTurns, in_lab, misplaced, next_unit, run_order, unit_of
 
-# Every module with a test that uses the lab, or that starts, stops or stalls Docker daemons and lab instances of
-# its own (on the machine's one dockerd) without the `lab` fixture. Under xdist (scripts/test runs `-n 3`) these
-# modules are one unit of work, run one test at a time by one worker: one lab, one fault slot of the fake
-# Cloudflare, one dockerd that some of them stop. The other modules run beside them, each module in one worker (its
-# module-scoped browser or fake Cloudflare starts once). A lab test outside this list stops the run at collection.
-LAB_MODULES = ("tests/lab/test_cluster.py", "tests/lab/test_edge.py",
-               "tests/lab/test_lifecycle.py", "tests/ops/test_doctor_lab.py", "tests/ops/test_readme.py",
-               "tests/publisher/cluster/", "tests/publisher/test_adapter_errors.py", "tests/publisher/test_lab_",
-               "tests/reliability/")
-CLUSTER_TEST = "tests/lab/test_cluster.py"
-# Lab tests with a lab of their own, in private mount and network namespaces (their own dockerd, found by its own
-# socket): they touch nothing of the shared lab, so they run beside its tests, each module a unit of its own.
-OWN_LABS = ("tests/lab/test_cold.py",)
-# Fixtures that make lab instances on the machine's one dockerd without the `lab` fixture (tests/lab/conftest.py):
-# a test using one must live in LAB_MODULES too.
-DOCKERD_FIXTURES = ("run_lab", "isolated_instance")
 BESIDE_THE_LAB = 10  # the niceness of a worker's tests that are not the lab's (under xdist)
 
 
 def pytest_configure(config):
-    config.lab_unit_starts = []  # run before this process's first test of LAB_MODULES (see tests/lab/conftest.py)
+    config.lab_unit_starts = []  # run before this process's first test of the cluster test's unit (tests/lab/)
+    from graphsite_lab.instance import LabInstance
+
+    config.lab_turns = LabTurns(LabInstance.from_env().root)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    in_lab = item.nodeid.startswith(LAB_MODULES)
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Around each test (its fixtures' setup and teardown included): its priority, the background starts of its
+    unit, then its turn on the lab (tests/schedule.py)."""
+    lab_test = in_lab(item.nodeid)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         # The lab's tests are the run's critical path and mostly wait on daemons: the other workers (and what they
         # start: browsers, builds, servers) yield the CPU to them, and take whatever the lab leaves idle. Set
         # before the starts below, which the processes they start inherit.
         with contextlib.suppress(PermissionError):  # lowering it again needs root, as the lab does
-            os.setpriority(os.PRIO_PROCESS, 0, 0 if in_lab else BESIDE_THE_LAB)
+            os.setpriority(os.PRIO_PROCESS, 0, 0 if lab_test else BESIDE_THE_LAB)
     starts = item.config.lab_unit_starts
-    if starts and in_lab:
-        while starts:
+    if starts and lab_test and unit_of(item.nodeid) == unit_of(CLUSTER_TEST):
+        while starts:  # before the turn: a start overlaps the tests it waits behind
             starts.pop()()
+    turns = item.config.lab_turns
+    turns.before(item, nextitem)
+    try:
+        return (yield)
+    finally:
+        turns.after(nextitem)
 
 
 def pytest_collection_modifyitems(config, items):
     """A test that uses the running lab (directly or through another fixture) is marked `lab`, so that
-    `-m "not lab"` runs exactly the tests that need no lab; each must live in one of LAB_MODULES, as must every
-    test of a lab instance on the shared dockerd (DOCKERD_FIXTURES)."""
-    outside = []
+    `-m "not lab"` runs exactly the tests that need no lab. The lab's units come first (tests/schedule.py); a lab
+    test out of its place stops the run."""
     for item in items:
         if "lab" in getattr(item, "fixturenames", ()) and item.get_closest_marker("lab") is None:
             item.add_marker(pytest.mark.lab)
-        shares_dockerd = any(name in DOCKERD_FIXTURES for name in getattr(item, "fixturenames", ()))
-        if (item.get_closest_marker("lab") is not None or shares_dockerd) \
-                and not item.nodeid.startswith((*LAB_MODULES, *OWN_LABS)):
-            outside.append(item.nodeid)
-    # The three-node cluster test waits for a lab it starts in the background (tests/lab/conftest.py): last, it
-    # overlaps every other test instead of waiting at the head of the lab's worker.
-    items.sort(key=lambda item: item.nodeid.startswith(CLUSTER_TEST))
-    if outside:
-        raise pytest.UsageError(f"{len(outside)} lab or dockerd test(s) outside tests/conftest.py's LAB_MODULES, "
-                                f"which keeps them in the lab's one worker under xdist: {', '.join(outside[:5])}; "
-                                "add the module to LAB_MODULES")
+    items.sort(key=run_order)
+    if wrong := misplaced(items):
+        raise pytest.UsageError(f"{len(wrong)} lab test(s) out of place (tests/schedule.py says where each goes):\n"
+                                + "\n".join(wrong[:10]))
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: a pytest without xdist runs the tests one after another
 def pytest_xdist_make_scheduler(config, log):
-    """Under xdist: the lab's modules are one unit of work, every other module a unit of its own (see LAB_MODULES).
-    (xdist's own `xdist_group` marks do not group on pytest 9, which no longer reads the node id they rewrite.)"""
+    """Under xdist: the lab's tests in three units, every other module a unit of its own, each handed out when
+    next_unit says (tests/schedule.py). (xdist's own `xdist_group` marks do not group on
+    pytest 9, which no longer reads the node id they rewrite.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class LabApart(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "lab" if module.startswith(LAB_MODULES) else module
+            return unit_of(nodeid)
 
+        def _assign_work_unit(self, node) -> None:  # xdist's own takes the queue's head; ours is next_unit's
+            alone = [done for work in self.assigned_work.values() for done in work.get("lab-alone", {}).values()]
+            queued = list(self.workqueue)
+            alone_left = len(self.workqueue.get("lab-alone", {})) + alone.count(False) \
+                if "lab-alone" in queued or alone else None
+            self.workqueue.move_to_end(next_unit(queued, alone_left), last=False)
+            super()._assign_work_unit(node)
+
+    config.option.loadscopereorder = False  # xdist would put the units with the most tests first
     return LabApart(config, log)
 
 

@@ -192,7 +192,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if any("cluster_run" in getattr(item, "fixturenames", ()) for item in session.items):
         starts = getattr(session.config, "lab_unit_starts", None)  # tests/conftest.py's, when it is loaded
         if os.environ.get("PYTEST_XDIST_WORKER") and starts is not None:  # every worker collects it; the one
-            starts.append(lambda: _cluster_runs.append(ClusterRun()))  # that runs the lab's tests starts it
+            starts.append(lambda: _cluster_runs.append(ClusterRun()))  # that runs its unit starts it
         else:
             _cluster_runs.append(ClusterRun())
 
