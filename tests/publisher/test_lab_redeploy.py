@@ -101,9 +101,13 @@ def test_a_redeploy_that_fails_verification_restores_the_previous_version(publab
     assert bad.exit_code == 1
     undone = [line.split("undone: ")[1] for line in bad.stderr.splitlines() if "undone: " in line]
     assert "NOT undone" not in bad.stderr, bad.stderr
-    assert undone[0] == f"restored the previous version of service {name}"
+    # The service first: its configs are in use until it is restored. On a busy daemon the restore's answer can
+    # come after the client's timeout; its second try then finds the service restored (nothing left to undo).
+    restored, late = f"restored the previous version of service {name}", f"nothing to undo: service {name} "
+    assert undone[0] == restored or (late in bad.stderr and restored not in undone), bad.stderr
     # the new page, and the new Caddyfile (it sends the page's own CSP as a header, so it changes with the page)
-    assert [u.split()[:2] for u in undone[1:]] == [["removed", "config"], ["removed", "config"]]
+    assert [u.split()[:2] for u in undone if u != restored] == [["removed", "config"], ["removed", "config"]], \
+        bad.stderr
     clients = publab.clients()
     try:
         service = clients.swarm.service(name)
