@@ -42,7 +42,16 @@ def pytest_runtest_protocol(item, nextitem):
     try:
         return (yield)
     finally:
-        turns.after(nextitem)
+        turns.after(item, nextitem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session):
+    session.config.lab_turns.finishing()  # a no-op when the last test kept its turn, or none was needed
+    try:
+        return (yield)
+    finally:
+        session.config.lab_turns.release()
 
 
 def pytest_collection_modifyitems(config, items):

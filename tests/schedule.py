@@ -52,16 +52,21 @@ LAB_ALONE = (
 # The shared lab tests of the second unit (the others are in `lab-a`), chosen for an even split of their time.
 LAB_B = ("tests/publisher/test_lab_routes.py", "tests/reliability/test_concurrency.py",
          "tests/reliability/test_property.py", "tests/lab/test_lifecycle.py")
+# Modules whose module-scoped fixture keeps lab work running between their tests (test_kill's pool of kill
+# scenarios, four at a time): a worker keeps the lab shared from their first test to their last.
+LAB_SPANS = ("tests/reliability/test_kill.py",)
+# Waits for a three-node lab of its own, in private namespaces (tests/lab/conftest.py): it holds no turn.
 CLUSTER_TEST = "tests/lab/test_cluster.py"
 OWN_LABS = ("tests/lab/test_cold.py",)
 # Fixtures that make lab instances on the machine's one dockerd without the `lab` fixture (tests/lab/conftest.py):
 # a test using one must live in LAB_MODULES too.
 DOCKERD_FIXTURES = ("run_lab", "isolated_instance")
 # What a test (or a fixture it uses) does when it changes the shared lab for everyone: a fault or latency set on
-# the fake Cloudflare (clearing one, `fail_next(0)`, is not), a daemon stopped, the edge restarted, requests sent
-# without pause to count the failed ones (a `hammer`).
+# the fake Cloudflare (clearing one, `fail_next(0)`, is not) or its records reset, a daemon stopped, the edge
+# restarted or stopped, requests sent without pause to count the failed ones (a `hammer`).
 ALONE_SIGNS = re.compile(r"\.(fail_next|lie_next|latency)\((?!0\))|\bstopped\(|\b(dockerd|cloudflare)_pid\("
-                         r'|cloudflare_quiet\(|docker\("restart"|\bhammer\b|\b_hammer\b')
+                         r'|cloudflare_quiet\(|docker\(\s*"(restart|stop|kill)"|\bSIGSTOP\b|cloudflare\.reset\('
+                         r"|\bhammer\b|\b_hammer\b")
 UNITS = ("lab-alone", "lab-a", "lab-b")  # first in the run: the lab's units are its critical path
 # The shared units are handed out once `lab-alone` has no more than this many tests left: a worker that took one
 # earlier would only wait at the gate, where it could have run other modules.
@@ -135,8 +140,8 @@ def _alone_sign(item: pytest.Item) -> str:
 class LabTurns:
     """The lab held alone or shared by this process's tests, writer first: a test of LAB_ALONE takes the gate, then
     the room alone (new shared tests wait at the gate, the running ones finish); a shared test passes the gate and
-    holds the room shared. Consecutive tests of LAB_ALONE keep the room between them. Without a lab directory (no
-    lab: its tests skip or fail on their own) nothing is held."""
+    holds the room shared. Consecutive tests of LAB_ALONE keep the room between them, as do the tests of a module
+    of LAB_SPANS. Without a lab directory (no lab: its tests skip or fail on their own) nothing is held."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
@@ -147,7 +152,7 @@ class LabTurns:
     def wanted(self, item: pytest.Item, last: bool) -> str:
         if item.nodeid.startswith(LAB_ALONE):
             return "alone"
-        if in_lab(item.nodeid) or (last and self.used):
+        if (in_lab(item.nodeid) and not item.nodeid.startswith(CLUSTER_TEST)) or (last and self.used):
             return "shared"
         return ""
 
@@ -159,9 +164,18 @@ class LabTurns:
             if want and self.directory.is_dir():
                 self._take(want)
 
-    def after(self, nextitem: pytest.Item | None) -> None:
+    def after(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        module = item.nodeid.split("::", 1)[0]
+        if nextitem is not None and nextitem.nodeid.split("::", 1)[0] == module and module.startswith(LAB_SPANS):
+            return  # the module's work goes on between its tests
         if self.held == "shared" or nextitem is None or self.wanted(nextitem, False) != "alone":
             self.release()
+
+    def finishing(self) -> None:
+        """The session's fixtures end: hold the lab shared for it if a lab test ran here (a run stopped early,
+        by -x or Ctrl-C, ends them here rather than in its last test)."""
+        if self.used and not self.held and self.directory.is_dir():
+            self._take("shared")
 
     def _file(self, name: str) -> IO[bytes]:
         if name not in self._files:

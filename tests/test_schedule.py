@@ -3,6 +3,7 @@ processes, proven with real processes and real file locks (the lab's tests rely 
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
 import time
@@ -11,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.schedule import ALONE_TAIL, LAB_ALONE, LAB_B, LabTurns, next_unit, unit_of
+from tests.schedule import ALONE_TAIL, CLUSTER_TEST, LAB_ALONE, LAB_B, LAB_SPANS, LabTurns, next_unit, unit_of
 
 ALONE = LAB_ALONE[0] + "::test_x"
 SHARED = "tests/publisher/test_lab_lifecycle.py::test_x"
@@ -49,7 +50,7 @@ def _turn(directory: str, nodeid: str, seconds: float, log: str) -> None:
     entered = time.monotonic()
     time.sleep(seconds)
     left = time.monotonic()
-    turns.after(None)
+    turns.after(SimpleNamespace(nodeid=nodeid), None)
     with open(log, "a") as handle:
         handle.write(f"{os.getpid()} {entered} {left}\n")
 
@@ -83,7 +84,20 @@ def _holds_lock(pid: int, path: Path, within: float = 10.0) -> None:
     raise AssertionError(f"process {pid} never held {path}")
 
 
+def _free(path: Path) -> bool:
+    """Whether no other open file holds a lock on `path` (tried from a file of its own, not blocking)."""
+    with path.open("ab") as probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return True
+
+
 def test_shared_turns_overlap_and_an_alone_turn_waits_for_them_then_holds_the_lab_alone(tmp_path):
+    for name in ("gate", "room"):  # there before the children, for _holds_lock to look at
+        (tmp_path / f"tests-{name}.lock").touch()
     first, second = _start(tmp_path, SHARED, 1.0), _start(tmp_path, SHARED, 1.0)
     _holds_lock(first.pid, tmp_path / "tests-room.lock")
     _holds_lock(second.pid, tmp_path / "tests-room.lock")
@@ -97,18 +111,32 @@ def test_shared_turns_overlap_and_an_alone_turn_waits_for_them_then_holds_the_la
 
 
 def test_consecutive_alone_tests_keep_the_lab_and_the_last_test_of_a_lab_worker_holds_it_shared(tmp_path):
-    turns = LabTurns(tmp_path)
+    turns, room = LabTurns(tmp_path), tmp_path / "tests-room.lock"
     alone, shared, plain = (SimpleNamespace(nodeid=n) for n in (ALONE, SHARED, "tests/test_values.py::test_x"))
     turns.before(alone, alone)
-    turns.after(alone)
-    assert turns.held == "alone"  # kept for the next alone test
+    turns.after(alone, alone)
+    assert turns.held == "alone" and not _free(room)  # kept for the next alone test
     turns.before(alone, shared)
-    turns.after(shared)
-    assert turns.held == ""
+    turns.after(alone, shared)
+    assert turns.held == "" and _free(room)
     turns.before(plain, None)  # the session's lab fixtures end after the last test: a shared turn for it
-    assert turns.held == "shared"
-    turns.after(None)
-    assert turns.held == ""
+    assert turns.held == "shared" and not _free(room)
+    turns.after(plain, None)
+    assert turns.held == "" and _free(room)
     no_lab = LabTurns(tmp_path / "absent")  # no lab directory: its tests skip or fail; nothing to hold
     no_lab.before(shared, None)
     assert no_lab.held == "" and not (tmp_path / "absent").exists()
+
+
+def test_a_module_whose_work_spans_its_tests_keeps_the_lab_shared_to_its_last_test(tmp_path):
+    turns, room = LabTurns(tmp_path), tmp_path / "tests-room.lock"
+    first, second = (SimpleNamespace(nodeid=f"{LAB_SPANS[0]}::test_{n}") for n in "ab")
+    turns.before(first, second)
+    turns.after(first, second)
+    assert turns.held == "shared" and not _free(room)
+    turns.before(second, None)
+    turns.after(second, None)
+    assert turns.held == "" and _free(room)
+    cluster = SimpleNamespace(nodeid=CLUSTER_TEST + "::test_x")  # waits on a lab of its own
+    turns.before(cluster, SimpleNamespace(nodeid=SHARED))
+    assert turns.held == ""
