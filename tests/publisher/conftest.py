@@ -194,7 +194,8 @@ class PubLab:
         def mine(name: str, created: str = "") -> bool:
             if name.startswith(self.prefix + "-"):
                 return True
-            old = not created or now - datetime.fromisoformat(created) > timedelta(minutes=20)
+            # an unknown age is not an old one: another worker's deploy in flight may not have stamped it yet
+            old = bool(created) and now - datetime.fromisoformat(created) > timedelta(minutes=20)
             return stale_sessions and name.startswith(SESSION_FAMILY) and old
 
         failures = []

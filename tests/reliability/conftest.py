@@ -33,14 +33,15 @@ def _teardown_all(driver: Driver, names: set[str]) -> list[str]:
 
 def _stale(driver: Driver) -> set[str]:
     """Names of earlier sessions (gsrel…) whose records or services are over 20 minutes old: a session killed
-    before its cleanup. Names of a session still running are younger and stay."""
+    before its cleanup. Names of a session still running (another worker's) are younger and stay, as does a name
+    whose age is unknown (a deploy in flight may not have stamped it yet)."""
     cutoff = datetime.now(UTC) - timedelta(minutes=20)
     listing = driver.run("list", "--json")
     old = set()
     for entry in (listing.json()["deployments"] if listing.stdout.strip() else []):
         created = entry.get("created")
         moment = datetime.fromisoformat(created.replace("Z", "+00:00")) if created else None
-        if entry["subdomain"].startswith(FAMILY) and (moment is None or moment < cutoff):
+        if entry["subdomain"].startswith(FAMILY) and moment is not None and moment < cutoff:
             old.add(entry["subdomain"])
     return old
 
