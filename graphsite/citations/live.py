@@ -18,6 +18,9 @@ from graphsite.citations.results import Link, LinkReport, LinkResult, Place
 from graphsite.urls import malformed, mask, non_public, normalize, secret
 
 if TYPE_CHECKING:
+    import concurrent.futures
+    import ssl
+
     from graphsite.citations.cache import LinkCache
     from graphsite.config import Config, LinksConfig
 
@@ -91,7 +94,12 @@ def check_links(links: Sequence[str | Link] | Callable[[], Sequence[str | Link]]
     if not early:  # nothing to ask while the links are found: found first
         found.find()
         early = found.pending
-    checked, requests, stopped_by = _over_the_network(early, found, settings, progress)
+    tls_context = None
+    if any(key.startswith("https:") for key in early):  # made in a thread while the network half is imported
+        from graphsite.citations import tls
+
+        tls_context = tls.start(settings.ca_bundle)
+    checked, requests, stopped_by = _over_the_network(early, found, settings, progress, tls_context)
     warnings = _save(cache, checked)
     every = {**found.decided, **checked}
     # The one place a result's URL is masked: every verdict above is keyed by the URL requested, so two links
@@ -159,7 +167,8 @@ def _without_request(written: dict[str, str], settings: LinksConfig, cache: Link
     return decided
 
 
-def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
+def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool,
+                      tls_context: concurrent.futures.Future[ssl.SSLContext] | None
                       ) -> tuple[dict[str, LinkResult], int, str]:
     """Return the verdicts on the links `found` left to request, the requests sent, and the signal that stopped
     the run ("" if none), with the progress line on stderr; the `early` keys are requested from the start."""
@@ -167,7 +176,7 @@ def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig
         return {}, 0, ""
     from graphsite.citations.network import run, run_to_completion
 
-    return run_to_completion(run(early, found, settings, progress))
+    return run_to_completion(run(early, found, settings, progress, tls_context))
 
 
 def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:

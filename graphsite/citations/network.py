@@ -22,6 +22,8 @@ from graphsite.signals import SIGNALS
 from graphsite.urls import origin
 
 if TYPE_CHECKING:
+    import ssl
+
     from graphsite.citations.checker import Checker
     from graphsite.citations.console import Progress
     from graphsite.citations.http import Client
@@ -36,16 +38,18 @@ WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names 
 FIRST_WAVE = 0.05
 
 
-async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
+async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool,
+              tls_context: concurrent.futures.Future[ssl.SSLContext] | None = None
               ) -> tuple[dict[str, LinkResult], int, str]:
-    """Return the verdicts reached, the requests sent, and the signal that stopped the run ("" if none)."""
+    """Return the verdicts reached, the requests sent, and the signal that stopped the run ("" if none);
+    `tls_context` is the TLS context the run started making (tls.start), if it did."""
     from graphsite.citations.checker import Checker, new_client
     from graphsite.citations.console import Progress
 
     loop = asyncio.get_running_loop()
     begun = loop.time()
     stop = _Stop(loop)
-    client = new_client(settings)
+    client = new_client(settings, tls_context)
     checker = Checker(client, settings, _fragments(early))
     links = _Starter(checker, settings.concurrency)
     watcher: asyncio.Future[None] | None = None
