@@ -8,10 +8,11 @@ cannot: the link may well work, so the verdict is `blocked`, never `ok` (a chall
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from graphsite.values import frozen
 
 
-@dataclass(frozen=True)
+@frozen
 class Signature:
     """A vendor's challenge, told by a header (name, and the values that mark a challenge) or by bytes near the
     start of the body."""

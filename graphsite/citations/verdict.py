@@ -14,6 +14,7 @@ from urllib.parse import urldefrag, urlsplit
 from graphsite.citations.pages import wanted_names
 from graphsite.citations.results import LinkResult, state_for_status
 from graphsite.urls import mask
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -28,7 +29,7 @@ class Failure(Exception):
         self.state, self.detail, self.permanent = state, detail, permanent
 
 
-@dataclass(frozen=True)
+@frozen  # made once a page: its class costs more than its instances
 class Scan:
     """What was read of a page while looking for its fragments."""
 
