@@ -4,7 +4,10 @@ each refusal names its reason (unknown issuer, expired, name mismatch) and is no
 from __future__ import annotations
 
 import datetime
+import json
 import ssl
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,3 +99,25 @@ def test_a_tls_failure_names_its_reason_and_is_not_retried(authority, tmp_path, 
     assert result.state == "dead", result
     assert words in result.detail and "CERTIFICATE_VERIFY_FAILED" in result.detail, result.detail
     assert counting.accepted == 1  # asked once: a certificate does not change between two attempts
+
+
+_CERTIFI_PROBE = """
+import json, sys
+from graphsite.citations import tls
+context = tls.start("").result(timeout=60)
+imported = "certifi" in sys.modules
+import certifi
+print(json.dumps({"imported": imported, "found": tls._certifi_bundle(), "where": certifi.where(),
+                  "authorities": context.cert_store_stats()["x509_ca"]}))
+"""
+
+
+def test_the_default_trust_is_certifis_bundle_found_without_importing_certifi(tmp_path):
+    """certifi's import brings importlib.resources (16-18 ms of every https run): its bundle is found by path."""
+    result = subprocess.run([sys.executable, "-c", _CERTIFI_PROBE], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["imported"] is False
+    assert answer["found"] == answer["where"]
+    assert answer["authorities"] > 50  # the bundle was read: more than a handful of authorities
