@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from graphsite.citations.cache import LinkCache
     from graphsite.config import Config, LinksConfig
 
+# The early URLs judged before the first requests, in tasks' slots (links.concurrency): judging one (its text, the
+# cache) takes 25-40 us, 50-80 ms for a report of 2,000 links, which went before the first request. The first
+# requests need only the first slots' worth; the rest are judged once those are written, while their answers come.
+EARLY_FIRST = 2
 # Schemes a page may link that are not fetched: listed as skipped with the reason, never requested.
 _NOT_CHECKED = {"mailto": "an e-mail address", "tel": "a telephone number", "sms": "a text message",
                 "ftp": "an FTP server", "sftp": "an SFTP server", "ssh": "an SSH server", "irc": "an IRC channel",
@@ -90,7 +94,8 @@ def check_links(links: Sequence[str | Link] | Callable[[], Sequence[str | Link]]
     start = time.perf_counter()
     cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
     found = FoundLinks(links, settings, cache if use_cache or offline else None, offline=offline)
-    early = found.requested(early) if callable(links) and not offline else []
+    early = found.requested(early, first=EARLY_FIRST * settings.concurrency) if callable(links) and not offline \
+        else []
     if not early:  # nothing to ask while the links are found: found first
         found.find()
         early = found.pending
@@ -124,6 +129,7 @@ class FoundLinks:
         self.pending: list[str] = []
         self.done = False
         self._early: dict[str, tuple[str, LinkResult | None]] = {}  # key -> (URL, its verdict without a request)
+        self._later: list[str] = []  # early URLs not judged yet (requested_later)
 
     def find(self) -> list[str]:
         """Find the links (calling the finder when `links` is one); return the keys left to request."""
@@ -139,12 +145,24 @@ class FoundLinks:
         self.done = True
         return self.pending
 
-    def requested(self, early: Sequence[str]) -> list[str]:
+    def requested(self, early: Sequence[str], first: int | None = None) -> list[str]:
         """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
-        cache): what may be asked before the links are found."""
-        written = _unique(early)[0]
+        cache): what may be asked before the links are found. With `first`, only the first `first` URLs are
+        judged now, the rest by `requested_later`."""
+        head = early if first is None else early[:first]
+        self._later = list(early[len(head):])
+        return self._judge(head)
+
+    def requested_later(self) -> list[str]:
+        """Return the keys of the early URLs left to judge by `requested` that a request would decide (none once
+        the links are found: the parse has judged them)."""
+        later, self._later = self._later, []
+        return [] if self.done else self._judge(later)
+
+    def _judge(self, early: Sequence[str]) -> list[str]:
+        written = {key: url for key, url in _unique(early)[0].items() if key not in self._early}
         decided = _without_request(written, self.settings, self.cache, offline=False)
-        self._early = {key: (url, decided.get(key)) for key, url in written.items()}
+        self._early.update({key: (url, decided.get(key)) for key, url in written.items()})
         return [key for key in written if key not in decided]
 
 
