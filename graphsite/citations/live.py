@@ -148,7 +148,12 @@ class FoundLinks:
     def requested(self, early: Sequence[str], first: int | None = None) -> list[str]:
         """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
         cache): what may be asked before the links are found. With `first`, only the first `first` URLs are
-        judged now, the rest by `requested_later`."""
+        judged now, the rest by `requested_later`: the first in the order they are asked, one host at a time in
+        turn (network.interleave), so that the first requests are spread over as many hosts as before."""
+        if first is not None and len(early) > first:
+            from graphsite.citations.network import interleave
+
+            early = interleave(list(early))
         head = early if first is None else early[:first]
         self._later = list(early[len(head):])
         return self._judge(head)

@@ -172,10 +172,19 @@ def interleave(urls: list[str]) -> list[str]:
     connection its previous one kept alive: on 2,000 links over 200 hosts, 200 connections instead of 800."""
     by_host: dict[str, list[str]] = {}
     for url in urls:
-        by_host.setdefault(origin(url), []).append(url)
+        by_host.setdefault(_host(url), []).append(url)
     if len(by_host) <= 1:
         return list(urls)
     return [url for turn in itertools.zip_longest(*by_host.values()) for url in turn if url is not None]
+
+
+def _host(url: str) -> str:
+    """Return the origin whose turn `url` takes; a URL without one (a port out of range: not asked, its verdict
+    comes from its text) is a host of its own."""
+    try:
+        return origin(url)
+    except ValueError:
+        return url
 
 
 def _outcome(url: str, task: asyncio.Future[LinkResult] | None, stopped_by: str, settings: LinksConfig
