@@ -41,6 +41,9 @@ class LinkCache:
     max_age: float
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # the file's identity when `entries` were read from it (None: not read, or not whole): a save finds it unchanged
+    # and merges into them, instead of parsing the file again (a month of URLs is a megabyte: 15-20 ms of CPU)
+    read_from: tuple[int, int, int] | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, directory: str | Path, max_age: float, *, read: bool = True) -> LinkCache:
@@ -48,9 +51,12 @@ class LinkCache:
         warning."""
         cache = cls(Path(directory) / FILENAME, max_age)
         if read:
+            before = _identity(cache.path)  # taken first: a file replaced while it is read differs from it
             cache.entries, problem = _read(cache.path)
             if problem:
                 cache.warnings.append(problem)
+            else:
+                cache.read_from = before
         return cache
 
     def fresh(self, url: str, now: float | None = None, *, offline: bool = False) -> LinkResult | None:
@@ -81,7 +87,8 @@ class LinkCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with _locked(self.path.with_name(FILENAME + ".lock")):
-                entries, _ = _read(self.path)
+                unchanged = self.read_from is not None and _identity(self.path) == self.read_from
+                entries = dict(self.entries) if unchanged else _read(self.path)[0]
                 for url, result in mine.items():
                     if not _when(entries.get(url)) > result["checked_at"]:
                         entries[url] = result
@@ -89,12 +96,22 @@ class LinkCache:
                 entries = {url: e for url, e in entries.items() if _when(e) >= oldest}
                 payload = {"version": VERSION, "results": dict(sorted(entries.items()))}
                 write_atomic(self.path, json.dumps(payload, separators=(",", ":")))
-                self.entries = entries
+                self.entries, self.read_from = entries, _identity(self.path)
         except TimeoutError:
             self.warnings.append(f"{self.path}: another run held the cache's lock for {LOCK_WAIT:g} s; this run's "
                                  "verdicts were not saved")
         except OSError as exc:
             self.warnings.append(f"{self.path}: cannot write the link cache ({exc.strerror or exc})")
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Return what tells one version of the file from another (it is only ever replaced whole, by a rename: a new
+    inode), None when it cannot be read."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _when(entry: dict[str, Any] | None) -> float:

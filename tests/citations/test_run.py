@@ -150,6 +150,18 @@ def test_a_save_merges_with_what_another_run_saved_since_this_one_loaded(tmp_pat
     assert not list(tmp_path.glob(".links.json.*"))  # no temporary file left behind
 
 
+def test_a_save_after_a_load_merges_with_what_another_run_saved_in_between(tmp_path):
+    """A save merges into the entries it loaded only while the file is the one it read; another run's save
+    replaced it meanwhile, and is read again."""
+    now = time.time()
+    LinkCache.load(tmp_path, 3600).save([LinkResult("https://a.example/", "ok", status=200, checked_at=now)])
+    first, second = LinkCache.load(tmp_path, 3600), LinkCache.load(tmp_path, 3600)
+    second.save([LinkResult("https://b.example/", "ok", status=200, checked_at=now)])
+    first.save([LinkResult("https://c.example/", "ok", status=200, checked_at=now)])
+    first.save([LinkResult("https://d.example/", "ok", status=200, checked_at=now)])  # its own file: in memory
+    assert set(LinkCache.load(tmp_path, 3600).entries) == {f"https://{host}.example/" for host in "abcd"}
+
+
 def test_a_unicode_host_inline_and_in_the_reference_list_is_one_link_on_two_lines(workdir, monkeypatch):
     monkeypatch.delenv("GRAPHSITE_LINKS_ALLOW_PRIVATE")  # .invalid is never requested
     (workdir / "r.md").write_text(
