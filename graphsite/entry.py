@@ -18,10 +18,8 @@ import sys
 # Young objects between two collections of the cyclic garbage collector (CPython's default is 700). Start-up
 # imports make tens of thousands of objects that live as long as the process (modules, classes, functions,
 # compiled expressions), and rescanning them every 700 allocations was 6 to 12 ms of the 0.15 s `graphsite links`
-# spends before its first request (benchmarks/links_vs_peers.py). At 20,000, a `links` run of 200 URLs still
-# scanned them twice (about 5 ms each, 1.4% of its instructions under callgrind); at 100,000 it does not, and a run
-# of 2,000 URLs keeps the same peak memory (41 MB). Cycles are still collected, later.
-START_UP_GC_THRESHOLD = (100_000, 50, 100)
+# spends before its first request (benchmarks/links_vs_peers.py). Cycles are still collected, later.
+START_UP_GC_THRESHOLD = (20_000, 50, 100)
 
 
 def main() -> None:
