@@ -130,6 +130,9 @@ class FoundLinks:
         self.done = False
         self._early: dict[str, tuple[str, LinkResult | None]] = {}  # key -> (URL, its verdict without a request)
         self._later: list[str] = []  # early URLs not judged yet (requested_later)
+        # the keys of every early URL with a #fragment, judged or not: the pages' fragments are known from the first
+        # request, so a page whose fragments fall either side of the first slots is fetched once
+        self.early_fragments: list[str] = []
 
     def find(self) -> list[str]:
         """Find the links (calling the finder when `links` is one); return the keys left to request."""
@@ -156,6 +159,9 @@ class FoundLinks:
             early = interleave(list(early))
         head = early if first is None else early[:first]
         self._later = list(early[len(head):])
+        # a key without judging (a parse of the URL, no verdict): a later URL that is judged not to be asked
+        # (links.skip, say) only has its page read further, for its fragment
+        self.early_fragments = [_key(url.strip()) for url in self._later if "#" in url]
         return self._judge(head)
 
     def requested_later(self) -> list[str]:

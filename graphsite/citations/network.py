@@ -50,7 +50,7 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
     begun = loop.time()
     stop = _Stop(loop)
     client = new_client(settings, tls_context)
-    checker = Checker(client, settings, _fragments(early))
+    checker = Checker(client, settings, _fragments([*early, *found.early_fragments]))
     links = _Starter(checker, settings.concurrency)
     watcher: asyncio.Future[None] | None = None
     try:

@@ -120,3 +120,16 @@ def test_the_early_urls_past_the_first_slots_are_judged_after_the_first_requests
         (server.url("/ok?api_key=***"), "skipped")]
     asked = [hit[1] for hit in server.hits.log]
     assert "/missing" not in asked and not any("api_key" in path for path in asked), asked
+
+
+def test_a_page_whose_fragments_fall_either_side_of_the_first_slots_is_fetched_once(pitfall_server, tmp_path):
+    """Two slots: the first four URLs are judged before the first requests, #legacy after them. The page is read
+    for both fragments from the start, not asked again when #legacy is judged."""
+    server = pitfall_server
+    urls = [server.url(path) for path in ("/page#present", "/host/1", "/host/2", "/host/3", "/host/4",
+                                          "/page#legacy")]
+    settings = LinksConfig(timeout=2.0, link_timeout=5.0, retries=0, allow_private=True, concurrency=2,
+                           cache_dir=str(tmp_path / "cache"))
+    report = check_links(lambda: urls, settings, early=urls, progress=False)
+    assert [r.state for r in report.results] == ["ok"] * 6, report.results
+    assert server.hits.count("/page") == 1, server.hits.log
