@@ -151,18 +151,24 @@ class FoundLinks:
     def requested(self, early: Sequence[str], first: int | None = None) -> list[str]:
         """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
         cache): what may be asked before the links are found. With `first`, only the first `first` URLs are
-        judged now, the rest by `requested_later`: the first in the order they are asked, one host at a time in
-        turn (network.interleave), so that the first requests are spread over as many hosts as before."""
+        judged now (`first` more at a time while none of those judged needs a request), the rest by
+        `requested_later`: the first in the order they are asked, one host at a time in turn (network.interleave),
+        so that the first requests are spread over as many hosts as before."""
         if first is not None and len(early) > first:
             from graphsite.citations.network import interleave
 
             early = interleave(list(early))
-        head = early if first is None else early[:first]
-        self._later = list(early[len(head):])
+        step = len(early) if first is None else max(first, 1)
+        judged = min(step, len(early))
+        wanted = self._judge(early[:judged])
+        while not wanted and judged < len(early):  # none of them is asked: the parse would go first
+            wanted = self._judge(early[judged:judged + step])
+            judged += step
+        self._later = list(early[judged:])
         # a key without judging (a parse of the URL, no verdict): a later URL that is judged not to be asked
         # (links.skip, say) only has its page read further, for its fragment
         self.early_fragments = [_key(url.strip()) for url in self._later if "#" in url]
-        return self._judge(head)
+        return wanted
 
     def requested_later(self) -> list[str]:
         """Return the keys of the early URLs left to judge by `requested` that a request would decide (none once

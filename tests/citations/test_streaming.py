@@ -133,3 +133,24 @@ def test_a_page_whose_fragments_fall_either_side_of_the_first_slots_is_fetched_o
     report = check_links(lambda: urls, settings, early=urls, progress=False)
     assert [r.state for r in report.results] == ["ok"] * 6, report.results
     assert server.hits.count("/page") == 1, server.hits.log
+
+
+def test_when_the_first_slots_need_no_request_the_next_urls_are_asked_before_the_parse(pitfall_server, tmp_path):
+    """One slot, and the first two URLs of the text are in links.skip: judging goes on until a URL needs a
+    request, which goes out before the parse, as it would without links.skip."""
+    server = pitfall_server
+    urls = [server.url(path) for path in ("/skip/1", "/skip/2", "/ok", "/page")]
+    asked_before_found: list[bool] = []
+
+    def find() -> list[str]:
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and not server.hits.count("/ok"):
+            time.sleep(0.01)
+        asked_before_found.append(server.hits.count("/ok") == 1)
+        return urls
+
+    settings = LinksConfig(timeout=2.0, link_timeout=5.0, retries=0, allow_private=True, concurrency=1,
+                           skip=(server.url("/skip/"),), cache_dir=str(tmp_path / "cache"))
+    report = check_links(find, settings, early=urls, progress=False)
+    assert [r.state for r in report.results] == ["skipped", "skipped", "ok", "ok"], report.results
+    assert asked_before_found == [True]
