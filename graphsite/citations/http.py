@@ -259,7 +259,7 @@ class Client:
 
     async def _context(self) -> ssl.SSLContext:
         """Return the TLS context, waiting (without holding the event loop) while its thread makes it; a bundle
-        that cannot be read raises here, on every https connection."""
+        that cannot be read raises tls.TrustError here, which ends the run (no link's verdict)."""
         if self._tls is None:
             self._tls = tls.start(self.ca_bundle)
         if self._tls.done():

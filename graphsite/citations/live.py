@@ -210,8 +210,15 @@ def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig
     if not early and found.done and not found.pending:
         return {}, 0, ""
     from graphsite.citations.network import run, run_to_completion
+    from graphsite.citations.tls import TrustError
 
-    return run_to_completion(run(early, found, settings, progress, tls_context))
+    try:
+        return run_to_completion(run(early, found, settings, progress, tls_context))
+    except TrustError as exc:  # no https link can be checked: one error, not every https link dead
+        from graphsite.errors import ConfigError
+
+        raise ConfigError(str(exc), hint="set links.ca_bundle to a file of PEM CA certificates, or leave it "
+                                         "empty for certifi's") from None
 
 
 def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:

@@ -75,6 +75,8 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
             await asyncio.wait([waiter, stop.event_waiter], timeout=max(left, 0) if left is not None else None,
                                return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
+        if links.error is not None:  # a link's check broke (the CA bundle unreadable): the run cannot go on
+            raise links.error
     finally:
         stop.remove()
         links.waiting.clear()  # the deadline or a signal: nothing more is started
@@ -102,6 +104,7 @@ class _Starter:
         self.started: dict[str, asyncio.Task[LinkResult]] = {}
         self.open: set[str] = set()  # the links started, kept, and not done yet
         self.alive = 0  # the tasks running (a link dropped may still fetch a page that a kept one waits for)
+        self.error: BaseException | None = None  # the first a task raised instead of a verdict: the run ends
         self.finished = asyncio.Event()
         self.meter = Progress(0, enabled=False)
 
@@ -124,19 +127,21 @@ class _Starter:
         self._fill()
 
     def _fill(self) -> None:
-        while self.alive < self.limit and self.waiting:
+        while self.alive < self.limit and self.waiting and self.error is None:
             key = self.waiting.popleft()
             task = self.started[key] = asyncio.ensure_future(self.checker.check(key))
             self.alive += 1
             self.open.add(key)
             task.add_done_callback(functools.partial(self._done, key))
-        if self.open or self.waiting:
+        if (self.open or self.waiting) and self.error is None:
             self.finished.clear()
         else:
             self.finished.set()
 
     def _done(self, key: str, task: asyncio.Task[LinkResult]) -> None:
         self.alive -= 1
+        if not task.cancelled() and self.error is None:
+            self.error = task.exception()
         if key in self.open:
             self.open.discard(key)
             if not task.cancelled():

@@ -20,11 +20,16 @@ if TYPE_CHECKING:
     import ssl
 
 
+class TrustError(Exception):
+    """The CA bundle cannot be read: no https link can be verified, so the run cannot go on (not a link's verdict:
+    every https link would be `dead` for a reason that is not theirs)."""
+
+
 def start(ca_bundle: str = "") -> concurrent.futures.Future[ssl.SSLContext]:
     """Return the TLS context to come: verified against `ca_bundle` (links.ca_bundle, `~` expanded), else certifi's
     bundle, else the system's.
-    A bundle that cannot be read is the future's exception (ssl.SSLError, an OSError), raised where it is awaited,
-    on the connection that needed it."""
+    A bundle that cannot be read is the future's exception (TrustError, naming links.ca_bundle and the file),
+    raised where it is awaited, on the connection that needed it."""
     future: concurrent.futures.Future[ssl.SSLContext] = concurrent.futures.Future()
     future.set_running_or_notify_cancel()  # running from now on: it cannot be cancelled, only set
     threading.Thread(target=_make, args=(future, ca_bundle), name="graphsite-tls", daemon=True).start()
@@ -36,7 +41,14 @@ def _make(future: concurrent.futures.Future[ssl.SSLContext], ca_bundle: str) -> 
         import ssl
 
         bundle = str(Path(ca_bundle).expanduser()) if ca_bundle else _certifi_bundle()
-        future.set_result(ssl.create_default_context(cafile=bundle))
+        try:
+            context = ssl.create_default_context(cafile=bundle)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that holds no certificate
+            why = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+            whose = "the CA bundle" if ca_bundle else "it is empty, and certifi's CA bundle"
+            raise TrustError(f"links.ca_bundle: {whose} {bundle or 'of the system'} cannot be read ({why}); no "
+                             "https link can be verified") from None
+        future.set_result(context)
     except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits the context
         future.set_exception(exc)
 
