@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
@@ -26,6 +25,9 @@ from graphsite.citations.verdict import Answer, Failure, Page, Scan, verdict
 from graphsite.urls import mask, non_public, origin
 
 if TYPE_CHECKING:
+    import concurrent.futures
+    import ssl
+
     from graphsite.config import LinksConfig
 
 MAX_REDIRECTS = 20  # what Chromium and Firefox follow
@@ -67,12 +69,13 @@ class _Received:
         self.bytes = 0
 
 
-def new_client(settings: LinksConfig) -> Client:
-    """Return the one client of a run: keep-alive per host, no redirects followed, no proxies."""
+def new_client(settings: LinksConfig, tls_context: concurrent.futures.Future[ssl.SSLContext] | None = None
+               ) -> Client:
+    """Return the one client of a run: keep-alive per host, no redirects followed, no proxies; its TLS context is
+    `tls_context` when the run started making it (tls.start), else made when first needed."""
     headers = {"User-Agent": settings.user_agent, "Accept-Language": "en-US,en;q=0.9",
                "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
-    return Client(headers, keep_per_host=settings.per_host, ca_bundle=str(Path(settings.ca_bundle).expanduser())
-                  if settings.ca_bundle else "")
+    return Client(headers, keep_per_host=settings.per_host, ca_bundle=settings.ca_bundle, tls_context=tls_context)
 
 
 class Checker:

@@ -16,8 +16,11 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
+from graphsite.citations import tls
+
 if TYPE_CHECKING:
-    import ssl  # imported when the first https URL is contacted: a run over http does without it
+    import concurrent.futures
+    import ssl
 
 HEAD_LIMIT = 256 * 1024  # bytes of status line and headers (some CDNs send 80 KB); more is broken or hostile
 READ_SIZE = 64 * 1024
@@ -135,11 +138,15 @@ class Response:
 class Client:
     """Connections kept alive per (scheme, host, port), cookies kept per host; the caller limits concurrency."""
 
-    def __init__(self, headers: dict[str, str], *, keep_per_host: int = 4, ca_bundle: str = "") -> None:
+    def __init__(self, headers: dict[str, str], *, keep_per_host: int = 4, ca_bundle: str = "",
+                 tls_context: concurrent.futures.Future[ssl.SSLContext] | None = None) -> None:
+        """`tls_context`: the context https connections use, already being made (tls.start); else it is made
+        when the first https URL is contacted (a run over http does without it)."""
         self.headers, self.keep_per_host, self.ca_bundle = headers, keep_per_host, ca_bundle
         self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
         self._cookies: dict[str, dict[str, str]] = {}
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls_context
+        self._tls_waiter: asyncio.Future[ssl.SSLContext] | None = None
         self._unresolved: dict[str, str] = {}  # host -> why it did not resolve: asked once a run, not per link
         self.sent = 0  # requests written out
         self._wave: tuple[int, asyncio.Future[None]] | None = None  # written(): how many, and its waiter
@@ -230,9 +237,9 @@ class Client:
         if host in self._unresolved:
             raise HTTPError(self._unresolved[host], dns=True)
         try:
+            context = await self._context() if scheme == "https" else None
             reader, writer = await asyncio.open_connection(
-                host, port, limit=HEAD_LIMIT, ssl=self._context() if scheme == "https" else None,
-                server_hostname=host if scheme == "https" else None)
+                host, port, limit=HEAD_LIMIT, ssl=context, server_hostname=host if context else None)
         except socket.gaierror as exc:
             self._unresolved[host] = f"DNS: {host} not found ({exc.strerror})"
             raise HTTPError(self._unresolved[host], dns=True) from None
@@ -250,20 +257,17 @@ class Client:
         else:
             connection.close()
 
-    def _context(self) -> ssl.SSLContext:
+    async def _context(self) -> ssl.SSLContext:
+        """Return the TLS context, waiting (without holding the event loop) while its thread makes it; a bundle
+        that cannot be read raises tls.TrustError here, which ends the run (no link's verdict)."""
         if self._tls is None:
-            import ssl
-
-            if self.ca_bundle:
-                self._tls = ssl.create_default_context(cafile=self.ca_bundle)
-                return self._tls
-            try:
-                import certifi
-
-                self._tls = ssl.create_default_context(cafile=certifi.where())
-            except ImportError:
-                self._tls = ssl.create_default_context()
-        return self._tls
+            self._tls = tls.start(self.ca_bundle)
+        if self._tls.done():
+            return self._tls.result()
+        if self._tls_waiter is None:  # one waiter for every connection; its error is read even if none is left
+            self._tls_waiter = asyncio.wrap_future(self._tls)
+            self._tls_waiter.add_done_callback(lambda done: done.cancelled() or done.exception())
+        return await asyncio.shield(self._tls_waiter)  # a connection cancelled meanwhile leaves it to the others
 
     def close(self) -> None:
         for idle in self._idle.values():

@@ -18,9 +18,16 @@ from graphsite.citations.results import Link, LinkReport, LinkResult, Place
 from graphsite.urls import malformed, mask, non_public, normalize, secret
 
 if TYPE_CHECKING:
+    import concurrent.futures
+    import ssl
+
     from graphsite.citations.cache import LinkCache
     from graphsite.config import Config, LinksConfig
 
+# The early URLs judged before the first requests, in tasks' slots (links.concurrency): judging one (its text, the
+# cache) takes 25-40 us, 50-80 ms for a report of 2,000 links, which went before the first request. The first
+# requests need only the first slots' worth; the rest are judged once those are written, while their answers come.
+EARLY_FIRST = 2
 # Schemes a page may link that are not fetched: listed as skipped with the reason, never requested.
 _NOT_CHECKED = {"mailto": "an e-mail address", "tel": "a telephone number", "sms": "a text message",
                 "ftp": "an FTP server", "sftp": "an SFTP server", "ssh": "an SSH server", "irc": "an IRC channel",
@@ -87,11 +94,17 @@ def check_links(links: Sequence[str | Link] | Callable[[], Sequence[str | Link]]
     start = time.perf_counter()
     cache = LinkCache.load(settings.cache_path(), settings.max_age, read=use_cache or offline)
     found = FoundLinks(links, settings, cache if use_cache or offline else None, offline=offline)
-    early = found.requested(early) if callable(links) and not offline else []
+    early = found.requested(early, first=EARLY_FIRST * settings.concurrency) if callable(links) and not offline \
+        else []
     if not early:  # nothing to ask while the links are found: found first
         found.find()
         early = found.pending
-    checked, requests, stopped_by = _over_the_network(early, found, settings, progress)
+    tls_context = None
+    if any(key.startswith("https:") for key in early):  # made in a thread while the network half is imported
+        from graphsite.citations import tls
+
+        tls_context = tls.start(settings.ca_bundle)
+    checked, requests, stopped_by = _over_the_network(early, found, settings, progress, tls_context)
     warnings = _save(cache, checked)
     every = {**found.decided, **checked}
     # The one place a result's URL is masked: every verdict above is keyed by the URL requested, so two links
@@ -116,6 +129,10 @@ class FoundLinks:
         self.pending: list[str] = []
         self.done = False
         self._early: dict[str, tuple[str, LinkResult | None]] = {}  # key -> (URL, its verdict without a request)
+        self._later: list[str] = []  # early URLs not judged yet (requested_later)
+        # the keys of every early URL with a #fragment, judged or not: the pages' fragments are known from the first
+        # request, so a page whose fragments fall either side of the first slots is fetched once
+        self.early_fragments: list[str] = []
 
     def find(self) -> list[str]:
         """Find the links (calling the finder when `links` is one); return the keys left to request."""
@@ -131,12 +148,38 @@ class FoundLinks:
         self.done = True
         return self.pending
 
-    def requested(self, early: Sequence[str]) -> list[str]:
+    def requested(self, early: Sequence[str], first: int | None = None) -> list[str]:
         """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
-        cache): what may be asked before the links are found."""
-        written = _unique(early)[0]
+        cache): what may be asked before the links are found. With `first`, only the first `first` URLs are
+        judged now (`first` more at a time while none of those judged needs a request), the rest by
+        `requested_later`: the first in the order they are asked, one host at a time in turn (network.interleave),
+        so that the first requests are spread over as many hosts as before."""
+        if first is not None and len(early) > first:
+            from graphsite.citations.network import interleave
+
+            early = interleave(list(early))
+        step = len(early) if first is None else max(first, 1)
+        judged = min(step, len(early))
+        wanted = self._judge(early[:judged])
+        while not wanted and judged < len(early):  # none of them is asked: the parse would go first
+            wanted = self._judge(early[judged:judged + step])
+            judged += step
+        self._later = list(early[judged:])
+        # a key without judging (a parse of the URL, no verdict): a later URL that is judged not to be asked
+        # (links.skip, say) only has its page read further, for its fragment
+        self.early_fragments = [_key(url.strip()) for url in self._later if "#" in url]
+        return wanted
+
+    def requested_later(self) -> list[str]:
+        """Return the keys of the early URLs left to judge by `requested` that a request would decide (none once
+        the links are found: the parse has judged them)."""
+        later, self._later = self._later, []
+        return [] if self.done else self._judge(later)
+
+    def _judge(self, early: Sequence[str]) -> list[str]:
+        written = {key: url for key, url in _unique(early)[0].items() if key not in self._early}
         decided = _without_request(written, self.settings, self.cache, offline=False)
-        self._early = {key: (url, decided.get(key)) for key, url in written.items()}
+        self._early.update({key: (url, decided.get(key)) for key, url in written.items()})
         return [key for key in written if key not in decided]
 
 
@@ -159,15 +202,23 @@ def _without_request(written: dict[str, str], settings: LinksConfig, cache: Link
     return decided
 
 
-def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
+def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool,
+                      tls_context: concurrent.futures.Future[ssl.SSLContext] | None
                       ) -> tuple[dict[str, LinkResult], int, str]:
     """Return the verdicts on the links `found` left to request, the requests sent, and the signal that stopped
     the run ("" if none), with the progress line on stderr; the `early` keys are requested from the start."""
     if not early and found.done and not found.pending:
         return {}, 0, ""
     from graphsite.citations.network import run, run_to_completion
+    from graphsite.citations.tls import TrustError
 
-    return run_to_completion(run(early, found, settings, progress))
+    try:
+        return run_to_completion(run(early, found, settings, progress, tls_context))
+    except TrustError as exc:  # no https link can be checked: one error, not every https link dead
+        from graphsite.errors import ConfigError
+
+        raise ConfigError(str(exc), hint="set links.ca_bundle to a file of PEM CA certificates, or leave it "
+                                         "empty for certifi's") from None
 
 
 def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:

@@ -22,6 +22,8 @@ from graphsite.signals import SIGNALS
 from graphsite.urls import origin
 
 if TYPE_CHECKING:
+    import ssl
+
     from graphsite.citations.checker import Checker
     from graphsite.citations.console import Progress
     from graphsite.citations.http import Client
@@ -36,23 +38,28 @@ WAITING_AFTER = 3.0  # seconds without a verdict before the progress line names 
 FIRST_WAVE = 0.05
 
 
-async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool
+async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progress: bool,
+              tls_context: concurrent.futures.Future[ssl.SSLContext] | None = None
               ) -> tuple[dict[str, LinkResult], int, str]:
-    """Return the verdicts reached, the requests sent, and the signal that stopped the run ("" if none)."""
+    """Return the verdicts reached, the requests sent, and the signal that stopped the run ("" if none);
+    `tls_context` is the TLS context the run started making (tls.start), if it did."""
     from graphsite.citations.checker import Checker, new_client
     from graphsite.citations.console import Progress
 
     loop = asyncio.get_running_loop()
     begun = loop.time()
     stop = _Stop(loop)
-    client = new_client(settings)
-    checker = Checker(client, settings, _fragments(early))
+    client = new_client(settings, tls_context)
+    checker = Checker(client, settings, _fragments([*early, *found.early_fragments]))
     links = _Starter(checker, settings.concurrency)
     watcher: asyncio.Future[None] | None = None
     try:
         links.add(early)
         if not found.done:
             await _first_wave(checker, client)
+            later = found.requested_later()  # the text's other URLs, judged once the first requests are out
+            checker.want(_fragments(later))
+            links.add(later)
             parsing = loop.time()
             found.find()  # the builder's parse, while the first requests wait for their answers
             checker.paused(loop.time() - parsing)  # the loop was held: the time is not the links'
@@ -68,6 +75,8 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
             await asyncio.wait([waiter, stop.event_waiter], timeout=max(left, 0) if left is not None else None,
                                return_when=asyncio.FIRST_COMPLETED)
             waiter.cancel()
+        if links.error is not None:  # a link's check broke (the CA bundle unreadable): the run cannot go on
+            raise links.error
     finally:
         stop.remove()
         links.waiting.clear()  # the deadline or a signal: nothing more is started
@@ -95,6 +104,7 @@ class _Starter:
         self.started: dict[str, asyncio.Task[LinkResult]] = {}
         self.open: set[str] = set()  # the links started, kept, and not done yet
         self.alive = 0  # the tasks running (a link dropped may still fetch a page that a kept one waits for)
+        self.error: BaseException | None = None  # the first a task raised instead of a verdict: the run ends
         self.finished = asyncio.Event()
         self.meter = Progress(0, enabled=False)
 
@@ -117,19 +127,21 @@ class _Starter:
         self._fill()
 
     def _fill(self) -> None:
-        while self.alive < self.limit and self.waiting:
+        while self.alive < self.limit and self.waiting and self.error is None:
             key = self.waiting.popleft()
             task = self.started[key] = asyncio.ensure_future(self.checker.check(key))
             self.alive += 1
             self.open.add(key)
             task.add_done_callback(functools.partial(self._done, key))
-        if self.open or self.waiting:
+        if (self.open or self.waiting) and self.error is None:
             self.finished.clear()
         else:
             self.finished.set()
 
     def _done(self, key: str, task: asyncio.Task[LinkResult]) -> None:
         self.alive -= 1
+        if not task.cancelled() and self.error is None:
+            self.error = task.exception()
         if key in self.open:
             self.open.discard(key)
             if not task.cancelled():
@@ -165,10 +177,19 @@ def interleave(urls: list[str]) -> list[str]:
     connection its previous one kept alive: on 2,000 links over 200 hosts, 200 connections instead of 800."""
     by_host: dict[str, list[str]] = {}
     for url in urls:
-        by_host.setdefault(origin(url), []).append(url)
+        by_host.setdefault(_host(url), []).append(url)
     if len(by_host) <= 1:
         return list(urls)
     return [url for turn in itertools.zip_longest(*by_host.values()) for url in turn if url is not None]
+
+
+def _host(url: str) -> str:
+    """Return the origin whose turn `url` takes; a URL without one (a port out of range: not asked, its verdict
+    comes from its text) is a host of its own."""
+    try:
+        return origin(url)
+    except ValueError:
+        return url
 
 
 def _outcome(url: str, task: asyncio.Future[LinkResult] | None, stopped_by: str, settings: LinksConfig

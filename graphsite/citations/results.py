@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphsite.codes import LINK_STATES as STATES
+from graphsite.values import frozen
 
 # The site refuses robots (or us): not proof that the link is dead.
 BLOCKED_STATUSES = frozenset({401, 403, 406, 429, 451, 999})
@@ -86,7 +87,7 @@ class LinkResult:
                    challenge=str(data.get("challenge", "")))
 
 
-@dataclass(frozen=True)
+@frozen  # one a run (the classes made per link keep dataclass's compiled __init__)
 class LinkReport:
     """Every URL's result, in the order given, and the wall time of the check."""
 

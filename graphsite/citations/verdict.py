@@ -14,6 +14,7 @@ from urllib.parse import urldefrag, urlsplit
 from graphsite.citations.pages import wanted_names
 from graphsite.citations.results import LinkResult, state_for_status
 from graphsite.urls import mask
+from graphsite.values import frozen
 
 if TYPE_CHECKING:
     from graphsite.config import LinksConfig
@@ -28,7 +29,7 @@ class Failure(Exception):
         self.state, self.detail, self.permanent = state, detail, permanent
 
 
-@dataclass(frozen=True)
+@frozen  # made once a page: its class costs more than its instances
 class Scan:
     """What was read of a page while looking for its fragments."""
 
@@ -68,10 +69,11 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
         failure = page.failure or Failure("dead", "no answer")
         return LinkResult(url, failure.state, failure.detail, checked_at=now)
     answer = page.answer
-    final = mask(page.final_url + (f"#{fragment}" if fragment else ""))  # a pre-signed URL redirected to
     state = state_for_status(answer.status, challenge=answer.challenge)
     moved = bool(page.redirects) and page.final_url != urldefrag(url)[0]  # not when a cookie round trip
-    redirects, final_url = tuple(map(mask, page.redirects)), final if moved else ""
+    # masked (a pre-signed URL redirected to), and only when the link moved: masking is a parse of the URL
+    final_url = mask(page.final_url + (f"#{fragment}" if fragment else "")) if moved else ""
+    redirects = tuple(map(mask, page.redirects))
     if state != "ok":
         tries = f" after {page.attempts} attempts" if page.attempts > 1 else ""
         where = f" at {mask(page.final_url)}" if moved else ""
@@ -97,7 +99,7 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
     if suspect:
         return LinkResult(url, "warn", suspect, answer.status, final_url, redirects, now, warning=warning)
     if moved:
-        return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final}", answer.status,
+        return LinkResult(url, "redirected", f"{len(page.redirects)} redirect(s) to {final_url}", answer.status,
                           final_url, redirects, now, warning=warning)
     return LinkResult(url, "ok", "", answer.status, final_url, redirects, now, warning=warning)
 

@@ -150,6 +150,18 @@ def test_a_save_merges_with_what_another_run_saved_since_this_one_loaded(tmp_pat
     assert not list(tmp_path.glob(".links.json.*"))  # no temporary file left behind
 
 
+def test_a_save_after_a_load_merges_with_what_another_run_saved_in_between(tmp_path):
+    """A save merges into the entries it loaded only while the file is the one it read; another run's save
+    replaced it meanwhile, and is read again."""
+    now = time.time()
+    LinkCache.load(tmp_path, 3600).save([LinkResult("https://a.example/", "ok", status=200, checked_at=now)])
+    first, second = LinkCache.load(tmp_path, 3600), LinkCache.load(tmp_path, 3600)
+    second.save([LinkResult("https://b.example/", "ok", status=200, checked_at=now)])
+    first.save([LinkResult("https://c.example/", "ok", status=200, checked_at=now)])
+    first.save([LinkResult("https://d.example/", "ok", status=200, checked_at=now)])  # its own file: in memory
+    assert set(LinkCache.load(tmp_path, 3600).entries) == {f"https://{host}.example/" for host in "abcd"}
+
+
 def test_a_unicode_host_inline_and_in_the_reference_list_is_one_link_on_two_lines(workdir, monkeypatch):
     monkeypatch.delenv("GRAPHSITE_LINKS_ALLOW_PRIVATE")  # .invalid is never requested
     (workdir / "r.md").write_text(
@@ -184,3 +196,22 @@ def test_no_cache_checks_again_and_refreshes_the_cache(workdir, pitfall_server):
     offline = CliRunner().invoke(main, ["links", "r.md", "--offline", "--json"])
     assert [link["state"] for link in json.loads(offline.stdout)["links"]] == ["ok"]
     assert pitfall_server.hits.count("/ok") == 2
+
+
+def test_a_save_reads_the_file_again_when_another_run_replaced_it_with_the_same_inode_size_and_mtime(tmp_path):
+    """On ext4 successive saves alternate between two inodes, often of one size, and a coarse clock gives them one
+    modification time: another run's save then looks like the file this run read. It is told apart by what the
+    file holds, and read again: its verdict is kept."""
+    now = time.time()
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    LinkCache.load(mine, 3600).save([LinkResult("https://a.example/", "ok", status=200, checked_at=now)])
+    first = LinkCache.load(mine, 3600)
+    LinkCache.load(theirs, 3600).save([LinkResult("https://b.example/", "ok", status=200, checked_at=now)])
+    path, saved = mine / "links.json", (theirs / "links.json").read_bytes()
+    before = path.stat()
+    assert len(saved) == before.st_size
+    with path.open("r+b") as file:  # the other run's file, as the same inode, size and modification time
+        file.write(saved)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    first.save([LinkResult("https://c.example/", "ok", status=200, checked_at=now)])
+    assert set(LinkCache.load(mine, 3600).entries) == {"https://b.example/", "https://c.example/"}

@@ -103,3 +103,54 @@ def test_a_dropped_url_that_fetches_a_page_a_found_link_waits_for_is_not_cancell
     dropped, kept = pitfall_server.url("/host/p#legacy"), pitfall_server.url("/host/p#present")
     report = check_links(lambda: [kept], _settings(tmp_path), early=[dropped, kept], progress=False)
     assert [(r.url, r.state) for r in report.results] == [(kept, "ok")]
+
+
+def test_the_early_urls_past_the_first_slots_are_judged_after_the_first_requests_and_still_judged(pitfall_server,
+                                                                                                  tmp_path):
+    """Two slots: the first four URLs of the text are judged before the first requests, the rest once they are
+    out. Those are judged all the same: a credential is never sent, a URL the parse drops is never asked."""
+    server = pitfall_server
+    head = [server.url(path) for path in ("/ok", "/host/a", "/page#present", "/forbidden")]
+    secret, dropped = server.url("/ok?api_key=hunter2"), server.url("/missing")
+    settings = LinksConfig(timeout=2.0, link_timeout=5.0, retries=0, allow_private=True, concurrency=2,
+                           cache_dir=str(tmp_path / "cache"))
+    report = check_links(lambda: [*head, secret], settings, early=[*head, dropped, secret], progress=False)
+    assert [(r.url, r.state) for r in report.results] == [
+        (head[0], "ok"), (head[1], "ok"), (head[2], "ok"), (head[3], "blocked"),
+        (server.url("/ok?api_key=***"), "skipped")]
+    asked = [hit[1] for hit in server.hits.log]
+    assert "/missing" not in asked and not any("api_key" in path for path in asked), asked
+
+
+def test_a_page_whose_fragments_fall_either_side_of_the_first_slots_is_fetched_once(pitfall_server, tmp_path):
+    """Two slots: the first four URLs are judged before the first requests, #legacy after them. The page is read
+    for both fragments from the start, not asked again when #legacy is judged."""
+    server = pitfall_server
+    urls = [server.url(path) for path in ("/page#present", "/host/1", "/host/2", "/host/3", "/host/4",
+                                          "/page#legacy")]
+    settings = LinksConfig(timeout=2.0, link_timeout=5.0, retries=0, allow_private=True, concurrency=2,
+                           cache_dir=str(tmp_path / "cache"))
+    report = check_links(lambda: urls, settings, early=urls, progress=False)
+    assert [r.state for r in report.results] == ["ok"] * 6, report.results
+    assert server.hits.count("/page") == 1, server.hits.log
+
+
+def test_when_the_first_slots_need_no_request_the_next_urls_are_asked_before_the_parse(pitfall_server, tmp_path):
+    """One slot, and the first two URLs of the text are in links.skip: judging goes on until a URL needs a
+    request, which goes out before the parse, as it would without links.skip."""
+    server = pitfall_server
+    urls = [server.url(path) for path in ("/skip/1", "/skip/2", "/ok", "/page")]
+    asked_before_found: list[bool] = []
+
+    def find() -> list[str]:
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline and not server.hits.count("/ok"):
+            time.sleep(0.01)
+        asked_before_found.append(server.hits.count("/ok") == 1)
+        return urls
+
+    settings = LinksConfig(timeout=2.0, link_timeout=5.0, retries=0, allow_private=True, concurrency=1,
+                           skip=(server.url("/skip/"),), cache_dir=str(tmp_path / "cache"))
+    report = check_links(find, settings, early=urls, progress=False)
+    assert [r.state for r in report.results] == ["skipped", "skipped", "ok", "ok"], report.results
+    assert asked_before_found == [True]

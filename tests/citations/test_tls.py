@@ -4,8 +4,12 @@ each refusal names its reason (unknown issuer, expired, name mismatch) and is no
 from __future__ import annotations
 
 import datetime
+import json
 import ssl
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,3 +100,45 @@ def test_a_tls_failure_names_its_reason_and_is_not_retried(authority, tmp_path, 
     assert result.state == "dead", result
     assert words in result.detail and "CERTIFICATE_VERIFY_FAILED" in result.detail, result.detail
     assert counting.accepted == 1  # asked once: a certificate does not change between two attempts
+
+
+_CERTIFI_PROBE = """
+import json, sys
+from graphsite.citations import tls
+context = tls.start("").result(timeout=60)
+imported = "certifi" in sys.modules
+import certifi
+print(json.dumps({"imported": imported, "found": tls._certifi_bundle(), "where": certifi.where(),
+                  "authorities": context.cert_store_stats()["x509_ca"]}))
+"""
+
+
+def test_the_default_trust_is_certifis_bundle_found_without_importing_certifi(tmp_path):
+    """certifi's import brings importlib.resources (16-18 ms of every https run): its bundle is found by path."""
+    result = subprocess.run([sys.executable, "-c", _CERTIFI_PROBE], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["imported"] is False
+    assert answer["found"] == answer["where"]
+    assert answer["authorities"] > 50  # the bundle was read: more than a handful of authorities
+
+
+def test_a_ca_bundle_that_cannot_be_read_is_one_error_naming_it_not_every_https_link_dead(tmp_path, pitfall_server):
+    """links.ca_bundle gone since the configuration was read (or never checked: a LinksConfig made in code), or
+    not a bundle: no https link can be verified, so the run fails with one error naming the key and the file,
+    not with every https link dead, and without waiting for the other links."""
+    from graphsite.errors import ConfigError
+
+    (tmp_path / "not-a-bundle.pem").write_text("not a certificate\n", encoding="utf-8")
+    links = ["https://127.0.0.1:9/a", "https://127.0.0.2:9/b", pitfall_server.url("/slow")]
+    for bundle in (tmp_path / "nowhere.pem", tmp_path / "not-a-bundle.pem"):
+        settings = LinksConfig(ca_bundle=str(bundle), allow_private=True, retries=0, timeout=5.0,
+                               cache_dir=str(tmp_path / "cache"))
+        started = time.monotonic()
+        with pytest.raises(ConfigError) as raised:
+            check_links(links, settings, progress=False)
+        assert time.monotonic() - started < 2, "the run waited for the other links"
+        message = str(raised.value)
+        assert message.startswith("links.ca_bundle: ") and str(bundle) in message, message
+        assert "127.0.0" not in message, message
