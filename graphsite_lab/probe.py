@@ -7,6 +7,7 @@ import base64
 import http.client
 import socket
 import ssl
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,20 @@ def fetch(fqdn: str, port: int, *, ca: Path | None, path: str = "/", timeout: fl
           auth: tuple[str, str] | None = None) -> Fetched:
     """GET `path` of `fqdn` through 127.0.0.1:`port`: https when `ca` is given (verified) or `insecure` is set
     (TLS without verification: to see what the edge answers a host it has no certificate for), else plain
-    http; `auth` sends Basic credentials."""
+    http; `auth` sends Basic credentials.
+
+    A connection the edge closes without any answer is asked once more, on a new connection: the lab's edge
+    reloads its whole configuration whenever a route file changes, and may close a connection it is accepting
+    at that moment (docs/lab.md, "Limits"). Tests that count failed requests do not come here."""
+    try:
+        return _fetch_once(fqdn, port, ca=ca, path=path, timeout=timeout, insecure=insecure, auth=auth)
+    except http.client.RemoteDisconnected:
+        time.sleep(0.2)
+        return _fetch_once(fqdn, port, ca=ca, path=path, timeout=timeout, insecure=insecure, auth=auth)
+
+
+def _fetch_once(fqdn: str, port: int, *, ca: Path | None, path: str, timeout: float, insecure: bool,
+                auth: tuple[str, str] | None) -> Fetched:
     raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     certificate: dict[str, Any] = {}
     if ca is not None or insecure:
