@@ -224,8 +224,9 @@ def _remove(directory: Path, what: str) -> bool:
 
 def version_markers(directory: Path) -> dict[str, str | None]:
     """Return {sha12: its marker's text} of the versions kept in `directory`/v/ (None: no marker that can be
-    graphsite's, e.g. a link); {} when there is no v/ (or a link or a file where it should be: never graphsite's).
-    A read that failed raises DeployError: nothing is decided on it."""
+    graphsite's, e.g. a link); {} when there is no `directory` or no v/. A link or a file where either should be
+    raises DeployError naming it (what is behind it was not read: the versions are unknown, not none), and so does
+    a read that failed: nothing is decided on it."""
     try:
         with files.opened(directory.parent, directory.name, VERSIONS) as fd, os.scandir(fd) as scan:
             entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
@@ -233,7 +234,7 @@ def version_markers(directory: Path) -> dict[str, str | None]:
         return {}
     except OSError as exc:
         if exc.errno in files.NOT_OURS:
-            return {}
+            raise _unknown_versions(directory) from None
         raise DeployError(f"{directory}/{VERSIONS}: cannot list the kept versions: {exc.strerror or exc}",
                           hint="check deploy.bind_root's permissions and the disk, then run the command again") \
             from None
@@ -245,6 +246,21 @@ def version_markers(directory: Path) -> dict[str, str | None]:
                                  what="a kept version's marker") if is_directory else None
         found[name] = marker.decode("utf-8", errors="replace") if marker is not None else None
     return found
+
+
+def _unknown_versions(directory: Path) -> DeployError:
+    """Return the refusal of a `directory` or a v/ in it that is a link or no directory (`opened` refused one)."""
+    why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
+    for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
+        refusal = files.link_refusal(path, what)
+        if refusal is not None:
+            why = refusal.message
+            break
+        if os.path.lexists(path) and not path.is_dir():
+            why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"
+            break
+    return DeployError(f"the kept versions of {directory} are unknown: {why}",
+                       hint="nothing is decided on versions that were not read")
 
 
 def version_page(directory: Path, sha12: str) -> bytes | None:

@@ -160,7 +160,8 @@ class _Found:
     temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
-    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name -> {sha12: marker} in bind mode
+    # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/), so not known
+    kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
@@ -337,7 +338,10 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
-            found.kept[owner] = binds.versions(path)
+            try:
+                found.kept[owner] = binds.versions(path)
+            except GraphsiteError:  # one name's versions unknown: its count, not the whole system
+                found.kept[owner] = None
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
@@ -401,10 +405,10 @@ def _versions(domain: str, name: str, deployment: Deployment | None, configs: di
     if not deployment.id:
         return None
     if deployment.content == "bind":
-        directory = found.directories.get(name)
-        if directory is None or DIRECTORIES in found.unreadable:
-            return None
-        labelled, _ = bind_pages(found.kept.get(name, {}), name, directory[0])
+        directory, kept = found.directories.get(name), found.kept.get(name, {})
+        if directory is None or DIRECTORIES in found.unreadable or kept is None or directory[1].id != deployment.id:
+            return None  # not held here, not read, or not the deployment's directory (history refuses it too)
+        labelled, _ = bind_pages(kept, name, directory[0])
     else:
         if SWARM in found.unreadable:
             return None

@@ -521,8 +521,14 @@ class FakeBinds:
                                                              self.removed))
 
     def versions(self, directory: Path) -> dict[str, str | None]:
-        return self._run("versions", lambda: {sha12: marker for sha12, (_, marker)
-                                              in sorted(self.kept.get(directory, {}).items())})
+        def read() -> dict[str, str | None]:
+            for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
+                refusal = files.refused_link(path, self.links.get(path), what)
+                if refusal is not None:  # what is behind a link is never read: unknown, not none
+                    raise DeployError(f"the kept versions of {directory} are unknown: {refusal.message}")
+            return {sha12: marker for sha12, (_, marker) in sorted(self.kept.get(directory, {}).items())}
+
+        return self._run("versions", read)
 
     def version_page(self, directory: Path, sha12: str) -> bytes | None:
         return self._run("version_page", lambda: self.kept.get(directory, {}).get(sha12, (None, None))[0])

@@ -5,6 +5,7 @@ and by content, never a user's directory."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -293,7 +294,9 @@ def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(t
     target = tmp_path / "target"
     (target / ("c" * 12)).mkdir(parents=True)
     (directory / "v").symlink_to(target)
-    assert bind.version_markers(directory) == {}
+    with pytest.raises(DeployError, match=f"kept versions of {directory} are unknown: {directory / 'v'} is a "
+                                          f"symbolic link to {target}"):
+        bind.version_markers(directory)  # not "none": what is behind the link was never read
     with pytest.raises(DeployError, match="cannot keep version"):
         bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
     assert sorted(p.name for p in target.iterdir()) == ["c" * 12]
@@ -311,3 +314,27 @@ def test_a_link_or_a_file_where_a_version_goes_is_refused_never_taken_as_kept(tm
         with pytest.raises(DeployError, match=f"v/{sha12} is no directory: graphsite did not make it; left in place"):
             bind.keep_version(directory, sha12, b"<p>live</p>", "marker\n")
     assert list(elsewhere.iterdir()) == [] and (directory / "v" / ("b" * 12)).read_text() == "not a version"
+
+
+@pytest.mark.parametrize("planted", ["link", "file", "versions file"])
+def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_unknown_never_none(tmp_path,
+                                                                                                   planted):
+    """Before, a link (or a file) where the name's directory or its v/ should be read as "no versions": history
+    said none were kept, and a rollback had nothing to roll back to."""
+    real = tmp_path / "real"
+    bind.ensure_bind_dir(real, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(real, "a" * 12, b"<p>live</p>", "marker\n")
+    directory = tmp_path / "gs-bind"
+    if planted == "link":
+        directory.symlink_to(real)
+        why = f"{directory} is a symbolic link to {real}, where graphsite keeps its own page directory"
+    elif planted == "file":
+        directory.write_text("not a directory")
+        why = f"{directory} is not a directory: graphsite did not make it"
+    else:
+        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        (directory / "v").write_text("not a directory")
+        why = f"{directory / 'v'} is not a directory: graphsite did not make it"
+    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")):
+        bind.version_markers(directory)
+    assert sorted(p.name for p in (real / "v").iterdir()) == ["a" * 12]

@@ -464,3 +464,38 @@ def test_a_bind_version_whose_page_is_not_its_sha_blocks_the_rollback_and_names_
     assert refused.value.hint == f"look at the directory {directory}"
     assert _swarm(clients).services_by_name["site-1"] == service
     assert clients.binds.dirs[directory.parent.parent]["index.html"] != kept[first][0]
+
+
+@pytest.mark.parametrize("planted", ["link", "another deployment's directory", "link at v"])
+def test_a_bind_directory_that_is_not_the_deployments_is_an_unknown_history_never_an_empty_one(tmp_path, planted):
+    """Before, a link where the name's directory should be (or a directory another deployment's marker names) read
+    as "no versions kept": history listed none and rollback said there was nothing to roll back to. Nothing is
+    changed on it: no rollback, no deploy, nothing dropped."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 2)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    if planted == "link":
+        binds.dirs.pop(directory), binds.kept.pop(directory)
+        binds.links[directory] = str(tmp_path / "elsewhere")
+        why = f"{directory} is not its page directory: a symbolic link to {tmp_path / 'elsewhere'}"
+    elif planted == "link at v":
+        binds.kept.pop(directory)
+        binds.links[directory / "v"] = str(tmp_path / "elsewhere")
+        why = f"the kept versions of {directory} are unknown: {directory / 'v'} is a symbolic link"
+    else:
+        marker = binds.dirs[directory][".graphsite"].decode()
+        live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+        binds.dirs[directory][".graphsite"] = marker.replace(f" id={live_id} ", " id=0badc0de ").encode()
+        why = f"{directory} is not its page directory: its marker names deployment 0badc0de"
+    held, dirs, service = dict(binds.kept), dict(binds.dirs), _swarm(clients).services_by_name["site-1"]
+    listed = survey(SurveySettings.from_config(config), clients)
+    assert listed.holdings["site-1"].versions is None and listed.unreadable == {}  # `?`, and the rest is read
+    with pytest.raises(DeployError, match=re.escape(why)) as refused:
+        history(SurveySettings.from_config(config), "site-1", clients)
+    assert refused.value.exit_code == 1
+    with pytest.raises(DeployError, match=re.escape(why)):
+        rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert _swarm(clients).services_by_name["site-1"] == service and binds.kept == held and binds.dirs == dirs
