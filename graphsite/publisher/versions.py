@@ -101,6 +101,16 @@ def is_page(config: str, name: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What a bind directory's v/ holds, as one read found it: {sha12: its marker's text (None: none that can be
+    graphsite's)}. A deploy reads it once, in its plan step, and decides from this value both which versions it
+    serves and what its content step keeps."""
+
+    directory: Path
+    markers: Mapping[str, str | None]
+
+
+@dataclass(frozen=True)
 class Version:
     """One kept page of a deployment, as its config's labels say."""
 

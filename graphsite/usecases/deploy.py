@@ -46,6 +46,7 @@ from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import (
+    Held,
     bind_pages,
     kept,
     look_at,
@@ -173,6 +174,7 @@ class _Prepared:
     # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
     # taken over, relabelled or removed only then (`adopted`)
     proven: bool = False
+    held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -262,7 +264,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
-        plan = _keep_versions(config, plan, previous, clients, page)
+        # read once: what the plan serves and what the content step keeps are decided from the same answer
+        held = Held(plan.bind_dir, clients.binds.versions(plan.bind_dir)) if plan.bind_dir else None
+        plan = _keep_versions(config, plan, previous, clients, page, held)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
         # change the token file and the directories this run writes in (bind_root with --content bind too)
@@ -283,11 +287,11 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, changes, proven)
+    return _Prepared(plan, decision, current, access, changes, proven, held)
 
 
 def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
-                   page: Page) -> DeployPlan:
+                   page: Page, held: Held | None) -> DeployPlan:
     """Return the plan serving, beside the new page, the kept versions of the deployment (the newest
     deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
     from graphsite.usecases.history import read_kept
@@ -297,7 +301,7 @@ def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None
     if previous is None:
         return plan.with_versions(labels, ())
     found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
-                            content=plan.content_mode)
+                            content=plan.content_mode, held=held)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
     if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
         labels = same.labels()
@@ -453,7 +457,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
                                            prepared.proven))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven,
+            assert prepared.held is not None
+            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
                                               first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
@@ -530,7 +535,8 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven
     return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, *, first: bool) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held, *,
+                      first: bool) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
@@ -546,18 +552,27 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         sha12 = short(plan.sha256)
-        held = binds.versions(directory)
+        held = dict(planned.markers)
         if first and sha12 in held and _kept_by_an_earlier_run(plan, binds, held[sha12], domain, proven):
             binds.remove_version(directory, sha12)  # kept again below, under this deployment's stamp
             held = {key: marker for key, marker in held.items() if key != sha12}
+        marker = version_marker(plan.stamp, plan.sha256, dict(plan.page_labels))
         if sha12 not in held:
             undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
-                      partial(binds.remove_version, directory, sha12))
+                      partial(_remove_version_made, binds, directory, sha12, marker))
         else:
             _refuse_unproven_version(plan, binds, held[sha12], domain)
-        binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
-                                                                      dict(plan.page_labels)))
+        made = binds.keep_version(directory, sha12, plan.page, marker)
+        if not made and sha12 not in held:  # not there when the plan looked: nothing proves it this deployment's
+            raise DeployError(f"{directory / 'v' / sha12} appeared since this deploy's plan; left in place",
+                              hint="look at it and remove it by hand if it is yours, then deploy again")
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
+
+
+def _remove_version_made(binds: BindStore, directory: Path, sha12: str, marker: str) -> bool:
+    """Remove v/<sha12> while it holds the marker this run wrote: a folder of that name it did not make is not its
+    to remove."""
+    return binds.versions(directory).get(sha12) == marker and binds.remove_version(directory, sha12)
 
 
 def _kept_by_an_earlier_run(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str,

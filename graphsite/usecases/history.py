@@ -14,7 +14,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
-from graphsite.publisher.versions import Version, Versions, bind_pages, read_versions
+from graphsite.publisher.versions import Held, Version, Versions, bind_pages, read_versions
 from graphsite.usecases.inventory import SurveySettings
 
 
@@ -96,12 +96,15 @@ def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients
 
 
 def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
-              content: str | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+              content: str | None = None,
+              held: Held | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
     """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
-    page configs, or the v/<sha12>/ of its bind directory; and how to read a version's page (None: gone)."""
+    page configs, or the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now);
+    and how to read a version's page (None: gone)."""
     if (content or deployment.content) == "bind":
         directory = bind_dir(bind_root, name)
-        labelled, places = bind_pages(clients.binds.versions(directory), name, directory)
+        markers = held.markers if held is not None else clients.binds.versions(directory)
+        labelled, places = bind_pages(markers, name, directory)
         return (read_versions(labelled, deployment, domain, places=places),
                 lambda version: clients.binds.version_page(directory, version.short))
     swarm = clients.docker

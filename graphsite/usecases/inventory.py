@@ -160,7 +160,7 @@ class _Found:
     temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
-    # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/), so not known
+    # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/); absent: not asked
     kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
@@ -211,12 +211,14 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
            runtime: bool = False) -> Inventory:
     """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
     is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
-    only `list` shows, are asked for too)."""
+    only `list` shows, are asked for too, and so are the versions a bind directory keeps: without it, their count
+    is None)."""
     found = _Found()
     domain = settings.domain
     _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
     _read(found, ROUTES, lambda: _read_routes(found, clients.routes, settings.dynamic_dir, name, domain))
-    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain))
+    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain,
+                                                                 versions=runtime))
     if dns:
         _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
     _missing_bind_root(found, clients.binds, settings.bind_root)
@@ -328,7 +330,8 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
                 found.held("temporary route", str(path), made, owner)
 
 
-def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str) -> None:
+def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str, *,
+                      versions: bool) -> None:
     if name is None:
         directories = binds.directories(bind_root)
     elif (stamp := binds.own_stamp(bind_dir_of(bind_root, name))) is not None:
@@ -338,6 +341,8 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
+            if not versions:  # only list counts them: a deploy, teardown or gc has no use for them
+                continue
             try:
                 found.kept[owner] = binds.versions(path)
             except GraphsiteError:  # one name's versions unknown: its count, not the whole system
@@ -399,13 +404,13 @@ def _versions(domain: str, name: str, deployment: Deployment | None, configs: di
               found: _Found) -> int | None:
     """Return how many versions the name keeps, by history's rule (read_versions); 0 without a service (nothing
     proves whose its pages are); None when it is not known: a service without an id (a release before versions),
-    a read that failed, a bind directory not found here."""
+    a read that failed, a bind directory not found here (or its versions not asked: `survey`'s `runtime`)."""
     if deployment is None:
         return 0
     if not deployment.id:
         return None
     if deployment.content == "bind":
-        directory, kept = found.directories.get(name), found.kept.get(name, {})
+        directory, kept = found.directories.get(name), found.kept.get(name)
         if directory is None or DIRECTORIES in found.unreadable or kept is None or directory[1].id != deployment.id:
             return None  # not held here, not read, or not the deployment's directory (history refuses it too)
         labelled, _ = bind_pages(kept, name, directory[0])

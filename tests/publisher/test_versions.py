@@ -10,6 +10,8 @@ import hashlib
 import json
 import re
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -277,7 +279,7 @@ def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_do
     fourth = _deploy(config, clients, tmp_path, 4, verify=False).plan.sha256
     # the oldest but the one the deploy replaced (live since the rollback) is dropped
     assert set(binds.kept[directory]) == {shas[0][:12], shas[2][:12], fourth[:12]}
-    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 3
+    assert survey(SurveySettings.from_config(config), clients, runtime=True).holdings["site-1"].versions == 3
     teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert directory not in binds.dirs and directory not in binds.kept
 
@@ -353,18 +355,18 @@ def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_k
     swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.sha256": "f" * 64})
     settings = SurveySettings.from_config(config)
     assert len(_history(config, clients).found.versions) == 1
-    assert survey(settings, clients).holdings["site-1"].versions == 1
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions == 1
     service = swarm.services_by_name["site-1"]
     swarm.services_by_name["site-1"] = replace(service, labels={  # as graphsite 0.1 labelled it: no stamp version
         k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
-    assert survey(settings, clients).holdings["site-1"].versions is None
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions is None
     bind = config.replace("deploy", content="bind")
     _deployed(bind, clients, tmp_path, 1)
     binds = clients.binds
     assert isinstance(binds, FakeBinds)
-    assert survey(settings, clients).holdings["site-1"].versions == 1
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions == 1
     binds.roots.clear()
-    assert survey(settings, clients).holdings["site-1"].versions is None
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions is None
 
 
 def _one_bind_version(tmp_path: Path) -> tuple[Config, Clients, dict[str, tuple[bytes, str | None]]]:
@@ -491,7 +493,7 @@ def test_a_bind_directory_that_is_not_the_deployments_is_an_unknown_history_neve
         binds.dirs[directory][".graphsite"] = marker.replace(f" id={live_id} ", " id=0badc0de ").encode()
         why = f"{directory} is not its page directory: its marker names deployment 0badc0de"
     held, dirs, service = dict(binds.kept), dict(binds.dirs), _swarm(clients).services_by_name["site-1"]
-    listed = survey(SurveySettings.from_config(config), clients)
+    listed = survey(SurveySettings.from_config(config), clients, runtime=True)
     assert listed.holdings["site-1"].versions is None and listed.unreadable == {}  # `?`, and the rest is read
     with pytest.raises(DeployError, match=re.escape(why)) as refused:
         history(SurveySettings.from_config(config), "site-1", clients)
@@ -499,3 +501,64 @@ def test_a_bind_directory_that_is_not_the_deployments_is_an_unknown_history_neve
     with pytest.raises(DeployError, match=re.escape(why)):
         rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
     assert _swarm(clients).services_by_name["site-1"] == service and binds.kept == held and binds.dirs == dirs
+
+
+class _Steps(Recorder):
+    """A recorder that writes each step's start among the calls the fakes record, to tell which step made a call."""
+
+    def __init__(self, calls: list[str]) -> None:
+        super().__init__()
+        self.calls = calls
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        self.calls.append(f"step {label}")
+        with super().step(label):
+            yield
+
+
+def test_a_bind_deploy_reads_its_directorys_versions_once_before_the_new_page_is_live(tmp_path):
+    """Before, the plan step and the content step each read v/: two answers for one decision (the second could
+    disagree with what the plan served). The plan's reading is passed on; only the removal of what fell off, once
+    the new page is live, looks again."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    for n in (1, 2):  # a first deploy, then a redeploy
+        binds = clients.binds
+        assert isinstance(binds, FakeBinds)
+        calls = binds.faults.calls
+        calls.clear()
+        source = tmp_path / f"report-{n}.md"
+        source.write_text(f"# Report {n}\n\nVersion {n}.\n")
+        deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False), clients, _Steps(calls))
+        live = calls[:calls.index("step remove old content")]
+        assert live.count("versions") == 1, live
+    assert len(clients.binds.kept[Path(config.deploy.bind_root) / "site-1"]) == 2
+
+
+class _PlantedAfterThePlan(FakeBinds):
+    """Page directories where a folder named like the new version appears once the plan has read v/ (a hand, a
+    process that is not graphsite), just before the content step keeps the page."""
+
+    armed = False
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        made = super().ensure(directory, page, stamp, sha256)
+        if self.armed:
+            self.kept.setdefault(directory, {})[sha256[:12]] = (b"<p>planted</p>", None)
+        return made
+
+
+def test_a_version_folder_that_appears_after_the_plan_read_is_refused_and_left_in_place(tmp_path):
+    """The content step keeps the page from the plan's reading: what appears at v/<sha12> since is not proven
+    this deployment's, so it is neither taken as kept nor removed by the undo."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _PlantedAfterThePlan(Path(config.deploy.bind_root))
+    first = _deploy(config, clients, tmp_path, 1, verify=False).plan.sha256
+    binds.armed = True
+    with pytest.raises(DeployError, match=r"v/[0-9a-f]{12} appeared since this deploy's plan; left in place"):
+        _deploy(config, clients, tmp_path, 2, verify=False)
+    kept = binds.kept[Path(config.deploy.bind_root) / "site-1"]
+    assert len(kept) == 2 and kept[first[:12]][1] is not None
+    assert [page for sha12, (page, _) in kept.items() if sha12 != first[:12]] == [b"<p>planted</p>"]
