@@ -303,6 +303,21 @@ def keep_version(directory: Path, sha12: str, page: bytes, marker: str) -> bool:
     return True
 
 
+def restamp_version(directory: Path, sha12: str, marker: str) -> bool:
+    """Write `marker` as the marker of the version `sha12` kept in `directory` (atomically, owned by 1000:1000,
+    through no link); return False when no such version is there. The caller proved the folder ours first."""
+    try:
+        with files.opened(directory.parent, directory.name, VERSIONS, sha12) as fd:
+            write_atomic_at(fd, MARKER, marker, owner=(BIND_UID, BIND_UID))
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise DeployError(f"{directory / VERSIONS / sha12}: cannot restamp the version: {exc.strerror or exc}",
+                          hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
+            from None
+    return True
+
+
 def remove_version(directory: Path, sha12: str) -> bool:
     """Remove the version `sha12` kept in `directory`; return False when it is absent. No link is followed."""
     where = directory / VERSIONS / sha12

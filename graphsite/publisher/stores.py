@@ -102,5 +102,8 @@ class BindDirectories(_OnDisk):
     def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool:
         return bind.keep_version(directory, sha12, page, marker)
 
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        return bind.restamp_version(directory, sha12, marker)
+
     def remove_version(self, directory: Path, sha12: str) -> bool:
         return bind.remove_version(directory, sha12)

@@ -552,20 +552,22 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         sha12 = short(plan.sha256)
-        held = dict(planned.markers)
-        if first and sha12 in held and _kept_by_an_earlier_run(plan, binds, held[sha12], domain, proven):
-            binds.remove_version(directory, sha12)  # kept again below, under this deployment's stamp
-            held = {key: marker for key, marker in held.items() if key != sha12}
         marker = version_marker(plan.stamp, plan.sha256, dict(plan.page_labels))
-        if sha12 not in held:
+        earlier = planned.markers.get(sha12)
+        if sha12 not in planned.markers:
             undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
                       partial(_remove_version_made, binds, directory, sha12, marker))
-        else:
-            _refuse_unproven_version(plan, binds, held[sha12], domain)
-        made = binds.keep_version(directory, sha12, plan.page, marker)
-        if not made and sha12 not in held:  # not there when the plan looked: nothing proves it this deployment's
-            raise DeployError(f"{directory / 'v' / sha12} appeared since this deploy's plan; left in place",
-                              hint="look at it and remove it by hand if it is yours, then deploy again")
+            if not binds.keep_version(directory, sha12, plan.page, marker):  # not there when the plan looked
+                raise DeployError(f"{directory / 'v' / sha12} appeared since this deploy's plan; left in place",
+                                  hint="look at it and remove it by hand if it is yours, then deploy again")
+        elif first and earlier and _kept_by_an_earlier_run(plan, binds, earlier, domain, proven):
+            # the folder existed before this run: it is stamped again in place, and the undo puts its marker back
+            undo.push(f"marker of version {sha12} in {directory}",
+                      f"put back the previous marker of version {sha12} in {directory}",
+                      partial(_restamp_version_made, binds, directory, sha12, marker, earlier))
+            binds.restamp_version(directory, sha12, marker)
+        else:  # kept by an earlier deploy of this deployment, as it was
+            _refuse_unproven_version(plan, binds, earlier, domain)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
@@ -573,6 +575,11 @@ def _remove_version_made(binds: BindStore, directory: Path, sha12: str, marker: 
     """Remove v/<sha12> while it holds the marker this run wrote: a folder of that name it did not make is not its
     to remove."""
     return binds.versions(directory).get(sha12) == marker and binds.remove_version(directory, sha12)
+
+
+def _restamp_version_made(binds: BindStore, directory: Path, sha12: str, marker: str, earlier: str) -> bool:
+    """Put `earlier` back as the marker of v/<sha12> while it holds the one this run wrote."""
+    return binds.versions(directory).get(sha12) == marker and binds.restamp_version(directory, sha12, earlier)
 
 
 def _kept_by_an_earlier_run(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str,

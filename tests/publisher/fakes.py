@@ -546,6 +546,16 @@ class FakeBinds:
 
         return self._run("keep_version", keep)
 
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        def restamp() -> bool:
+            versions = self.kept.get(directory, {})
+            if sha12 not in versions:
+                return False
+            versions[sha12] = (versions[sha12][0], marker)
+            return True
+
+        return self._run("restamp_version", restamp)
+
     def remove_version(self, directory: Path, sha12: str) -> bool:
         return self._run("remove_version", lambda: _popped(self.kept.get(directory, {}), sha12, f"version {sha12}",
                                                            self.removed))

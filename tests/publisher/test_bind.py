@@ -338,3 +338,22 @@ def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_
     with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")):
         bind.version_markers(directory)
     assert sorted(p.name for p in (real / "v").iterdir()) == ["a" * 12]
+
+
+def test_a_version_is_restamped_in_place_never_through_a_link(tmp_path):
+    """How a rerun of a killed first deploy takes over the version its killed run kept (and its undo gives it
+    back): the marker rewritten atomically in the folder that is there, owned by 1000, the page untouched."""
+    directory = tmp_path / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(directory, "a" * 12, b"<p>live</p>", "earlier\n")
+    assert bind.restamp_version(directory, "a" * 12, "this run's\n")
+    kept = directory / "v" / ("a" * 12)
+    assert (kept / MARKER).read_text() == "this run's\n" and (kept / MARKER).stat().st_uid == 1000
+    assert (kept / "index.html").read_bytes() == b"<p>live</p>"
+    assert not bind.restamp_version(directory, "b" * 12, "this run's\n")
+    target = tmp_path / "target"
+    target.mkdir()
+    (directory / "v" / ("c" * 12)).symlink_to(target)
+    with pytest.raises(DeployError, match="cannot restamp the version"):
+        bind.restamp_version(directory, "c" * 12, "this run's\n")
+    assert list(target.iterdir()) == []

@@ -562,3 +562,18 @@ def test_a_version_folder_that_appears_after_the_plan_read_is_refused_and_left_i
     kept = binds.kept[Path(config.deploy.bind_root) / "site-1"]
     assert len(kept) == 2 and kept[first[:12]][1] is not None
     assert [page for sha12, (page, _) in kept.items() if sha12 != first[:12]] == [b"<p>planted</p>"]
+
+
+def test_the_undo_of_a_failed_rerun_of_a_killed_first_deploy_keeps_the_version_folder_it_found(tmp_path):
+    """The rerun stamps the killed run's v/<sha12> again (a new deployment, another id). Before, it removed the
+    folder and kept the page anew, so when the rerun failed its undo removed a folder that existed before the run;
+    now it restamps the marker in place, and its undo puts the earlier marker back."""
+    config, clients, kept = _one_bind_version(tmp_path)
+    sha, before = next(iter(kept.items()))
+    del _swarm(clients).services_by_name["site-1"]  # as if killed before its service step
+    _swarm(clients).faults.inject("ensure_service", Fault.error())
+    with pytest.raises(DeployError, match="ensure_service: refused"):
+        _deploy(config, clients, tmp_path, 1, verify=False)
+    assert kept[sha] == before
+    again = _deploy(config, clients, tmp_path, 1, verify=False)  # and the next rerun still converges
+    assert kept[sha][0] == before[0] and f" id={again.plan.stamp.id} " in kept[sha][1]
