@@ -187,6 +187,32 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
     return Versions(tuple(found), tuple(unproven))
 
 
+@dataclass(frozen=True)
+class Switch:
+    """A redeploy to the other content mode (`former` -> `to`): the versions kept in the former mode that it does
+    not carry over (every one but the page it makes live), dropped once the new page is live."""
+
+    former: str
+    to: str
+    dropped: tuple[Version, ...]
+
+    def refusal(self, name: str, keep: int) -> DeployError | None:
+        """Return why the deploy must not drop them: they are dropped only when deploy.keep_versions is 1, which
+        keeps no version but the live one in any mode, so the drop is the one the configuration asks for."""
+        if not self.dropped or keep == 1:
+            return None
+        count = f"{len(self.dropped)} version{'s' if len(self.dropped) > 1 else ''}"
+        return DeployError(f"{name} keeps {count} in {self.former} mode ({', '.join(v.short for v in self.dropped)})"
+                           f" that this deploy in {self.to} mode would drop: a content mode's versions are not "
+                           "carried over to the other; nothing deployed",
+                           hint=f"deploy with --content {self.former} to keep them (`graphsite history {name}` lists "
+                                f"them); to switch and drop them, deploy with deploy.keep_versions = 1 "
+                                "(GRAPHSITE_DEPLOY_KEEP_VERSIONS=1)")
+
+    def reason(self) -> str:
+        return f"kept in {self.former} mode, not carried over to {self.to}"
+
+
 def page_refusal(version: Version, data: bytes) -> str | None:
     """Return why `data`, read as the page of `version`, is not that version (its sha256 is another one), else
     None: a page is served or made live again only when its bytes are the ones its sha256 label names."""

@@ -47,6 +47,7 @@ from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import (
     Held,
+    Switch,
     bind_pages,
     kept,
     look_at,
@@ -175,6 +176,7 @@ class _Prepared:
     # taken over, relabelled or removed only then (`adopted`)
     proven: bool = False
     held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
+    switch: Switch | None = None  # a redeploy to the other content mode: the former mode's versions it drops
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -195,7 +197,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter, prepared.proven)
+            _remove_old_content(config, plan, clients, reporter, prepared.proven, prepared.switch)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -266,6 +268,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
             plan = plan.renewing(previous)
         # read once: what the plan serves and what the content step keeps are decided from the same answer
         held = Held(plan.bind_dir, clients.binds.versions(plan.bind_dir)) if plan.bind_dir else None
+        switch = _switch(config, plan, previous, clients)
         plan = _keep_versions(config, plan, previous, clients, page, held)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
@@ -287,7 +290,25 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, changes, proven, held)
+    return _Prepared(plan, decision, current, access, changes, proven, held, switch)
+
+
+def _switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients) -> Switch | None:
+    """Return the versions of the former content mode a redeploy to the other one drops; raise DeployError when it
+    must not (Switch.refusal) or when they cannot be read (unknown, not none)."""
+    from graphsite.usecases.history import held_here, read_kept
+
+    if previous is None or previous.content == plan.content_mode:
+        return None
+    bind_root = Path(config.deploy.bind_root)
+    held_here(plan.subdomain, previous, bind_root, clients)
+    found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
+    switch = Switch(previous.content, plan.content_mode,
+                    tuple(v for v in found.versions if v.sha256 != plan.sha256))
+    refusal = switch.refusal(plan.subdomain, config.deploy.keep_versions)
+    if refusal is not None:
+        raise refusal
+    return switch
 
 
 def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
@@ -380,7 +401,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
-                        proven: bool) -> None:
+                        proven: bool, switch: Switch | None = None) -> None:
     """Remove the configs (and a bind directory) the previous version used and the versions that fell off
     deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays; what
     names no domain is the previous version's only when the name was `proven` before the run."""
@@ -393,9 +414,12 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
                 if adopted(claim(Stamp.from_labels(labels), plan.subdomain, domain), proven)}
         old = sorted(mine - {c.name for c in plan.service.configs} - {u.config for u in found.unproven})
         dropped = {v.config: v for v in found.versions}
+        switched = {v.config for v in switch.dropped} if switch else set()
         for name in old:
             clients.docker.remove_config(name)
-            if name in dropped:
+            if name in switched and switch:
+                reporter.info(f"  dropped version {dropped[name].short} ({switch.reason()})")
+            elif name in dropped and not switch:
                 reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
                               f"{config.deploy.keep_versions})")
         if plan.bind_dir is not None:
@@ -407,6 +431,8 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
             binds.remove(directory, page_stamp)
+            for version in switch.dropped if switch else ():
+                reporter.info(f"  dropped version {version.short} ({switch.reason() if switch else ''})")
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
 

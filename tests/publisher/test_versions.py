@@ -577,3 +577,39 @@ def test_the_undo_of_a_failed_rerun_of_a_killed_first_deploy_keeps_the_version_f
     assert kept[sha] == before
     again = _deploy(config, clients, tmp_path, 1, verify=False)  # and the next rerun still converges
     assert kept[sha][0] == before[0] and f" id={again.plan.stamp.id} " in kept[sha][1]
+
+
+@pytest.mark.parametrize("former, to", [("config", "bind"), ("bind", "config")])
+def test_a_deploy_to_the_other_content_mode_refuses_to_drop_its_versions_unless_keep_versions_is_1(tmp_path,
+                                                                                                  former, to):
+    """A content mode's versions are not carried over to the other. Before, a deploy in the other mode dropped
+    them all once its page was live, silently; now it stops before anything is made, naming them, how to keep them
+    (deploy in the former mode) and how to switch anyway (deploy.keep_versions = 1, which drops every version but
+    the live one by its own rule)."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content=former)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm, binds = _swarm(clients), clients.binds
+    assert isinstance(binds, FakeBinds)
+    before = (dict(swarm.config_labels), swarm.services_by_name["site-1"], {k: dict(v) for k, v in binds.kept.items()})
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, 3, verify=False, content=to)
+    shorts = ", ".join(sha[:12] for sha in shas[::-1])
+    assert refused.value.detail == (
+        f"site-1 keeps 2 versions in {former} mode ({shorts}) that this deploy in {to} mode would drop: a content "
+        "mode's versions are not carried over to the other; nothing deployed")
+    assert f"deploy with --content {former} to keep them" in refused.value.hint
+    assert "deploy.keep_versions = 1" in refused.value.hint
+    assert (dict(swarm.config_labels), swarm.services_by_name["site-1"],
+            {k: dict(v) for k, v in binds.kept.items()}) == before
+    # the same page in the other mode loses nothing but the one it replaces: refused too, naming that one only
+    with pytest.raises(DeployError, match=rf"keeps 1 version in {former} mode \({shas[0][:12]}\)"):
+        _deploy(config, clients, tmp_path, 2, verify=False, content=to)
+    recorder = Recorder()
+    source = tmp_path / "report-3.md"
+    switched = deploy(config.replace("deploy", keep_versions=1),
+                      DeployRequest(source=source, subdomain="site-1", verify=False, content=to), clients, recorder)
+    assert switched.plan.content_mode == to
+    for sha in shas:
+        assert f"dropped version {sha[:12]} (kept in {former} mode, not carried over to {to})" in recorder.lines
+    assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]
