@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.errors import DeployError
+from graphsite.publisher import caddy
 from graphsite.publisher.caddy import SITE_ROOT
 from graphsite.publisher.deployment import (
     PREFIX,
@@ -211,6 +212,30 @@ class Switch:
 
     def reason(self) -> str:
         return f"kept in {self.former} mode, not carried over to {self.to}"
+
+
+def dropped_line(version: Version, keep: int, switch: Switch | None = None) -> str | None:
+    """Return the line that says a deploy dropped `version`, and why; None for the page a content mode switch
+    makes live again in the other mode (it is not lost)."""
+    if switch is None:
+        return f"dropped version {version.short} (deploy.keep_versions = {keep})"
+    if version.sha256 in {v.sha256 for v in switch.dropped}:
+        return f"dropped version {version.short} ({switch.reason()})"
+    return None
+
+
+def served_csp(version: Version, data: bytes) -> str:
+    """Return the CSP the Caddyfile serves kept `version` with, read from its page `data`; raise DeployError (the
+    deploy stops before anything is made, and the version is neither served nor dropped) when the page is not the
+    one its sha256 label names, or its CSP could break out of the Caddyfile's quotes."""
+    csp = caddy.page_csp(data.decode("utf-8", errors="replace"))
+    refusal = page_refusal(version, data) or caddy.csp_refusal(csp)
+    if refusal is not None:
+        raise DeployError(f"{version.config}: kept version {version.short} cannot be served: {refusal}; "
+                          "nothing deployed",
+                          hint=f"{look_at(version)}; remove it by hand, or deploy with deploy.keep_versions = 1 "
+                               "(which drops it)")
+    return csp
 
 
 def page_refusal(version: Version, data: bytes) -> str | None:

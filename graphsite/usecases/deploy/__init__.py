@@ -16,12 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from graphsite import __version__
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import caddy, files, probe, route
+from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
@@ -45,19 +44,9 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.versions import (
-    Held,
-    Switch,
-    bind_pages,
-    kept,
-    look_at,
-    page_refusal,
-    read_versions,
-    short,
-    version_labels,
-    version_marker,
-)
+from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
+from graphsite.usecases.deploy import versions
 from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Foreign, SurveySettings, holding
@@ -267,9 +256,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         if previous is not None:
             plan = plan.renewing(previous)
         # read once: what the plan serves and what the content step keeps are decided from the same answer
-        held = Held(plan.bind_dir, clients.binds.versions(plan.bind_dir)) if plan.bind_dir else None
-        switch = _switch(config, plan, previous, clients)
-        plan = _keep_versions(config, plan, previous, clients, page, held)
+        held = versions.read_held(plan, clients)
+        switch = versions.switch(config, plan, previous, clients)
+        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
         # change the token file and the directories this run writes in (bind_root with --content bind too)
@@ -291,57 +280,6 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
     return _Prepared(plan, decision, current, access, changes, proven, held, switch)
-
-
-def _switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients) -> Switch | None:
-    """Return the versions of the former content mode a redeploy to the other one drops; raise DeployError when it
-    must not (Switch.refusal) or when they cannot be read (unknown, not none)."""
-    from graphsite.usecases.history import held_here, read_kept
-
-    if previous is None or previous.content == plan.content_mode:
-        return None
-    bind_root = Path(config.deploy.bind_root)
-    held_here(plan.subdomain, previous, bind_root, clients)
-    found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
-    switch = Switch(previous.content, plan.content_mode,
-                    tuple(v for v in found.versions if v.sha256 != plan.sha256))
-    refusal = switch.refusal(plan.subdomain, config.deploy.keep_versions)
-    if refusal is not None:
-        raise refusal
-    return switch
-
-
-def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
-                   page: Page, held: Held | None) -> DeployPlan:
-    """Return the plan serving, beside the new page, the kept versions of the deployment (the newest
-    deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
-    from graphsite.usecases.history import read_kept
-
-    labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
-                            page.title, page.date, __version__)
-    if previous is None:
-        return plan.with_versions(labels, ())
-    found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
-                            content=plan.content_mode, held=held)
-    same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
-    if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
-        labels = same.labels()
-    served, configs = [], []
-    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions, replaced=previous.sha256):
-        data = read(version)
-        if data is None:  # removed since it was listed
-            continue
-        csp = caddy.page_csp(data.decode("utf-8", errors="replace"))
-        refusal = page_refusal(version, data) or caddy.csp_refusal(csp)
-        if refusal is not None:  # not served, not dropped: the deploy stops before anything is made
-            raise DeployError(f"{version.config}: kept version {version.short} cannot be served: {refusal}; "
-                              "nothing deployed",
-                              hint=f"{look_at(version)}; remove it by hand, or deploy with deploy.keep_versions = 1 "
-                                   "(which drops it)")
-        served.append((version.sha256, csp))
-        if plan.bind_dir is None:
-            configs.append(ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items())))
-    return plan.with_versions(labels, tuple(served), tuple(configs))
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
@@ -414,16 +352,13 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
                 if adopted(claim(Stamp.from_labels(labels), plan.subdomain, domain), proven)}
         old = sorted(mine - {c.name for c in plan.service.configs} - {u.config for u in found.unproven})
         dropped = {v.config: v for v in found.versions}
-        switched = {v.config for v in switch.dropped} if switch else set()
         for name in old:
             clients.docker.remove_config(name)
-            if name in switched and switch:
-                reporter.info(f"  dropped version {dropped[name].short} ({switch.reason()})")
-            elif name in dropped and not switch:
-                reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
-                              f"{config.deploy.keep_versions})")
+            line = dropped_line(dropped[name], config.deploy.keep_versions, switch) if name in dropped else None
+            if line:
+                reporter.info(f"  {line}")
         if plan.bind_dir is not None:
-            _drop_bind_versions(config, plan, clients, reporter)
+            versions.drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
@@ -432,22 +367,9 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
             binds.remove(directory, page_stamp)
             for version in switch.dropped if switch else ():
-                reporter.info(f"  dropped version {version.short} ({switch.reason() if switch else ''})")
+                reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, switch)}")
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
-
-
-def _drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
-    """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only)."""
-    from graphsite.usecases.history import read_kept
-
-    assert plan.bind_dir is not None
-    found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
-                         clients, content="bind")
-    served = {sha12 for sha12, _ in plan.server.versions}
-    for version in found.versions:
-        if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
-            reporter.info(f"  dropped version {version.short} (deploy.keep_versions = {config.deploy.keep_versions})")
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -577,66 +499,8 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
                   partial(binds.put_back_page, directory, old))
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
-        sha12 = short(plan.sha256)
-        marker = version_marker(plan.stamp, plan.sha256, dict(plan.page_labels))
-        earlier = planned.markers.get(sha12)
-        if sha12 not in planned.markers:
-            undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
-                      partial(_remove_version_made, binds, directory, sha12, marker))
-            if not binds.keep_version(directory, sha12, plan.page, marker):  # not there when the plan looked
-                raise DeployError(f"{directory / 'v' / sha12} appeared since this deploy's plan; left in place",
-                                  hint="look at it and remove it by hand if it is yours, then deploy again")
-        elif first and earlier and _kept_by_an_earlier_run(plan, binds, earlier, domain, proven):
-            # the folder existed before this run: it is stamped again in place, and the undo puts its marker back
-            undo.push(f"marker of version {sha12} in {directory}",
-                      f"put back the previous marker of version {sha12} in {directory}",
-                      partial(_restamp_version_made, binds, directory, sha12, marker, earlier))
-            binds.restamp_version(directory, sha12, marker)
-        else:  # kept by an earlier deploy of this deployment, as it was
-            _refuse_unproven_version(plan, binds, earlier, domain)
+        versions.keep_page(plan, binds, undo, proven, planned, first=first)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
-
-
-def _remove_version_made(binds: BindStore, directory: Path, sha12: str, marker: str) -> bool:
-    """Remove v/<sha12> while it holds the marker this run wrote: a folder of that name it did not make is not its
-    to remove."""
-    return binds.versions(directory).get(sha12) == marker and binds.remove_version(directory, sha12)
-
-
-def _restamp_version_made(binds: BindStore, directory: Path, sha12: str, marker: str, earlier: str) -> bool:
-    """Put `earlier` back as the marker of v/<sha12> while it holds the one this run wrote."""
-    return binds.versions(directory).get(sha12) == marker and binds.restamp_version(directory, sha12, earlier)
-
-
-def _kept_by_an_earlier_run(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str,
-                            proven: bool) -> bool:
-    """True when v/<sha12> holds this very page, kept by an earlier run of this configuration for this name under
-    another deployment id (asked only of a first deploy, no service of the name: a first deploy killed once it had
-    kept its page, whose rerun is a new deployment). Like a config of the same data, it is this run's to stamp
-    again; anything else at v/<sha12>, or beside a live deployment, is refused below."""
-    from graphsite.publisher.versions import marker_labels
-
-    directory = plan.bind_dir
-    assert directory is not None
-    stamp = Stamp.from_labels(marker_labels(marker)) if marker else None
-    return (stamp is not None and stamp.id != plan.stamp.id
-            and adopted(claim(stamp, plan.subdomain, domain), proven)
-            and binds.version_page(directory, short(plan.sha256)) == plan.page)
-
-
-def _refuse_unproven_version(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str) -> None:
-    """Raise DeployError when what is at v/<sha12> of the plan's page is not that version of this deployment
-    (no directory, a marker that does not prove it, another page): it is left in place, never taken as kept."""
-    directory, sha12 = plan.bind_dir, short(plan.sha256)
-    assert directory is not None
-    labelled, places = bind_pages({sha12: marker}, plan.subdomain, directory)
-    found = read_versions(labelled, plan.deployment, domain, places=places)
-    why = found.unproven[0].why if found.unproven else ""
-    if not why and binds.version_page(directory, sha12) != plan.page:
-        why = "its page is not this one"
-    if why:
-        raise DeployError(f"{directory / 'v' / sha12} exists and is not this deployment's version {sha12}: {why}; "
-                          "left in place", hint="look at it and remove it by hand if it is yours, then deploy again")
 
 
 def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:
