@@ -83,7 +83,10 @@ def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clien
 
 def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients) -> str:
     """Return why `directory` is not the page directory of `deployment` (a link, no marker of graphsite's,
-    another deployment's), '' when it is."""
+    another deployment's), '' when it is, or when `deployment` has no id: a release before versions, whose pages
+    no marker can prove (none of them is counted)."""
+    if not deployment.id:
+        return ""
     target = clients.binds.link(directory)
     if target is not None:
         return f"a symbolic link to {target}, which graphsite never follows"

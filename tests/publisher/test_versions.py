@@ -613,3 +613,18 @@ def test_a_deploy_to_the_other_content_mode_refuses_to_drop_its_versions_unless_
     for sha in shas:
         assert f"dropped version {sha[:12]} (kept in {former} mode, not carried over to {to})" in recorder.lines
     assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]
+
+
+def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_mode(tmp_path):
+    """Its service names no deployment id, so no marker can prove its directory or a version its: history counts
+    none (it is not refused), and a switch of content mode has nothing to drop."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = replace(service, labels={  # as graphsite 0.1 labelled it
+        k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
+    found = _history(config, clients)
+    assert found.found.versions == () and len(found.found.unproven) == 2
+    assert _deploy(config, clients, tmp_path, 3, verify=False, content="config").plan.content_mode == "config"
