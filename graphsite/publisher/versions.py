@@ -196,10 +196,23 @@ class Switch:
     former: str
     to: str
     dropped: tuple[Version, ...]
+    # what the former mode's removal would take with them and nothing proves the deployment's: the folders under
+    # a bind directory's v/ that history lists apart (the directory is removed whole)
+    unproven: tuple[Unproven, ...] = ()
 
     def refusal(self, name: str, keep: int) -> DeployError | None:
         """Return why the deploy must not drop them: they are dropped only when deploy.keep_versions is 1, which
-        keeps no version but the live one in any mode, so the drop is the one the configuration asks for."""
+        keeps no version but the live one in any mode, so the drop is the one the configuration asks for; what is
+        not proven the deployment's is never dropped, whatever deploy.keep_versions says."""
+        if self.unproven:
+            one = len(self.unproven) == 1
+            listed = "; ".join(f"{u.config}: {u.why}" for u in self.unproven)
+            return DeployError(f"{name} keeps {len(self.unproven)} folder{'' if one else 's'} in {self.former} mode "
+                               f"that nothing proves its ({listed}): this deploy in {self.to} mode would remove "
+                               f"{'it' if one else 'them'} with the directory; left in place, nothing deployed",
+                               hint=f"look at {'it' if one else 'them'} and remove {'it' if one else 'them'} by hand "
+                                    f"if {'it is' if one else 'they are'} yours, then deploy again; or deploy with "
+                                    f"--content {self.former}")
         if not self.dropped or keep == 1:
             return None
         count = f"{len(self.dropped)} version{'s' if len(self.dropped) > 1 else ''}"

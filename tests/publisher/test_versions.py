@@ -617,7 +617,8 @@ def test_a_deploy_to_the_other_content_mode_refuses_to_drop_its_versions_unless_
 
 def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_mode(tmp_path):
     """Its service names no deployment id, so no marker can prove its directory or a version its: history counts
-    none (it is not refused), and a switch of content mode has nothing to drop."""
+    none (it is not refused), and a switch of content mode has no version to drop; the folders under v/ nothing
+    proves its stop it (it would remove them with the directory) until they are removed by hand."""
     config, clients = fake_world(tmp_path)
     config = config.replace("deploy", content="bind")
     _deployed(config, clients, tmp_path, 2)
@@ -627,4 +628,33 @@ def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_
         k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
     found = _history(config, clients)
     assert found.found.versions == () and len(found.found.unproven) == 2
+    with pytest.raises(DeployError, match="keeps 2 folders in bind mode that nothing proves its"):
+        _deploy(config, clients, tmp_path, 3, verify=False, content="config")
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    binds.kept[Path(config.deploy.bind_root) / "site-1"].clear()  # removed by hand
     assert _deploy(config, clients, tmp_path, 3, verify=False, content="config").plan.content_mode == "config"
+
+
+@pytest.mark.parametrize("keep", [5, 1])
+def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_deployments(tmp_path, keep):
+    """The switch removes the whole bind directory. Before, it counted only the versions proven the deployment's:
+    a folder under v/ that nothing proves its (history lists it as unproven) went with the directory, silently,
+    even with the default keep_versions. Now the deploy stops before anything is made, naming it, whatever
+    keep_versions says: keep_versions drops versions of the deployment, never what is not proven its. (The same
+    page is deployed: the switch drops no proven version, so nothing else stops it.)"""
+    config, clients, kept = _one_bind_version(tmp_path)
+    kept["b" * 12] = (b"<p>planted</p>", None)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds, service = clients.binds, _swarm(clients).services_by_name["site-1"]
+    assert isinstance(binds, FakeBinds)
+    assert [u.config for u in _history(config, clients).found.unproven] == [str(directory / "v" / ("b" * 12))]
+    with pytest.raises(DeployError) as refused:
+        _deploy(config.replace("deploy", keep_versions=keep), clients, tmp_path, 1, verify=False, content="config")
+    assert refused.value.detail.startswith(
+        f"site-1 keeps 1 folder in bind mode that nothing proves its ({directory / 'v' / ('b' * 12)}: ")
+    assert refused.value.detail.endswith("this deploy in config mode would remove it with the directory; left in "
+                                         "place, nothing deployed")
+    assert "remove it by hand if it is yours" in refused.value.hint
+    assert directory in binds.dirs and kept["b" * 12] == (b"<p>planted</p>", None)
+    assert _swarm(clients).services_by_name["site-1"] == service

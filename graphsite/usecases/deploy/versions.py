@@ -50,7 +50,11 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     bind_root = Path(config.deploy.bind_root)
     held_here(plan.subdomain, previous, bind_root, clients)
     found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
-    change = Switch(previous.content, plan.content_mode, tuple(v for v in found.versions if v.sha256 != plan.sha256))
+    # a bind directory is removed whole, with what is under v/ and not proven the deployment's; unproven configs
+    # are left where they are
+    unproven = found.unproven if previous.content == "bind" else ()
+    change = Switch(previous.content, plan.content_mode, tuple(v for v in found.versions if v.sha256 != plan.sha256),
+                    unproven)
     refusal = change.refusal(plan.subdomain, config.deploy.keep_versions)
     if refusal is not None:
         raise refusal
