@@ -658,3 +658,29 @@ def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_dep
     assert "remove it by hand if it is yours" in refused.value.hint
     assert directory in binds.dirs and kept["b" * 12] == (b"<p>planted</p>", None)
     assert _swarm(clients).services_by_name["site-1"] == service
+
+
+@pytest.mark.parametrize("missing", ["directory", "bind_root"])
+def test_a_bind_redeploy_where_the_directory_is_not_on_this_host_stops_unless_keep_versions_is_1(tmp_path,
+                                                                                                  missing):
+    """Before, a directory this host does not hold (another manager's, lost) read as "no versions": the redeploy
+    made a new one here, pinned the service here and served the new page alone; the three kept versions were
+    stranded where they are. History already refused ("unknown here"); now the redeploy does too, before anything
+    is made. keep_versions = 1 keeps none, so it does not ask."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 3)
+    binds, swarm = clients.binds, _swarm(clients)
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds.dirs.pop(directory), binds.kept.pop(directory)
+    if missing == "bind_root":
+        binds.roots.clear()
+    service = swarm.services_by_name["site-1"]
+    gone = directory if missing == "directory" else directory.parent
+    with pytest.raises(DeployError, match=re.escape(f"the versions of site-1 are unknown here: {gone} does not "
+                                                    "exist on this host")):
+        _deploy(config, clients, tmp_path, 4, verify=False)
+    assert swarm.services_by_name["site-1"] == service and directory not in binds.dirs
+    one = _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 4, verify=False)
+    assert list(binds.kept[directory]) == [one.plan.sha256[:12]]

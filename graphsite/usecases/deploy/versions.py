@@ -65,13 +65,18 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
                   date: str, held: Held | None) -> DeployPlan:
     """Return the plan serving, beside the new page (the source's `title` and `date`), the kept versions of the
     deployment (the newest deploy.keep_versions - 1 others): the ones that fall off are removed once the new page
-    is live."""
-    from graphsite.usecases.history import read_kept
+    is live. Raise DeployError when a bind redeploy's versions are unknown here (its directory is not on this
+    host, or not the deployment's): a directory that is not there is no proof that none is kept."""
+    from graphsite.usecases.history import held_here, read_kept
 
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             title, date, __version__)
     if previous is None:
         return plan.with_versions(labels, ())
+    if previous.content == plan.content_mode == "bind" and previous.id and config.deploy.keep_versions > 1:
+        # else the deploy would make a new directory here, pin the service here and strand the kept versions
+        # where they are; keep_versions = 1 keeps none, and a deployment without an id has none that can be proven
+        held_here(plan.subdomain, previous, Path(config.deploy.bind_root), clients)
     found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
                             content=plan.content_mode, held=held)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
