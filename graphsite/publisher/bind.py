@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Stamp
 
@@ -248,7 +248,7 @@ def version_markers(directory: Path) -> dict[str, str | None]:
     return found
 
 
-def _unknown_versions(directory: Path) -> DeployError:
+def _unknown_versions(directory: Path) -> UnknownVersions:
     """Return the refusal of a `directory` or a v/ in it that is a link or no directory (`opened` refused one)."""
     why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
     for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
@@ -259,8 +259,8 @@ def _unknown_versions(directory: Path) -> DeployError:
         if os.path.lexists(path) and not path.is_dir():
             why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"
             break
-    return DeployError(f"the kept versions of {directory} are unknown: {why}",
-                       hint="nothing is decided on versions that were not read")
+    return UnknownVersions(f"the kept versions of {directory} are unknown: {why}",
+                           hint="nothing is decided on versions that were not read")
 
 
 def version_page(directory: Path, sha12: str) -> bytes | None:

@@ -163,7 +163,8 @@ class BindStore(Protocol):
     def versions(self, directory: Path) -> dict[str, str | None]:
         """Return {sha12: its marker's text (None: no marker that can be graphsite's)} of the versions kept in
         `directory` (v/<sha12>/); {} when there are none (no directory, no v/). A link or a file where `directory`
-        or its v/ should be raises DeployError (what is behind it is unknown, not none), as a failed read does."""
+        or its v/ should be raises UnknownVersions (what is behind it is unknown, not none); a failed read raises
+        DeployError."""
         ...
 
     def version_page(self, directory: Path, sha12: str) -> bytes | None: ...

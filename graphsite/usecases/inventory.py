@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import GraphsiteError, UnknownVersions
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import (
@@ -57,6 +57,7 @@ class Holding:
     # the versions it keeps, counted as history does (None: unknown: a read failed, a bind directory this host
     # does not hold, a service of a release before versions)
     versions: int | None = 0
+    versions_unknown: str = ""  # why `versions` is None, when reading the bind directory's v/ said it
 
     @property
     def created(self) -> str:
@@ -162,6 +163,7 @@ class _Found:
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/); absent: not asked
     kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
+    unknown_versions: dict[str, str] = field(default_factory=dict)  # name -> why its kept versions are unknown
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
@@ -345,8 +347,9 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
                 continue
             try:
                 found.kept[owner] = binds.versions(path)
-            except GraphsiteError:  # one name's versions unknown: its count, not the whole system
-                found.kept[owner] = None
+            except UnknownVersions as exc:  # not the deployment's (a link at v/): its count, not the whole system;
+                found.kept[owner] = None      # a read that failed makes the page directories unreadable
+                found.unknown_versions[owner] = exc.detail
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
@@ -397,7 +400,8 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
                    stamps=tuple(stamps), unknown=tuple(found.unreadable),
-                   versions=_versions(domain, name, deployment, configs, found))
+                   versions=(versions := _versions(domain, name, deployment, configs, found)),
+                   versions_unknown=found.unknown_versions.get(name, "") if versions is None else "")
 
 
 def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphsite.config import Config
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
@@ -525,7 +525,7 @@ class FakeBinds:
             for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
                 refusal = files.refused_link(path, self.links.get(path), what)
                 if refusal is not None:  # what is behind a link is never read: unknown, not none
-                    raise DeployError(f"the kept versions of {directory} are unknown: {refusal.message}")
+                    raise UnknownVersions(f"the kept versions of {directory} are unknown: {refusal.message}")
             return {sha12: marker for sha12, (_, marker) in sorted(self.kept.get(directory, {}).items())}
 
         return self._run("versions", read)

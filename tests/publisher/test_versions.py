@@ -13,6 +13,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
@@ -26,7 +27,7 @@ from graphsite.publisher.deployment import Deployment, Stamp
 from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
 from graphsite.usecases.history import History, history
-from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, SignalledSwarm, fake_world
@@ -684,3 +685,34 @@ def test_a_bind_redeploy_where_the_directory_is_not_on_this_host_stops_unless_ke
     assert swarm.services_by_name["site-1"] == service and directory not in binds.dirs
     one = _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 4, verify=False)
     assert list(binds.kept[directory]) == [one.plan.sha256[:12]]
+
+
+def test_list_says_why_a_bind_directorys_versions_are_unknown_and_a_failed_read_still_fails(tmp_path, capsys):
+    """Before, list turned every failure reading a bind directory's v/ into `?` and exit 0: a link at v/ (not the
+    deployment's) lost its reason, and a read that failed (EIO, EACCES) no longer marked the directories
+    unreadable. Now only the first is `?`, with its reason beside it (stderr; --json `versions_unknown`); the
+    second makes the page directories unreadable and list exit 1, as before."""
+    from graphsite.commands import present
+
+    config, clients, _ = _one_bind_version(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds.kept.pop(directory)
+    binds.links[directory / "v"] = str(tmp_path / "elsewhere")
+    settings = SurveySettings.from_config(config)
+    listed = survey(settings, clients, runtime=True)
+    why = f"the kept versions of {directory} are unknown: {directory / 'v'} is a symbolic link"
+    assert listed.holdings["site-1"].versions is None and listed.unreadable == {}
+    assert listed.holdings["site-1"].versions_unknown.startswith(why)
+    present.listing(listed, datetime.now(UTC), as_json=False)
+    assert f"site-1: versions ?: {why}" in capsys.readouterr().err
+    present.listing(listed, datetime.now(UTC), as_json=True)
+    assert json.loads(capsys.readouterr().out)["deployments"][0]["versions_unknown"].startswith(why)
+    binds.links.pop(directory / "v")
+    binds.faults.inject("versions", Fault.error())  # a read that failed: not a count, the system is unreadable
+    failed = survey(settings, clients, runtime=True)
+    assert list(failed.unreadable) == [DIRECTORIES] and "versions: refused" in failed.unreadable[DIRECTORIES]
+    with pytest.raises(GraphsiteError) as info:
+        present.listing(failed, datetime.now(UTC), as_json=False)
+    assert info.value.exit_code == 1
