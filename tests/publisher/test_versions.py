@@ -661,6 +661,19 @@ def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_dep
     assert _swarm(clients).services_by_name["site-1"] == service
 
 
+def _not_on_this_host(tmp_path: Path, count: int) -> tuple[Config, Clients, FakeBinds, Path]:
+    """Deploy `count` versions of site-1 in bind mode, then take its directory off this host (another manager's,
+    lost); return its configuration, clients, page directories and the directory's path."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, count)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds.dirs.pop(directory), binds.kept.pop(directory)
+    return config, clients, binds, directory
+
+
 @pytest.mark.parametrize("missing", ["directory", "bind_root"])
 def test_a_bind_redeploy_where_the_directory_is_not_on_this_host_stops_unless_keep_versions_is_1(tmp_path,
                                                                                                   missing):
@@ -668,13 +681,8 @@ def test_a_bind_redeploy_where_the_directory_is_not_on_this_host_stops_unless_ke
     made a new one here, pinned the service here and served the new page alone; the three kept versions were
     stranded where they are. History already refused ("unknown here"); now the redeploy does too, before anything
     is made. keep_versions = 1 keeps none, so it does not ask."""
-    config, clients = fake_world(tmp_path)
-    config = config.replace("deploy", content="bind")
-    _deployed(config, clients, tmp_path, 3)
-    binds, swarm = clients.binds, _swarm(clients)
-    assert isinstance(binds, FakeBinds)
-    directory = Path(config.deploy.bind_root) / "site-1"
-    binds.dirs.pop(directory), binds.kept.pop(directory)
+    config, clients, binds, directory = _not_on_this_host(tmp_path, 3)
+    swarm = _swarm(clients)
     if missing == "bind_root":
         binds.roots.clear()
     service = swarm.services_by_name["site-1"]
@@ -716,3 +724,16 @@ def test_list_says_why_a_bind_directorys_versions_are_unknown_and_a_failed_read_
     with pytest.raises(GraphsiteError) as info:
         present.listing(failed, datetime.now(UTC), as_json=False)
     assert info.value.exit_code == 1
+
+
+def test_a_switch_with_keep_versions_1_gets_past_a_bind_directory_this_host_does_not_hold(tmp_path):
+    """keep_versions = 1 is how to switch and drop the former mode's versions. Before, the switch read them first
+    and stopped where the directory was not on this host ("unknown here"): nothing let it past. Now keep_versions
+    = 1 does not ask what it would not keep there; without it the switch still stops, naming the path."""
+    config, clients, binds, directory = _not_on_this_host(tmp_path, 2)
+    with pytest.raises(DeployError, match=re.escape(f"unknown here: {directory} does not exist on this host")):
+        _deploy(config, clients, tmp_path, 3, verify=False, content="config")
+    switched = _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 3, verify=False,
+                       content="config")
+    assert switched.plan.content_mode == "config" and directory not in binds.dirs
+    assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]

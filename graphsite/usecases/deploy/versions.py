@@ -15,7 +15,7 @@ from graphsite import __version__
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Deployment, Stamp, adopted, claim
+from graphsite.publisher.deployment import Deployment, Stamp, adopted, bind_dir, claim
 from graphsite.publisher.plan import ConfigFile, DeployPlan
 from graphsite.publisher.ports import BindStore, Reporter
 from graphsite.publisher.undo import Undo
@@ -42,12 +42,16 @@ def read_held(plan: DeployPlan, clients: Clients) -> Held | None:
 
 def switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients) -> Switch | None:
     """Return the versions of the former content mode a redeploy to the other one drops; raise DeployError when it
-    must not (Switch.refusal) or when they cannot be read (unknown, not none)."""
+    must not (Switch.refusal) or when they cannot be read (unknown, not none). With deploy.keep_versions = 1,
+    which keeps none, a bind directory this host does not hold is not asked for: nothing of it is here to drop
+    (it stays where it is)."""
     from graphsite.usecases.history import held_here, read_kept
 
     if previous is None or previous.content == plan.content_mode:
         return None
     bind_root = Path(config.deploy.bind_root)
+    if config.deploy.keep_versions == 1 and previous.content == "bind" and not _held(plan, bind_root, clients):
+        return Switch(previous.content, plan.content_mode, ())
     held_here(plan.subdomain, previous, bind_root, clients)
     found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
     # a bind directory is removed whole, with what is under v/ and not proven the deployment's; unproven configs
@@ -59,6 +63,13 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     if refusal is not None:
         raise refusal
     return change
+
+
+def _held(plan: DeployPlan, bind_root: Path, clients: Clients) -> bool:
+    """True when this host holds the name's bind directory, or something in its place (a link, another
+    deployment's directory: held_here refuses those whatever deploy.keep_versions says)."""
+    binds = clients.binds
+    return binds.has_root(bind_root) and binds.exists(bind_dir(bind_root, plan.subdomain))
 
 
 def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients, title: str,
