@@ -737,3 +737,42 @@ def test_a_switch_with_keep_versions_1_gets_past_a_bind_directory_this_host_does
                        content="config")
     assert switched.plan.content_mode == "config" and directory not in binds.dirs
     assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]
+
+
+class _GoneAfterThePlan(FakeBinds):
+    """Page directories where the version folders vanish (a hand, a process that is not graphsite) once the plan
+    has read v/: when the content step writes the page (`at` "ensure") or just before it restamps a folder
+    ("restamp_version")."""
+
+    at = ""
+
+    def _vanish(self, directory: Path, method: str) -> None:
+        if self.at == method:
+            self.kept.get(directory, {}).clear()
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        self._vanish(directory, "ensure")
+        return super().ensure(directory, page, stamp, sha256)
+
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        self._vanish(directory, "restamp_version")
+        return super().restamp_version(directory, sha12, marker)
+
+
+@pytest.mark.parametrize("at", ["ensure", "restamp_version"])
+def test_a_version_folder_gone_since_the_plan_is_said_so_never_taken_for_another_one(tmp_path, at):
+    """Before, a folder the plan read that vanished before the content step was blamed as "exists and is not this
+    deployment's version" (no page read, so not proven), and a restamp that found no folder was ignored: the rerun
+    of a killed first deploy went live with no version kept. Now both say it is gone since the plan, and the run
+    is undone."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _GoneAfterThePlan(Path(config.deploy.bind_root))
+    _deploy(config, clients, tmp_path, 1, verify=False)
+    if at == "restamp_version":
+        del _swarm(clients).services_by_name["site-1"]  # as if killed before its service step: its rerun restamps
+    binds.at = at
+    with pytest.raises(DeployError, match=r"v/[0-9a-f]{12} is gone since this deploy's plan") as refused:
+        _deploy(config, clients, tmp_path, 1, verify=False)
+    assert "is not this deployment's version" not in refused.value.detail
+    assert binds.kept[Path(config.deploy.bind_root) / "site-1"] == {}

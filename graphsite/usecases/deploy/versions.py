@@ -126,9 +126,16 @@ def keep_page(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, plan
         undo.push(f"marker of version {sha12} in {directory}",
                   f"put back the previous marker of version {sha12} in {directory}",
                   partial(_restamp_version_made, binds, directory, sha12, marker, earlier))
-        binds.restamp_version(directory, sha12, marker)
+        if not binds.restamp_version(directory, sha12, marker):
+            raise _gone(directory, sha12)
     else:  # kept by an earlier deploy of this deployment, as it was
         _refuse_unproven_version(plan, binds, earlier, domain)
+
+
+def _gone(directory: Path, sha12: str) -> DeployError:
+    """Return the failure of a content step that finds no folder at v/<sha12> where its plan read one."""
+    return DeployError(f"{directory / 'v' / sha12} is gone since this deploy's plan read it: something else "
+                       f"changes {directory}", hint="look at what else writes there, then deploy again")
 
 
 def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
@@ -174,10 +181,13 @@ def _refuse_unproven_version(plan: DeployPlan, binds: BindStore, marker: str | N
     (no directory, a marker that does not prove it, another page): it is left in place, never taken as kept."""
     directory, sha12 = plan.bind_dir, short(plan.sha256)
     assert directory is not None
+    page = binds.version_page(directory, sha12)
+    if page is None and sha12 not in binds.versions(directory):  # no page read because there is no folder now
+        raise _gone(directory, sha12)
     labelled, places = bind_pages({sha12: marker}, plan.subdomain, directory)
     found = read_versions(labelled, plan.deployment, domain, places=places)
     why = found.unproven[0].why if found.unproven else ""
-    if not why and binds.version_page(directory, sha12) != plan.page:
+    if not why and page != plan.page:
         why = "its page is not this one"
     if why:
         raise DeployError(f"{directory / 'v' / sha12} exists and is not this deployment's version {sha12}: {why}; "
