@@ -249,8 +249,13 @@ def version_markers(directory: Path) -> dict[str, str | None]:
 
 
 def _unknown_versions(directory: Path) -> UnknownVersions:
-    """Return the refusal of a `directory` or a v/ in it that is a link or no directory (`opened` refused one)."""
+    """Return the refusal of a deploy.bind_root that is no directory, or of a `directory` or a v/ in it that is a
+    link or no directory (`opened` refused one)."""
     why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
+    if not os.path.isdir(directory.parent):  # followed, as `opened` follows it: a file, a link loop
+        return UnknownVersions(f"the kept versions of {directory} are unknown: deploy.bind_root {directory.parent} "
+                               "is no directory (a file, or a link that leads to none)",
+                               hint="deploy.bind_root must name the directory graphsite keeps the pages in")
     for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
         refusal = files.link_refusal(path, what)
         if refusal is not None:

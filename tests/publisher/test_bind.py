@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher import bind
 from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.stores import BindDirectories
+from graphsite.usecases.deploy import DeployRequest, deploy
+from tests.publisher.fakes import Recorder, fake_world
 
 # Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
@@ -357,3 +360,29 @@ def test_a_version_is_restamped_in_place_never_through_a_link(tmp_path):
     with pytest.raises(DeployError, match="cannot restamp the version"):
         bind.restamp_version(directory, "c" * 12, "this run's\n")
     assert list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize("planted", ["file", "link loop"])
+def test_a_bind_root_that_is_no_directory_is_named_never_blamed_on_the_names_directory(tmp_path, planted):
+    """Before, a deploy.bind_root that is a file or a symbolic link loop was reported as the name's directory
+    (`the kept versions of ROOT/site-1 are unknown: … is no directory`), by the versions' read, before the
+    preflight that checks deploy.bind_root ran (which took a link loop for a missing directory, to be made). Now
+    the read names deploy.bind_root, and a deploy stops on the preflight's own line about it first."""
+    config, clients = fake_world(tmp_path)
+    root = Path(config.deploy.bind_root)
+    root.rmdir()
+    if planted == "file":
+        root.write_text("not a directory")
+    else:
+        root.symlink_to(root)
+    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {root / 'gs-x'} are unknown: "
+                                                    f"deploy.bind_root {root} is no directory")):
+        bind.version_markers(root / "gs-x")
+    clients.binds = BindDirectories()
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\nOne.\n")
+    request = DeployRequest(source=source, subdomain="site-1", verify=False, content="bind")
+    with pytest.raises(GraphsiteError, match=re.escape(f"deploy.bind_root: cannot create files in {root}: {root} "
+                                                      "is not a directory")) as refused:
+        deploy(config, request, clients, Recorder())
+    assert str(root / "site-1") not in refused.value.detail

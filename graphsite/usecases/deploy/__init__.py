@@ -255,13 +255,10 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
-        # read once: what the plan serves and what the content step keeps are decided from the same answer
-        held = versions.read_held(plan, clients)
-        switch = versions.switch(config, plan, previous, clients)
-        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
-        # change the token file and the directories this run writes in (bind_root with --content bind too)
+        # change the token file and the directories this run writes in (bind_root with --content bind too);
+        # before the versions are read, so that a bind_root that is no directory is named as such
         checks = preflight(config.replace("deploy", content=content), clients.docker)
         failed = preflight_error(checks)
         if failed is not None:
@@ -269,6 +266,10 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
                 reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
+        # read once: what the plan serves and what the content step keeps are decided from the same answer
+        held = versions.read_held(plan, clients)
+        switch = versions.switch(config, plan, previous, clients)
+        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
