@@ -248,24 +248,43 @@ def version_markers(directory: Path) -> dict[str, str | None]:
     return found
 
 
-def _unknown_versions(directory: Path) -> UnknownVersions:
+def _unknown_versions(directory: Path) -> DeployError:
     """Return the refusal of a deploy.bind_root that is no directory, or of a `directory` or a v/ in it that is a
-    link or no directory (`opened` refused one)."""
-    why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
-    if not os.path.isdir(directory.parent):  # followed, as `opened` follows it: a file, a link loop
-        return UnknownVersions(f"the kept versions of {directory} are unknown: deploy.bind_root {directory.parent} "
-                               "is no directory (a file, or a link that leads to none)",
-                               hint="deploy.bind_root must name the directory graphsite keeps the pages in")
-    for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
-        refusal = files.link_refusal(path, what)
-        if refusal is not None:
-            why = refusal.message
-            break
-        if os.path.lexists(path) and not path.is_dir():
-            why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"
-            break
+    link or no directory (`opened` refused one): UnknownVersions; or, when one of them cannot even be looked at
+    (a permission changed since), the failed read it is."""
+    try:
+        if _mode(directory.parent, follow=True) is None:  # followed, as `opened` follows it: a file, a link loop
+            return UnknownVersions(f"the kept versions of {directory} are unknown: deploy.bind_root "
+                                   f"{directory.parent} is no directory (a file, or a link that leads to none)",
+                                   hint="deploy.bind_root must name the directory graphsite keeps the pages in")
+        why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
+        for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
+            mode = _mode(path)
+            if mode is not None and stat.S_ISLNK(mode):
+                refusal = files.link_refusal(path, what)
+                why = refusal.message if refusal is not None else f"{path} is a symbolic link"
+                break
+            if mode is not None and not stat.S_ISDIR(mode):
+                why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"
+                break
+    except OSError as exc:
+        return DeployError(f"{exc.filename}: cannot look at it: {exc.strerror or exc}",
+                           hint="check deploy.bind_root's permissions and the disk, then run the command again")
     return UnknownVersions(f"the kept versions of {directory} are unknown: {why}",
                            hint="nothing is decided on versions that were not read")
+
+
+def _mode(path: Path, *, follow: bool = False) -> int | None:
+    """Return the mode of `path` (of what a link at it leads to with `follow`), None when nothing is there (a link
+    loop, a file on the way: nothing that is a directory, with `follow`); raise OSError when it cannot be looked
+    at (EACCES, EIO): never taken for absent."""
+    try:
+        mode = (os.stat if follow else os.lstat)(path).st_mode
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        raise
+    return None if follow and not stat.S_ISDIR(mode) else mode
 
 
 def version_page(directory: Path, sha12: str) -> bytes | None:

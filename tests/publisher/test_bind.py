@@ -11,6 +11,8 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -386,3 +388,30 @@ def test_a_bind_root_that_is_no_directory_is_named_never_blamed_on_the_names_dir
                                                       "is not a directory")) as refused:
         deploy(config, request, clients, Recorder())
     assert str(root / "site-1") not in refused.value.detail
+
+
+@contextmanager
+def _as_nobody() -> Iterator[None]:
+    """Run the block with the effective uid of nobody (the real uid stays root, which takes it back)."""
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_traceback_or_none(tmp_path):
+    """Once opening v/ was refused as no directory, the look at what is there used os.path.lexists (an EACCES
+    read as "absent") then Path.is_dir (an EACCES raised: a traceback), so a permission that changed between the
+    two gave a false line or a traceback. Each path is now looked at once, and a look that failed is a failed
+    read, named, one line: list counts the page directories unreadable rather than a version count unknown. Only
+    a race reaches this from version_markers; the look itself is proven here as a user who may not search
+    deploy.bind_root's parents."""
+    directory = tmp_path / "srv" / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    (directory / "v").write_text("not a directory")
+    directory.chmod(0o700)  # owned by 1000: nobody may not look in it
+    with _as_nobody():
+        refused = bind._unknown_versions(directory)
+    assert type(refused) is DeployError  # not UnknownVersions: a read that failed
+    assert re.fullmatch(r"/\S+: cannot look at it: Permission denied", refused.detail), refused.detail
