@@ -110,6 +110,11 @@ class Held:
     directory: Path
     markers: Mapping[str, str | None]
 
+    def markers_of(self, directory: Path) -> Mapping[str, str | None] | None:
+        """Return what this reading found when it is the reading of `directory`, else None (read it anew): one
+        directory's versions are never decided from another's."""
+        return self.markers if directory == self.directory else None
+
 
 @dataclass(frozen=True)
 class Version:

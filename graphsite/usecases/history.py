@@ -106,7 +106,9 @@ def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, c
     and how to read a version's page (None: gone)."""
     if (content or deployment.content) == "bind":
         directory = bind_dir(bind_root, name)
-        markers = held.markers if held is not None else clients.binds.versions(directory)
+        markers = held.markers_of(directory) if held is not None else None
+        if markers is None:
+            markers = clients.binds.versions(directory)
         labelled, places = bind_pages(markers, name, directory)
         return (read_versions(labelled, deployment, domain, places=places),
                 lambda version: clients.binds.version_page(directory, version.short))

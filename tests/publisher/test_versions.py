@@ -24,9 +24,9 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp
-from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
+from graphsite.publisher.versions import ROOT_PAGE, Held, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
-from graphsite.usecases.history import History, history
+from graphsite.usecases.history import History, history, read_kept
 from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
@@ -776,3 +776,15 @@ def test_a_version_folder_gone_since_the_plan_is_said_so_never_taken_for_another
         _deploy(config, clients, tmp_path, 1, verify=False)
     assert "is not this deployment's version" not in refused.value.detail
     assert binds.kept[Path(config.deploy.bind_root) / "site-1"] == {}
+
+
+def test_a_reading_of_one_bind_directory_never_stands_for_anothers(tmp_path):
+    """Held names the directory it read; before, nothing looked at it, so a reading passed on for another
+    directory would have been taken as that one's versions."""
+    config, clients, kept = _one_bind_version(tmp_path)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    deployment = Deployment.from_labels(_swarm(clients).services_by_name["site-1"].labels)
+    other = Held(directory.parent / "site-2", {})
+    assert other.markers_of(directory) is None
+    found, _ = read_kept("site-1", deployment, config.site.domain, directory.parent, clients, held=other)
+    assert [v.short for v in found.versions] == list(kept)

@@ -114,8 +114,10 @@ def keep_page(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, plan
     domain = plan.fqdn.split(".", 1)[1]
     sha12 = short(plan.sha256)
     marker = version_marker(plan.stamp, plan.sha256, dict(plan.page_labels))
-    earlier = planned.markers.get(sha12)
-    if sha12 not in planned.markers:
+    markers = planned.markers_of(directory)
+    assert markers is not None, "the plan step read the plan's own bind directory"
+    earlier = markers.get(sha12)
+    if sha12 not in markers:
         undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
                   partial(_remove_version_made, binds, directory, sha12, marker))
         if not binds.keep_version(directory, sha12, plan.page, marker):  # not there when the plan looked
