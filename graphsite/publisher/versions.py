@@ -232,13 +232,14 @@ class Switch:
         return f"kept in {self.former} mode, not carried over to {self.to}"
 
 
-def dropped_line(version: Version, keep: int, switch: Switch | None = None) -> str | None:
-    """Return the line that says a deploy dropped `version`, and why; None for the page a content mode switch
-    makes live again in the other mode (it is not lost)."""
+def dropped_line(version: Version, keep: int, switch: Switch | None = None, *, would: bool = False) -> str | None:
+    """Return the line that says a deploy dropped `version` (`would`: a dry run's, in the same words), and why;
+    None for the page a content mode switch makes live again in the other mode (it is not lost)."""
+    did = "would drop" if would else "dropped"
     if switch is None:
-        return f"dropped version {version.short} (deploy.keep_versions = {keep})"
+        return f"{did} version {version.short} (deploy.keep_versions = {keep})"
     if version.sha256 in {v.sha256 for v in switch.dropped}:
-        return f"dropped version {version.short} ({switch.reason()})"
+        return f"{did} version {version.short} ({switch.reason()})"
     return None
 
 

@@ -608,6 +608,12 @@ def test_a_deploy_to_the_other_content_mode_refuses_to_drop_its_versions_unless_
         _deploy(config, clients, tmp_path, 2, verify=False, content=to)
     recorder = Recorder()
     source = tmp_path / "report-3.md"
+    deploy(config.replace("deploy", keep_versions=1),  # a dry run says what it would drop, in the run's words
+           DeployRequest(source=source, subdomain="site-1", verify=False, content=to, dry_run=True), clients,
+           recorder)
+    for sha in shas:
+        assert f"would drop version {sha[:12]} (kept in {former} mode, not carried over to {to})" in recorder.lines
+    recorder = Recorder()
     switched = deploy(config.replace("deploy", keep_versions=1),
                       DeployRequest(source=source, subdomain="site-1", verify=False, content=to), clients, recorder)
     assert switched.plan.content_mode == to

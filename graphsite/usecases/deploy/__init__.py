@@ -222,6 +222,8 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
 def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
              reporter: Reporter) -> DeployResult:
     prepared = _prepare(config, request, clients, subdomain, reporter)
+    for version in prepared.switch.dropped if prepared.switch else ():  # what a run says once the page is live
+        reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, prepared.switch, would=True)}")
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
