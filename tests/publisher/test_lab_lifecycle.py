@@ -167,6 +167,14 @@ def test_bind_mode_end_to_end(publab, tmp_path):
     assert f"Error: {error['error']}" in refused.stderr
     kept = directory / "v" / data["sha256"][:12] / "index.html"
     assert (directory / "index.html").read_bytes() == kept.read_bytes()  # nothing changed
+    # a folder under v/ that nothing proves the deployment's would go with the directory: refused whatever
+    # keep_versions says, even for the same page (which drops no version)
+    planted = directory / "v" / ("b" * 12)
+    planted.mkdir()
+    again = publab.run("deploy", "--subdomain", name, "--content", "config", "--no-verify",
+                       env={"GRAPHSITE_DEPLOY_KEEP_VERSIONS": "1"})
+    assert again.exit_code == 1 and f"keeps 1 folder in bind mode that nothing proves its ({planted}: " in again.stderr
+    assert planted.is_dir() and (directory / "index.html").read_bytes() == kept.read_bytes()
     result = publab.run("teardown", name)
     assert result.exit_code == 0 and f"removed   directory {directory}" in result.stdout
     _nothing_left(publab, name)
