@@ -96,6 +96,9 @@ class BindDirectories(_OnDisk):
     def versions(self, directory: Path) -> dict[str, str | None]:
         return bind.version_markers(directory)
 
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        return bind.strays(directory)
+
     def version_page(self, directory: Path, sha12: str) -> bytes | None:
         return bind.version_page(directory, sha12)
 

@@ -446,6 +446,12 @@ class FakeBinds:
         stamp = self._stamp(directory)
         return stamp if stamp is not None and stamp.name == directory.name else None
 
+    def _refuse_links(self, directory: Path) -> None:
+        for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
+            refusal = files.refused_link(path, self.links.get(path), what)
+            if refusal is not None:  # what is behind a link is never read: unknown, not none
+                raise UnknownVersions(f"the kept versions of {directory} are unknown: {refusal.message}")
+
     # --- BindStore ----------------------------------------------------------------------------------------
 
     def has_root(self, bind_root: Path) -> bool:
@@ -522,13 +528,20 @@ class FakeBinds:
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         def read() -> dict[str, str | None]:
-            for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
-                refusal = files.refused_link(path, self.links.get(path), what)
-                if refusal is not None:  # what is behind a link is never read: unknown, not none
-                    raise UnknownVersions(f"the kept versions of {directory} are unknown: {refusal.message}")
+            self._refuse_links(directory)
             return {sha12: marker for sha12, (_, marker) in sorted(self.kept.get(directory, {}).items())}
 
         return self._run("versions", read)
+
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        def read() -> tuple[str, ...]:
+            self._refuse_links(directory)
+            names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
+            top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
+            below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
+            return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+
+        return self._run("strays", read)
 
     def version_page(self, directory: Path, sha12: str) -> bytes | None:
         return self._run("version_page", lambda: self.kept.get(directory, {}).get(sha12, (None, None))[0])

@@ -415,3 +415,21 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
         refused = bind._unknown_versions(directory)
     assert type(refused) is DeployError  # not UnknownVersions: a read that failed
     assert re.fullmatch(r"/\S+: cannot look at it: Permission denied", refused.detail), refused.detail
+
+
+def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_its_v(tmp_path):
+    """What a switch to config mode would remove with the directory unread: every entry of v/ that is no version
+    folder (whatever its name or kind) and of the directory beside the page, the marker and v/; a killed write's
+    temporaries are graphsite's own."""
+    directory = tmp_path / "gs-bind"
+    assert bind.strays(directory) == ()
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
+    for own in ("v/.bbbbbbbbbbbb.0123456789ab.tmp", ".index.html.0123456789ab.tmp", "..graphsite.0123456789ab.tmp"):
+        (directory / own).write_text("")
+    assert bind.strays(directory) == ()
+    (directory / "v" / "notes").mkdir()
+    (directory / "v" / "AAAAAAAAAAAA").mkdir()
+    (directory / "v" / "backup.tar").write_text("")
+    (directory / "notes.txt").write_text("")
+    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes")

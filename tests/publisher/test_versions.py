@@ -794,3 +794,19 @@ def test_a_reading_of_one_bind_directory_never_stands_for_anothers(tmp_path):
     assert other.markers_of(directory) is None
     found, _ = read_kept("site-1", deployment, config.site.domain, directory.parent, clients, held=other)
     assert [v.short for v in found.versions] == list(kept)
+
+
+@pytest.mark.parametrize("planted", ["v/notes", "v/AAAAAAAAAAAA", "v/backup.tar", "notes.txt"])
+def test_a_switch_to_config_mode_stops_on_what_graphsite_did_not_put_in_the_bind_directory(tmp_path, planted):
+    """Before, the switch looked only at the entries of v/ named like a version (12 lowercase hex): a folder or a
+    file of any other name there, or beside the page, read as nothing and went with the directory, unread. Now
+    every entry but graphsite's own stops the switch, whatever keep_versions says, and is left in place."""
+    config, clients, _ = _one_bind_version(tmp_path)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds, service = clients.binds, _swarm(clients).services_by_name["site-1"]
+    assert isinstance(binds, FakeBinds)
+    binds.dirs[directory][planted] = b"mine"
+    with pytest.raises(DeployError) as refused:
+        _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False, content="config")
+    assert f"({directory / planted}: graphsite did not put it there)" in refused.value.detail
+    assert binds.dirs[directory][planted] == b"mine" and _swarm(clients).services_by_name["site-1"] == service

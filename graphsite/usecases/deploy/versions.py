@@ -22,6 +22,7 @@ from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import (
     Held,
     Switch,
+    Unproven,
     bind_pages,
     dropped_line,
     kept,
@@ -54,15 +55,23 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
         return Switch(previous.content, plan.content_mode, ())
     held_here(plan.subdomain, previous, bind_root, clients)
     found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
-    # a bind directory is removed whole, with what is under v/ and not proven the deployment's; unproven configs
-    # are left where they are
-    unproven = found.unproven if previous.content == "bind" else ()
+    # a bind directory is removed whole, with what is under v/ and not proven the deployment's and what graphsite
+    # did not put there; unproven configs are left where they are
+    unproven = found.unproven + strays(bind_root, plan.subdomain, clients) if previous.content == "bind" else ()
     change = Switch(previous.content, plan.content_mode, tuple(v for v in found.versions if v.sha256 != plan.sha256),
                     unproven)
     refusal = change.refusal(plan.subdomain, config.deploy.keep_versions)
     if refusal is not None:
         raise refusal
     return change
+
+
+def strays(bind_root: Path, name: str, clients: Clients) -> tuple[Unproven, ...]:
+    """Return what is in the bind directory of `name` and its v/ that graphsite did not put there (a note, a
+    backup, a folder whose name is no version's): removing the directory would take it too."""
+    directory = bind_dir(bind_root, name)
+    return tuple(Unproven(str(directory / entry), "graphsite did not put it there")
+                 for entry in clients.binds.strays(directory))
 
 
 def _held(plan: DeployPlan, bind_root: Path, clients: Clients) -> bool:
