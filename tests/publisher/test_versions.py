@@ -810,3 +810,34 @@ def test_a_switch_to_config_mode_stops_on_what_graphsite_did_not_put_in_the_bind
         _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False, content="config")
     assert f"({directory / planted}: graphsite did not put it there)" in refused.value.detail
     assert binds.dirs[directory][planted] == b"mine" and _swarm(clients).services_by_name["site-1"] == service
+
+
+class _NoteAfterThePlan(FakeBinds):
+    """Page directories where a note appears under v/ (a hand, another process) once the plan has looked."""
+
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        found = super().strays(directory)
+        if directory in self.dirs:
+            self.dirs[directory]["v/notes"] = b"mine"
+        return found
+
+
+def test_what_appears_in_the_bind_directory_after_the_plan_is_left_there_with_the_directory(tmp_path):
+    """Before, the switch looked at the directory in its plan step and removed it after converge and verify
+    without looking again: what appeared meanwhile went with it, unread. Now it looks again just before; the
+    deploy is live, so the directory is left in place with a warning naming what is there."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _NoteAfterThePlan(Path(config.deploy.bind_root))
+    _deploy(config, clients, tmp_path, 1, verify=False)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    recorder, source = Recorder(), tmp_path / "report-2.md"
+    source.write_text("# Report 2\n\nVersion 2.\n")
+    switched = deploy(config.replace("deploy", keep_versions=1),
+                      DeployRequest(source=source, subdomain="site-1", verify=False, content="config"), clients,
+                      recorder)
+    assert switched.plan.content_mode == "config"
+    assert binds.dirs[directory]["v/notes"] == b"mine" and directory in binds.kept
+    assert any(line.startswith(f"warning: old content of site-1 left in place: {directory} holds what nothing "
+                               f"proves the deployment's, put there since this deploy's plan ({directory / 'v/notes'}"
+                               ": graphsite did not put it there)") for line in recorder.lines), recorder.lines

@@ -368,6 +368,12 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         page_stamp = binds.stamp(directory)
         previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
+            # the plan's look at it is not enough: what appeared there since would go with it, unread
+            left = versions.unproven_in(config, plan.subdomain, plan.deployment, clients)
+            if left:
+                raise DeployError(f"{directory} holds what nothing proves the deployment's, put there since this "
+                                  f"deploy's plan ({'; '.join(f'{u.config}: {u.why}' for u in left)}); left in place",
+                                  hint=f"look at it, then remove {directory} by hand if nothing there is yours")
             binds.remove(directory, page_stamp)
             for version in switch.dropped if switch else ():
                 reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, switch)}")

@@ -57,7 +57,7 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
     # a bind directory is removed whole, with what is under v/ and not proven the deployment's and what graphsite
     # did not put there; unproven configs are left where they are
-    unproven = found.unproven + strays(bind_root, plan.subdomain, clients) if previous.content == "bind" else ()
+    unproven = found.unproven + _strays(bind_root, plan.subdomain, clients) if previous.content == "bind" else ()
     change = Switch(previous.content, plan.content_mode, tuple(v for v in found.versions if v.sha256 != plan.sha256),
                     unproven)
     refusal = change.refusal(plan.subdomain, config.deploy.keep_versions)
@@ -66,7 +66,17 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     return change
 
 
-def strays(bind_root: Path, name: str, clients: Clients) -> tuple[Unproven, ...]:
+def unproven_in(config: Config, name: str, deployment: Deployment, clients: Clients) -> tuple[Unproven, ...]:
+    """Return what the bind directory of `name` holds that nothing proves `deployment`'s, read now: the folders
+    under v/ history lists apart, and what graphsite did not put there."""
+    from graphsite.usecases.history import read_kept
+
+    bind_root = Path(config.deploy.bind_root)
+    found, _ = read_kept(name, deployment, config.site.domain, bind_root, clients, content="bind")
+    return found.unproven + _strays(bind_root, name, clients)
+
+
+def _strays(bind_root: Path, name: str, clients: Clients) -> tuple[Unproven, ...]:
     """Return what is in the bind directory of `name` and its v/ that graphsite did not put there (a note, a
     backup, a folder whose name is no version's): removing the directory would take it too."""
     directory = bind_dir(bind_root, name)
