@@ -279,13 +279,13 @@ def _unknown_versions(directory: Path) -> DeployError:
     link or no directory (`opened` refused one): UnknownVersions; or, when one of them cannot even be looked at
     (a permission changed since), the failed read it is."""
     try:
-        if _mode(directory.parent, follow=True) is None:  # followed, as `opened` follows it: a file, a link loop
+        if files.mode(directory.parent, follow=True) is None:  # followed, as `opened` follows it: a file, a link loop
             return UnknownVersions(f"the kept versions of {directory} are unknown: deploy.bind_root "
                                    f"{directory.parent} is no directory (a file, or a link that leads to none)",
                                    hint="deploy.bind_root must name the directory graphsite keeps the pages in")
         why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
         for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
-            mode = _mode(path)
+            mode = files.mode(path)
             if mode is not None and stat.S_ISLNK(mode):
                 refusal = files.link_refusal(path, what)
                 why = refusal.message if refusal is not None else f"{path} is a symbolic link"
@@ -298,19 +298,6 @@ def _unknown_versions(directory: Path) -> DeployError:
                            hint="check deploy.bind_root's permissions and the disk, then run the command again")
     return UnknownVersions(f"the kept versions of {directory} are unknown: {why}",
                            hint="nothing is decided on versions that were not read")
-
-
-def _mode(path: Path, *, follow: bool = False) -> int | None:
-    """Return the mode of `path` (of what a link at it leads to with `follow`), None when nothing is there (a link
-    loop, a file on the way: nothing that is a directory, with `follow`); raise OSError when it cannot be looked
-    at (EACCES, EIO): never taken for absent."""
-    try:
-        mode = (os.stat if follow else os.lstat)(path).st_mode
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-            return None
-        raise
-    return None if follow and not stat.S_ISDIR(mode) else mode
 
 
 def version_page(directory: Path, sha12: str) -> bytes | None:

@@ -433,3 +433,20 @@ def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_i
     (directory / "v" / "backup.tar").write_text("")
     (directory / "notes.txt").write_text("")
     assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes")
+
+
+def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_never_absent(tmp_path):
+    """Before, has_root used Path.is_dir (EACCES raised: a traceback) and exists used os.path.lexists (EACCES
+    read as absent: "does not exist on this host"). Both now look with one stat and a look that failed is a
+    DeployError naming the path; absent stays absent."""
+    hidden = tmp_path / "hidden"
+    (hidden / "srv" / "gs-bind").mkdir(parents=True)
+    hidden.chmod(0o700)  # owned by root: nobody may not search it
+    store = BindDirectories()
+    with _as_nobody():
+        for look in (lambda: store.has_root(hidden / "srv"), lambda: store.exists(hidden / "srv" / "gs-bind")):
+            with pytest.raises(DeployError, match=re.escape(f"{hidden / 'srv'}") + ".*cannot look at it: "
+                                                  "Permission denied"):
+                look()
+    assert store.has_root(hidden / "srv") and store.exists(hidden / "srv" / "gs-bind")
+    assert not store.has_root(tmp_path / "none") and not store.exists(tmp_path / "none")
