@@ -841,3 +841,21 @@ def test_what_appears_in_the_bind_directory_after_the_plan_is_left_there_with_th
     assert any(line.startswith(f"warning: old content of site-1 left in place: {directory} holds what nothing "
                                f"proves the deployment's, put there since this deploy's plan ({directory / 'v/notes'}"
                                ": graphsite did not put it there)") for line in recorder.lines), recorder.lines
+
+
+def test_a_bind_redeploy_with_keep_versions_1_does_not_take_over_a_directory_another_deployment_marks(tmp_path):
+    """Before, keep_versions = 1 skipped the look at the directory altogether (it keeps no version), so a
+    directory whose marker names another deployment was written over. Now only a directory that is not on this
+    host goes unasked; one that is there is looked at whatever keep_versions says."""
+    config, clients, _ = _one_bind_version(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+    marker = binds.dirs[directory][".graphsite"].decode().replace(f" id={live_id} ", " id=0badc0de ")
+    binds.dirs[directory][".graphsite"] = marker.encode()
+    dirs, service = dict(binds.dirs[directory]), _swarm(clients).services_by_name["site-1"]
+    with pytest.raises(DeployError, match=re.escape(f"{directory} is not its page directory: its marker names "
+                                                    "deployment 0badc0de")):
+        _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False)
+    assert binds.dirs[directory] == dirs and _swarm(clients).services_by_name["site-1"] == service

@@ -103,11 +103,15 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
                             title, date, __version__)
     if previous is None:
         return plan.with_versions(labels, ())
-    if previous.content == plan.content_mode == "bind" and previous.id and config.deploy.keep_versions > 1:
+    bind_root = Path(config.deploy.bind_root)
+    if previous.content == plan.content_mode == "bind" and previous.id and (
+            config.deploy.keep_versions > 1 or _held(plan, bind_root, clients)):
         # else the deploy would make a new directory here, pin the service here and strand the kept versions
-        # where they are; keep_versions = 1 keeps none, and a deployment without an id has none that can be proven
-        held_here(plan.subdomain, previous, Path(config.deploy.bind_root), clients)
-    found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
+        # where they are, or take over a directory that is not the deployment's (a link, another's marker);
+        # keep_versions = 1 keeps none, so a directory not here is not asked for, and a deployment without an id
+        # has none that can be proven
+        held_here(plan.subdomain, previous, bind_root, clients)
+    found, read = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients,
                             content=plan.content_mode, held=held)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
     if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
