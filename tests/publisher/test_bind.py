@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -407,14 +408,16 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
     read, named, one line: list counts the page directories unreadable rather than a version count unknown. Only
     a race reaches this from version_markers; the look itself is proven here as a user who may not search
     deploy.bind_root's parents."""
-    directory = tmp_path / "srv" / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
-    (directory / "v").write_text("not a directory")
-    directory.chmod(0o700)  # owned by 1000: nobody may not look in it
-    with _as_nobody():
-        refused = bind._unknown_versions(directory)
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        directory = Path(base) / "srv" / "gs-bind"
+        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        (directory / "v").write_text("not a directory")
+        directory.chmod(0o700)  # owned by 1000: nobody may search deploy.bind_root, not this directory
+        with _as_nobody():
+            refused = bind._unknown_versions(directory)
     assert type(refused) is DeployError  # not UnknownVersions: a read that failed
-    assert re.fullmatch(r"/\S+: cannot look at it: Permission denied", refused.detail), refused.detail
+    assert refused.detail == f"{directory / 'v'}: cannot look at it: Permission denied", refused.detail
 
 
 def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_its_v(tmp_path):
