@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
-from graphsite.errors import DeployError, GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind
 from graphsite.publisher.deployment import MARKER, Claim, Stamp
 from graphsite.publisher.stores import BindDirectories
@@ -341,8 +341,9 @@ def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_
         bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
         (directory / "v").write_text("not a directory")
         why = f"{directory / 'v'} is not a directory: graphsite did not make it"
-    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")):
+    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")) as info:
         bind.version_markers(directory)
+    assert type(info.value) is UnknownVersions  # unknown, not a read that failed
     assert sorted(p.name for p in (real / "v").iterdir()) == ["a" * 12]
 
 
@@ -379,8 +380,9 @@ def test_a_bind_root_that_is_no_directory_is_named_never_blamed_on_the_names_dir
     else:
         root.symlink_to(root)
     with pytest.raises(DeployError, match=re.escape(f"the kept versions of {root / 'gs-x'} are unknown: "
-                                                    f"deploy.bind_root {root} is no directory")):
+                                                    f"deploy.bind_root {root} is no directory")) as info:
         bind.version_markers(root / "gs-x")
+    assert type(info.value) is UnknownVersions
     clients.binds = BindDirectories()
     source = tmp_path / "report.md"
     source.write_text("# Report\n\nOne.\n")
