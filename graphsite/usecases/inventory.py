@@ -350,6 +350,9 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
             except UnknownVersions as exc:  # not the deployment's (a link at v/): its count, not the whole system;
                 found.kept[owner] = None      # a read that failed makes the page directories unreadable
                 found.unknown_versions[owner] = exc.detail
+            except GraphsiteError as exc:  # the rest is still read: one name's v/ does not hide the others
+                found.kept[owner] = None
+                found.unreadable.setdefault(DIRECTORIES, exc.message.splitlines()[0])
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():

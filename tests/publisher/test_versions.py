@@ -859,3 +859,22 @@ def test_a_bind_redeploy_with_keep_versions_1_does_not_take_over_a_directory_ano
                                                     "deployment 0badc0de")):
         _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False)
     assert binds.dirs[directory] == dirs and _swarm(clients).services_by_name["site-1"] == service
+
+
+def test_one_names_failed_versions_read_leaves_the_other_directories_read_and_list_still_fails(tmp_path):
+    """Before, a failed read of one name's v/ ended the whole page-directory scan: the names after it and the
+    temporaries went unlisted. Now the scan carries on; the page directories are still unreadable (exit 1)."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    for name in ("site-1", "site-2"):
+        source = tmp_path / f"{name}.md"
+        source.write_text(f"# {name}\n\nOne.\n")
+        deploy(config, DeployRequest(source=source, subdomain=name, verify=False), clients, Recorder())
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    binds.faults.inject("versions", Fault.error())  # site-1's, read first
+    listed = survey(SurveySettings.from_config(config), clients, runtime=True)
+    assert "versions: refused" in listed.unreadable[DIRECTORIES]
+    assert listed.holdings["site-1"].versions is None  # and every count, the system being unreadable
+    assert all(("directory", str(Path(config.deploy.bind_root) / n)) in listed.holdings[n].resources()
+               for n in ("site-1", "site-2"))
