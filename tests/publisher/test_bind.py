@@ -455,3 +455,22 @@ def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_neve
                 look()
     assert store.has_root(hidden / "srv") and store.exists(hidden / "srv" / "gs-bind")
     assert not store.has_root(tmp_path / "none") and not store.exists(tmp_path / "none")
+
+
+def test_a_switch_from_bind_mode_names_a_bind_root_that_is_no_directory(tmp_path):
+    """Before, the preflight looked at deploy.bind_root only for a deploy in bind mode: a switch from it, with a
+    file at deploy.bind_root, said the name's versions were "unknown here: ROOT does not exist on this host".
+    Now the switch's preflight names the file, as a bind deploy's does."""
+    config, clients = fake_world(tmp_path)
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\nOne.\n")
+    deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False, content="bind"), clients,
+           Recorder())
+    root = Path(config.deploy.bind_root)
+    root.rmdir()
+    root.write_text("not a directory")
+    clients.binds = BindDirectories()
+    request = DeployRequest(source=source, subdomain="site-1", verify=False, content="config")
+    with pytest.raises(GraphsiteError, match=re.escape(f"deploy.bind_root: cannot create files in {root}: {root} "
+                                                      "is not a directory")):
+        deploy(config, request, clients, Recorder())

@@ -261,7 +261,11 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
         # change the token file and the directories this run writes in (bind_root with --content bind too);
         # before the versions are read, so that a bind_root that is no directory is named as such
-        checks = preflight(config.replace("deploy", content=content), clients.docker)
+        # and bind_root of a switch from bind mode, whose directory it removes, when anything is there at all
+        looked = content
+        if previous is not None and previous.content == "bind" and clients.binds.exists(Path(config.deploy.bind_root)):
+            looked = "bind"
+        checks = preflight(config.replace("deploy", content=looked), clients.docker)
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
