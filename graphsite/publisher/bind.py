@@ -287,8 +287,8 @@ def _unknown_versions(directory: Path) -> DeployError:
         for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
             mode = files.mode(path)
             if mode is not None and stat.S_ISLNK(mode):
-                refusal = files.link_refusal(path, what)
-                why = refusal.message if refusal is not None else f"{path} is a symbolic link"
+                target = files.link_target(path)
+                why = files.link_said(path, target, what) if target is not None else f"{path} is a symbolic link"
                 break
             if mode is not None and not stat.S_ISDIR(mode):
                 why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"

@@ -66,8 +66,14 @@ def refused_link(path: Path, target: str | None, what: str) -> DeployError | Non
     """Return the refusal of a symbolic link to `target` at `path` (None: no link there), as link_refusal."""
     if target is None:
         return None
-    return DeployError(f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite "
-                       "never follows one; remove the link (its target is not touched) or choose another subdomain")
+    return DeployError(f"{link_said(path, target, what)}; remove the link (its target is not touched) or choose "
+                       "another subdomain")
+
+
+def link_said(path: Path, target: str, what: str) -> str:
+    """Return what a symbolic link to `target` at `path` is, where graphsite keeps its own `what` (no advice:
+    a line of `list` says it as well as a refusal)."""
+    return f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite never follows one"
 
 
 def kept_link(path: Path) -> str | None:

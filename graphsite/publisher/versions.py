@@ -213,8 +213,8 @@ class Switch:
             one = len(self.unproven) == 1
             listed = "; ".join(f"{u.config}: {u.why}" for u in self.unproven)
             return DeployError(f"{name} keeps {len(self.unproven)} folder{'' if one else 's'} in {self.former} mode "
-                               f"that nothing proves its ({listed}): this deploy in {self.to} mode would remove "
-                               f"{'it' if one else 'them'} with the directory; left in place, nothing deployed",
+                               f"that nothing proves to be its own ({listed}): this deploy in {self.to} mode would "
+                               f"remove {'it' if one else 'them'} with the directory; left in place, nothing deployed",
                                hint=f"look at {'it' if one else 'them'} and remove {'it' if one else 'them'} by hand "
                                     f"if {'it is' if one else 'they are'} yours, then deploy again; or deploy with "
                                     f"--content {self.former}")

@@ -448,9 +448,10 @@ class FakeBinds:
 
     def _refuse_links(self, directory: Path) -> None:
         for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
-            refusal = files.refused_link(path, self.links.get(path), what)
-            if refusal is not None:  # what is behind a link is never read: unknown, not none
-                raise UnknownVersions(f"the kept versions of {directory} are unknown: {refusal.message}")
+            target = self.links.get(path)
+            if target is not None:  # what is behind a link is never read: unknown, not none
+                raise UnknownVersions(f"the kept versions of {directory} are unknown: "
+                                      f"{files.link_said(path, target, what)}")
 
     # --- BindStore ----------------------------------------------------------------------------------------
 

@@ -344,6 +344,7 @@ def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_
     with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")) as info:
         bind.version_markers(directory)
     assert type(info.value) is UnknownVersions  # unknown, not a read that failed
+    assert "choose another subdomain" not in info.value.detail  # list shows it beside the count: no deploy advice
     assert sorted(p.name for p in (real / "v").iterdir()) == ["a" * 12]
 
 

@@ -635,7 +635,7 @@ def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_
         k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
     found = _history(config, clients)
     assert found.found.versions == () and len(found.found.unproven) == 2
-    with pytest.raises(DeployError, match="keeps 2 folders in bind mode that nothing proves its"):
+    with pytest.raises(DeployError, match="keeps 2 folders in bind mode that nothing proves to be its own"):
         _deploy(config, clients, tmp_path, 3, verify=False, content="config")
     binds = clients.binds
     assert isinstance(binds, FakeBinds)
@@ -646,8 +646,8 @@ def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_
 @pytest.mark.parametrize("keep", [5, 1])
 def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_deployments(tmp_path, keep):
     """The switch removes the whole bind directory. Before, it counted only the versions proven the deployment's:
-    a folder under v/ that nothing proves its (history lists it as unproven) went with the directory, silently,
-    even with the default keep_versions. Now the deploy stops before anything is made, naming it, whatever
+    a folder under v/ that nothing proves to be its own (history lists it as unproven) went with the directory,
+    silently, even with the default keep_versions. Now the deploy stops before anything is made, naming it, whatever
     keep_versions says: keep_versions drops versions of the deployment, never what is not proven its. (The same
     page is deployed: the switch drops no proven version, so nothing else stops it.)"""
     config, clients, kept = _one_bind_version(tmp_path)
@@ -659,7 +659,7 @@ def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_dep
     with pytest.raises(DeployError) as refused:
         _deploy(config.replace("deploy", keep_versions=keep), clients, tmp_path, 1, verify=False, content="config")
     assert refused.value.detail.startswith(
-        f"site-1 keeps 1 folder in bind mode that nothing proves its ({directory / 'v' / ('b' * 12)}: ")
+        f"site-1 keeps 1 folder in bind mode that nothing proves to be its own ({directory / 'v' / ('b' * 12)}: ")
     assert refused.value.detail.endswith("this deploy in config mode would remove it with the directory; left in "
                                          "place, nothing deployed")
     assert "remove it by hand if it is yours" in refused.value.hint
