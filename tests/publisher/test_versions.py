@@ -878,3 +878,23 @@ def test_one_names_failed_versions_read_leaves_the_other_directories_read_and_li
     assert listed.holdings["site-1"].versions is None  # and every count, the system being unreadable
     assert all(("directory", str(Path(config.deploy.bind_root) / n)) in listed.holdings[n].resources()
                for n in ("site-1", "site-2"))
+
+
+@pytest.mark.parametrize("content", ["config", "bind"])
+def test_a_dry_run_says_the_versions_falling_off_keep_versions_as_the_run_says_them(tmp_path, content):
+    """Before, a dry run said only what a content mode switch would drop: the versions a redeploy drops for
+    deploy.keep_versions went unsaid, though the run says each. Now the dry run says them in the run's words."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content=content)
+    shas = _deployed(config, clients, tmp_path, 2)
+    two = config.replace("deploy", keep_versions=2)
+    source = tmp_path / "report-3.md"
+    source.write_text("# Report 3\n\nVersion 3.\n")
+    said = {}
+    for dry_run in (True, False):
+        recorder = Recorder()
+        deploy(two, DeployRequest(source=source, subdomain="site-1", verify=False, dry_run=dry_run), clients,
+               recorder)
+        said[dry_run] = [line for line in recorder.lines if "drop" in line]
+    assert said[True] == [f"would drop version {shas[0][:12]} (deploy.keep_versions = 2)"]
+    assert said[False] == [f"dropped version {shas[0][:12]} (deploy.keep_versions = 2)"]

@@ -222,7 +222,11 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
 def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
              reporter: Reporter) -> DeployResult:
     prepared = _prepare(config, request, clients, subdomain, reporter)
-    for version in prepared.switch.dropped if prepared.switch else ():  # what a run says once the page is live
+    if prepared.switch is not None:  # what a run says once the page is live
+        dropped = prepared.switch.dropped
+    else:
+        dropped = versions.falling_off(config, prepared.plan, clients, prepared.held) if prepared.current else ()
+    for version in dropped:
         reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, prepared.switch, would=True)}")
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(

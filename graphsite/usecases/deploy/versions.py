@@ -23,6 +23,7 @@ from graphsite.publisher.versions import (
     Held,
     Switch,
     Unproven,
+    Version,
     bind_pages,
     dropped_line,
     kept,
@@ -175,6 +176,17 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
     for version in found.versions:
         if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
             reporter.info(f"  {dropped_line(version, config.deploy.keep_versions)}")
+
+
+def falling_off(config: Config, plan: DeployPlan, clients: Clients, held: Held | None) -> tuple[Version, ...]:
+    """Return the kept versions of the plan's deployment that the plan no longer serves: what a run drops once
+    the new page is live (deploy.keep_versions), said by a dry run in the run's words."""
+    from graphsite.usecases.history import read_kept
+
+    found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root), clients,
+                         content=plan.content_mode, held=held)
+    served = {sha12 for sha12, _ in plan.server.versions}
+    return tuple(version for version in found.versions if version.short not in served)
 
 
 def _remove_version_made(binds: BindStore, directory: Path, sha12: str, marker: str) -> bool:
