@@ -69,5 +69,11 @@ class DeployError(GraphsiteError):
     """A deploy step failed."""
 
 
+class UnknownVersions(DeployError):
+    """What a bind directory keeps was not read because what is there is not the deployment's (a link, a file
+    where the directory or its v/ should be): its versions are unknown, not none. A read that failed is a
+    DeployError, not this."""
+
+
 class VerifyError(GraphsiteError):
     """A verification check failed."""

@@ -35,7 +35,7 @@ COMMANDS = {
     "commands/links.py": "usecases/links.py",
     "commands/serve.py": "usecases/preview.py",
     "commands/config.py": "usecases/configdoc.py",
-    "commands/deploy.py": "usecases/deploy.py",
+    "commands/deploy.py": "usecases/deploy/__init__.py",
     "commands/verify.py": "usecases/verify.py",
     "commands/listing.py": "usecases/inventory.py",
     "commands/teardown.py": "usecases/teardown.py",

@@ -428,6 +428,8 @@ def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | N
         for held in holdings:
             if held.state(now) == "partial":
                 output.info(f"{held.name}: " + ", ".join(f"{kind} {what}" for kind, what in held.resources()))
+            if held.versions_unknown:
+                output.info(f"{held.name}: versions ?: {held.versions_unknown}")
     if not as_json:
         for foreign in inventory.foreign:  # stamped like graphsite's, but not this configuration's: never touched
             output.info(f"not this configuration's, left alone: {foreign.line()}")
@@ -461,6 +463,7 @@ def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
             "private": bool(deployment and deployment.access == "private"),
             "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
             "expired": held.state(now) == "expired", "versions": held.versions,
+            "versions_unknown": held.versions_unknown or None,
             "resources": [{"kind": kind, "name": name} for kind, name in held.resources()]}
 
 

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Stamp
 
@@ -28,6 +28,9 @@ PAGE = "index.html"
 VERSIONS = "v"  # the kept versions: v/<sha12>/index.html, each with its marker (publisher/versions.py)
 _SHA12 = re.compile(r"[0-9a-f]{12}")
 _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX) + "$")
+# a killed write's temporaries: of the page or the marker in the page directory, of a version folder under v/
+_OWN_TEMPORARY = re.compile(r"\.(?:index\.html|\.graphsite)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))
+_VERSION_TEMPORARY = re.compile(r"\.[0-9a-f]{12}\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))
 
 
 def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
@@ -224,27 +227,77 @@ def _remove(directory: Path, what: str) -> bool:
 
 def version_markers(directory: Path) -> dict[str, str | None]:
     """Return {sha12: its marker's text} of the versions kept in `directory`/v/ (None: no marker that can be
-    graphsite's, e.g. a link); {} when there is no v/ (or a link or a file where it should be: never graphsite's).
-    A read that failed raises DeployError: nothing is decided on it."""
-    try:
-        with files.opened(directory.parent, directory.name, VERSIONS) as fd, os.scandir(fd) as scan:
-            entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in scan]
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        if exc.errno in files.NOT_OURS:
-            return {}
-        raise DeployError(f"{directory}/{VERSIONS}: cannot list the kept versions: {exc.strerror or exc}",
-                          hint="check deploy.bind_root's permissions and the disk, then run the command again") \
-            from None
+    graphsite's, e.g. a link); {} when there is no `directory` or no v/. A link or a file where either should be
+    raises DeployError naming it (what is behind it was not read: the versions are unknown, not none), and so does
+    a read that failed: nothing is decided on it."""
     found: dict[str, str | None] = {}
-    for name, is_directory in sorted(entries):
+    for name, is_directory in sorted(_entries(directory, VERSIONS).items()):
         if not _SHA12.fullmatch(name):  # a killed write's .<sha12>.<random>.tmp: teardown takes it with the rest
             continue
         marker = files.read_ours(directory.parent, directory.name, VERSIONS, name, MARKER,
                                  what="a kept version's marker") if is_directory else None
         found[name] = marker.decode("utf-8", errors="replace") if marker is not None else None
     return found
+
+
+def strays(directory: Path) -> tuple[str, ...]:
+    """Return what is in `directory` and in its v/ that graphsite did not put there ('notes', 'v/notes'); () when
+    there is no `directory`. A link or a file where either should be raises UnknownVersions, a read that failed
+    DeployError: removing the directory would take with it what was not read."""
+    top = list(_entries(directory))
+    below = list(_entries(directory, VERSIONS)) if VERSIONS in top else []
+    return stray_entries(top, below)
+
+
+def stray_entries(top: list[str], below: list[str]) -> tuple[str, ...]:
+    """Return which of the entries of a page directory (`top`) and of its v/ (`below`, as `v/NAME`) graphsite
+    did not make: all but the page, the marker, v/, the version folders and the temporaries of its writes."""
+    return (tuple(name for name in sorted(top) if name not in (PAGE, MARKER, VERSIONS)
+                  and not _OWN_TEMPORARY.fullmatch(name))
+            + tuple(f"{VERSIONS}/{name}" for name in sorted(below)
+                    if not _SHA12.fullmatch(name) and not _VERSION_TEMPORARY.fullmatch(name)))
+
+
+def _entries(directory: Path, *names: str) -> dict[str, bool]:
+    """Return {name: whether it is a directory (a link is not)} of what is in `directory` (or in `names` under
+    it), {} when it is absent; raise as version_markers does."""
+    try:
+        with files.opened(directory.parent, directory.name, *names) as fd, os.scandir(fd) as scan:
+            return {entry.name: entry.is_dir(follow_symlinks=False) for entry in scan}
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        if exc.errno in files.NOT_OURS:
+            raise _unknown_versions(directory) from None
+        raise DeployError(f"{directory.joinpath(*names)}: cannot list what it holds: {exc.strerror or exc}",
+                          hint="check deploy.bind_root's permissions and the disk, then run the command again") \
+            from None
+
+
+def _unknown_versions(directory: Path) -> DeployError:
+    """Return the refusal of a deploy.bind_root that is no directory, or of a `directory` or a v/ in it that is a
+    link or no directory (`opened` refused one): UnknownVersions; or, when one of them cannot even be looked at
+    (a permission changed since), the failed read it is."""
+    try:
+        if files.mode(directory.parent, follow=True) is None:  # followed, as `opened` follows it: a file, a link loop
+            return UnknownVersions(f"the kept versions of {directory} are unknown: deploy.bind_root "
+                                   f"{directory.parent} is no directory (a file, or a link that leads to none)",
+                                   hint="deploy.bind_root must name the directory graphsite keeps the pages in")
+        why = f"{directory} or {directory / VERSIONS} is no directory"  # changed since it was opened: still unknown
+        for path, what in ((directory, "page directory"), (directory / VERSIONS, "kept versions")):
+            mode = files.mode(path)
+            if mode is not None and stat.S_ISLNK(mode):
+                target = files.link_target(path)
+                why = files.link_said(path, target, what) if target is not None else f"{path} is a symbolic link"
+                break
+            if mode is not None and not stat.S_ISDIR(mode):
+                why = f"{path} is not a directory: graphsite did not make it; remove it by hand if it is yours"
+                break
+    except OSError as exc:
+        return DeployError(f"{exc.filename}: cannot look at it: {exc.strerror or exc}",
+                           hint="check deploy.bind_root's permissions and the disk, then run the command again")
+    return UnknownVersions(f"the kept versions of {directory} are unknown: {why}",
+                           hint="nothing is decided on versions that were not read")
 
 
 def version_page(directory: Path, sha12: str) -> bytes | None:
@@ -282,6 +335,21 @@ def keep_version(directory: Path, sha12: str, page: bytes, marker: str) -> bool:
                 raise
     except OSError as exc:
         raise DeployError(f"{directory}: cannot keep version {sha12}: {exc.strerror or exc}",
+                          hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
+            from None
+    return True
+
+
+def restamp_version(directory: Path, sha12: str, marker: str) -> bool:
+    """Write `marker` as the marker of the version `sha12` kept in `directory` (atomically, owned by 1000:1000,
+    through no link); return False when no such version is there. The caller proved the folder ours first."""
+    try:
+        with files.opened(directory.parent, directory.name, VERSIONS, sha12) as fd:
+            write_atomic_at(fd, MARKER, marker, owner=(BIND_UID, BIND_UID))
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise DeployError(f"{directory / VERSIONS / sha12}: cannot restamp the version: {exc.strerror or exc}",
                           hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
             from None
     return True

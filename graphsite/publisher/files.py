@@ -25,6 +25,29 @@ _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 assert shutil.rmtree.avoids_symlink_attacks, "shutil.rmtree needs dir_fd support (Linux has it)"
 
 
+def mode(path: Path, *, follow: bool = False) -> int | None:
+    """Return the mode of `path` (of what a link at it leads to with `follow`), None when nothing is there (a link
+    loop, a file on the way: nothing that is a directory, with `follow`); raise OSError when it cannot be looked
+    at (EACCES, EIO): never taken for absent."""
+    try:
+        found = (os.stat if follow else os.lstat)(path).st_mode
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        raise
+    return None if follow and not stat.S_ISDIR(found) else found
+
+
+def looked_at(path: Path, *, follow: bool = False) -> int | None:
+    """Return mode(`path`, follow=`follow`); a look that failed (EACCES, EIO) raises DeployError naming it."""
+    try:
+        return mode(path, follow=follow)
+    except OSError as exc:
+        raise DeployError(f"{path}: cannot look at it: {exc.strerror or exc}",
+                          hint="check the permissions of it and of the directories above it, then run the "
+                               "command again") from None
+
+
 def link_target(path: Path) -> str | None:
     """Return where the symbolic link at `path` points, or None when `path` is not a link (or is absent)."""
     try:
@@ -43,8 +66,14 @@ def refused_link(path: Path, target: str | None, what: str) -> DeployError | Non
     """Return the refusal of a symbolic link to `target` at `path` (None: no link there), as link_refusal."""
     if target is None:
         return None
-    return DeployError(f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite "
-                       "never follows one; remove the link (its target is not touched) or choose another subdomain")
+    return DeployError(f"{link_said(path, target, what)}; remove the link (its target is not touched) or choose "
+                       "another subdomain")
+
+
+def link_said(path: Path, target: str, what: str) -> str:
+    """Return what a symbolic link to `target` at `path` is, where graphsite keeps its own `what` (no advice:
+    a line of `list` says it as well as a refusal)."""
+    return f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite never follows one"
 
 
 def kept_link(path: Path) -> str | None:

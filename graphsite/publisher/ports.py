@@ -162,12 +162,23 @@ class BindStore(Protocol):
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         """Return {sha12: its marker's text (None: no marker that can be graphsite's)} of the versions kept in
-        `directory` (v/<sha12>/); {} when there are none. A failed read raises."""
+        `directory` (v/<sha12>/); {} when there are none (no directory, no v/). A link or a file where `directory`
+        or its v/ should be raises UnknownVersions (what is behind it is unknown, not none); a failed read raises
+        DeployError."""
+        ...
+
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        """Return what is in `directory` and its v/ that graphsite did not put there ('notes', 'v/notes'); ()
+        when there is no `directory`. Raises as `versions` does."""
         ...
 
     def version_page(self, directory: Path, sha12: str) -> bytes | None: ...
 
     def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool: ...
+
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        """Write `marker` as version `sha12`'s marker, in place; False when that version is not there."""
+        ...
 
     def remove_version(self, directory: Path, sha12: str) -> bool: ...
 

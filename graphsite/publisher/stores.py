@@ -19,7 +19,7 @@ class _OnDisk:
     leads (graphsite makes none, so it never follows nor removes one)."""
 
     def exists(self, path: Path) -> bool:
-        return os.path.lexists(path)
+        return files.looked_at(path) is not None  # a look that failed (EACCES) is no "absent"
 
     def link(self, path: Path) -> str | None:
         return files.link_target(path)
@@ -64,7 +64,7 @@ class BindDirectories(_OnDisk):
     """Page directories under deploy.bind_root."""
 
     def has_root(self, bind_root: Path) -> bool:
-        return bind_root.is_dir()
+        return files.looked_at(bind_root, follow=True) is not None  # a root is followed; EACCES raises
 
     def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
         return bind.bind_dirs(bind_root)
@@ -96,11 +96,17 @@ class BindDirectories(_OnDisk):
     def versions(self, directory: Path) -> dict[str, str | None]:
         return bind.version_markers(directory)
 
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        return bind.strays(directory)
+
     def version_page(self, directory: Path, sha12: str) -> bytes | None:
         return bind.version_page(directory, sha12)
 
     def keep_version(self, directory: Path, sha12: str, page: bytes, marker: str) -> bool:
         return bind.keep_version(directory, sha12, page, marker)
+
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        return bind.restamp_version(directory, sha12, marker)
 
     def remove_version(self, directory: Path, sha12: str) -> bool:
         return bind.remove_version(directory, sha12)

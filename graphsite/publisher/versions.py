@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.errors import DeployError
+from graphsite.publisher import caddy
 from graphsite.publisher.caddy import SITE_ROOT
 from graphsite.publisher.deployment import (
     PREFIX,
@@ -101,6 +102,21 @@ def is_page(config: str, name: str) -> bool:
 
 
 @dataclass(frozen=True)
+class Held:
+    """What a bind directory's v/ holds, as one read found it: {sha12: its marker's text (None: none that can be
+    graphsite's)}. A deploy reads it once, in its plan step, and decides from this value both which versions it
+    serves and what its content step keeps."""
+
+    directory: Path
+    markers: Mapping[str, str | None]
+
+    def markers_of(self, directory: Path) -> Mapping[str, str | None] | None:
+        """Return what this reading found when it is the reading of `directory`, else None (read it anew): one
+        directory's versions are never decided from another's."""
+        return self.markers if directory == self.directory else None
+
+
+@dataclass(frozen=True)
 class Version:
     """One kept page of a deployment, as its config's labels say."""
 
@@ -175,6 +191,70 @@ def read_versions(labelled: Mapping[str, Mapping[str, str]], deployment: Deploym
                                  labels.get(DATE, ""), labels.get(VERSION, ""), live=sha256 == deployment.sha256))
     found.sort(key=lambda v: (v.deployed, v.live), reverse=True)
     return Versions(tuple(found), tuple(unproven))
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A redeploy to the other content mode (`former` -> `to`): the versions kept in the former mode that it does
+    not carry over (every one but the page it makes live), dropped once the new page is live."""
+
+    former: str
+    to: str
+    dropped: tuple[Version, ...]
+    # what the former mode's removal would take with them and nothing proves the deployment's: the folders under
+    # a bind directory's v/ that history lists apart (the directory is removed whole)
+    unproven: tuple[Unproven, ...] = ()
+
+    def refusal(self, name: str, keep: int) -> DeployError | None:
+        """Return why the deploy must not drop them: they are dropped only when deploy.keep_versions is 1, which
+        keeps no version but the live one in any mode, so the drop is the one the configuration asks for; what is
+        not proven the deployment's is never dropped, whatever deploy.keep_versions says."""
+        if self.unproven:
+            one = len(self.unproven) == 1
+            listed = "; ".join(f"{u.config}: {u.why}" for u in self.unproven)
+            return DeployError(f"{name} keeps {len(self.unproven)} folder{'' if one else 's'} in {self.former} mode "
+                               f"that nothing proves to be its own ({listed}): this deploy in {self.to} mode would "
+                               f"remove {'it' if one else 'them'} with the directory; left in place, nothing deployed",
+                               hint=f"look at {'it' if one else 'them'} and remove {'it' if one else 'them'} by hand "
+                                    f"if {'it is' if one else 'they are'} yours, then deploy again; or deploy with "
+                                    f"--content {self.former}")
+        if not self.dropped or keep == 1:
+            return None
+        count = f"{len(self.dropped)} version{'s' if len(self.dropped) > 1 else ''}"
+        return DeployError(f"{name} keeps {count} in {self.former} mode ({', '.join(v.short for v in self.dropped)})"
+                           f" that this deploy in {self.to} mode would drop: a content mode's versions are not "
+                           "carried over to the other; nothing deployed",
+                           hint=f"deploy with --content {self.former} to keep them (`graphsite history {name}` lists "
+                                f"them); to switch and drop them, deploy with deploy.keep_versions = 1 "
+                                "(GRAPHSITE_DEPLOY_KEEP_VERSIONS=1)")
+
+    def reason(self) -> str:
+        return f"kept in {self.former} mode, not carried over to {self.to}"
+
+
+def dropped_line(version: Version, keep: int, switch: Switch | None = None, *, would: bool = False) -> str | None:
+    """Return the line that says a deploy dropped `version` (`would`: a dry run's, in the same words), and why;
+    None for the page a content mode switch makes live again in the other mode (it is not lost)."""
+    did = "would drop" if would else "dropped"
+    if switch is None:
+        return f"{did} version {version.short} (deploy.keep_versions = {keep})"
+    if version.sha256 in {v.sha256 for v in switch.dropped}:
+        return f"{did} version {version.short} ({switch.reason()})"
+    return None
+
+
+def served_csp(version: Version, data: bytes) -> str:
+    """Return the CSP the Caddyfile serves kept `version` with, read from its page `data`; raise DeployError (the
+    deploy stops before anything is made, and the version is neither served nor dropped) when the page is not the
+    one its sha256 label names, or its CSP could break out of the Caddyfile's quotes."""
+    csp = caddy.page_csp(data.decode("utf-8", errors="replace"))
+    refusal = page_refusal(version, data) or caddy.csp_refusal(csp)
+    if refusal is not None:
+        raise DeployError(f"{version.config}: kept version {version.short} cannot be served: {refusal}; "
+                          "nothing deployed",
+                          hint=f"{look_at(version)}; remove it by hand, or deploy with deploy.keep_versions = 1 "
+                               "(which drops it)")
+    return csp
 
 
 def page_refusal(version: Version, data: bytes) -> str | None:

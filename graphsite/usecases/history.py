@@ -14,7 +14,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
-from graphsite.publisher.versions import Version, Versions, bind_pages, read_versions
+from graphsite.publisher.versions import Held, Version, Versions, bind_pages, read_versions
 from graphsite.usecases.inventory import SurveySettings
 
 
@@ -60,28 +60,56 @@ def history(settings: SurveySettings, name: str, clients: Clients) -> History:
 
 def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clients) -> None:
     """Raise DeployError when `deployment` keeps its page in a bind directory this host does not hold (another
-    node's, a container without the mount): its versions are unknown here, not none."""
+    node's, a container without the mount), or when what is there is not its page directory (a link, another
+    deployment's): its versions are unknown here, not none."""
     if deployment.content != "bind":
         return
-    directory = bind_dir(bind_root, name)
-    if not clients.binds.has_root(bind_root):
+    binds, directory = clients.binds, bind_dir(bind_root, name)
+    if not binds.has_root(bind_root):
         missing = bind_root
-    elif not clients.binds.exists(directory):
+    elif not binds.exists(directory):
         missing = directory
     else:
+        why = _not_its_directory(directory, deployment, clients)
+        if why:
+            raise DeployError(f"the versions of {name} are unknown: {directory} is not its page directory: {why}",
+                              hint="nothing is decided on versions that were not read: look at it, and deploy "
+                                   f"{name} again once it is the deployment's")
         return
     raise DeployError(f"the versions of {name} are unknown here: {missing} does not exist on this host, and {name} "
                       f"keeps its page in {directory}",
                       hint=f"run the command on the node that holds it (`docker service ps {name}` names it)")
 
 
+def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients) -> str:
+    """Return why `directory` is not the page directory of `deployment` (a link, no marker of graphsite's,
+    another deployment's), '' when it is, or when `deployment` has no id: a release before versions, whose pages
+    no marker can prove (none of them is counted)."""
+    if not deployment.id:
+        return ""
+    target = clients.binds.link(directory)
+    if target is not None:
+        return f"a symbolic link to {target}, which graphsite never follows"
+    stamp = clients.binds.own_stamp(directory)
+    if stamp is None:
+        return "no marker of graphsite's names it"
+    if stamp.id != deployment.id or stamp.fqdn != deployment.fqdn:
+        return f"its marker names deployment {stamp.id or '-'} of {stamp.fqdn or '-'}, not {deployment.id or '-'}"
+    return ""
+
+
 def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
-              content: str | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+              content: str | None = None,
+              held: Held | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
     """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
-    page configs, or the v/<sha12>/ of its bind directory; and how to read a version's page (None: gone)."""
+    page configs, or the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now);
+    and how to read a version's page (None: gone)."""
     if (content or deployment.content) == "bind":
         directory = bind_dir(bind_root, name)
-        labelled, places = bind_pages(clients.binds.versions(directory), name, directory)
+        markers = held.markers_of(directory) if held is not None else None
+        if markers is None:
+            markers = clients.binds.versions(directory)
+        labelled, places = bind_pages(markers, name, directory)
         return (read_versions(labelled, deployment, domain, places=places),
                 lambda version: clients.binds.version_page(directory, version.short))
     swarm = clients.docker

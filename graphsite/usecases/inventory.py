@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError
+from graphsite.errors import GraphsiteError, UnknownVersions
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import (
@@ -57,6 +57,7 @@ class Holding:
     # the versions it keeps, counted as history does (None: unknown: a read failed, a bind directory this host
     # does not hold, a service of a release before versions)
     versions: int | None = 0
+    versions_unknown: str = ""  # why `versions` is None, when reading the bind directory's v/ said it
 
     @property
     def created(self) -> str:
@@ -160,7 +161,9 @@ class _Found:
     temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
-    kept: dict[str, dict[str, str | None]] = field(default_factory=dict)  # name -> {sha12: marker} in bind mode
+    # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/); absent: not asked
+    kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
+    unknown_versions: dict[str, str] = field(default_factory=dict)  # name -> why its kept versions are unknown
     records: dict[str, list[Record]] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
@@ -210,12 +213,14 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
            runtime: bool = False) -> Inventory:
     """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
     is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
-    only `list` shows, are asked for too)."""
+    only `list` shows, are asked for too, and so are the versions a bind directory keeps: without it, their count
+    is None)."""
     found = _Found()
     domain = settings.domain
     _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
     _read(found, ROUTES, lambda: _read_routes(found, clients.routes, settings.dynamic_dir, name, domain))
-    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain))
+    _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain,
+                                                                 versions=runtime))
     if dns:
         _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
     _missing_bind_root(found, clients.binds, settings.bind_root)
@@ -327,7 +332,8 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
                 found.held("temporary route", str(path), made, owner)
 
 
-def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str) -> None:
+def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str, *,
+                      versions: bool) -> None:
     if name is None:
         directories = binds.directories(bind_root)
     elif (stamp := binds.own_stamp(bind_dir_of(bind_root, name))) is not None:
@@ -337,7 +343,16 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)
-            found.kept[owner] = binds.versions(path)
+            if not versions:  # only list counts them: a deploy, teardown or gc has no use for them
+                continue
+            try:
+                found.kept[owner] = binds.versions(path)
+            except UnknownVersions as exc:  # not the deployment's (a link at v/): its count, not the whole system;
+                found.kept[owner] = None      # a read that failed makes the page directories unreadable
+                found.unknown_versions[owner] = exc.detail
+            except GraphsiteError as exc:  # the rest is still read: one name's v/ does not hide the others
+                found.kept[owner] = None
+                found.unreadable.setdefault(DIRECTORIES, exc.message.splitlines()[0])
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
             for path, made in temporaries.items():
@@ -388,23 +403,24 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
                    stamps=tuple(stamps), unknown=tuple(found.unreadable),
-                   versions=_versions(domain, name, deployment, configs, found))
+                   versions=(versions := _versions(domain, name, deployment, configs, found)),
+                   versions_unknown=found.unknown_versions.get(name, "") if versions is None else "")
 
 
 def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],
               found: _Found) -> int | None:
     """Return how many versions the name keeps, by history's rule (read_versions); 0 without a service (nothing
     proves whose its pages are); None when it is not known: a service without an id (a release before versions),
-    a read that failed, a bind directory not found here."""
+    a read that failed, a bind directory not found here (or its versions not asked: `survey`'s `runtime`)."""
     if deployment is None:
         return 0
     if not deployment.id:
         return None
     if deployment.content == "bind":
-        directory = found.directories.get(name)
-        if directory is None or DIRECTORIES in found.unreadable:
-            return None
-        labelled, _ = bind_pages(found.kept.get(name, {}), name, directory[0])
+        directory, kept = found.directories.get(name), found.kept.get(name)
+        if directory is None or DIRECTORIES in found.unreadable or kept is None or directory[1].id != deployment.id:
+            return None  # not held here, not read, or not the deployment's directory (history refuses it too)
+        labelled, _ = bind_pages(kept, name, directory[0])
     else:
         if SWARM in found.unreadable:
             return None

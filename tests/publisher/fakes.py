@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphsite.config import Config
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
@@ -446,6 +446,13 @@ class FakeBinds:
         stamp = self._stamp(directory)
         return stamp if stamp is not None and stamp.name == directory.name else None
 
+    def _refuse_links(self, directory: Path) -> None:
+        for path, what in ((directory, "page directory"), (directory / bind.VERSIONS, "kept versions")):
+            target = self.links.get(path)
+            if target is not None:  # what is behind a link is never read: unknown, not none
+                raise UnknownVersions(f"the kept versions of {directory} are unknown: "
+                                      f"{files.link_said(path, target, what)}")
+
     # --- BindStore ----------------------------------------------------------------------------------------
 
     def has_root(self, bind_root: Path) -> bool:
@@ -521,8 +528,21 @@ class FakeBinds:
                                                              self.removed))
 
     def versions(self, directory: Path) -> dict[str, str | None]:
-        return self._run("versions", lambda: {sha12: marker for sha12, (_, marker)
-                                              in sorted(self.kept.get(directory, {}).items())})
+        def read() -> dict[str, str | None]:
+            self._refuse_links(directory)
+            return {sha12: marker for sha12, (_, marker) in sorted(self.kept.get(directory, {}).items())}
+
+        return self._run("versions", read)
+
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        def read() -> tuple[str, ...]:
+            self._refuse_links(directory)
+            names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
+            top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
+            below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
+            return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+
+        return self._run("strays", read)
 
     def version_page(self, directory: Path, sha12: str) -> bytes | None:
         return self._run("version_page", lambda: self.kept.get(directory, {}).get(sha12, (None, None))[0])
@@ -539,6 +559,16 @@ class FakeBinds:
             return True
 
         return self._run("keep_version", keep)
+
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        def restamp() -> bool:
+            versions = self.kept.get(directory, {})
+            if sha12 not in versions:
+                return False
+            versions[sha12] = (versions[sha12][0], marker)
+            return True
+
+        return self._run("restamp_version", restamp)
 
     def remove_version(self, directory: Path, sha12: str) -> bool:
         return self._run("remove_version", lambda: _popped(self.kept.get(directory, {}), sha12, f"version {sha12}",

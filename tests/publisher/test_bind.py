@@ -5,19 +5,26 @@ and by content, never a user's directory."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind
 from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.stores import BindDirectories
+from graphsite.usecases.deploy import DeployRequest, deploy
+from tests.publisher.fakes import Recorder, fake_world
 
 # Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
@@ -293,7 +300,9 @@ def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(t
     target = tmp_path / "target"
     (target / ("c" * 12)).mkdir(parents=True)
     (directory / "v").symlink_to(target)
-    assert bind.version_markers(directory) == {}
+    with pytest.raises(DeployError, match=f"kept versions of {directory} are unknown: {directory / 'v'} is a "
+                                          f"symbolic link to {target}"):
+        bind.version_markers(directory)  # not "none": what is behind the link was never read
     with pytest.raises(DeployError, match="cannot keep version"):
         bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
     assert sorted(p.name for p in target.iterdir()) == ["c" * 12]
@@ -311,3 +320,158 @@ def test_a_link_or_a_file_where_a_version_goes_is_refused_never_taken_as_kept(tm
         with pytest.raises(DeployError, match=f"v/{sha12} is no directory: graphsite did not make it; left in place"):
             bind.keep_version(directory, sha12, b"<p>live</p>", "marker\n")
     assert list(elsewhere.iterdir()) == [] and (directory / "v" / ("b" * 12)).read_text() == "not a version"
+
+
+@pytest.mark.parametrize("planted", ["link", "file", "versions file"])
+def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_unknown_never_none(tmp_path,
+                                                                                                   planted):
+    """Before, a link (or a file) where the name's directory or its v/ should be read as "no versions": history
+    said none were kept, and a rollback had nothing to roll back to."""
+    real = tmp_path / "real"
+    bind.ensure_bind_dir(real, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(real, "a" * 12, b"<p>live</p>", "marker\n")
+    directory = tmp_path / "gs-bind"
+    if planted == "link":
+        directory.symlink_to(real)
+        why = f"{directory} is a symbolic link to {real}, where graphsite keeps its own page directory"
+    elif planted == "file":
+        directory.write_text("not a directory")
+        why = f"{directory} is not a directory: graphsite did not make it"
+    else:
+        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        (directory / "v").write_text("not a directory")
+        why = f"{directory / 'v'} is not a directory: graphsite did not make it"
+    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")) as info:
+        bind.version_markers(directory)
+    assert type(info.value) is UnknownVersions  # unknown, not a read that failed
+    assert "choose another subdomain" not in info.value.detail  # list shows it beside the count: no deploy advice
+    assert sorted(p.name for p in (real / "v").iterdir()) == ["a" * 12]
+
+
+def test_a_version_is_restamped_in_place_never_through_a_link(tmp_path):
+    """How a rerun of a killed first deploy takes over the version its killed run kept (and its undo gives it
+    back): the marker rewritten atomically in the folder that is there, owned by 1000, the page untouched."""
+    directory = tmp_path / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(directory, "a" * 12, b"<p>live</p>", "earlier\n")
+    assert bind.restamp_version(directory, "a" * 12, "this run's\n")
+    kept = directory / "v" / ("a" * 12)
+    assert (kept / MARKER).read_text() == "this run's\n" and (kept / MARKER).stat().st_uid == 1000
+    assert (kept / "index.html").read_bytes() == b"<p>live</p>"
+    assert not bind.restamp_version(directory, "b" * 12, "this run's\n")
+    target = tmp_path / "target"
+    target.mkdir()
+    (directory / "v" / ("c" * 12)).symlink_to(target)
+    with pytest.raises(DeployError, match="cannot restamp the version"):
+        bind.restamp_version(directory, "c" * 12, "this run's\n")
+    assert list(target.iterdir()) == []
+
+
+@pytest.mark.parametrize("planted", ["file", "link loop"])
+def test_a_bind_root_that_is_no_directory_is_named_never_blamed_on_the_names_directory(tmp_path, planted):
+    """Before, a deploy.bind_root that is a file or a symbolic link loop was reported as the name's directory
+    (`the kept versions of ROOT/site-1 are unknown: … is no directory`), by the versions' read, before the
+    preflight that checks deploy.bind_root ran (which took a link loop for a missing directory, to be made). Now
+    the read names deploy.bind_root, and a deploy stops on the preflight's own line about it first."""
+    config, clients = fake_world(tmp_path)
+    root = Path(config.deploy.bind_root)
+    root.rmdir()
+    if planted == "file":
+        root.write_text("not a directory")
+    else:
+        root.symlink_to(root)
+    with pytest.raises(DeployError, match=re.escape(f"the kept versions of {root / 'gs-x'} are unknown: "
+                                                    f"deploy.bind_root {root} is no directory")) as info:
+        bind.version_markers(root / "gs-x")
+    assert type(info.value) is UnknownVersions
+    clients.binds = BindDirectories()
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\nOne.\n")
+    request = DeployRequest(source=source, subdomain="site-1", verify=False, content="bind")
+    with pytest.raises(GraphsiteError, match=re.escape(f"deploy.bind_root: cannot create files in {root}: {root} "
+                                                      "is not a directory")) as refused:
+        deploy(config, request, clients, Recorder())
+    assert str(root / "site-1") not in refused.value.detail
+
+
+@contextmanager
+def _as_nobody() -> Iterator[None]:
+    """Run the block with the effective uid of nobody (the real uid stays root, which takes it back)."""
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_traceback_or_none(tmp_path):
+    """Once opening v/ was refused as no directory, the look at what is there used os.path.lexists (an EACCES
+    read as "absent") then Path.is_dir (an EACCES raised: a traceback), so a permission that changed between the
+    two gave a false line or a traceback. Each path is now looked at once, and a look that failed is a failed
+    read, named, one line: list counts the page directories unreadable rather than a version count unknown. Only
+    a race reaches this from version_markers; the look itself is proven here as a user who may not search
+    deploy.bind_root's parents."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        directory = Path(base) / "srv" / "gs-bind"
+        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        (directory / "v").write_text("not a directory")
+        directory.chmod(0o700)  # owned by 1000: nobody may search deploy.bind_root, not this directory
+        with _as_nobody():
+            refused = bind._unknown_versions(directory)
+    assert type(refused) is DeployError  # not UnknownVersions: a read that failed
+    assert refused.detail == f"{directory / 'v'}: cannot look at it: Permission denied", refused.detail
+
+
+def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_its_v(tmp_path):
+    """What a switch to config mode would remove with the directory unread: every entry of v/ that is no version
+    folder (whatever its name or kind) and of the directory beside the page, the marker and v/; a killed write's
+    temporaries are graphsite's own."""
+    directory = tmp_path / "gs-bind"
+    assert bind.strays(directory) == ()
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
+    for own in ("v/.bbbbbbbbbbbb.0123456789ab.tmp", ".index.html.0123456789ab.tmp", "..graphsite.0123456789ab.tmp"):
+        (directory / own).write_text("")
+    assert bind.strays(directory) == ()
+    (directory / "v" / "notes").mkdir()
+    (directory / "v" / "AAAAAAAAAAAA").mkdir()
+    (directory / "v" / "backup.tar").write_text("")
+    (directory / "notes.txt").write_text("")
+    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes")
+
+
+def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_never_absent(tmp_path):
+    """Before, has_root used Path.is_dir (EACCES raised: a traceback) and exists used os.path.lexists (EACCES
+    read as absent: "does not exist on this host"). Both now look with one stat and a look that failed is a
+    DeployError naming the path; absent stays absent."""
+    hidden = tmp_path / "hidden"
+    (hidden / "srv" / "gs-bind").mkdir(parents=True)
+    hidden.chmod(0o700)  # owned by root: nobody may not search it
+    store = BindDirectories()
+    with _as_nobody():
+        for look in (lambda: store.has_root(hidden / "srv"), lambda: store.exists(hidden / "srv" / "gs-bind")):
+            with pytest.raises(DeployError, match=re.escape(f"{hidden / 'srv'}") + ".*cannot look at it: "
+                                                  "Permission denied"):
+                look()
+    assert store.has_root(hidden / "srv") and store.exists(hidden / "srv" / "gs-bind")
+    assert not store.has_root(tmp_path / "none") and not store.exists(tmp_path / "none")
+
+
+def test_a_switch_from_bind_mode_names_a_bind_root_that_is_no_directory(tmp_path):
+    """Before, the preflight looked at deploy.bind_root only for a deploy in bind mode: a switch from it, with a
+    file at deploy.bind_root, said the name's versions were "unknown here: ROOT does not exist on this host".
+    Now the switch's preflight names the file, as a bind deploy's does."""
+    config, clients = fake_world(tmp_path)
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\nOne.\n")
+    deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False, content="bind"), clients,
+           Recorder())
+    root = Path(config.deploy.bind_root)
+    root.rmdir()
+    root.write_text("not a directory")
+    clients.binds = BindDirectories()
+    request = DeployRequest(source=source, subdomain="site-1", verify=False, content="config")
+    with pytest.raises(GraphsiteError, match=re.escape(f"deploy.bind_root: cannot create files in {root}: {root} "
+                                                      "is not a directory")):
+        deploy(config, request, clients, Recorder())

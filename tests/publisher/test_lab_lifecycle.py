@@ -143,7 +143,7 @@ def test_deploy_verify_teardown_leaves_nothing_then_says_so(publab):
     assert "nothing left" in second.stderr
 
 
-def test_bind_mode_end_to_end(publab):
+def test_bind_mode_end_to_end(publab, tmp_path):
     name = publab.name()
     data = _json(publab.run("deploy", "--subdomain", name, "--content", "bind", "--json"))
     assert {c["status"] for c in data["checks"]} == {"PASS"}, data["checks"]
@@ -156,6 +156,26 @@ def test_bind_mode_end_to_end(publab):
     assert not directory.exists()  # switching back to configs removes the directory once the switch is live
     assert back["service"]["bind"] is None
     assert publab.run("deploy", "--subdomain", name, "--content", "bind", "--no-verify").exit_code == 0
+    # the same page went back and forth; another one would drop the version kept in bind mode: refused first
+    other = tmp_path / "other.md"
+    other.write_text("# Another page\n\nIt would replace the one kept in bind mode.\n")
+    refused = publab.run("deploy", str(other), "--subdomain", name, "--content", "config", "--no-verify", "--json")
+    assert refused.exit_code == 1, refused.stderr
+    error = json.loads(refused.stdout)
+    assert error["error"].startswith(f"{name} keeps 1 version in bind mode (") and "nothing deployed" in error["error"]
+    assert "--content bind to keep them" in error["hint"] and "deploy.keep_versions = 1" in error["hint"]
+    assert f"Error: {error['error']}" in refused.stderr
+    kept = directory / "v" / data["sha256"][:12] / "index.html"
+    assert (directory / "index.html").read_bytes() == kept.read_bytes()  # nothing changed
+    # a folder under v/ that nothing proves the deployment's would go with the directory: refused whatever
+    # keep_versions says, even for the same page (which drops no version)
+    planted = directory / "v" / ("b" * 12)
+    planted.mkdir()
+    again = publab.run("deploy", "--subdomain", name, "--content", "config", "--no-verify",
+                       env={"GRAPHSITE_DEPLOY_KEEP_VERSIONS": "1"})
+    assert again.exit_code == 1
+    assert f"keeps 1 folder in bind mode that nothing proves to be its own ({planted}: " in again.stderr
+    assert planted.is_dir() and (directory / "index.html").read_bytes() == kept.read_bytes()
     result = publab.run("teardown", name)
     assert result.exit_code == 0 and f"removed   directory {directory}" in result.stdout
     _nothing_left(publab, name)

@@ -10,7 +10,10 @@ import hashlib
 import json
 import re
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import jsonschema
@@ -21,10 +24,10 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp
-from graphsite.publisher.versions import ROOT_PAGE, choose, kept, read_versions, version_target
+from graphsite.publisher.versions import ROOT_PAGE, Held, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
-from graphsite.usecases.history import History, history
-from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.history import History, history, read_kept
+from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, SignalledSwarm, fake_world
@@ -277,7 +280,7 @@ def test_bind_mode_keeps_versions_in_its_directory_rolls_back_drops_and_tears_do
     fourth = _deploy(config, clients, tmp_path, 4, verify=False).plan.sha256
     # the oldest but the one the deploy replaced (live since the rollback) is dropped
     assert set(binds.kept[directory]) == {shas[0][:12], shas[2][:12], fourth[:12]}
-    assert survey(SurveySettings.from_config(config), clients).holdings["site-1"].versions == 3
+    assert survey(SurveySettings.from_config(config), clients, runtime=True).holdings["site-1"].versions == 3
     teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
     assert directory not in binds.dirs and directory not in binds.kept
 
@@ -353,18 +356,18 @@ def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_k
     swarm.relabel_config(first, {**swarm.config_labels[first], "graphsite.sha256": "f" * 64})
     settings = SurveySettings.from_config(config)
     assert len(_history(config, clients).found.versions) == 1
-    assert survey(settings, clients).holdings["site-1"].versions == 1
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions == 1
     service = swarm.services_by_name["site-1"]
     swarm.services_by_name["site-1"] = replace(service, labels={  # as graphsite 0.1 labelled it: no stamp version
         k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
-    assert survey(settings, clients).holdings["site-1"].versions is None
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions is None
     bind = config.replace("deploy", content="bind")
     _deployed(bind, clients, tmp_path, 1)
     binds = clients.binds
     assert isinstance(binds, FakeBinds)
-    assert survey(settings, clients).holdings["site-1"].versions == 1
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions == 1
     binds.roots.clear()
-    assert survey(settings, clients).holdings["site-1"].versions is None
+    assert survey(settings, clients, runtime=True).holdings["site-1"].versions is None
 
 
 def _one_bind_version(tmp_path: Path) -> tuple[Config, Clients, dict[str, tuple[bytes, str | None]]]:
@@ -464,3 +467,434 @@ def test_a_bind_version_whose_page_is_not_its_sha_blocks_the_rollback_and_names_
     assert refused.value.hint == f"look at the directory {directory}"
     assert _swarm(clients).services_by_name["site-1"] == service
     assert clients.binds.dirs[directory.parent.parent]["index.html"] != kept[first][0]
+
+
+@pytest.mark.parametrize("planted", ["link", "another deployment's directory", "link at v"])
+def test_a_bind_directory_that_is_not_the_deployments_is_an_unknown_history_never_an_empty_one(tmp_path, planted):
+    """Before, a link where the name's directory should be (or a directory another deployment's marker names) read
+    as "no versions kept": history listed none and rollback said there was nothing to roll back to. Nothing is
+    changed on it: no rollback, no deploy, nothing dropped."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 2)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    if planted == "link":
+        binds.dirs.pop(directory), binds.kept.pop(directory)
+        binds.links[directory] = str(tmp_path / "elsewhere")
+        why = f"{directory} is not its page directory: a symbolic link to {tmp_path / 'elsewhere'}"
+    elif planted == "link at v":
+        binds.kept.pop(directory)
+        binds.links[directory / "v"] = str(tmp_path / "elsewhere")
+        why = f"the kept versions of {directory} are unknown: {directory / 'v'} is a symbolic link"
+    else:
+        marker = binds.dirs[directory][".graphsite"].decode()
+        live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+        binds.dirs[directory][".graphsite"] = marker.replace(f" id={live_id} ", " id=0badc0de ").encode()
+        why = f"{directory} is not its page directory: its marker names deployment 0badc0de"
+    held, dirs, service = dict(binds.kept), dict(binds.dirs), _swarm(clients).services_by_name["site-1"]
+    listed = survey(SurveySettings.from_config(config), clients, runtime=True)
+    assert listed.holdings["site-1"].versions is None and listed.unreadable == {}  # `?`, and the rest is read
+    with pytest.raises(DeployError, match=re.escape(why)) as refused:
+        history(SurveySettings.from_config(config), "site-1", clients)
+    assert refused.value.exit_code == 1
+    with pytest.raises(DeployError, match=re.escape(why)):
+        rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
+    assert _swarm(clients).services_by_name["site-1"] == service and binds.kept == held and binds.dirs == dirs
+
+
+class _Steps(Recorder):
+    """A recorder that writes each step's start among the calls the fakes record, to tell which step made a call."""
+
+    def __init__(self, calls: list[str]) -> None:
+        super().__init__()
+        self.calls = calls
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        self.calls.append(f"step {label}")
+        with super().step(label):
+            yield
+
+
+def test_a_bind_deploy_reads_its_directorys_versions_once_before_the_new_page_is_live(tmp_path):
+    """Before, the plan step and the content step each read v/: two answers for one decision (the second could
+    disagree with what the plan served). The plan's reading is passed on; only the removal of what fell off, once
+    the new page is live, looks again."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    for n in (1, 2):  # a first deploy, then a redeploy
+        binds = clients.binds
+        assert isinstance(binds, FakeBinds)
+        calls = binds.faults.calls
+        calls.clear()
+        source = tmp_path / f"report-{n}.md"
+        source.write_text(f"# Report {n}\n\nVersion {n}.\n")
+        deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False), clients, _Steps(calls))
+        live = calls[:calls.index("step remove old content")]
+        assert live.count("versions") == 1, live
+    assert len(clients.binds.kept[Path(config.deploy.bind_root) / "site-1"]) == 2
+
+
+class _PlantedAfterThePlan(FakeBinds):
+    """Page directories where a folder named like the new version appears once the plan has read v/ (a hand, a
+    process that is not graphsite), just before the content step keeps the page."""
+
+    armed = False
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        made = super().ensure(directory, page, stamp, sha256)
+        if self.armed:
+            self.kept.setdefault(directory, {})[sha256[:12]] = (b"<p>planted</p>", None)
+        return made
+
+
+def test_a_version_folder_that_appears_after_the_plan_read_is_refused_and_left_in_place(tmp_path):
+    """The content step keeps the page from the plan's reading: what appears at v/<sha12> since is not proven
+    this deployment's, so it is neither taken as kept nor removed by the undo."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _PlantedAfterThePlan(Path(config.deploy.bind_root))
+    first = _deploy(config, clients, tmp_path, 1, verify=False).plan.sha256
+    binds.armed = True
+    with pytest.raises(DeployError, match=r"v/[0-9a-f]{12} appeared since this deploy's plan; left in place"):
+        _deploy(config, clients, tmp_path, 2, verify=False)
+    kept = binds.kept[Path(config.deploy.bind_root) / "site-1"]
+    assert len(kept) == 2 and kept[first[:12]][1] is not None
+    assert [page for sha12, (page, _) in kept.items() if sha12 != first[:12]] == [b"<p>planted</p>"]
+
+
+def test_the_undo_of_a_failed_rerun_of_a_killed_first_deploy_keeps_the_version_folder_it_found(tmp_path):
+    """The rerun stamps the killed run's v/<sha12> again (a new deployment, another id). Before, it removed the
+    folder and kept the page anew, so when the rerun failed its undo removed a folder that existed before the run;
+    now it restamps the marker in place, and its undo puts the earlier marker back."""
+    config, clients, kept = _one_bind_version(tmp_path)
+    sha, before = next(iter(kept.items()))
+    del _swarm(clients).services_by_name["site-1"]  # as if killed before its service step
+    _swarm(clients).faults.inject("ensure_service", Fault.error())
+    with pytest.raises(DeployError, match="ensure_service: refused"):
+        _deploy(config, clients, tmp_path, 1, verify=False)
+    assert kept[sha] == before
+    again = _deploy(config, clients, tmp_path, 1, verify=False)  # and the next rerun still converges
+    assert kept[sha][0] == before[0] and f" id={again.plan.stamp.id} " in kept[sha][1]
+
+
+@pytest.mark.parametrize("former, to", [("config", "bind"), ("bind", "config")])
+def test_a_deploy_to_the_other_content_mode_refuses_to_drop_its_versions_unless_keep_versions_is_1(tmp_path,
+                                                                                                  former, to):
+    """A content mode's versions are not carried over to the other. Before, a deploy in the other mode dropped
+    them all once its page was live, silently; now it stops before anything is made, naming them, how to keep them
+    (deploy in the former mode) and how to switch anyway (deploy.keep_versions = 1, which drops every version but
+    the live one by its own rule)."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content=former)
+    shas = _deployed(config, clients, tmp_path, 2)
+    swarm, binds = _swarm(clients), clients.binds
+    assert isinstance(binds, FakeBinds)
+    before = (dict(swarm.config_labels), swarm.services_by_name["site-1"], {k: dict(v) for k, v in binds.kept.items()})
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, 3, verify=False, content=to)
+    shorts = ", ".join(sha[:12] for sha in shas[::-1])
+    assert refused.value.detail == (
+        f"site-1 keeps 2 versions in {former} mode ({shorts}) that this deploy in {to} mode would drop: a content "
+        "mode's versions are not carried over to the other; nothing deployed")
+    assert f"deploy with --content {former} to keep them" in refused.value.hint
+    assert "deploy.keep_versions = 1" in refused.value.hint
+    assert (dict(swarm.config_labels), swarm.services_by_name["site-1"],
+            {k: dict(v) for k, v in binds.kept.items()}) == before
+    # the same page in the other mode loses nothing but the one it replaces: refused too, naming that one only
+    with pytest.raises(DeployError, match=rf"keeps 1 version in {former} mode \({shas[0][:12]}\)"):
+        _deploy(config, clients, tmp_path, 2, verify=False, content=to)
+    recorder = Recorder()
+    source = tmp_path / "report-3.md"
+    deploy(config.replace("deploy", keep_versions=1),  # a dry run says what it would drop, in the run's words
+           DeployRequest(source=source, subdomain="site-1", verify=False, content=to, dry_run=True), clients,
+           recorder)
+    for sha in shas:
+        assert f"would drop version {sha[:12]} (kept in {former} mode, not carried over to {to})" in recorder.lines
+    recorder = Recorder()
+    switched = deploy(config.replace("deploy", keep_versions=1),
+                      DeployRequest(source=source, subdomain="site-1", verify=False, content=to), clients, recorder)
+    assert switched.plan.content_mode == to
+    for sha in shas:
+        assert f"dropped version {sha[:12]} (kept in {former} mode, not carried over to {to})" in recorder.lines
+    assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]
+
+
+def test_a_bind_deployment_of_a_release_before_versions_has_none_and_may_switch_mode(tmp_path):
+    """Its service names no deployment id, so no marker can prove its directory or a version its: history counts
+    none (it is not refused), and a switch of content mode has no version to drop; the folders under v/ nothing
+    proves its stop it (it would remove them with the directory) until they are removed by hand."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, 2)
+    swarm = _swarm(clients)
+    service = swarm.services_by_name["site-1"]
+    swarm.services_by_name["site-1"] = replace(service, labels={  # as graphsite 0.1 labelled it
+        k: v for k, v in service.labels.items() if k not in ("graphsite.id", "graphsite.stamp")})
+    found = _history(config, clients)
+    assert found.found.versions == () and len(found.found.unproven) == 2
+    with pytest.raises(DeployError, match="keeps 2 folders in bind mode that nothing proves to be its own"):
+        _deploy(config, clients, tmp_path, 3, verify=False, content="config")
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    binds.kept[Path(config.deploy.bind_root) / "site-1"].clear()  # removed by hand
+    assert _deploy(config, clients, tmp_path, 3, verify=False, content="config").plan.content_mode == "config"
+
+
+@pytest.mark.parametrize("keep", [5, 1])
+def test_a_switch_to_config_mode_stops_on_version_folders_nothing_proves_the_deployments(tmp_path, keep):
+    """The switch removes the whole bind directory. Before, it counted only the versions proven the deployment's:
+    a folder under v/ that nothing proves to be its own (history lists it as unproven) went with the directory,
+    silently, even with the default keep_versions. Now the deploy stops before anything is made, naming it, whatever
+    keep_versions says: keep_versions drops versions of the deployment, never what is not proven its. (The same
+    page is deployed: the switch drops no proven version, so nothing else stops it.)"""
+    config, clients, kept = _one_bind_version(tmp_path)
+    kept["b" * 12] = (b"<p>planted</p>", None)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds, service = clients.binds, _swarm(clients).services_by_name["site-1"]
+    assert isinstance(binds, FakeBinds)
+    assert [u.config for u in _history(config, clients).found.unproven] == [str(directory / "v" / ("b" * 12))]
+    with pytest.raises(DeployError) as refused:
+        _deploy(config.replace("deploy", keep_versions=keep), clients, tmp_path, 1, verify=False, content="config")
+    assert refused.value.detail.startswith(
+        f"site-1 keeps 1 folder in bind mode that nothing proves to be its own ({directory / 'v' / ('b' * 12)}: ")
+    assert refused.value.detail.endswith("this deploy in config mode would remove it with the directory; left in "
+                                         "place, nothing deployed")
+    assert "remove it by hand if it is yours" in refused.value.hint
+    assert directory in binds.dirs and kept["b" * 12] == (b"<p>planted</p>", None)
+    assert _swarm(clients).services_by_name["site-1"] == service
+
+
+def _not_on_this_host(tmp_path: Path, count: int) -> tuple[Config, Clients, FakeBinds, Path]:
+    """Deploy `count` versions of site-1 in bind mode, then take its directory off this host (another manager's,
+    lost); return its configuration, clients, page directories and the directory's path."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    _deployed(config, clients, tmp_path, count)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds.dirs.pop(directory), binds.kept.pop(directory)
+    return config, clients, binds, directory
+
+
+@pytest.mark.parametrize("missing", ["directory", "bind_root"])
+def test_a_bind_redeploy_where_the_directory_is_not_on_this_host_stops_unless_keep_versions_is_1(tmp_path,
+                                                                                                  missing):
+    """Before, a directory this host does not hold (another manager's, lost) read as "no versions": the redeploy
+    made a new one here, pinned the service here and served the new page alone; the three kept versions were
+    stranded where they are. History already refused ("unknown here"); now the redeploy does too, before anything
+    is made. keep_versions = 1 keeps none, so it does not ask."""
+    config, clients, binds, directory = _not_on_this_host(tmp_path, 3)
+    swarm = _swarm(clients)
+    if missing == "bind_root":
+        binds.roots.clear()
+    service = swarm.services_by_name["site-1"]
+    gone = directory if missing == "directory" else directory.parent
+    with pytest.raises(DeployError, match=re.escape(f"the versions of site-1 are unknown here: {gone} does not "
+                                                    "exist on this host")):
+        _deploy(config, clients, tmp_path, 4, verify=False)
+    assert swarm.services_by_name["site-1"] == service and directory not in binds.dirs
+    one = _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 4, verify=False)
+    assert list(binds.kept[directory]) == [one.plan.sha256[:12]]
+
+
+def test_list_says_why_a_bind_directorys_versions_are_unknown_and_a_failed_read_still_fails(tmp_path, capsys):
+    """Before, list turned every failure reading a bind directory's v/ into `?` and exit 0: a link at v/ (not the
+    deployment's) lost its reason, and a read that failed (EIO, EACCES) no longer marked the directories
+    unreadable. Now only the first is `?`, with its reason beside it (stderr; --json `versions_unknown`); the
+    second makes the page directories unreadable and list exit 1, as before."""
+    from graphsite.commands import present
+
+    config, clients, _ = _one_bind_version(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds.kept.pop(directory)
+    binds.links[directory / "v"] = str(tmp_path / "elsewhere")
+    settings = SurveySettings.from_config(config)
+    listed = survey(settings, clients, runtime=True)
+    why = f"the kept versions of {directory} are unknown: {directory / 'v'} is a symbolic link"
+    assert listed.holdings["site-1"].versions is None and listed.unreadable == {}
+    assert listed.holdings["site-1"].versions_unknown.startswith(why)
+    present.listing(listed, datetime.now(UTC), as_json=False)
+    assert f"site-1: versions ?: {why}" in capsys.readouterr().err
+    present.listing(listed, datetime.now(UTC), as_json=True)
+    assert json.loads(capsys.readouterr().out)["deployments"][0]["versions_unknown"].startswith(why)
+    binds.links.pop(directory / "v")
+    binds.faults.inject("versions", Fault.error())  # a read that failed: not a count, the system is unreadable
+    failed = survey(settings, clients, runtime=True)
+    assert list(failed.unreadable) == [DIRECTORIES] and "versions: refused" in failed.unreadable[DIRECTORIES]
+    with pytest.raises(GraphsiteError) as info:
+        present.listing(failed, datetime.now(UTC), as_json=False)
+    assert info.value.exit_code == 1
+
+
+def test_a_switch_with_keep_versions_1_gets_past_a_bind_directory_this_host_does_not_hold(tmp_path):
+    """keep_versions = 1 is how to switch and drop the former mode's versions. Before, the switch read them first
+    and stopped where the directory was not on this host ("unknown here"): nothing let it past. Now keep_versions
+    = 1 does not ask what it would not keep there; without it the switch still stops, naming the path."""
+    config, clients, binds, directory = _not_on_this_host(tmp_path, 2)
+    with pytest.raises(DeployError, match=re.escape(f"unknown here: {directory} does not exist on this host")):
+        _deploy(config, clients, tmp_path, 3, verify=False, content="config")
+    switched = _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 3, verify=False,
+                       content="config")
+    assert switched.plan.content_mode == "config" and directory not in binds.dirs
+    assert [v.sha256 for v in _history(config, clients).found.versions] == [switched.plan.sha256]
+
+
+class _GoneAfterThePlan(FakeBinds):
+    """Page directories where the version folders vanish (a hand, a process that is not graphsite) once the plan
+    has read v/: when the content step writes the page (`at` "ensure") or just before it restamps a folder
+    ("restamp_version")."""
+
+    at = ""
+
+    def _vanish(self, directory: Path, method: str) -> None:
+        if self.at == method:
+            self.kept.get(directory, {}).clear()
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+        self._vanish(directory, "ensure")
+        return super().ensure(directory, page, stamp, sha256)
+
+    def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
+        self._vanish(directory, "restamp_version")
+        return super().restamp_version(directory, sha12, marker)
+
+
+@pytest.mark.parametrize("at", ["ensure", "restamp_version"])
+def test_a_version_folder_gone_since_the_plan_is_said_so_never_taken_for_another_one(tmp_path, at):
+    """Before, a folder the plan read that vanished before the content step was blamed as "exists and is not this
+    deployment's version" (no page read, so not proven), and a restamp that found no folder was ignored: the rerun
+    of a killed first deploy went live with no version kept. Now both say it is gone since the plan, and the run
+    is undone."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _GoneAfterThePlan(Path(config.deploy.bind_root))
+    _deploy(config, clients, tmp_path, 1, verify=False)
+    if at == "restamp_version":
+        del _swarm(clients).services_by_name["site-1"]  # as if killed before its service step: its rerun restamps
+    binds.at = at
+    with pytest.raises(DeployError, match=r"v/[0-9a-f]{12} is gone since this deploy's plan") as refused:
+        _deploy(config, clients, tmp_path, 1, verify=False)
+    assert "is not this deployment's version" not in refused.value.detail
+    assert binds.kept[Path(config.deploy.bind_root) / "site-1"] == {}
+
+
+def test_a_reading_of_one_bind_directory_never_stands_for_anothers(tmp_path):
+    """Held names the directory it read; before, nothing looked at it, so a reading passed on for another
+    directory would have been taken as that one's versions."""
+    config, clients, kept = _one_bind_version(tmp_path)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    deployment = Deployment.from_labels(_swarm(clients).services_by_name["site-1"].labels)
+    other = Held(directory.parent / "site-2", {})
+    assert other.markers_of(directory) is None
+    found, _ = read_kept("site-1", deployment, config.site.domain, directory.parent, clients, held=other)
+    assert [v.short for v in found.versions] == list(kept)
+
+
+@pytest.mark.parametrize("planted", ["v/notes", "v/AAAAAAAAAAAA", "v/backup.tar", "notes.txt"])
+def test_a_switch_to_config_mode_stops_on_what_graphsite_did_not_put_in_the_bind_directory(tmp_path, planted):
+    """Before, the switch looked only at the entries of v/ named like a version (12 lowercase hex): a folder or a
+    file of any other name there, or beside the page, read as nothing and went with the directory, unread. Now
+    every entry but graphsite's own stops the switch, whatever keep_versions says, and is left in place."""
+    config, clients, _ = _one_bind_version(tmp_path)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    binds, service = clients.binds, _swarm(clients).services_by_name["site-1"]
+    assert isinstance(binds, FakeBinds)
+    binds.dirs[directory][planted] = b"mine"
+    with pytest.raises(DeployError) as refused:
+        _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False, content="config")
+    assert f"({directory / planted}: graphsite did not put it there)" in refused.value.detail
+    assert binds.dirs[directory][planted] == b"mine" and _swarm(clients).services_by_name["site-1"] == service
+
+
+class _NoteAfterThePlan(FakeBinds):
+    """Page directories where a note appears under v/ (a hand, another process) once the plan has looked."""
+
+    def strays(self, directory: Path) -> tuple[str, ...]:
+        found = super().strays(directory)
+        if directory in self.dirs:
+            self.dirs[directory]["v/notes"] = b"mine"
+        return found
+
+
+def test_what_appears_in_the_bind_directory_after_the_plan_is_left_there_with_the_directory(tmp_path):
+    """Before, the switch looked at the directory in its plan step and removed it after converge and verify
+    without looking again: what appeared meanwhile went with it, unread. Now it looks again just before; the
+    deploy is live, so the directory is left in place with a warning naming what is there."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _NoteAfterThePlan(Path(config.deploy.bind_root))
+    _deploy(config, clients, tmp_path, 1, verify=False)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    recorder, source = Recorder(), tmp_path / "report-2.md"
+    source.write_text("# Report 2\n\nVersion 2.\n")
+    switched = deploy(config.replace("deploy", keep_versions=1),
+                      DeployRequest(source=source, subdomain="site-1", verify=False, content="config"), clients,
+                      recorder)
+    assert switched.plan.content_mode == "config"
+    assert binds.dirs[directory]["v/notes"] == b"mine" and directory in binds.kept
+    assert any(line.startswith(f"warning: old content of site-1 left in place: {directory} holds what nothing "
+                               f"proves the deployment's, put there since this deploy's plan ({directory / 'v/notes'}"
+                               ": graphsite did not put it there)") for line in recorder.lines), recorder.lines
+
+
+def test_a_bind_redeploy_with_keep_versions_1_does_not_take_over_a_directory_another_deployment_marks(tmp_path):
+    """Before, keep_versions = 1 skipped the look at the directory altogether (it keeps no version), so a
+    directory whose marker names another deployment was written over. Now only a directory that is not on this
+    host goes unasked; one that is there is looked at whatever keep_versions says."""
+    config, clients, _ = _one_bind_version(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    live_id = _swarm(clients).services_by_name["site-1"].labels["graphsite.id"]
+    marker = binds.dirs[directory][".graphsite"].decode().replace(f" id={live_id} ", " id=0badc0de ")
+    binds.dirs[directory][".graphsite"] = marker.encode()
+    dirs, service = dict(binds.dirs[directory]), _swarm(clients).services_by_name["site-1"]
+    with pytest.raises(DeployError, match=re.escape(f"{directory} is not its page directory: its marker names "
+                                                    "deployment 0badc0de")):
+        _deploy(config.replace("deploy", keep_versions=1), clients, tmp_path, 2, verify=False)
+    assert binds.dirs[directory] == dirs and _swarm(clients).services_by_name["site-1"] == service
+
+
+def test_one_names_failed_versions_read_leaves_the_other_directories_read_and_list_still_fails(tmp_path):
+    """Before, a failed read of one name's v/ ended the whole page-directory scan: the names after it and the
+    temporaries went unlisted. Now the scan carries on; the page directories are still unreadable (exit 1)."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    for name in ("site-1", "site-2"):
+        source = tmp_path / f"{name}.md"
+        source.write_text(f"# {name}\n\nOne.\n")
+        deploy(config, DeployRequest(source=source, subdomain=name, verify=False), clients, Recorder())
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    binds.faults.inject("versions", Fault.error())  # site-1's, read first
+    listed = survey(SurveySettings.from_config(config), clients, runtime=True)
+    assert "versions: refused" in listed.unreadable[DIRECTORIES]
+    assert listed.holdings["site-1"].versions is None  # and every count, the system being unreadable
+    assert all(("directory", str(Path(config.deploy.bind_root) / n)) in listed.holdings[n].resources()
+               for n in ("site-1", "site-2"))
+
+
+@pytest.mark.parametrize("content", ["config", "bind"])
+def test_a_dry_run_says_the_versions_falling_off_keep_versions_as_the_run_says_them(tmp_path, content):
+    """Before, a dry run said only what a content mode switch would drop: the versions a redeploy drops for
+    deploy.keep_versions went unsaid, though the run says each. Now the dry run says them in the run's words."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content=content)
+    shas = _deployed(config, clients, tmp_path, 2)
+    two = config.replace("deploy", keep_versions=2)
+    source = tmp_path / "report-3.md"
+    source.write_text("# Report 3\n\nVersion 3.\n")
+    said = {}
+    for dry_run in (True, False):
+        recorder = Recorder()
+        deploy(two, DeployRequest(source=source, subdomain="site-1", verify=False, dry_run=dry_run), clients,
+               recorder)
+        said[dry_run] = [line for line in recorder.lines if "drop" in line]
+    assert said[True] == [f"would drop version {shas[0][:12]} (deploy.keep_versions = 2)"]
+    assert said[False] == [f"dropped version {shas[0][:12]} (deploy.keep_versions = 2)"]

@@ -68,8 +68,8 @@ def dynamic_dir_facts(directory: Path) -> DynamicDir:
 def writable_dir(setting: str, path: Path) -> WritableDir:
     """Return whether this user can create files in `path`, making it (and its parents) first when missing."""
     existing = path
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    while not os.path.lexists(existing) and existing != existing.parent:  # a link loop or a dangling link is
+        existing = existing.parent                                         # there, not missing: no directory
     if not existing.is_dir():
         return WritableDir(setting, path, f"{existing} is not a directory")
     if not os.access(existing, os.W_OK | os.X_OK):

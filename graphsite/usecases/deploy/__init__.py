@@ -16,12 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from graphsite import __version__
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import caddy, files, probe, route
+from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import Clients
@@ -45,17 +44,9 @@ from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import Service, config_labels, runs
 from graphsite.publisher.undo import Undo
-from graphsite.publisher.versions import (
-    bind_pages,
-    kept,
-    look_at,
-    page_refusal,
-    read_versions,
-    short,
-    version_labels,
-    version_marker,
-)
+from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
+from graphsite.usecases.deploy import versions
 from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Foreign, SurveySettings, holding
@@ -173,6 +164,8 @@ class _Prepared:
     # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
     # taken over, relabelled or removed only then (`adopted`)
     proven: bool = False
+    held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
+    switch: Switch | None = None  # a redeploy to the other content mode: the former mode's versions it drops
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -193,7 +186,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter, prepared.proven)
+            _remove_old_content(config, plan, clients, reporter, prepared.proven, prepared.switch)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -229,6 +222,12 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
 def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
              reporter: Reporter) -> DeployResult:
     prepared = _prepare(config, request, clients, subdomain, reporter)
+    if prepared.switch is not None:  # what a run says once the page is live
+        dropped = prepared.switch.dropped
+    else:
+        dropped = versions.falling_off(config, prepared.plan, clients, prepared.held) if prepared.current else ()
+    for version in dropped:
+        reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, prepared.switch, would=True)}")
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
     dns = {"create": "would create", "restamp": "would update", "replace": "would replace"}.get(
         prepared.decision.action, UNCHANGED)
@@ -262,17 +261,25 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
-        plan = _keep_versions(config, plan, previous, clients, page)
         # doctor's cheap checks: Swarm role, network, dynamic directory and every file in it (one file Traefik
         # cannot load blocks every change, this route's included), the middlewares the route uses, who else may
-        # change the token file and the directories this run writes in (bind_root with --content bind too)
-        checks = preflight(config.replace("deploy", content=content), clients.docker)
+        # change the token file and the directories this run writes in (bind_root with --content bind too);
+        # before the versions are read, so that a bind_root that is no directory is named as such
+        # and bind_root of a switch from bind mode, whose directory it removes, when anything is there at all
+        looked = content
+        if previous is not None and previous.content == "bind" and clients.binds.exists(Path(config.deploy.bind_root)):
+            looked = "bind"
+        checks = preflight(config.replace("deploy", content=looked), clients.docker)
         failed = preflight_error(checks)
         if failed is not None:
             raise failed
         for check in checks:  # e.g. deploy.middlewares defined nowhere, with deploy.undefined_middleware = "warn"
             if check.status == WARN:
                 reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
+        # read once: what the plan serves and what the content step keeps are decided from the same answer
+        held = versions.read_held(plan, clients)
+        switch = versions.switch(config, plan, previous, clients)
+        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
@@ -283,40 +290,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
                                  force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, changes, proven)
-
-
-def _keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
-                   page: Page) -> DeployPlan:
-    """Return the plan serving, beside the new page, the kept versions of the deployment (the newest
-    deploy.keep_versions - 1 others): the ones that fall off are removed once the new page is live."""
-    from graphsite.usecases.history import read_kept
-
-    labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
-                            page.title, page.date, __version__)
-    if previous is None:
-        return plan.with_versions(labels, ())
-    found, read = read_kept(plan.subdomain, previous, config.site.domain, Path(config.deploy.bind_root), clients,
-                            content=plan.content_mode)
-    same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
-    if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
-        labels = same.labels()
-    served, configs = [], []
-    for version in kept(found.versions, plan.sha256, config.deploy.keep_versions, replaced=previous.sha256):
-        data = read(version)
-        if data is None:  # removed since it was listed
-            continue
-        csp = caddy.page_csp(data.decode("utf-8", errors="replace"))
-        refusal = page_refusal(version, data) or caddy.csp_refusal(csp)
-        if refusal is not None:  # not served, not dropped: the deploy stops before anything is made
-            raise DeployError(f"{version.config}: kept version {version.short} cannot be served: {refusal}; "
-                              "nothing deployed",
-                              hint=f"{look_at(version)}; remove it by hand, or deploy with deploy.keep_versions = 1 "
-                                   "(which drops it)")
-        served.append((version.sha256, csp))
-        if plan.bind_dir is None:
-            configs.append(ConfigFile(version.config, "", version.sha256, b"", tuple(version.labels().items())))
-    return plan.with_versions(labels, tuple(served), tuple(configs))
+    return _Prepared(plan, decision, current, access, changes, proven, held, switch)
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
@@ -376,7 +350,7 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
-                        proven: bool) -> None:
+                        proven: bool, switch: Switch | None = None) -> None:
     """Remove the configs (and a bind directory) the previous version used and the versions that fell off
     deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays; what
     names no domain is the previous version's only when the name was `proven` before the run."""
@@ -391,33 +365,28 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         dropped = {v.config: v for v in found.versions}
         for name in old:
             clients.docker.remove_config(name)
-            if name in dropped:
-                reporter.info(f"  dropped version {dropped[name].short} (deploy.keep_versions = "
-                              f"{config.deploy.keep_versions})")
+            line = dropped_line(dropped[name], config.deploy.keep_versions, switch) if name in dropped else None
+            if line:
+                reporter.info(f"  {line}")
         if plan.bind_dir is not None:
-            _drop_bind_versions(config, plan, clients, reporter)
+            versions.drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
         page_stamp = binds.stamp(directory)
         previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
+            # the plan's look at it is not enough: what appeared there since would go with it, unread
+            left = versions.unproven_in(config, plan.subdomain, plan.deployment, clients)
+            if left:
+                raise DeployError(f"{directory} holds what nothing proves the deployment's, put there since this "
+                                  f"deploy's plan ({'; '.join(f'{u.config}: {u.why}' for u in left)}); left in place",
+                                  hint=f"look at it, then remove {directory} by hand if nothing there is yours")
             binds.remove(directory, page_stamp)
+            for version in switch.dropped if switch else ():
+                reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, switch)}")
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
-
-
-def _drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
-    """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only)."""
-    from graphsite.usecases.history import read_kept
-
-    assert plan.bind_dir is not None
-    found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
-                         clients, content="bind")
-    served = {sha12 for sha12, _ in plan.server.versions}
-    for version in found.versions:
-        if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
-            reporter.info(f"  dropped version {version.short} (deploy.keep_versions = {config.deploy.keep_versions})")
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -453,7 +422,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
                                            prepared.proven))
         if plan.bind_dir:
-            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven,
+            assert prepared.held is not None
+            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
                                               first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
@@ -530,7 +500,8 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven
     return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, *, first: bool) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held, *,
+                      first: bool) -> Outcome:
     directory = plan.bind_dir
     assert directory is not None
     domain = plan.fqdn.split(".", 1)[1]
@@ -545,50 +516,8 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
                   partial(binds.put_back_page, directory, old))
     created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
-        sha12 = short(plan.sha256)
-        held = binds.versions(directory)
-        if first and sha12 in held and _kept_by_an_earlier_run(plan, binds, held[sha12], domain, proven):
-            binds.remove_version(directory, sha12)  # kept again below, under this deployment's stamp
-            held = {key: marker for key, marker in held.items() if key != sha12}
-        if sha12 not in held:
-            undo.push(f"version {sha12} in {directory}", f"removed version {sha12} of {directory}",
-                      partial(binds.remove_version, directory, sha12))
-        else:
-            _refuse_unproven_version(plan, binds, held[sha12], domain)
-        binds.keep_version(directory, sha12, plan.page, version_marker(plan.stamp, plan.sha256,
-                                                                      dict(plan.page_labels)))
+        versions.keep_page(plan, binds, undo, proven, planned, first=first)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
-
-
-def _kept_by_an_earlier_run(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str,
-                            proven: bool) -> bool:
-    """True when v/<sha12> holds this very page, kept by an earlier run of this configuration for this name under
-    another deployment id (asked only of a first deploy, no service of the name: a first deploy killed once it had
-    kept its page, whose rerun is a new deployment). Like a config of the same data, it is this run's to stamp
-    again; anything else at v/<sha12>, or beside a live deployment, is refused below."""
-    from graphsite.publisher.versions import marker_labels
-
-    directory = plan.bind_dir
-    assert directory is not None
-    stamp = Stamp.from_labels(marker_labels(marker)) if marker else None
-    return (stamp is not None and stamp.id != plan.stamp.id
-            and adopted(claim(stamp, plan.subdomain, domain), proven)
-            and binds.version_page(directory, short(plan.sha256)) == plan.page)
-
-
-def _refuse_unproven_version(plan: DeployPlan, binds: BindStore, marker: str | None, domain: str) -> None:
-    """Raise DeployError when what is at v/<sha12> of the plan's page is not that version of this deployment
-    (no directory, a marker that does not prove it, another page): it is left in place, never taken as kept."""
-    directory, sha12 = plan.bind_dir, short(plan.sha256)
-    assert directory is not None
-    labelled, places = bind_pages({sha12: marker}, plan.subdomain, directory)
-    found = read_versions(labelled, plan.deployment, domain, places=places)
-    why = found.unproven[0].why if found.unproven else ""
-    if not why and binds.version_page(directory, sha12) != plan.page:
-        why = "its page is not this one"
-    if why:
-        raise DeployError(f"{directory / 'v' / sha12} exists and is not this deployment's version {sha12}: {why}; "
-                          "left in place", hint="look at it and remove it by hand if it is yours, then deploy again")
 
 
 def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:
