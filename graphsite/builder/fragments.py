@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from graphsite.builder.model import Reference
 from graphsite.builder.sanitize import is_safe_url, url_scheme
@@ -44,9 +45,10 @@ class Citable:
     name: str = ""  # "Reference 3: its title" (empty for a citation without an entry)
 
 
+@lru_cache(maxsize=65536)
 def public_url(url: str) -> str:
     """Return `url` when a reader of a public page can follow it (absolute http(s), public host, no
-    placeholder), else ""."""
+    placeholder), else "". Memoised: each reference's URL is asked for its entry, its title and every citation."""
     if not url or url_scheme(url) not in {"http", "https"} or not is_safe_url(url):
         return ""
     return "" if problem(url) else url
