@@ -85,3 +85,22 @@ def private_cache_dir(*parts: str) -> Path | None:
     finally:
         os.close(fd)
     return directory
+
+
+def read_private(path: Path) -> bytes | None:
+    """Return the file at `path` (in a `private_cache_dir`) if it is a regular file of this user's that no one
+    else can write, else None: what the cache holds is trusted only if no one else could have put it there."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
+            return None
+        try:
+            return handle.read()
+        except OSError:
+            return None

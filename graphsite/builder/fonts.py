@@ -9,16 +9,15 @@ import base64
 import contextlib
 import hashlib
 import html
+import importlib.util
 import io
-import os
 import re
-import stat
 from functools import lru_cache
 from pathlib import Path
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
-from graphsite.paths import private_cache_dir
+from graphsite.paths import private_cache_dir, read_private
 from graphsite.values import frozen
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
@@ -67,22 +66,6 @@ def _cache_dir() -> Path | None:
     return private_cache_dir("fonts")
 
 
-def _read_cached(path: Path) -> bytes | None:
-    """Return the cached file at `path` if it is a regular file of this user's that no one else can write."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
-            return None
-        try:
-            return handle.read()
-        except OSError:
-            return None
-
-
 @lru_cache(maxsize=64)
 def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
     """Return the font at `path` as WOFF2 holding only the glyphs of `characters` (and their features),
@@ -93,11 +76,9 @@ def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
     except OSError as exc:
         raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    import fontTools
-
-    key = hashlib.sha256(b"\0".join([source, characters.encode(), fontTools.version.encode(), b"v2"])).hexdigest()
+    key = hashlib.sha256(b"\0".join([source, characters.encode(), _subsetter(), b"v3"])).hexdigest()
     cached = directory / f"{key}.woff2" if directory else None
-    found = _read_cached(cached) if cached else None
+    found = read_private(cached) if cached else None
     if found is not None:
         return found
     try:
@@ -109,6 +90,20 @@ def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
         with contextlib.suppress(OSError):
             write_atomic(cached, data, mode=0o600)
     return data
+
+
+@lru_cache(maxsize=1)
+def _subsetter() -> bytes:
+    """Return what identifies the installed fontTools in a cache key: its `__init__.py` (which holds its version),
+    read rather than imported, since importing fontTools (and its logging set-up) is most of a warm build's font
+    work; `fontTools.version` where that file cannot be found or read."""
+    spec = importlib.util.find_spec("fontTools")
+    if spec is not None and spec.origin:
+        with contextlib.suppress(OSError):
+            return Path(spec.origin).read_bytes()
+    import fontTools
+
+    return str(fontTools.version).encode()
 
 
 def _subset(source: bytes, characters: str) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from pathlib import Path
 
 import fontTools
 
@@ -16,7 +17,8 @@ FACE = theme_dir() / "fonts" / fonts.FACES[0].file
 
 
 def _cached_name(characters: str) -> str:
-    key = b"\0".join([FACE.read_bytes(), characters.encode(), fontTools.version.encode(), b"v2"])
+    # the installed fontTools is known by its __init__.py (its version), read without importing the package
+    key = b"\0".join([FACE.read_bytes(), characters.encode(), Path(fontTools.__file__).read_bytes(), b"v3"])
     return hashlib.sha256(key).hexdigest() + ".woff2"
 
 
