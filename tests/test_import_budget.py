@@ -20,8 +20,9 @@ DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "http
           "graphsite.commands.deploy")
 # Imported only by what needs them, so a warm build of a plain document (its font subsets cached) never does: json
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
-# random and secrets (the page's mark comes from os.urandom), tempfile.
-LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile")
+# random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key reads its
+# version from its __init__.py, without importing it).
+LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools")
 
 _PROBE = """
 import sys
