@@ -59,10 +59,12 @@ def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> Non
 
 
 def test_the_budget_sees_an_import(tmp_path: Path) -> None:
-    """The probe is honest: front matter brings YAML, which the budget then reports."""
+    """The probe is honest: front matter brings YAML, which the budget then reports; the same front matter
+    built again is read from the cache (builder/front_yaml.py), without YAML."""
     source = tmp_path / "front.md"
     source.write_text("---\ntitle: A note\n---\n\nOne paragraph.\n", encoding="utf-8")
     assert "yaml" in _denied(_build(tmp_path, source)["modules"])
+    assert _denied(_build(tmp_path, source)["modules"], DENIED + LAZY) == []
 
 
 # `graphsite links` asks its first URLs before the builder reads and parses the report: before the first request

@@ -1,0 +1,121 @@
+"""The front matter's YAML, read once: its values and the line of every node, kept in the user's cache.
+
+Importing PyYAML (its modules and the regular expressions they compile) is about a tenth of the default report's
+build, and its front matter is the same from one build to the next: a text read before is taken from the cache,
+without importing PyYAML. Each file of the cache holds one text's result, named by the sha256 of that text, of
+PyYAML's `__init__.py` (which holds its version) and of this format's version; it is read only from
+graphsite's private cache (`paths.private_cache_dir`) and only if it is a regular file of this user's that no one
+else can write (`paths.read_private`). A result marshal cannot hold (a YAML date or time) is not kept: that
+front matter is parsed at every build, as it was before. Invalid YAML is never kept: it raises at every build.
+
+A node is `[line, value]`: its line (0-based, in the YAML text), and the text of a scalar, the nodes of a
+sequence or the `[key, value]` node pairs of a mapping, as PyYAML's constructor left them (merge keys applied).
+A node an alias names twice is one list (a recursive alias, a recursive list), as in PyYAML's own tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import marshal
+from pathlib import Path
+from typing import Any
+
+from graphsite.atomic import write_atomic
+from graphsite.errors import SourceError
+from graphsite.paths import private_cache_dir, read_private
+
+Node = list[Any]  # [line, value]: see the module's docstring
+_FORMAT = b"front-yaml v1"
+
+
+def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
+    """Return the values of the YAML `text` (the front matter of `path`, between its fences) and its top node
+    (None for an empty text); raise SourceError naming the line of invalid YAML."""
+    key = _key(text)
+    directory = private_cache_dir("yaml") if key else None
+    cached = directory / f"{key}.marshal" if directory else None
+    found = _read(cached) if cached else None
+    if found is not None:
+        return found
+    data, node = _parse(path, text)
+    if cached:
+        with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
+            write_atomic(cached, marshal.dumps([data, node]), mode=0o600)
+    return data, node
+
+
+def _key(text: str) -> str | None:
+    """Return the cache key of `text`, or None (nothing cached) when PyYAML's `__init__.py` cannot be read."""
+    spec = importlib.util.find_spec("yaml")
+    if spec is None or not spec.origin:
+        return None
+    try:
+        parser = Path(spec.origin).read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha256(b"\0".join([_FORMAT, parser, text.encode("utf-8", "surrogatepass")])).hexdigest()
+
+
+def _read(path: Path) -> tuple[Any, Node | None] | None:
+    """Return the result kept in `path`, or None when there is none this module could have written."""
+    raw = read_private(path)
+    if raw is None:
+        return None
+    try:
+        kept = marshal.loads(raw)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not (isinstance(kept, list) and len(kept) == 2 and (kept[1] is None or _is_node(kept[1]))):
+        return None
+    return kept[0], kept[1]
+
+
+def _is_node(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
+
+
+def _parse(path: Path, text: str) -> tuple[Any, Node | None]:
+    import yaml
+
+    # the C loader is several times faster; the pure-Python one where PyYAML was built without libyaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the opening ---
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SourceError(path, f"invalid YAML front matter: {problem}", line=line,
+                          hint="fix the YAML between the two --- lines") from None
+    except (ValueError, TypeError) as exc:  # a tagged or dated value YAML cannot build (date: 2024-02-30)
+        raise SourceError(path, f"invalid YAML front matter: a value cannot be read ({exc})", line=1,
+                          hint="fix the value between the two --- lines (quote it to keep it as text)") from None
+    finally:
+        loader.dispose()
+    return data, _tree(node) if node is not None else None
+
+
+def _tree(root: Any) -> Node:
+    """Return PyYAML's node tree from `root` as nodes of this module (iteratively: a deep tree is no recursion)."""
+    made: dict[int, Node] = {}
+    pending: list[tuple[Any, Node]] = []
+
+    def node(original: Any) -> Node:
+        found = made.get(id(original))
+        if found is None:
+            found = made[id(original)] = [original.start_mark.line, original.value]
+            if original.id != "scalar":
+                pending.append((original, found))
+        return found
+
+    top = node(root)
+    while pending:
+        original, converted = pending.pop()
+        if original.id == "mapping":
+            converted[1] = [[node(key), node(value)] for key, value in original.value]
+        else:
+            converted[1] = [node(item) for item in original.value]
+    return top

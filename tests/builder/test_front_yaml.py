@@ -1,0 +1,80 @@
+"""The front matter's YAML is read once: a text read before comes from the user's cache with the values and lines
+PyYAML gives (errors included), without importing PyYAML (tests/test_import_budget.py); a cache file anyone else
+could have written, or one that does not hold what graphsite writes, is never read."""
+
+from __future__ import annotations
+
+import marshal
+import os
+from pathlib import Path
+
+import pytest
+
+from graphsite.builder.source import parse_source
+from graphsite.errors import SourceError
+
+from .conftest import DEFAULT_REPORT, FIXTURES
+
+DOCUMENTS = {
+    "default report": DEFAULT_REPORT.read_text(encoding="utf-8"),
+    "every part": (FIXTURES / "every-part.md").read_text(encoding="utf-8"),
+    "aliases and merge keys": "---\ntitle: &t A title\nheadline: *t\nbase: &b {who: Ann, where: here}\n"
+                              "counter_frame:\n  <<: *b\n  quote: q\n  date: '2020-04-07T12:00:00'\n---\n\nBody.\n",
+    "a recursive alias": "---\ntitle: T\nrules: &r\n  - a\n  - *r\n---\n\nBody.\n",
+    "a key twice": "---\ntitle: T\nfloors:\n  - label: a\n    label: b\n---\n\nBody.\n",
+    "a wrong type": "---\ntitle: T\nfloors:\n  - label: [1, 2]\n---\n\nBody.\n",
+    "unused keys": "---\ntitle: T\n1: one\nextra:\n  deep: [1, 2.5, true, null]\n---\n\nBody.\n",
+    "a YAML date (not kept)": "---\ntitle: T\ndate: 2020-04-07\n---\n\nBody.\n",
+    "null": "---\ntitle:\n---\n\nBody.\n",
+}
+
+
+def _read(text: str) -> object:
+    """Return what the builder makes of `text`: its front matter, warnings and body, or the error it raises."""
+    try:
+        source = parse_source(Path("report.md"), text.encode("utf-8"))
+    except SourceError as exc:
+        return ("error", str(exc), exc.hint)
+    return source.front, source.warnings, source.body, source.body_line
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    return tmp_path / "graphsite" / "yaml"
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_a_text_read_again_comes_from_the_cache_unchanged(cache: Path, name: str) -> None:
+    text = DOCUMENTS[name]
+    parsed = _read(text)
+    kept = list(cache.iterdir())
+    assert len(kept) == (0 if "not kept" in name else 1)
+    assert _read(text) == parsed  # from the cache file
+    if kept:  # the second reading used the file: one that says otherwise changes the outcome
+        kept[0].write_bytes(marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]]))
+        assert _read(text) != parsed
+
+
+def _plant(cache: Path, text: str, payload: bytes, mode: int) -> None:
+    _read(text)
+    (kept,) = cache.iterdir()
+    kept.write_bytes(payload)
+    os.chmod(kept, mode)
+
+
+def test_a_cache_file_others_can_write_is_not_read(cache: Path) -> None:
+    text = DOCUMENTS["aliases and merge keys"]
+    expected = _read(text)
+    planted = marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]])
+    _plant(cache, text, planted, 0o666)
+    assert _read(text) == expected
+
+
+@pytest.mark.parametrize("payload", [b"", b"\x00not marshal", marshal.dumps("a string"), marshal.dumps([1, 2, 3]),
+                                     marshal.dumps([{}, ["line", []]])])
+def test_a_cache_file_graphsite_did_not_write_is_not_read(cache: Path, payload: bytes) -> None:
+    text = DOCUMENTS["unused keys"]
+    expected = _read(text)
+    _plant(cache, text, payload, 0o600)
+    assert _read(text) == expected
