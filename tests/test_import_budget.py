@@ -25,12 +25,16 @@ DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "http
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools")
 
 _PROBE = """
-import sys
+import functools, re, sys
 from graphsite.cli import main
 main(["-q", "build", sys.argv[1], "--out", sys.argv[2]], standalone_mode=False)
 modules = sorted(sys.modules)
+compiled = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("graphsite")
+                  for attribute, value in vars(module).items()
+                  if isinstance(getattr(value, "__wrapped__", None), functools.partial)
+                  and value.__wrapped__.func is re.compile and value.cache_info().currsize)
 import json
-print(json.dumps({"modules": modules}))
+print(json.dumps({"modules": modules, "compiled": compiled}))
 """
 
 
@@ -56,6 +60,15 @@ def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> Non
     assert [name for name in _denied(first["modules"]) if not name.startswith("fontTools")] == []
     second = _build(tmp_path, source)
     assert _denied(second["modules"], DENIED + LAZY) == []
+    # nor compiles a regular expression of raw HTML, images, dates, leftovers… (graphsite/patterns.py)
+    assert second["compiled"] == []
+
+
+def test_the_budget_sees_a_compiled_pattern(tmp_path: Path) -> None:
+    """The probe is honest: raw HTML compiles the patterns that guard it."""
+    source = tmp_path / "raw.md"
+    source.write_text('# Raw\n\n<div id="x">text</div>\n', encoding="utf-8")
+    assert "graphsite.builder.rawhtml._id_attribute" in _build(tmp_path, source)["compiled"]
 
 
 def test_the_budget_sees_an_import(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from graphsite.builder.model import Reference
 from graphsite.builder.sanitize import is_safe_url, url_scheme
 from graphsite.builder.tags import ANY_TAG
+from graphsite.patterns import lazy_pattern
 from graphsite.urls import problem
 from graphsite.values import frozen
 
@@ -72,7 +73,7 @@ def unlinked_note(url: str) -> str:
         kind, "malformed link")
 
 
-_LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
+_local_path = lazy_pattern(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
 
 
 def reference_title(reference: Reference) -> str:
@@ -80,7 +81,7 @@ def reference_title(reference: Reference) -> str:
     (`~/.hermes/skills/x/SKILL.md` becomes `x/SKILL.md`), never empty."""
     title = reference.title if reference.title != reference.url else ""
     if not public_url(reference.url):
-        title = _LOCAL_PATH.sub(lambda match: match.group(1), title)
+        title = _local_path().sub(lambda match: match.group(1), title)
     return " ".join(title.split()) or f"Reference {reference.number}"
 
 

@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import nh3
 
+from graphsite.patterns import lazy_pattern
+
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 # Ids the page template uses itself (tests/builder/test_units.py reads them from the template), and its
 # reference entries' `ref-N`: a heading that slugs to one gets a suffix, raw HTML loses the attribute, so that
@@ -22,7 +24,7 @@ RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules"
                           "teardown-title", "footer", "hosted"})
 _REFERENCE_ID = re.compile(r"ref-\d+")
 # Ids the renderer generates: reference entries, footnotes and their back-references.
-_GENERATED_ID = re.compile(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
+_generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
@@ -109,7 +111,7 @@ def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
 
 def is_reserved_id(value: str) -> bool:
     """Return whether `value` is an id the page or its renderer owns (raw HTML must not take it)."""
-    return value in RESERVED_IDS or bool(_GENERATED_ID.fullmatch(value))
+    return value in RESERVED_IDS or bool(_generated_id().fullmatch(value))
 
 
 _CHECKBOX = re.compile(r"<input\b[^>]*>")

@@ -19,6 +19,7 @@ from graphsite.builder.front_yaml import Node, load_front_yaml
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
 from graphsite.codes import CITATION_CODES, CITATION_PREFIX
 from graphsite.errors import SourceError
+from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0
 _CONTROL_CHARACTERS = tuple(map(chr, _CONTROLS))
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # build.max_bytes: 20 MB, a hundred times the longest report we know
 # A date as YAML reads it unquoted (a datetime) or as an author quotes it: printed as its day, `2020-04-07`.
-_DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
+_date_time = lazy_pattern(r"^(\d{4}-\d{2}-\d{2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 # The keys Pandoc, Quarto, Hugo, Jekyll and MkDocs authors already write: they fill the page's top when
 # graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
@@ -302,7 +303,7 @@ def _ecosystem(fields: _Fields, top: dict[str, _Value], own: dict[str, Any]) -> 
 def as_date(text: str) -> str:
     """Return a date field as a date: `2020-04-07T12:00:00` (or `2020-04-07 12:00:00+02:00`) as `2020-04-07`;
     any other text as written."""
-    match = _DATE_TIME.match(text)
+    match = _date_time().match(text)
     return match.group(1) if match else text
 
 
