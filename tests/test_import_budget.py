@@ -13,11 +13,12 @@ from pathlib import Path
 
 # Imported by the build of a plain document, any of these is start-up time spent for nothing: YAML (front matter
 # only), the publisher's clients (Docker, Cloudflare, HTTP), schema validation, password hashing, the browser,
-# the network stack, the link checker and the lab; and Jinja2 (and MarkupSafe), which no build needs any more.
+# the network stack, the link checker and the lab; Jinja2 (and MarkupSafe), which no build needs any more; and
+# signal, whose Signals enum only a stopped run names.
 DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3",
           "jsonschema", "bcrypt", "playwright", "asyncio", "ssl", "socket", "fontTools.subset", "fontTools.ttLib",
           "graphsite.publisher", "graphsite_lab", "graphsite.citations.live", "graphsite.citations.checker",
-          "graphsite.commands.deploy")
+          "graphsite.commands.deploy", "signal")
 # Imported only by what needs them, so a warm build of a plain document (its font subsets cached) never does: json
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
 # random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key reads its
