@@ -65,19 +65,16 @@ def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> Non
     assert second["compiled"] == []
 
 
-def test_the_budget_sees_a_compiled_pattern(tmp_path: Path) -> None:
-    """The probe is honest: raw HTML compiles the patterns that guard it."""
-    source = tmp_path / "raw.md"
-    source.write_text('# Raw\n\n<div id="x">text</div>\n', encoding="utf-8")
-    assert "graphsite.builder.rawhtml._id_attribute" in _build(tmp_path, source)["compiled"]
-
-
 def test_the_budget_sees_an_import(tmp_path: Path) -> None:
-    """The probe is honest: front matter brings YAML, which the budget then reports; the same front matter
-    built again is read from the cache (builder/front_yaml.py), without YAML."""
+    """The probe is honest: front matter brings YAML, which the budget then reports, and raw HTML compiles the
+    patterns that guard it; the same front matter built again is read from the cache (builder/front_yaml.py),
+    without YAML."""
     source = tmp_path / "front.md"
-    source.write_text("---\ntitle: A note\n---\n\nOne paragraph.\n", encoding="utf-8")
-    assert "yaml" in _denied(_build(tmp_path, source)["modules"])
+    source.write_text('---\ntitle: A note\n---\n\n<div id="x">One paragraph.</div>\n', encoding="utf-8")
+    first = _build(tmp_path, source)
+    assert "yaml" in _denied(first["modules"])
+    compiled = first["compiled"]
+    assert isinstance(compiled, list) and "graphsite.builder.rawhtml._id_attribute" in compiled
     assert _denied(_build(tmp_path, source)["modules"], DENIED + LAZY) == []
 
 
