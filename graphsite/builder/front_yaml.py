@@ -67,7 +67,8 @@ def _read(path: Path) -> tuple[Any, Node | None] | None:
         kept = marshal.loads(raw)
     except (EOFError, ValueError, TypeError):
         return None
-    if not (isinstance(kept, list) and len(kept) == 2 and (kept[1] is None or _is_node(kept[1]))):
+    if not (isinstance(kept, list) and len(kept) == 2 and (kept[1] is None or _is_node(kept[1]))
+            and (kept[0] is None) == (kept[1] is None)):  # values and a node, or neither
         return None
     return kept[0], kept[1]
 

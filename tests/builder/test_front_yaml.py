@@ -72,7 +72,7 @@ def test_a_cache_file_others_can_write_is_not_read(cache: Path) -> None:
 
 
 @pytest.mark.parametrize("payload", [b"", b"\x00not marshal", marshal.dumps("a string"), marshal.dumps([1, 2, 3]),
-                                     marshal.dumps([{}, ["line", []]])])
+                                     marshal.dumps([{}, ["line", []]]), marshal.dumps([{"title": "planted"}, None])])
 def test_a_cache_file_graphsite_did_not_write_is_not_read(cache: Path, payload: bytes) -> None:
     text = DOCUMENTS["unused keys"]
     expected = _read(text)
