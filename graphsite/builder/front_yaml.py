@@ -27,7 +27,7 @@ from graphsite.errors import SourceError
 from graphsite.paths import private_cache_dir, read_private
 
 Node = list[Any]  # [line, value]: see the module's docstring
-_FORMAT = b"front-yaml v1"
+_FORMAT = b"front-yaml v1"  # change it with the form of what is kept: files of another form are never read
 
 
 def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
