@@ -14,10 +14,9 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 
 from graphsite.builder.model import Reference
-from graphsite.builder.sanitize import is_safe_url, url_scheme
+from graphsite.builder.sanitize import is_safe_url, memoise_short, url_scheme
 from graphsite.builder.tags import ANY_TAG
 from graphsite.patterns import lazy_pattern
 from graphsite.urls import problem
@@ -46,7 +45,7 @@ class Citable:
     name: str = ""  # "Reference 3: its title" (empty for a citation without an entry)
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def public_url(url: str) -> str:
     """Return `url` when a reader of a public page can follow it (absolute http(s), public host, no
     placeholder), else "". Memoised: each reference's URL is asked for its entry, its title and every citation."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 import nh3
 
@@ -28,6 +30,22 @@ _generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
+_MEMO_LIMIT = 2048  # characters: a longer URL (an embedded data: image, megabytes) is checked, never kept
+R = TypeVar("R")
+
+
+def memoise_short(check: Callable[[str], R]) -> Callable[[str], R]:
+    """Return `check` memoised for URLs of up to 2 KB: the page asks the same few short URLs again and again,
+    while a cache keyed on an embedded image would keep its megabytes alive after the build (`serve`)."""
+    memoised = lru_cache(maxsize=65536)(check)
+
+    @wraps(check)
+    def checked(url: str) -> R:
+        return memoised(url) if len(url) <= _MEMO_LIMIT else check(url)
+
+    checked.cache_info = memoised.cache_info  # type: ignore[attr-defined]
+    checked.cache_clear = memoised.cache_clear  # type: ignore[attr-defined]
+    return checked
 
 # MathML Core's presentation elements and SVG's shapes and text: a formula's or a diagram's words are the
 # author's. Nothing that loads, links, animates or embeds HTML (annotation-xml, foreignObject, use, image, a
@@ -132,7 +150,7 @@ def clean_html(html: str) -> str:
     return _CHECKBOX.sub(_named_checkbox, cleaned) if "<input" in cleaned else cleaned
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def url_scheme(url: str) -> str:
     """Return the lower-case scheme of `url` as a browser would read it, or "" for a relative URL. Memoised:
     the page asks it of the same few URLs again and again (1,500 times for 60 URLs in the default report)."""
@@ -143,7 +161,7 @@ def url_scheme(url: str) -> str:
     return match.group(1).lower() if match else ""
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def is_safe_url(url: str) -> bool:
     """Return whether a link to `url` may be clickable: http, https, mailto, relative or #fragment."""
     allowed = SAFE_SCHEMES | {""}
