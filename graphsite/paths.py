@@ -55,13 +55,19 @@ def schema_path(name: str) -> Path:
 
 def private_cache_dir(*parts: str) -> Path | None:
     """Return graphsite's cache directory `parts` (made if missing) when it is a real directory of this user's,
-    mode 0700, or None when it cannot be made so. A directory of ours found open to others may hold files planted
-    while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted. Both are
-    done on the directory opened without following a symlink, so a link swapped in after the check is never
-    followed (what is emptied is the directory that was checked)."""
+    mode 0700, or None when it cannot be made so (or there is no home directory, or only a relative one). A
+    directory of ours found open to others may hold files planted while it was open: it is closed first, so
+    nothing new can be planted, then emptied, never adopted. Both are done on the directory opened without
+    following a symlink, so a link swapped in after the check is never followed (what is emptied is the directory
+    that was checked)."""
     import stat
 
-    directory = user_cache_dir(*parts)
+    try:
+        directory = user_cache_dir(*parts)
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry: no cache, the build goes on
+        return None
+    if not directory.is_absolute():  # a relative HOME: a cache that follows the working directory is none
+        return None
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)

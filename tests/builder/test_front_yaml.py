@@ -78,3 +78,13 @@ def test_a_cache_file_graphsite_did_not_write_is_not_read(cache: Path, payload: 
     expected = _read(text)
     _plant(cache, text, payload, 0o600)
     assert _read(text) == expected
+
+
+def test_a_relative_home_means_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative HOME would put the cache under whatever directory the build runs in: none is used."""
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", "relative/home")
+    monkeypatch.chdir(tmp_path)
+    text = DOCUMENTS["unused keys"]
+    assert _read(text) == _read(text)
+    assert list(tmp_path.iterdir()) == []
