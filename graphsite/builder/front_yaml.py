@@ -4,8 +4,8 @@ Importing PyYAML (its modules and the regular expressions they compile) is about
 build, and its front matter is the same from one build to the next: a text read before is taken from the cache,
 without importing PyYAML. Each file of the cache holds one text's result, named by the sha256 of that text, of
 PyYAML's `__init__.py` (which holds its version) and of this format's version; it is read only from
-graphsite's private cache (`paths.private_cache_dir`) and only if it is a regular file of this user's that no one
-else can write (`paths.read_private`). A result marshal cannot hold (a YAML date or time) is not kept: that
+graphsite's private cache (`paths.private_cache`) and only if it is a regular file of this user's that no one
+else can write (`paths.PrivateDir.read`). A result marshal cannot hold (a YAML date or time) is not kept: that
 front matter is parsed at every build, as it was before. Invalid YAML is never kept: it raises at every build.
 
 A node is `[line, value]`: its line (0-based, in the YAML text), and the text of a scalar, the nodes of a
@@ -22,9 +22,8 @@ import marshal
 from pathlib import Path
 from typing import Any
 
-from graphsite.atomic import write_atomic
 from graphsite.errors import SourceError
-from graphsite.paths import private_cache_dir, read_private
+from graphsite.paths import PrivateDir, private_cache
 
 Node = list[Any]  # [line, value]: see the module's docstring
 _FORMAT = b"front-yaml v1"  # change it with the form of what is kept: files of another form are never read
@@ -34,15 +33,16 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
     """Return the values of the YAML `text` (the front matter of `path`, between its fences) and its top node
     (None for an empty text); raise SourceError naming the line of invalid YAML."""
     key = _key(text)
-    directory = private_cache_dir("yaml") if key else None
-    cached = directory / f"{key}.marshal" if directory else None
-    found = _read(cached) if cached else None
-    if found is not None:
-        return found
-    data, node = _parse(path, text)
-    if cached:
-        with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
-            write_atomic(cached, marshal.dumps([data, node]), mode=0o600)
+    if key is None:
+        return _parse(path, text)
+    with private_cache("yaml") as cache:
+        found = _read(cache, f"{key}.marshal") if cache else None
+        if found is not None:
+            return found
+        data, node = _parse(path, text)
+        if cache:
+            with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
+                cache.write(f"{key}.marshal", marshal.dumps([data, node]))
     return data, node
 
 
@@ -58,9 +58,10 @@ def _key(text: str) -> str | None:
     return hashlib.sha256(b"\0".join([_FORMAT, parser, text.encode("utf-8", "surrogatepass")])).hexdigest()
 
 
-def _read(path: Path) -> tuple[Any, Node | None] | None:
-    """Return the result kept in `path`, or None when there is none this module could have written."""
-    raw = read_private(path)
+def _read(cache: PrivateDir, name: str) -> tuple[Any, Node | None] | None:
+    """Return the result kept in the file `name` of `cache`, or None when there is none this module could have
+    written."""
+    raw = cache.read(name)
     if raw is None:
         return None
     try:
