@@ -3,7 +3,8 @@
 Importing PyYAML (its modules and the regular expressions they compile) is about a tenth of the default report's
 build, and its front matter is the same from one build to the next: a text read before is taken from the cache,
 without importing PyYAML. Each file of the cache holds one text's result, named by the sha256 of that text, of
-PyYAML's `__init__.py` (which holds its version) and of this format's version; it is read only from
+PyYAML's dist-info RECORD (the sha256 of each of its files), of the loader it gives (libyaml's or the pure-Python
+one, which disagree on some texts) and of this format's version; it is read only from
 graphsite's private cache (`paths.private_cache`) and only if it is a regular file of this user's that no one
 else can write (`paths.PrivateDir.read`). A result marshal cannot hold (a YAML date or time) is not kept: that
 front matter is parsed at every build, as it was before. Invalid YAML is never kept: it raises at every build.
@@ -19,6 +20,8 @@ import contextlib
 import hashlib
 import importlib.util
 import marshal
+import os
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
@@ -32,30 +35,47 @@ _FORMAT = b"front-yaml v1"  # change it with the form of what is kept: files of 
 def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
     """Return the values of the YAML `text` (the front matter of `path`, between its fences) and its top node
     (None for an empty text); raise SourceError naming the line of invalid YAML."""
-    key = _key(text)
-    if key is None:
+    installed = _installed_yaml()
+    if installed is None:
         return _parse(path, text)
+    key = hashlib.sha256(b"\0".join([_FORMAT, *installed, text.encode("utf-8", "surrogatepass")])).hexdigest()
     with private_cache("yaml") as cache:
         found = _read(cache, f"{key}.marshal") if cache else None
         if found is not None:
             return found
         data, node = _parse(path, text)
-        if cache:
+        if cache and _loader() == installed[1]:  # a binding that did not load: not the loader the key names
             with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
                 cache.write(f"{key}.marshal", marshal.dumps([data, node]))
     return data, node
 
 
-def _key(text: str) -> str | None:
-    """Return the cache key of `text`, or None (nothing cached) when PyYAML's `__init__.py` cannot be read."""
+def _installed_yaml() -> tuple[bytes, bytes] | None:
+    """Return what identifies the installed PyYAML without importing it: its dist-info RECORD (the sha256 of each
+    of its files, the compiled libyaml binding included) and the loader it gives (b"C" when that binding is
+    there, else b"Python": the two disagree on some texts, `title:\tT`), or None when there is no one RECORD."""
     spec = importlib.util.find_spec("yaml")
     if spec is None or not spec.origin:
         return None
+    package = Path(spec.origin).parent
     try:
-        parser = Path(spec.origin).read_bytes()
+        found = [entry.path for entry in os.scandir(package.parent)
+                 if entry.name.lower().startswith("pyyaml-") and entry.name.endswith(".dist-info")]
+        if len(found) != 1:
+            return None
+        record = Path(found[0], "RECORD").read_bytes()
+        binding = any(name.startswith("_yaml.") and name.endswith(tuple(EXTENSION_SUFFIXES))
+                      for name in os.listdir(package))
     except OSError:
         return None
-    return hashlib.sha256(b"\0".join([_FORMAT, parser, text.encode("utf-8", "surrogatepass")])).hexdigest()
+    return record, b"C" if binding else b"Python"
+
+
+def _loader() -> bytes:
+    """Return the loader the imported PyYAML gave (see `_installed_yaml`)."""
+    import yaml
+
+    return b"C" if hasattr(yaml, "CSafeLoader") else b"Python"
 
 
 def _read(cache: PrivateDir, name: str) -> tuple[Any, Node | None] | None:

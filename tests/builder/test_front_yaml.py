@@ -88,3 +88,37 @@ def test_a_relative_home_means_no_cache(tmp_path: Path, monkeypatch: pytest.Monk
     text = DOCUMENTS["unused keys"]
     assert _read(text) == _read(text)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cache_knows_which_pyyaml_and_which_loader(tmp_path: Path) -> None:
+    """libyaml's loader and the pure-Python one disagree on some texts (`title:\\tT`), and two environments with
+    the same PyYAML version may share one cache: the key names PyYAML's RECORD and the loader it gives."""
+    import shutil
+    import subprocess
+    import sys
+
+    import yaml
+
+    site = Path(yaml.__file__).parents[1]
+    (record,) = site.glob("[pP]y[yY][aA][mM][lL]-*.dist-info")
+    copy = tmp_path / "site"
+    shutil.copytree(site / "yaml", copy / "yaml", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(record, copy / record.name)
+    cache = tmp_path / "cache"
+    build = ("from pathlib import Path; from graphsite.builder.source import parse_source; "
+             "parse_source(Path('report.md'), b'---\\ntitle: T\\n---\\n\\nBody.\\n')")
+
+    def kept() -> set[str]:
+        env = {**os.environ, "PYTHONPATH": str(copy), "XDG_CACHE_HOME": str(cache)}
+        subprocess.run([sys.executable, "-c", build], env=env, check=True)
+        return {path.name for path in (cache / "graphsite" / "yaml").iterdir()}
+
+    first = kept()
+    with (copy / record.name / "RECORD").open("a") as handle:
+        handle.write("yaml/another.py,sha256=x,1\n")  # another build of the same version
+    second = kept()
+    (binding,) = (copy / "yaml").glob("_yaml.*")
+    binding.unlink()  # the same RECORD, but only the pure-Python loader
+    (copy / record.name / "RECORD").write_bytes((record / "RECORD").read_bytes())
+    third = kept()
+    assert len(first) == 1 and len(second) == 2 and len(third) == 3
