@@ -44,7 +44,8 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
         if found is not None:
             return found
         data, node = _parse(path, text)
-        if cache and _loader() == installed[1]:  # a binding that did not load: not the loader the key names
+        # data None (front matter of just `~`) is never kept: `_read` takes values only with their node
+        if cache and data is not None and _loader() == installed[1]:  # a binding that did not load: not the key's
             with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
                 cache.write(f"{key}.marshal", marshal.dumps([data, node]))
     return data, node

@@ -122,3 +122,12 @@ def test_the_cache_knows_which_pyyaml_and_which_loader(tmp_path: Path) -> None:
     (copy / record.name / "RECORD").write_bytes((record / "RECORD").read_bytes())
     third = kept()
     assert len(first) == 1 and len(second) == 2 and len(third) == 3
+
+
+@pytest.mark.parametrize("text", ["~", "null"])
+def test_yaml_of_just_null_is_not_kept(cache: Path, text: str) -> None:
+    """Values None with a node is never read back (`_read` takes values only with their node): not written."""
+    from graphsite.builder.front_yaml import load_front_yaml
+
+    assert load_front_yaml(Path("report.md"), text) == (None, [0, text])
+    assert list(cache.iterdir()) == []
