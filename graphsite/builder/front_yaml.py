@@ -89,14 +89,56 @@ def _read(cache: PrivateDir, name: str) -> tuple[Any, Node | None] | None:
         kept = marshal.loads(raw)
     except (EOFError, ValueError, TypeError):
         return None
-    if not (isinstance(kept, list) and len(kept) == 2 and (kept[1] is None or _is_node(kept[1]))
-            and (kept[0] is None) == (kept[1] is None)):  # values and a node, or neither
+    if not (isinstance(kept, list) and len(kept) == 2 and (kept[0] is None) == (kept[1] is None)
+            and _only_values(kept[0]) and (kept[1] is None or _only_nodes(kept[1]))):  # values and a node, or neither
         return None
     return kept[0], kept[1]
 
 
-def _is_node(value: object) -> bool:
-    return isinstance(value, list) and len(value) == 2 and isinstance(value[0], int)
+# What PyYAML's safe loader builds (a date or a time is never kept): marshal can hold more (code, complex, frozenset)
+_SCALARS = frozenset({str, int, float, bool, bytes, type(None)})
+_CONTAINERS = frozenset({list, dict, set, tuple})  # tuple: the pairs of !!omap and !!pairs
+
+
+def _only_values(top: object) -> bool:
+    """Return whether `top` holds only what PyYAML's safe loader builds (iteratively: a deep or recursive tree)."""
+    seen: set[int] = set()
+    pending: list[object] = [top]
+    while pending:
+        value = pending.pop()
+        if type(value) in _SCALARS:
+            continue
+        if type(value) not in _CONTAINERS:
+            return False
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list | set | tuple):
+            pending.extend(value)
+    return True
+
+
+def _only_nodes(top: object) -> bool:
+    """Return whether `top` is a node as `_tree` makes them: [line, text], or [line, [node, ...]], or
+    [line, [[key node, value node], ...]] (iteratively, as `_only_values`)."""
+    seen: set[int] = set()
+    pending: list[Any] = [top]
+    while pending:
+        node = pending.pop()
+        if not (type(node) is list and len(node) == 2 and type(node[0]) is int):
+            return False
+        if type(node[1]) is str or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node[1]) is not list:
+            return False
+        for item in node[1]:
+            pair = type(item) is list and len(item) == 2 and type(item[0]) is list
+            pending.extend(item if pair else [item])
+    return True
 
 
 def _parse(path: Path, text: str) -> tuple[Any, Node | None]:

@@ -26,6 +26,8 @@ DOCUMENTS = {
     "unused keys": "---\ntitle: T\n1: one\nextra:\n  deep: [1, 2.5, true, null]\n---\n\nBody.\n",
     "a YAML date (not kept)": "---\ntitle: T\ndate: 2020-04-07\n---\n\nBody.\n",
     "null": "---\ntitle:\n---\n\nBody.\n",
+    "a set, pairs and bytes": "---\ntitle: T\nextra:\n  s: !!set {a, b}\n  o: !!omap [{a: 1}, {b: 2}]\n"
+                              "  p: !!pairs [{a: 1}]\n  bin: !!binary aGk=\n---\n\nBody.\n",
 }
 
 
@@ -131,3 +133,27 @@ def test_yaml_of_just_null_is_not_kept(cache: Path, text: str) -> None:
 
     assert load_front_yaml(Path("report.md"), text) == (None, [0, text])
     assert list(cache.iterdir()) == []
+
+
+@pytest.mark.parametrize("plant", ["a code object", "a complex number", "a frozenset", "a float as a node's text",
+                                   "a node without a line"])
+def test_a_cache_file_holding_what_yaml_never_builds_is_not_read(cache: Path, plant: str) -> None:
+    """marshal holds more than PyYAML's safe loader builds (code objects among them): every value and node of a
+    kept file is checked, not only its outer shape."""
+    text = DOCUMENTS["unused keys"]
+    expected = _read(text)
+    (kept,) = cache.iterdir()
+    data, node = marshal.loads(kept.read_bytes())
+    data["title"] = "planted"
+    title_value = node[1][0][1]  # [[key node, value node], ...]: the title's value
+    title_value[1] = "planted"
+    planted = {"a code object": compile("1", "x", "eval"), "a complex number": 1j, "a frozenset": frozenset({1})}
+    if plant in planted:
+        data["extra"]["deep"][0] = planted[plant]
+    elif plant == "a float as a node's text":
+        title_value[1] = 2.5
+    else:
+        node[1][1][0][0] = None
+    kept.write_bytes(marshal.dumps([data, node]))
+    os.chmod(kept, 0o600)
+    assert _read(text) == expected
