@@ -86,6 +86,17 @@ class PrivateDir:
 
         write_atomic_at(self.fd, name, data, mode=0o600)
 
+    def prune(self, suffix: str, keep: int) -> None:
+        """Remove the oldest files (by the time they were written) ending in `suffix` beyond the newest `keep`;
+        raise OSError."""
+        found = []
+        for entry in os.scandir(self.fd):
+            if entry.name.endswith(suffix) and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+        found.sort()
+        for _, name in found[:max(0, len(found) - keep)]:
+            os.unlink(name, dir_fd=self.fd)
+
 
 @contextmanager
 def private_cache(*parts: str) -> Iterator[PrivateDir | None]:

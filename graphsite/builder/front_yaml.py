@@ -8,6 +8,7 @@ one, which disagree on some texts) and of this format's version; it is read only
 graphsite's private cache (`paths.private_cache`) and only if it is a regular file of this user's that no one
 else can write (`paths.PrivateDir.read`). A result marshal cannot hold (a YAML date or time) is not kept: that
 front matter is parsed at every build, as it was before. Invalid YAML is never kept: it raises at every build.
+The newest `KEEP` files written are kept; each write removes the others (the cache never grows without bound).
 
 A node is `[line, value]`: its line (0-based, in the YAML text), and the text of a scalar, the nodes of a
 sequence or the `[key, value]` node pairs of a mapping, as PyYAML's constructor left them (merge keys applied).
@@ -29,6 +30,7 @@ from graphsite.errors import SourceError
 from graphsite.paths import PrivateDir, private_cache
 
 Node = list[Any]  # [line, value]: see the module's docstring
+KEEP = 256  # files: the newest written are kept, the others removed at each write (a few KB each)
 _FORMAT = b"front-yaml v1"  # change it with the form of what is kept: files of another form are never read
 
 
@@ -48,6 +50,7 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
         if cache and data is not None and _loader() == installed[1]:  # a binding that did not load: not the key's
             with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
                 cache.write(f"{key}.marshal", marshal.dumps([data, node]))
+                cache.prune(".marshal", KEEP)
     return data, node
 
 

@@ -157,3 +157,21 @@ def test_a_cache_file_holding_what_yaml_never_builds_is_not_read(cache: Path, pl
     kept.write_bytes(marshal.dumps([data, node]))
     os.chmod(kept, 0o600)
     assert _read(text) == expected
+
+
+def test_the_cache_keeps_only_the_newest_files(cache: Path) -> None:
+    """The cache does not grow without bound: a write removes the oldest files beyond the newest KEEP."""
+    from graphsite.builder.front_yaml import KEEP
+
+    _read(DOCUMENTS["unused keys"])
+    for number in range(KEEP):
+        old = cache / f"{number:064x}.marshal"
+        old.write_bytes(b"")
+        os.utime(old, ns=(number * 10**9, number * 10**9))  # 0 the oldest
+    other = cache / "not-the-caches.txt"
+    other.write_bytes(b"")
+    os.utime(other, ns=(0, 0))
+    _read(DOCUMENTS["a key twice"])
+    kept = {path.name for path in cache.iterdir()}
+    assert len(kept) == KEEP + 1 and other.name in kept
+    assert f"{0:064x}.marshal" not in kept and f"{1:064x}.marshal" not in kept and f"{2:064x}.marshal" in kept
