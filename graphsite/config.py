@@ -360,7 +360,9 @@ def _sequence(path: str, value: Any, item_type: Any, errors: list[str]) -> Any:
 
 
 def _build(prefix: str, cls: Any, data: dict[str, Any], errors: list[str]) -> Any:
-    hints = typing.get_type_hints(cls)
+    # get_type_hints compiles every annotation of `cls` (they are strings): not needed when nothing is set, as
+    # in a build without graphsite.toml
+    hints = typing.get_type_hints(cls) if data else {}
     known = {f.name for f in dataclasses.fields(cls)}
     values: dict[str, Any] = {}
     for key, raw in data.items():

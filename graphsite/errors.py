@@ -3,8 +3,6 @@ with a status of `codes.Exit` (1 unless it says otherwise)."""
 
 from __future__ import annotations
 
-import signal
-
 import click
 
 from graphsite.codes import Exit, stopped_by
@@ -37,6 +35,8 @@ class Stopped(GraphsiteError):
     """A signal stopped the run: exit 128 + its number."""
 
     def __init__(self, message: str, *, signum: int, hint: str | None = None) -> None:
+        import signal  # only a stopped run needs it: the module builds its Signals enum at import
+
         super().__init__(message, hint=hint, status=stopped_by(signum))
         self.signal_name = signal.Signals(signum).name
 

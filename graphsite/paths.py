@@ -7,6 +7,8 @@ wheel they are packaged under `graphsite/_data/`. Look in the wheel first, then 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -53,35 +55,110 @@ def schema_path(name: str) -> Path:
     return PACKAGE_DIR / "schemas" / name
 
 
-def private_cache_dir(*parts: str) -> Path | None:
-    """Return graphsite's cache directory `parts` (made if missing) when it is a real directory of this user's,
-    mode 0700, or None when it cannot be made so. A directory of ours found open to others may hold files planted
-    while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted. Both are
-    done on the directory opened without following a symlink, so a link swapped in after the check is never
-    followed (what is emptied is the directory that was checked)."""
+class PrivateDir:
+    """A directory of graphsite's private cache, open as a descriptor: every read and write goes through it, so a
+    link or a rename anywhere on its path after it was checked changes nothing (see `private_cache`)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read(self, name: str) -> bytes | None:
+        """Return the file `name` if it is a regular file of this user's that no one else can write, else None:
+        what the cache holds is trusted only if no one else could have put it there."""
+        import stat
+
+        try:  # O_NONBLOCK: a FIFO never blocks
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self.fd)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
+                return None
+            try:
+                return handle.read()
+            except OSError:
+                return None
+
+    def write(self, name: str, data: bytes) -> None:
+        """Replace the file `name` with `data`, mode 0600, atomically (`atomic.write_atomic_at`); raise OSError."""
+        from graphsite.atomic import write_atomic_at
+
+        write_atomic_at(self.fd, name, data, mode=0o600)
+
+    def prune(self, suffix: str, keep: int) -> None:
+        """Remove the oldest files (by the time they were written) ending in `suffix` beyond the newest `keep`;
+        raise OSError."""
+        found = []
+        for entry in os.scandir(self.fd):
+            if entry.name.endswith(suffix) and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
+                found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+        found.sort()
+        for _, name in found[:max(0, len(found) - keep)]:
+            os.unlink(name, dir_fd=self.fd)
+
+
+@contextmanager
+def private_cache(*parts: str) -> Iterator[PrivateDir | None]:
+    """Give graphsite's cache directory `parts` (made if missing) open as a `PrivateDir`, or None (no cache: the
+    build goes on) when it cannot be made private: no home directory, or only a relative one; a directory on its
+    way that is a symbolic link (after the path is resolved once), or that another user owns or can write (a
+    sticky one of ours or root's, such as /tmp, excepted); a cache directory that is not this user's.
+
+    The path is walked one directory at a time from `/`, each opened without following a link inside the one
+    before, so what is checked is what is used. A cache directory of ours found open to others may hold files
+    planted while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted."""
+    try:
+        directory = user_cache_dir(*parts)
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry
+        directory = None
+    fd = _open_private(directory) if directory is not None and directory.is_absolute() else None
+    try:
+        yield PrivateDir(fd) if fd is not None else None
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _open_private(directory: Path) -> int | None:
+    """Return `directory` open (made if missing) when it and every directory above it are private, else None."""
     import stat
 
-    directory = user_cache_dir(*parts)
+    names = Path(os.path.realpath(directory)).parts[1:]
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    me = os.geteuid()
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open("/", flags)
     except OSError:
         return None
     try:
+        for name in names:
+            info = os.fstat(fd)
+            shared = stat.S_IMODE(info.st_mode) & 0o022 and not info.st_mode & stat.S_ISVTX
+            if info.st_uid not in (me, 0) or shared:  # another user could swap what lies below
+                return None
+            with suppress(FileExistsError):
+                os.mkdir(name, 0o700, dir_fd=fd)
+            parent, fd = fd, os.open(name, flags, dir_fd=fd)
+            os.close(parent)
         info = os.fstat(fd)
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        if info.st_uid != me:
             return None
         if stat.S_IMODE(info.st_mode) != 0o700:
-            import shutil  # only to empty a directory found open (shutil brings bz2 and lzma: 2 ms a start-up)
-
             os.fchmod(fd, 0o700)
-            for entry in os.scandir(fd):
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.name, dir_fd=fd)
-                else:
-                    os.unlink(entry.name, dir_fd=fd)
+            _empty(fd)
     except OSError:
-        return None
-    finally:
         os.close(fd)
-    return directory
+        return None
+    return fd
+
+
+def _empty(fd: int) -> None:
+    """Remove everything in the directory open as `fd`."""
+    import shutil  # only to empty a directory found open (shutil brings bz2 and lzma: 2 ms a start-up)
+
+    for entry in os.scandir(fd):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.name, dir_fd=fd)
+        else:
+            os.unlink(entry.name, dir_fd=fd)

@@ -91,6 +91,20 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 @pytest.fixture(scope="session")
+def _test_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture(autouse=True)
+def _no_user_cache(_test_cache, monkeypatch):
+    """Point XDG_CACHE_HOME (graphsite's caches: fonts, front matter, links) at a directory of this run's, for every
+    test and what it starts: the cache code runs from empty, never reads the developer's cache nor writes into their
+    home. One directory a run (a worker), not one a test: a cold font subset is a quarter of a second a face; a test
+    that needs an empty cache sets its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_test_cache))
+
+
+@pytest.fixture(scope="session")
 def lab():
     """Return a `graphsite_lab.client.Lab`: config path, Config, the fake Cloudflare's control client, ports, CA."""
     from graphsite_lab.client import attach

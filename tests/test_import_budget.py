@@ -13,23 +13,29 @@ from pathlib import Path
 
 # Imported by the build of a plain document, any of these is start-up time spent for nothing: YAML (front matter
 # only), the publisher's clients (Docker, Cloudflare, HTTP), schema validation, password hashing, the browser,
-# the network stack, the link checker and the lab; and Jinja2 (and MarkupSafe), which no build needs any more.
+# the network stack, the link checker and the lab; Jinja2 (and MarkupSafe), which no build needs any more; and
+# signal, whose Signals enum only a stopped run names.
 DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3",
           "jsonschema", "bcrypt", "playwright", "asyncio", "ssl", "socket", "fontTools.subset", "fontTools.ttLib",
           "graphsite.publisher", "graphsite_lab", "graphsite.citations.live", "graphsite.citations.checker",
-          "graphsite.commands.deploy")
+          "graphsite.commands.deploy", "signal")
 # Imported only by what needs them, so a warm build of a plain document (its font subsets cached) never does: json
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
-# random and secrets (the page's mark comes from os.urandom), tempfile.
-LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile")
+# random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key reads its
+# version from its __init__.py, without importing it).
+LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools")
 
 _PROBE = """
-import sys
+import functools, re, sys
 from graphsite.cli import main
 main(["-q", "build", sys.argv[1], "--out", sys.argv[2]], standalone_mode=False)
 modules = sorted(sys.modules)
+compiled = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("graphsite")
+                  for attribute, value in vars(module).items()
+                  if isinstance(getattr(value, "__wrapped__", None), functools.partial)
+                  and value.__wrapped__.func is re.compile and value.cache_info().currsize)
 import json
-print(json.dumps({"modules": modules}))
+print(json.dumps({"modules": modules, "compiled": compiled}))
 """
 
 
@@ -55,13 +61,21 @@ def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> Non
     assert [name for name in _denied(first["modules"]) if not name.startswith("fontTools")] == []
     second = _build(tmp_path, source)
     assert _denied(second["modules"], DENIED + LAZY) == []
+    # nor compiles a regular expression of raw HTML, images, dates, leftovers… (graphsite/patterns.py)
+    assert second["compiled"] == []
 
 
 def test_the_budget_sees_an_import(tmp_path: Path) -> None:
-    """The probe is honest: front matter brings YAML, which the budget then reports."""
+    """The probe is honest: front matter brings YAML, which the budget then reports, and raw HTML compiles the
+    patterns that guard it; the same front matter built again is read from the cache (builder/front_yaml.py),
+    without YAML."""
     source = tmp_path / "front.md"
-    source.write_text("---\ntitle: A note\n---\n\nOne paragraph.\n", encoding="utf-8")
-    assert "yaml" in _denied(_build(tmp_path, source)["modules"])
+    source.write_text('---\ntitle: A note\n---\n\n<div id="x">One paragraph.</div>\n', encoding="utf-8")
+    first = _build(tmp_path, source)
+    assert "yaml" in _denied(first["modules"])
+    compiled = first["compiled"]
+    assert isinstance(compiled, list) and "graphsite.builder.rawhtml._id_attribute" in compiled
+    assert _denied(_build(tmp_path, source)["modules"], DENIED + LAZY) == []
 
 
 # `graphsite links` asks its first URLs before the builder reads and parses the report: before the first request

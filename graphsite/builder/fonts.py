@@ -9,16 +9,14 @@ import base64
 import contextlib
 import hashlib
 import html
+import importlib.util
 import io
-import os
 import re
-import stat
 from functools import lru_cache
 from pathlib import Path
 
-from graphsite.atomic import write_atomic
 from graphsite.errors import BuildError
-from graphsite.paths import private_cache_dir
+from graphsite.paths import PrivateDir, private_cache
 from graphsite.values import frozen
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
@@ -60,44 +58,18 @@ def page_characters(page_html: str) -> str:
     return "".join(sorted(set(text + BASE_CHARACTERS) - set("\n\r\t")))
 
 
-def _cache_dir() -> Path | None:
-    """Return the user's font cache, a directory owned by this user that no one else can write, or None when it
-    cannot be made so. A directory found open to others is emptied, not adopted: a file planted while it was
-    open would otherwise be read as a font."""
-    return private_cache_dir("fonts")
-
-
-def _read_cached(path: Path) -> bytes | None:
-    """Return the cached file at `path` if it is a regular file of this user's that no one else can write."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
-            return None
-        try:
-            return handle.read()
-        except OSError:
-            return None
-
-
 @lru_cache(maxsize=64)
-def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
+def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes:
     """Return the font at `path` as WOFF2 holding only the glyphs of `characters` (and their features),
-    from the user's cache `directory` (see `_cache_dir`; None: no cache) when the same font was subset to the
+    from the user's font cache (`paths.private_cache`; None: no cache) when the same font was subset to the
     same characters before (subsetting takes a quarter of a second per face; the result is deterministic)."""
     try:
         source = path.read_bytes()
     except OSError as exc:
         raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    import fontTools
-
-    key = hashlib.sha256(b"\0".join([source, characters.encode(), fontTools.version.encode(), b"v2"])).hexdigest()
-    cached = directory / f"{key}.woff2" if directory else None
-    found = _read_cached(cached) if cached else None
+    key = hashlib.sha256(b"\0".join([source, characters.encode(), _subsetter(), b"v3"])).hexdigest()
+    found = cache.read(f"{key}.woff2") if cache else None
     if found is not None:
         return found
     try:
@@ -105,10 +77,24 @@ def subset_woff2(path: Path, characters: str, directory: Path | None) -> bytes:
     except Exception as exc:  # fontTools raises many types on a damaged file (TTLibError, struct.error, …)
         raise BuildError(f"{path}: not a usable font ({type(exc).__name__}: {exc})",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    if cached:
+    if cache:
         with contextlib.suppress(OSError):
-            write_atomic(cached, data, mode=0o600)
+            cache.write(f"{key}.woff2", data)
     return data
+
+
+@lru_cache(maxsize=1)
+def _subsetter() -> bytes:
+    """Return what identifies the installed fontTools in a cache key: its `__init__.py` (which holds its version),
+    read rather than imported, since importing fontTools (and its logging set-up) is most of a warm build's font
+    work; `fontTools.version` where that file cannot be found or read."""
+    spec = importlib.util.find_spec("fontTools")
+    if spec is not None and spec.origin:
+        with contextlib.suppress(OSError):
+            return Path(spec.origin).read_bytes()
+    import fontTools
+
+    return str(fontTools.version).encode()
 
 
 def _subset(source: bytes, characters: str) -> bytes:
@@ -133,9 +119,10 @@ def _subset(source: bytes, characters: str) -> bytes:
 def font_face_css(directory: Path, characters: str) -> str:
     """Return the `@font-face` rules of every face, subset to `characters`, as `data:` URLs."""
     rules = []
-    cache = _cache_dir()  # checked once a page, not once a face
-    for face in FACES:
-        data = base64.b64encode(subset_woff2(directory / face.file, characters, cache)).decode("ascii")
+    with private_cache("fonts") as cache:  # checked once a page, not once a face
+        subsets = [subset_woff2(directory / face.file, characters, cache) for face in FACES]
+    for face, subset in zip(FACES, subsets, strict=True):
+        data = base64.b64encode(subset).decode("ascii")
         rules.append(f"@font-face{{font-family:{face.family};font-style:{face.style};font-weight:{face.weight};"
                      f"font-display:swap;src:url(data:font/woff2;base64,{data}) format(\"woff2\")}}")
     return "\n".join(rules)

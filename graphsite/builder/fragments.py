@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterable
 
 from graphsite.builder.model import Reference
-from graphsite.builder.sanitize import is_safe_url, url_scheme
+from graphsite.builder.sanitize import is_safe_url, memoise_short, url_scheme
 from graphsite.builder.tags import ANY_TAG
+from graphsite.patterns import lazy_pattern
 from graphsite.urls import problem
 from graphsite.values import frozen
 
@@ -44,9 +45,10 @@ class Citable:
     name: str = ""  # "Reference 3: its title" (empty for a citation without an entry)
 
 
+@memoise_short
 def public_url(url: str) -> str:
     """Return `url` when a reader of a public page can follow it (absolute http(s), public host, no
-    placeholder), else ""."""
+    placeholder), else "". Memoised: each reference's URL is asked for its entry, its title and every citation."""
     if not url or url_scheme(url) not in {"http", "https"} or not is_safe_url(url):
         return ""
     return "" if problem(url) else url
@@ -70,7 +72,7 @@ def unlinked_note(url: str) -> str:
         kind, "malformed link")
 
 
-_LOCAL_PATH = re.compile(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
+_local_path = lazy_pattern(r"(?:file://)?(?:~|/)[^\s`'\"()<>]*/([^\s/`'\"()<>]+/[^\s/`'\"()<>]+)")
 
 
 def reference_title(reference: Reference) -> str:
@@ -78,7 +80,7 @@ def reference_title(reference: Reference) -> str:
     (`~/.hermes/skills/x/SKILL.md` becomes `x/SKILL.md`), never empty."""
     title = reference.title if reference.title != reference.url else ""
     if not public_url(reference.url):
-        title = _LOCAL_PATH.sub(lambda match: match.group(1), title)
+        title = _local_path().sub(lambda match: match.group(1), title)
     return " ".join(title.split()) or f"Reference {reference.number}"
 
 

@@ -29,6 +29,7 @@ from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.source import STDIN_NAME
 from graphsite.builder.tags import CLEAN_IMG_SRC
 from graphsite.errors import SourceError
+from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
 IMAGE_MISSING = "image-missing"
@@ -36,7 +37,7 @@ IMAGE_MISSING = "image-missing"
 DEFAULT_MAX_IMAGE_BYTES = 2 * 1024 * 1024  # build.max_image_bytes: a large screenshot
 DEFAULT_MAX_PAGE_IMAGE_BYTES = 10 * 1024 * 1024  # build.max_page_image_bytes: all of one page's images
 _ALT = re.compile(r'\salt="([^"]*)"')
-_SVG = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]", re.DOTALL)
+_svg = lazy_pattern(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]", re.DOTALL)
 
 
 @frozen
@@ -204,7 +205,7 @@ def _mime(data: bytes) -> str | None:
         return "image/webp"
     if data[4:12] in {b"ftypavif", b"ftypavis"}:
         return "image/avif"
-    if _SVG.match(data[:4096].lstrip(b"\xef\xbb\xbf")):
+    if _svg().match(data[:4096].lstrip(b"\xef\xbb\xbf")):
         return "image/svg+xml"
     return None
 

@@ -14,12 +14,13 @@ import re
 from markdown_it.token import Token
 
 from graphsite.builder.model import Finding
+from graphsite.patterns import lazy_pattern
 
 LEFTOVER = "markup-leftover"
 # `{:toc}`, `{: .class #id key="v"}`, `{::options … /}`; a Liquid tag `{% … %}` (with `{%-`/`-%}` trimming).
-_LEFTOVER = re.compile(r"\{::?[^{}\n]*\}|\{%-?[^\n]*?-?%\}")
+_leftover = lazy_pattern(r"\{::?[^{}\n]*\}|\{%-?[^\n]*?-?%\}")
 # `[text]({% post_url x %})`: the link's destination is a Liquid tag, so the link is not even a link.
-_LIQUID_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*\{%[^\n]*?%\}\s*\)")
+_liquid_link = lazy_pattern(r"\[([^\[\]\n]*)\]\(\s*\{%[^\n]*?%\}\s*\)")
 
 
 def remove_leftovers(tokens: list[Token], body_line: int) -> tuple[list[Token], list[Finding]]:
@@ -37,7 +38,7 @@ def remove_leftovers(tokens: list[Token], body_line: int) -> tuple[list[Token], 
         if len(found) > before:
             token.meta["leftover"] = True
             token.meta["toc"] = "{:toc}" in token.content.replace(" ", "")
-            token.content = _LEFTOVER.sub("", _LIQUID_LINK.sub(r"\1", token.content))
+            token.content = _leftover().sub("", _liquid_link().sub(r"\1", token.content))
     return (_drop_emptied(tokens) if found else tokens), found
 
 
@@ -46,9 +47,9 @@ def _strip(text: str, line: int, found: list[Finding]) -> str:
         written = match.group(0) if len(match.group(0)) <= 40 else match.group(0)[:39] + "…"
         found.append(Finding(LEFTOVER, f"`{written}` is Jekyll/kramdown markup, which Markdown does not read: "
                              "removed from the page", line=line))
-        return match.group(1) if match.re is _LIQUID_LINK else ""
+        return match.group(1) if match.re is _liquid_link() else ""
 
-    return _LEFTOVER.sub(removed, _LIQUID_LINK.sub(removed, text))
+    return _leftover().sub(removed, _liquid_link().sub(removed, text))
 
 
 def _blank(token: Token) -> bool:

@@ -44,6 +44,7 @@ from markdown_it.token import Token
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import MATHML, SVG
 from graphsite.builder.tags import RAW_TAG
+from graphsite.patterns import lazy_pattern
 
 RAW_TEXT = frozenset({"script", "style", "title", "textarea", "xmp", "plaintext", "iframe", "noembed",
                       "noframes", "noscript", "template"})
@@ -59,10 +60,10 @@ _BREAKOUT = frozenset({"b", "big", "blockquote", "body", "br", "center", "code",
 _SHOWN = frozenset({"input", "button", "select", "option", "optgroup", "datalist", "form", "object", "embed",
                     "applet", "marquee", "param"})
 _DROPPED = frozenset({"script", "style", "template"})  # never visible in a browser: drop the whole element
-_ID_ATTRIBUTE = re.compile(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
-_RELATIVE_SRC = re.compile(r"""(\ssrc\s*=\s*["']?)//(?=[^/])""", re.IGNORECASE)
+_id_attribute = lazy_pattern(r"""(\s)(id|name)(\s*=\s*)("[^"<>]*"|'[^'<>]*'|[^\s"'=<>`]+)""", re.IGNORECASE)
+_relative_src = lazy_pattern(r"""(\ssrc\s*=\s*["']?)//(?=[^/])""", re.IGNORECASE)
 # CommonMark HTML block starts that end only at a closing sequence (types 1, 2, 3 and 5).
-_BLOCK_OPEN = re.compile(r"<(script|pre|style|textarea)(?=[\s>]|$)|<!--|<\?|<!\[CDATA\[", re.IGNORECASE)
+_block_open = lazy_pattern(r"<(script|pre|style|textarea)(?=[\s>]|$)|<!--|<\?|<!\[CDATA\[", re.IGNORECASE)
 
 
 class Guard:
@@ -84,7 +85,7 @@ def install_block_rule(md: MarkdownIt) -> None:
     def html_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
         position = state.bMarks[start] + state.tShift[start]
         if position < len(state.src) and state.src[position] == "<":
-            match = _BLOCK_OPEN.match(state.src, position)
+            match = _block_open().match(state.src, position)
             if match is not None and _unclosed(state, match, position):
                 if not silent:
                     state.env.setdefault("graphsite_unclosed", []).append((start, match.group(0)))
@@ -338,7 +339,7 @@ def _guard_attributes(match: re.Match[str], guard: Guard, line: int) -> str:
         return match.group(0)
     own: set[str] = set()  # `<a id="x" name="x">` names one anchor twice: that is no repeat
     if match.group(2).lower() == "img" and "//" in attributes:
-        attributes = _RELATIVE_SRC.sub(r"\1https://", attributes)
+        attributes = _relative_src().sub(r"\1https://", attributes)
 
     def check(found: re.Match[str]) -> str:
         value = found.group(4).strip("\"'")
@@ -353,5 +354,5 @@ def _guard_attributes(match: re.Match[str], guard: Guard, line: int) -> str:
         return found.group(0)
 
     if "id" in attributes.lower() or "name" in attributes.lower():
-        attributes = _ID_ATTRIBUTE.sub(check, attributes)
+        attributes = _id_attribute().sub(check, attributes)
     return f"<{match.group(1)}{match.group(2)}{attributes}{match.group(4)}"

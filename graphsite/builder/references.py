@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import re
 import time
 
 from markdown_it.token import Token
 
 from graphsite.builder.markdown import is_references_title, markdown, parse, plain_text, words
 from graphsite.builder.model import Reference, SourceCheck, SourceChecks
+from graphsite.patterns import lazy_pattern
 
 __all__ = ["check_words", "checks_summary", "collect_references", "day", "entry_title", "entry_url",
            "is_references_title"]
 
 # A bare URL in an entry's text: a scheme of at most 32 characters (a long run of `+` cannot make the search
 # quadratic), then everything up to a space or an angle bracket.
-_BARE = re.compile(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
+_bare = lazy_pattern(r"(?<![\w/:])([a-zA-Z][a-zA-Z0-9+.\-]{0,31}://[^\s<>]+|mailto:[^\s<>]+|www\.[^\s<>]+)")
 
 
 def entry_url(raw: str) -> str:
@@ -39,7 +39,7 @@ def _entry_url(inlines: list[Token]) -> tuple[str, str]:
             elif child.type == "link_close":
                 depth -= 1
             elif child.type == "text" and depth == 0 and ("://" in child.content or "mailto:" in child.content):
-                for match in _BARE.finditer(child.content):  # schemes GFM does not link (file:, ftp:, …)
+                for match in _bare().finditer(child.content):  # schemes GFM does not link (file:, ftp:, …)
                     written = _trim(match.group(1))
                     found = (md.normalizeLink(written), written)
     return found

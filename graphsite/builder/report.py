@@ -29,6 +29,7 @@ from graphsite.builder.sanitize import clean_html, is_outbound
 from graphsite.builder.section_summary import summarise
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.builder.tags import CLEAN_TAG, RAW_TAG
+from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
@@ -224,8 +225,8 @@ def report_from_source(source: Source) -> Report:
 
 # A table of contents' heading names no document.
 _CONTENTS = re.compile(r"^(?:table of )?contents$|^toc$", re.IGNORECASE)
-_LOGO_SRC = re.compile(r"""\ssrc\s*=\s*["']?[^"'\s>]*logo[^"'\s>/]*["'\s>]?""", re.IGNORECASE)
-_ALT = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
+_logo_src = lazy_pattern(r"""\ssrc\s*=\s*["']?[^"'\s>]*logo[^"'\s>/]*["'\s>]?""", re.IGNORECASE)
+_alt = lazy_pattern(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 
 
 def _logo_alt(parsed: Parsed) -> str:
@@ -237,9 +238,9 @@ def _logo_alt(parsed: Parsed) -> str:
             return ""
         if token.type == "html_block" and "logo" in token.content.lower():
             for tag in RAW_TAG.finditer(token.content):
-                if tag.group(2).lower() != "img" or not _LOGO_SRC.search(tag.group(3)):
+                if tag.group(2).lower() != "img" or not _logo_src().search(tag.group(3)):
                     continue
-                alt = _ALT.search(tag.group(3))
+                alt = _alt().search(tag.group(3))
                 text = " ".join((alt.group(1) or alt.group(2) or "").split()) if alt else ""
                 text = re.sub(r"\s+logo$", "", text, flags=re.IGNORECASE)
                 if any(c.isalnum() for c in text):

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import html
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 import nh3
+
+from graphsite.patterns import lazy_pattern
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 # Ids the page template uses itself (tests/builder/test_units.py reads them from the template), and its
@@ -22,10 +26,26 @@ RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules"
                           "teardown-title", "footer", "hosted"})
 _REFERENCE_ID = re.compile(r"ref-\d+")
 # Ids the renderer generates: reference entries, footnotes and their back-references.
-_GENERATED_ID = re.compile(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
+_generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
+_MEMO_LIMIT = 2048  # characters: a longer URL (an embedded data: image, megabytes) is checked, never kept
+R = TypeVar("R")
+
+
+def memoise_short(check: Callable[[str], R]) -> Callable[[str], R]:
+    """Return `check` memoised for URLs of up to 2 KB: the page asks the same few short URLs again and again,
+    while a cache keyed on an embedded image would keep its megabytes alive after the build (`serve`)."""
+    memoised = lru_cache(maxsize=65536)(check)
+
+    @wraps(check)
+    def checked(url: str) -> R:
+        return memoised(url) if len(url) <= _MEMO_LIMIT else check(url)
+
+    checked.cache_info = memoised.cache_info  # type: ignore[attr-defined]
+    checked.cache_clear = memoised.cache_clear  # type: ignore[attr-defined]
+    return checked
 
 # MathML Core's presentation elements and SVG's shapes and text: a formula's or a diagram's words are the
 # author's. Nothing that loads, links, animates or embeds HTML (annotation-xml, foreignObject, use, image, a
@@ -109,7 +129,7 @@ def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
 
 def is_reserved_id(value: str) -> bool:
     """Return whether `value` is an id the page or its renderer owns (raw HTML must not take it)."""
-    return value in RESERVED_IDS or bool(_GENERATED_ID.fullmatch(value))
+    return value in RESERVED_IDS or bool(_generated_id().fullmatch(value))
 
 
 _CHECKBOX = re.compile(r"<input\b[^>]*>")
@@ -130,8 +150,10 @@ def clean_html(html: str) -> str:
     return _CHECKBOX.sub(_named_checkbox, cleaned) if "<input" in cleaned else cleaned
 
 
+@memoise_short
 def url_scheme(url: str) -> str:
-    """Return the lower-case scheme of `url` as a browser would read it, or "" for a relative URL."""
+    """Return the lower-case scheme of `url` as a browser would read it, or "" for a relative URL. Memoised:
+    the page asks it of the same few URLs again and again (1,500 times for 60 URLs in the default report)."""
     normalised = _IGNORED.sub("", url).strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"
                                             "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d"
                                             "\x1e\x1f \x7f")
@@ -139,6 +161,7 @@ def url_scheme(url: str) -> str:
     return match.group(1).lower() if match else ""
 
 
+@memoise_short
 def is_safe_url(url: str) -> bool:
     """Return whether a link to `url` may be clickable: http, https, mailto, relative or #fragment."""
     allowed = SAFE_SCHEMES | {""}

@@ -12,9 +12,11 @@ import re
 
 from markdown_it.token import Token
 
+from graphsite.patterns import lazy_pattern
+
 WORD_LIMIT = 90
 LIST_ITEMS = 3  # a list-only section's summary names its first three items
-_SENTENCE_END = re.compile(r"[.!?…][\"')\]”’]?(?=\s|$)")
+_sentence_end = lazy_pattern(r"[.!?…][\"')\]”’]?(?=\s|$)")
 # Words that end in a full stop without ending a sentence: honorifics, Latin and bibliographic abbreviations.
 _ABBREVIATIONS = frozenset({
     "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "rev", "gen", "col", "lt", "sgt", "capt", "hon",
@@ -128,7 +130,7 @@ def _cut(children: list[Token], limit: int) -> list[Token]:
             continue
         ends = [m.end() for m in re.finditer(r"\S+", child.content)]  # where each word of the token ends
         if child.type == "text":
-            for match in _SENTENCE_END.finditer(child.content):
+            for match in _sentence_end().finditer(child.content):
                 if not is_sentence_end(child.content, match.end()):
                     continue
                 within = bisect.bisect_right(ends, match.end())  # words of this token up to the sentence end

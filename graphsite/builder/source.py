@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from graphsite.builder.front_yaml import Node, load_front_yaml
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
 from graphsite.codes import CITATION_CODES, CITATION_PREFIX
 from graphsite.errors import SourceError
+from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
 if TYPE_CHECKING:
@@ -33,7 +35,7 @@ _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0
 _CONTROL_CHARACTERS = tuple(map(chr, _CONTROLS))
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024  # build.max_bytes: 20 MB, a hundred times the longest report we know
 # A date as YAML reads it unquoted (a datetime) or as an author quotes it: printed as its day, `2020-04-07`.
-_DATE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
+_date_time = lazy_pattern(r"^(\d{4}-\d{2}-\d{2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:Z|[+-]\d{2}(?::?\d{2})?)?$")
 _TEXT_FIELDS = ("title", "badge", "kicker", "headline", "lede", "prefix")
 # The keys Pandoc, Quarto, Hugo, Jekyll and MkDocs authors already write: they fill the page's top when
 # graphsite's own keys are absent (ECOSYSTEM_TEXT: one line of text each; author and tags: one or a list).
@@ -149,7 +151,7 @@ def parse_source(path: Path, raw: bytes) -> Source:
     if end is None:
         _check_unclosed(path, lines)
         return Source(path, FrontMatter(), text, 1)
-    data, nodes = _load_yaml(path, "\n".join(lines[1:end]))
+    data, nodes = load_front_yaml(path, "\n".join(lines[1:end]))
     front, warnings = front_matter(path, data, nodes)
     return Source(path, front, "\n".join(lines[end + 1:]), end + 2, warnings, "\n".join(lines[:end + 1]))
 
@@ -192,38 +194,16 @@ def _check_unclosed(path: Path, lines: list[str]) -> None:
                           hint="end it with a line `---` before the Markdown starts")
 
 
-def _load_yaml(path: Path, text: str) -> tuple[Any, Any]:
-    import yaml  # only a report with front matter needs it: 11 ms of every start-up otherwise
-
-    # the C loader is several times faster; the pure-Python one where PyYAML was built without libyaml
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 2 if mark is not None else 1  # +1 for 1-based, +1 for the opening ---
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SourceError(path, f"invalid YAML front matter: {problem}", line=line,
-                          hint="fix the YAML between the two --- lines") from None
-    except (ValueError, TypeError) as exc:  # a tagged or dated value YAML cannot build (date: 2024-02-30)
-        raise SourceError(path, f"invalid YAML front matter: a value cannot be read ({exc})", line=1,
-                          hint="fix the value between the two --- lines (quote it to keep it as text)") from None
-    finally:
-        loader.dispose()
-    return data, node
-
-
 class _Value(NamedTuple):
     """A front-matter value, its YAML node, and the file line of its key (where a wrong type is reported)."""
 
-    node: Any
+    node: Node
     value: Any
     line: int
 
 
-def _line(node: Any) -> int:
-    return int(node.start_mark.line) + 2  # +1 for 1-based lines, +1 for the opening ---
+def _line(node: Node) -> int:
+    return int(node[0]) + 2  # +1 for 1-based lines, +1 for the opening ---
 
 
 class _Fields:
@@ -248,7 +228,7 @@ class _Fields:
     def items(self, item: _Value, field: str, expected: str) -> list[_Value]:
         if not isinstance(item.value, list):
             raise self.fail(item, field, expected)
-        return [_Value(node, value, _line(node)) for node, value in zip(item.node.value, item.value, strict=False)]
+        return [_Value(node, value, _line(node)) for node, value in zip(item.node[1], item.value, strict=False)]
 
     def texts(self, item: _Value, field: str) -> tuple[str, ...]:
         if item.value is None:
@@ -262,15 +242,15 @@ class _Fields:
         """Return the entries of a YAML mapping, each with the line of its key."""
         if not isinstance(item.value, dict):
             raise self.fail(item, field, "a mapping of fields")
-        nodes: dict[str, tuple[Any, Any]] = {}
-        for key, value in item.node.value:
-            if str(key.value) in nodes:
-                first = _line(nodes[str(key.value)][0])
+        nodes: dict[str, tuple[Node, Node]] = {}
+        for key, value in item.node[1]:
+            if str(key[1]) in nodes:
+                first = _line(nodes[str(key[1])][0])
                 where = "front matter" if field.startswith("(") else f"front matter field `{field}`"
-                raise SourceError(self.path, f"{where}: the key `{key.value}` appears twice (first on line "
+                raise SourceError(self.path, f"{where}: the key `{key[1]}` appears twice (first on line "
                                   f"{first}); YAML would keep only the last", line=_line(key),
                                   hint="delete one of the two")
-            nodes[str(key.value)] = (key, value)
+            nodes[str(key[1])] = (key, value)
         entries = {}
         for key, value in item.value.items():
             key_node, value_node = nodes.get(str(key), (item.node, item.node))
@@ -278,9 +258,9 @@ class _Fields:
         return entries
 
 
-def front_matter(path: Path, data: Any, node: Any) -> tuple[FrontMatter, tuple[Finding, ...]]:
+def front_matter(path: Path, data: Any, node: Node | None) -> tuple[FrontMatter, tuple[Finding, ...]]:
     """Return the typed front matter and warnings about keys the page does not use."""
-    if data is None:
+    if data is None or node is None:
         return FrontMatter(), ()
     fields = _Fields(path)
     top = fields.mapping(_Value(node, data, _line(node)), "(front matter)")
@@ -323,7 +303,7 @@ def _ecosystem(fields: _Fields, top: dict[str, _Value], own: dict[str, Any]) -> 
 def as_date(text: str) -> str:
     """Return a date field as a date: `2020-04-07T12:00:00` (or `2020-04-07 12:00:00+02:00`) as `2020-04-07`;
     any other text as written."""
-    match = _DATE_TIME.match(text)
+    match = _date_time().match(text)
     return match.group(1) if match else text
 
 

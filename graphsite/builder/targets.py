@@ -22,9 +22,10 @@ from markdown_it.token import Token
 from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import RESERVED_IDS
 from graphsite.builder.tags import RAW_TAG
+from graphsite.patterns import lazy_pattern
 
 MISSING_FRAGMENT = "link-missing-fragment"
-_RAW_HREF = re.compile(r"""(\shref\s*=\s*)("#[^"]*"|'#[^']*'|#[^\s"'=<>`]*)""", re.IGNORECASE)
+_raw_href = lazy_pattern(r"""(\shref\s*=\s*)("#[^"]*"|'#[^']*'|#[^\s"'=<>`]*)""", re.IGNORECASE)
 
 
 # Ids the page makes after the body is parsed: reference entries (`ref-N`) and the template's section ids.
@@ -86,7 +87,7 @@ def resolve_fragments(tokens: list[Token], targets: Targets, body_line: int) -> 
 def _raw(html: str, targets: Targets, line: int, found: list[Finding]) -> str:
     """Return raw HTML with every `href="#…"` in its tags resolved (a warning in `found` for each missing)."""
     def tag(match: re.Match[str]) -> str:
-        return _RAW_HREF.sub(lambda href: attribute(href, match.start()), match.group(0))
+        return _raw_href().sub(lambda href: attribute(href, match.start()), match.group(0))
 
     def attribute(href: re.Match[str], at: int) -> str:
         written = href.group(2).strip("\"'")

@@ -19,11 +19,12 @@ from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from graphsite.builder.model import Finding
+from graphsite.patterns import lazy_pattern
 
 MATH_INVALID = "math-invalid"
 # "$10, or US$ 20": a price, then prose words, then a dollar. TeX opening with a digit and holding a word of
 # two letters or more (not a `\command`) is text, as written.
-_PRICE = re.compile(r"^\d[\d.,]*\s.*(?<![\\a-zA-Z])[a-zA-Z]{2,}", re.DOTALL)
+_price = lazy_pattern(r"^\d[\d.,]*\s.*(?<![\\a-zA-Z])[a-zA-Z]{2,}", re.DOTALL)
 _TYPES = {"math_inline": "inline", "math_inline_double": "block", "math_block": "block"}
 
 
@@ -52,7 +53,7 @@ def convert_math(tokens: list[Token], body_line: int) -> list[Finding]:
         breaks = 0
         for child in token.children or ():
             breaks += child.type in {"softbreak", "hardbreak"}
-            if child.type == "math_inline" and _PRICE.match(child.content):
+            if child.type == "math_inline" and _price().match(child.content):
                 child.type, child.content = "text", f"${child.content}$"
             elif child.type in _TYPES:
                 _convert(child, line + breaks, found)

@@ -5,7 +5,6 @@ the table of `codes.Exit`."""
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -63,6 +62,8 @@ def _failure_fields(error: BaseException) -> tuple[int, dict[str, Any]]:
         return error.exit_code, _error_fields(error)
     if isinstance(error, click.ClickException):  # click's own, e.g. a --password-file that cannot be opened
         return error.exit_code, {"error": error.format_message(), "hint": None, "status": error.exit_code}
+    import signal  # only a stopped run needs it: the module builds its Signals enum from every SIG* constant
+
     cause = error.__cause__ if isinstance(error, click.Abort) else error  # click turns Ctrl-C into Abort
     signum = getattr(cause, "signum", signal.SIGINT)
     status = stopped_by(signum)
@@ -185,6 +186,8 @@ def _links_table(report: LinkReport, fail_on: Sequence[str], as_json: bool) -> G
     else:
         output.result(render_summary(report, every_link=every_link))
     if report.partial:
+        import signal
+
         done = sum(1 for r in report.results if r.state != "unchecked")
         return Stopped(f"stopped by {report.stopped_by}: {done} of {len(report.results)} links have a verdict "
                        "(partial results; the verdicts reached are in the link cache)",

@@ -4,6 +4,7 @@ directory; the CSP allows `data:` for images and nothing more."""
 from __future__ import annotations
 
 import base64
+import os
 
 import pytest
 
@@ -163,8 +164,9 @@ def test_an_image_is_refused_where_the_kernel_cannot_say_where_it_was_opened(fol
 
     (folder / "r.md").write_text("# R\n\n![a](images/a.png)\n")
     hidden = f"mount -t tmpfs none /proc && exec {sys.executable} -m graphsite build r.md --out out"
+    env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
     run = subprocess.run(["unshare", "--mount", "--fork", "sh", "-c", hidden], cwd=folder, capture_output=True,
-                         text=True, timeout=120, check=False, env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+                         text=True, timeout=120, check=False, env=env)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
     assert "image 'images/a.png' not embedded: where it was opened cannot be told (/proc/self/fd cannot be " \
            "read)" in run.stderr and "build where /proc is mounted" in run.stderr, run.stderr

@@ -167,7 +167,10 @@ def _assert_inert(soup: BeautifulSoup) -> None:
                     assert not cleaned.startswith(("javascript:", "data:", "vbscript:")), (tag.name, url)
 
 
-@settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+# Each example's characters are new, so each subsets the four font faces afresh when the run's cache starts empty
+# (tests/conftest.py): up to 3 s an example alone, 10-17 s beside the browser tests on two busy cores, which failed a
+# 5 s deadline (before the tests had their own cache, the developer's warm one hid it). 60 examples still bound it.
+@settings(max_examples=60, deadline=30000, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(documents())
 def test_any_generated_report_builds_safely_and_loses_nothing(doc):
     markdown = "\n\n".join(doc.parts) + "\n"

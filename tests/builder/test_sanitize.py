@@ -121,3 +121,20 @@ def test_owasp_cheat_sheet_yields_nothing_active():
 @pytest.mark.parametrize("fonts", ["embedded", "google", "system"])
 def test_default_report_is_inert(fonts):
     _assert_inert(checked_page(HERE.parents[1] / "content" / "graph-engineering.md", fonts=fonts).html)
+
+
+def test_a_long_url_is_checked_but_never_kept():
+    """An embedded image's data: URL (megabytes) is checked at every build but not memoised: `serve` rebuilding
+    with a changing image would otherwise keep every version alive."""
+    from graphsite.builder.fragments import public_url
+    from graphsite.builder.sanitize import is_safe_url, url_scheme
+
+    long_url = "data:image/png;base64," + "A" * 4096
+    short_url = "https://example.org/short"
+    checks = (url_scheme, is_safe_url, public_url)
+    for check in checks:
+        check.cache_clear()  # type: ignore[attr-defined]
+    assert (url_scheme(long_url), is_safe_url(long_url), public_url(long_url)) == ("data", False, "")
+    assert [check.cache_info().currsize for check in checks] == [0, 0, 0]  # type: ignore[attr-defined]
+    assert (url_scheme(short_url), is_safe_url(short_url)) == ("https", True)
+    assert url_scheme.cache_info().currsize > 0  # type: ignore[attr-defined]

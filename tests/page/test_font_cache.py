@@ -6,17 +6,19 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from pathlib import Path
 
 import fontTools
 
 from graphsite.builder import fonts
-from graphsite.paths import theme_dir
+from graphsite.paths import private_cache, theme_dir
 
 FACE = theme_dir() / "fonts" / fonts.FACES[0].file
 
 
 def _cached_name(characters: str) -> str:
-    key = b"\0".join([FACE.read_bytes(), characters.encode(), fontTools.version.encode(), b"v2"])
+    # the installed fontTools is known by its __init__.py (its version), read without importing the package
+    key = b"\0".join([FACE.read_bytes(), characters.encode(), Path(fontTools.__file__).read_bytes(), b"v3"])
     return hashlib.sha256(key).hexdigest() + ".woff2"
 
 
@@ -28,7 +30,8 @@ def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
     planted = directory / _cached_name("abc")
     planted.write_bytes(b"planted while the directory was open")
     fonts.subset_woff2.cache_clear()
-    data = fonts.subset_woff2(FACE, "abc", fonts._cache_dir())
+    with private_cache("fonts") as cache:
+        data = fonts.subset_woff2(FACE, "abc", cache)
     assert data.startswith(b"wOF2") and data != b"planted while the directory was open"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert [p.name for p in directory.iterdir()] == [planted.name]  # rewritten by this build
@@ -38,10 +41,43 @@ def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
 def test_a_cached_file_others_can_write_is_not_read(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     fonts.subset_woff2.cache_clear()
-    fonts.subset_woff2(FACE, "xyz", fonts._cache_dir())
+    with private_cache("fonts") as cache:
+        fonts.subset_woff2(FACE, "xyz", cache)
     cached = tmp_path / "graphsite" / "fonts" / _cached_name("xyz")
     cached.write_bytes(b"tampered")
     os.chmod(cached, 0o666)
     fonts.subset_woff2.cache_clear()
-    assert fonts.subset_woff2(FACE, "xyz", fonts._cache_dir()).startswith(b"wOF2")
+    with private_cache("fonts") as cache:
+        assert fonts.subset_woff2(FACE, "xyz", cache).startswith(b"wOF2")
     fonts.subset_woff2.cache_clear()
+
+
+def test_a_cache_under_a_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
+    """A directory on the cache's way that another user can write (not sticky) lets them swap what lies below it:
+    no cache is used there, for the fonts as for the front matter."""
+    from graphsite.builder.source import parse_source
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(shared / "cache"))
+    fonts.subset_woff2.cache_clear()
+    with private_cache("fonts") as cache:
+        assert cache is None
+        assert fonts.subset_woff2(FACE, "abc", cache).startswith(b"wOF2")
+    parse_source(Path("report.md"), b"---\ntitle: T\n---\n\nBody.\n")
+    assert list((shared / "cache").rglob("*.*")) == []
+    fonts.subset_woff2.cache_clear()
+
+
+def test_a_linked_cache_directory_is_not_used(tmp_path, monkeypatch):
+    """The cache's own directory as a symbolic link (to a directory of ours) is not followed."""
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    (tmp_path / "graphsite").mkdir()
+    (tmp_path / "graphsite" / "fonts").symlink_to(target)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with private_cache("fonts") as cache:
+        assert cache is not None  # the link is resolved once, then the real path is walked without links
+        cache.write("probe", b"x")
+    assert (target / "probe").read_bytes() == b"x"
