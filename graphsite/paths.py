@@ -131,6 +131,7 @@ def _open_private(directory: Path) -> int | None:
         fd = os.open("/", flags)
     except OSError:
         return None
+    private = False
     try:
         for name in names:
             info = os.fstat(fd)
@@ -147,9 +148,12 @@ def _open_private(directory: Path) -> int | None:
         if stat.S_IMODE(info.st_mode) != 0o700:
             os.fchmod(fd, 0o700)
             _empty(fd)
+        private = True
     except OSError:
-        os.close(fd)
         return None
+    finally:
+        if not private:  # every way out but the one that returns it closes the descriptor
+            os.close(fd)
     return fd
 
 
