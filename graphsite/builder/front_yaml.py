@@ -4,7 +4,8 @@ Importing PyYAML (its modules and the regular expressions they compile) is about
 build, and its front matter is the same from one build to the next: a text read before is taken from the cache,
 without importing PyYAML. Each file of the cache holds one text's result, named by the sha256 of that text, of
 PyYAML's dist-info RECORD (the sha256 of each of its files), of the loader it gives (libyaml's or the pure-Python
-one, which disagree on some texts) and of this format's version; it is read only from
+one, which disagree on some texts) and of this format's version; it holds the sha256 of its marshal payload, then
+the payload (one that does not match is not loaded: marshal can crash on damaged bytes). It is read only from
 graphsite's private cache (`paths.private_cache`) and only if it is a regular file of this user's that no one
 else can write (`paths.PrivateDir.read`). A result marshal cannot hold (a YAML date or time) is not kept: that
 front matter is parsed at every build, as it was before. Invalid YAML is never kept: it raises at every build.
@@ -30,8 +31,9 @@ from graphsite.errors import SourceError
 from graphsite.paths import PrivateDir, private_cache
 
 Node = list[Any]  # [line, value]: see the module's docstring
+_DIGEST = 32  # bytes: the sha256 of the payload that follows it in a cache file (`seal`)
 KEEP = 256  # files: the newest written are kept, the others removed at each write (a few KB each)
-_FORMAT = b"front-yaml v1"  # change it with the form of what is kept: files of another form are never read
+_FORMAT = b"front-yaml v2"  # change it with the form of what is kept: files of another form are never read
 
 
 def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
@@ -49,7 +51,7 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
         # data None (front matter of just `~`) is never kept: `_read` takes values only with their node
         if cache and data is not None and _loader() == installed[1]:  # a binding that did not load: not the key's
             with contextlib.suppress(ValueError, OSError):  # ValueError: a value marshal cannot hold (a date)
-                cache.write(f"{key}.marshal", marshal.dumps([data, node]))
+                cache.write(f"{key}.marshal", seal(marshal.dumps([data, node])))
                 cache.prune(".marshal", KEEP)
     return data, node
 
@@ -75,6 +77,12 @@ def _installed_yaml() -> tuple[bytes, bytes] | None:
     return record, b"C" if binding else b"Python"
 
 
+def seal(payload: bytes) -> bytes:
+    """Return `payload` as a cache file holds it: its sha256, then itself (`_read` loads only a payload that matches:
+    marshal is not safe against damaged input, which can crash the interpreter rather than raise)."""
+    return hashlib.sha256(payload).digest() + payload
+
+
 def _loader() -> bytes:
     """Return the loader the imported PyYAML gave (see `_installed_yaml`)."""
     import yaml
@@ -86,10 +94,10 @@ def _read(cache: PrivateDir, name: str) -> tuple[Any, Node | None] | None:
     """Return the result kept in the file `name` of `cache`, or None when there is none this module could have
     written."""
     raw = cache.read(name)
-    if raw is None:
-        return None
+    if raw is None or raw[:_DIGEST] != hashlib.sha256(raw[_DIGEST:]).digest():
+        return None  # marshal.loads of damaged bytes can crash the interpreter: only what was written is loaded
     try:
-        kept = marshal.loads(raw)
+        kept = marshal.loads(raw[_DIGEST:])
     except (EOFError, ValueError, TypeError):
         return None
     if not (isinstance(kept, list) and len(kept) == 2 and (kept[0] is None) == (kept[1] is None)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import marshal
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from graphsite.builder.front_yaml import seal
 from graphsite.builder.source import parse_source
 from graphsite.errors import SourceError
 
@@ -54,7 +57,7 @@ def test_a_text_read_again_comes_from_the_cache_unchanged(cache: Path, name: str
     assert len(kept) == (0 if "not kept" in name else 1)
     assert _read(text) == parsed  # from the cache file
     if kept:  # the second reading used the file: one that says otherwise changes the outcome
-        kept[0].write_bytes(marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]]))
+        kept[0].write_bytes(seal(marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]])))
         assert _read(text) != parsed
 
 
@@ -68,7 +71,7 @@ def _plant(cache: Path, text: str, payload: bytes, mode: int) -> None:
 def test_a_cache_file_others_can_write_is_not_read(cache: Path) -> None:
     text = DOCUMENTS["aliases and merge keys"]
     expected = _read(text)
-    planted = marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]])
+    planted = seal(marshal.dumps([{"title": "planted"}, [0, [[[0, "title"], [0, "planted"]]]]]))
     _plant(cache, text, planted, 0o666)
     assert _read(text) == expected
 
@@ -78,8 +81,25 @@ def test_a_cache_file_others_can_write_is_not_read(cache: Path) -> None:
 def test_a_cache_file_graphsite_did_not_write_is_not_read(cache: Path, payload: bytes) -> None:
     text = DOCUMENTS["unused keys"]
     expected = _read(text)
-    _plant(cache, text, payload, 0o600)
+    _plant(cache, text, seal(payload), 0o600)
     assert _read(text) == expected
+
+
+def test_a_damaged_cache_file_is_not_loaded(cache: Path) -> None:
+    """marshal.loads of damaged bytes can crash the interpreter (these segfault CPython 3.11.7): a file whose
+    payload does not match the sha256 before it is never loaded, and is written again. In a process of its own, so
+    that a crash fails this test."""
+    text = DOCUMENTS["unused keys"]
+    _read(text)
+    (kept,) = cache.iterdir()
+    kept.write_bytes(bytes(32) + b"\xa8\x01\0\0\0{r\0\0\0\0N0")
+    program = ("import sys; from pathlib import Path; from graphsite.builder.source import parse_source; "
+               "print(parse_source(Path('report.md'), sys.stdin.buffer.read()).front)")
+    run = subprocess.run([sys.executable, "-c", program], input=text.encode(), capture_output=True, env=os.environ,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.decode().strip() == str(_read(text)[0])  # type: ignore[index]
+    assert kept.read_bytes()[32:] != b"\xa8\x01\0\0\0{r\0\0\0\0N0"  # rewritten
 
 
 def test_a_relative_home_means_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -143,7 +163,7 @@ def test_a_cache_file_holding_what_yaml_never_builds_is_not_read(cache: Path, pl
     text = DOCUMENTS["unused keys"]
     expected = _read(text)
     (kept,) = cache.iterdir()
-    data, node = marshal.loads(kept.read_bytes())
+    data, node = marshal.loads(kept.read_bytes()[32:])
     data["title"] = "planted"
     title_value = node[1][0][1]  # [[key node, value node], ...]: the title's value
     title_value[1] = "planted"
@@ -154,7 +174,7 @@ def test_a_cache_file_holding_what_yaml_never_builds_is_not_read(cache: Path, pl
         title_value[1] = 2.5
     else:
         node[1][1][0][0] = None
-    kept.write_bytes(marshal.dumps([data, node]))
+    kept.write_bytes(seal(marshal.dumps([data, node])))
     os.chmod(kept, 0o600)
     assert _read(text) == expected
 
