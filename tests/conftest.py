@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -16,10 +18,28 @@ BESIDE_THE_LAB = 10  # the niceness of a worker's tests that are not the lab's (
 
 
 def pytest_configure(config):
+    """Point XDG_CACHE_HOME (graphsite's caches: fonts, front matter, links) at a directory of this process's (one a
+    run, one an xdist worker, each configured in its own process) before any fixture runs, session-scoped ones
+    included: what the tests build and start never reads the developer's cache nor writes into their home. One
+    directory a run, not one a test: a cold font subset is a quarter of a second a face; a test that needs an empty
+    cache sets its own."""
+    config.user_cache_home = os.environ.get("XDG_CACHE_HOME")
+    config.test_cache_home = tempfile.mkdtemp(prefix="graphsite-test-cache-")
+    os.environ["XDG_CACHE_HOME"] = config.test_cache_home
     config.lab_unit_starts = []  # run before this process's first test of the cluster test's unit (tests/lab/)
     from graphsite_lab.instance import LabInstance
 
     config.lab_turns = LabTurns(LabInstance.from_env().root)
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "test_cache_home"):
+        return
+    if config.user_cache_home is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = config.user_cache_home
+    shutil.rmtree(config.test_cache_home, ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -90,18 +110,10 @@ def pytest_xdist_make_scheduler(config, log):
     return LabApart(config, log)
 
 
-@pytest.fixture(scope="session")
-def _test_cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("xdg-cache")
-
-
 @pytest.fixture(autouse=True)
-def _no_user_cache(_test_cache, monkeypatch):
-    """Point XDG_CACHE_HOME (graphsite's caches: fonts, front matter, links) at a directory of this run's, for every
-    test and what it starts: the cache code runs from empty, never reads the developer's cache nor writes into their
-    home. One directory a run (a worker), not one a test: a cold font subset is a quarter of a second a face; a test
-    that needs an empty cache sets its own."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(_test_cache))
+def _no_user_cache(request, monkeypatch):
+    """Put XDG_CACHE_HOME back to the run's cache (`pytest_configure`) for every test, whatever one before did."""
+    monkeypatch.setenv("XDG_CACHE_HOME", request.config.test_cache_home)
 
 
 @pytest.fixture(scope="session")
