@@ -57,10 +57,20 @@ def schema_path(name: str) -> Path:
 
 class PrivateDir:
     """A directory of graphsite's private cache, open as a descriptor: every read and write goes through it, so a
-    link or a rename anywhere on its path after it was checked changes nothing (see `private_cache`)."""
+    link or a rename anywhere on its path after it was checked changes nothing (see `private_cache`). Two are equal
+    when they are the same directory (device and inode): a memo keyed on one (`fonts.subset_woff2`) hits again
+    when the next build opens the same cache."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        info = os.fstat(fd)
+        self.identity = (info.st_dev, info.st_ino)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PrivateDir) and other.identity == self.identity
+
+    def __hash__(self) -> int:
+        return hash(self.identity)
 
     def read(self, name: str) -> bytes | None:
         """Return the file `name` if it is a regular file of this user's that no one else can write, else None:

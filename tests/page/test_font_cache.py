@@ -81,3 +81,16 @@ def test_a_linked_cache_directory_is_not_used(tmp_path, monkeypatch):
         assert cache is not None  # the link is resolved once, then the real path is walked without links
         cache.write("probe", b"x")
     assert (target / "probe").read_bytes() == b"x"
+
+
+def test_a_face_is_subset_once_a_process_across_builds(tmp_path, monkeypatch):
+    """Each build opens the cache anew (`serve` rebuilds in one process): the memo still knows the face."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    fonts.subset_woff2.cache_clear()
+    results = []
+    for _ in range(2):
+        with private_cache("fonts") as cache:
+            results.append(fonts.subset_woff2(FACE, "memo", cache))
+    info = fonts.subset_woff2.cache_info()
+    assert (info.misses, info.hits, info.currsize) == (1, 1, 1) and results[0] == results[1]
+    fonts.subset_woff2.cache_clear()
