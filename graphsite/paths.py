@@ -130,6 +130,9 @@ def private_cache(*parts: str) -> Iterator[PrivateDir | None]:
             os.close(fd)
 
 
+_EMPTYING = 0o1700  # a cache directory closed to others but not yet emptied: any mode but 0700 is emptied first
+
+
 def _open_private(directory: Path) -> int | None:
     """Return `directory` open (made if missing) when it and every directory above it are private, else None."""
     import stat
@@ -156,8 +159,9 @@ def _open_private(directory: Path) -> int | None:
         if info.st_uid != me:
             return None
         if stat.S_IMODE(info.st_mode) != 0o700:
-            os.fchmod(fd, 0o700)
+            os.fchmod(fd, _EMPTYING)  # closed to others first, so nothing new is planted while it is emptied
             _empty(fd)
+            os.fchmod(fd, 0o700)  # only now: one that could not be emptied is emptied again at the next build
         private = True
     except OSError:
         return None

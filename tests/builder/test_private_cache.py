@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,3 +41,34 @@ def test_a_refused_cache_leaves_no_descriptor_open(tmp_path: Path, monkeypatch: 
         with private_cache("fonts") as cache:
             assert cache is None
     assert _open_fds() == before
+
+
+def test_a_cache_directory_that_could_not_be_emptied_is_never_adopted() -> None:
+    """A directory found open to others is closed, then emptied: when emptying fails (a subdirectory planted that
+    cannot be removed), the next build must not take the directory as emptied and use what was left in it. Run as
+    nobody when the tests run as root, whom nothing stops removing."""
+    home = Path(tempfile.mkdtemp())  # under /tmp, whose directories on the way are root's: not under tmp_path (0700)
+    try:
+        home.chmod(0o755)
+        leaf = home / "graphsite" / "fonts"
+        (leaf / "planted").mkdir(parents=True)
+        (leaf / "planted" / "file").write_bytes(b"left behind")
+        (leaf / "planted").chmod(0o500)
+        leaf.chmod(0o777)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        if as_nobody:
+            for path in (home / "graphsite", leaf, leaf / "planted", leaf / "planted" / "file"):
+                os.chown(path, 65534, 65534)
+        program = ("from graphsite.paths import private_cache\n"
+                   "for _ in range(2):\n"
+                   "    with private_cache('fonts') as cache:\n"
+                   "        print(cache is None)\n")
+        run = subprocess.run([*as_nobody, sys.executable, "-c", program], capture_output=True, text=True,
+                             check=False, cwd="/", env={**os.environ, "XDG_CACHE_HOME": str(home)})
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["True", "True"]
+        assert (leaf / "planted" / "file").exists()  # what could not be removed: the cache is still refused
+        assert stat.S_IMODE(leaf.stat().st_mode) & 0o077 == 0  # closed to others all along
+    finally:
+        (home / "graphsite" / "fonts" / "planted").chmod(0o700)
+        shutil.rmtree(home)
