@@ -138,22 +138,25 @@ def _open_private(directory: Path) -> int | None:
     import stat
 
     names = Path(os.path.realpath(directory)).parts[1:]
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    leaf_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    # the directories above it only need passing through (fstat, mkdirat, openat): O_PATH, where there is one, needs
+    # no read permission, so an ancestor this user may only traverse (/home at 0711) keeps the cache
+    flags = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
     me = os.geteuid()
     try:
-        fd = os.open("/", flags)
+        fd = os.open("/", flags if names else leaf_flags)
     except OSError:
         return None
     private = False
     try:
-        for name in names:
+        for number, name in enumerate(names, 1):
             info = os.fstat(fd)
             shared = stat.S_IMODE(info.st_mode) & 0o022 and not info.st_mode & stat.S_ISVTX
             if info.st_uid not in (me, 0) or shared:  # another user could swap what lies below
                 return None
             with suppress(FileExistsError):
                 os.mkdir(name, 0o700, dir_fd=fd)
-            parent, fd = fd, os.open(name, flags, dir_fd=fd)
+            parent, fd = fd, os.open(name, leaf_flags if number == len(names) else flags, dir_fd=fd)
             os.close(parent)
         info = os.fstat(fd)
         if info.st_uid != me:

@@ -72,3 +72,28 @@ def test_a_cache_directory_that_could_not_be_emptied_is_never_adopted() -> None:
     finally:
         (home / "graphsite" / "fonts" / "planted").chmod(0o700)
         shutil.rmtree(home)
+
+
+def test_an_ancestor_this_user_can_only_traverse_keeps_the_cache() -> None:
+    """A directory on the way that this user may pass through but not list (/home at 0711) is no reason to go
+    without the cache. Run as nobody when the tests run as root, whom no mode stops reading."""
+    home = Path(tempfile.mkdtemp())
+    try:
+        home.chmod(0o755)
+        passage = home / "passage"  # not this user's to list (root's, or this user's own made unreadable)
+        (passage / "cache").mkdir(parents=True)
+        passage.chmod(0o311)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+        if as_nobody:
+            os.chown(passage / "cache", 65534, 65534)
+        program = ("from graphsite.paths import private_cache\n"
+                   "with private_cache('fonts') as cache:\n"
+                   "    print(cache is None)\n")
+        run = subprocess.run([*as_nobody, sys.executable, "-c", program], capture_output=True, text=True,
+                             check=False, cwd="/", env={**os.environ, "XDG_CACHE_HOME": str(passage / "cache")})
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["False"]
+        assert (passage / "cache" / "graphsite" / "fonts").is_dir()
+    finally:
+        (home / "passage").chmod(0o700)
+        shutil.rmtree(home)
