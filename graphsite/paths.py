@@ -100,9 +100,11 @@ class PrivateDir:
         """Remove the oldest files (by the time they were written) ending in `suffix` beyond the newest `keep`;
         raise OSError."""
         found = []
-        for entry in os.scandir(self.fd):
-            if entry.name.endswith(suffix) and not entry.name.startswith(".") and entry.is_file(follow_symlinks=False):
-                found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+        with os.scandir(self.fd) as entries:
+            for entry in entries:
+                if entry.name.endswith(suffix) and not entry.name.startswith(".") \
+                        and entry.is_file(follow_symlinks=False):
+                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
         found.sort()
         for _, name in found[:max(0, len(found) - keep)]:
             os.unlink(name, dir_fd=self.fd)
@@ -178,8 +180,9 @@ def _empty(fd: int) -> None:
     """Remove everything in the directory open as `fd`."""
     import shutil  # only to empty a directory found open (shutil brings bz2 and lzma: 2 ms a start-up)
 
-    for entry in os.scandir(fd):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.name, dir_fd=fd)
-        else:
-            os.unlink(entry.name, dir_fd=fd)
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.name, dir_fd=fd)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
