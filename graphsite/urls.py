@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 # Holes an author leaves to fill in later: `...`, `…`, `<id>`, `{id}`, and their percent-encoded forms. Each is
@@ -28,6 +30,24 @@ _FRAGMENT_SET = frozenset(' "<>`') | _EXTRA
 _QUERY_SET = frozenset(' "#<>\'') | _EXTRA
 _PATH_SET = _QUERY_SET | frozenset("?`{}") - {"'"}
 _USERINFO_SET = _PATH_SET | frozenset("/:;=@[\\]^|")
+
+
+_MEMO_LIMIT = 2048  # characters: a longer URL (an embedded data: image, megabytes) is checked, never kept
+R = TypeVar("R")
+
+
+def memoise_short(check: Callable[[str], R]) -> Callable[[str], R]:
+    """Return `check` memoised for URLs of up to 2 KB: the page asks the same few short URLs again and again,
+    while a cache keyed on an embedded image would keep its megabytes alive after the build (`serve`)."""
+    memoised = lru_cache(maxsize=65536)(check)
+
+    @wraps(check)
+    def checked(url: str) -> R:
+        return memoised(url) if len(url) <= _MEMO_LIMIT else check(url)
+
+    checked.cache_info = memoised.cache_info  # type: ignore[attr-defined]
+    checked.cache_clear = memoised.cache_clear  # type: ignore[attr-defined]
+    return checked
 
 
 def _encode(text: str, unsafe: frozenset[str]) -> str:
@@ -311,7 +331,7 @@ def mask(url: str) -> str:
     return start + (_MASK + at if userinfo else "") + "".join(shown)
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def problem(url: str) -> tuple[str, str] | None:
     """Return (code suffix, reason) for the first problem of `url`: a secret in it, malformed, non-public,
     placeholder. Memoised: a report cites the same URL from its text, its reference list and its checks."""

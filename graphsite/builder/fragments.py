@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable
 
 from graphsite.builder.model import Reference
-from graphsite.builder.sanitize import is_safe_url, memoise_short, url_scheme
+from graphsite.builder.sanitize import is_safe_url, url_scheme
 from graphsite.builder.tags import ANY_TAG
 from graphsite.patterns import lazy_pattern
-from graphsite.urls import problem
+from graphsite.urls import memoise_short, problem
 from graphsite.values import frozen
 
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
-from functools import lru_cache, wraps
-from typing import TypeVar
+from functools import lru_cache
 
 import nh3
 
 from graphsite.patterns import lazy_pattern
+from graphsite.urls import memoise_short
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 # Ids the page template uses itself (tests/builder/test_units.py reads them from the template), and its
@@ -30,22 +29,7 @@ _generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII tab and newline anywhere in a URL and trim C0 controls and spaces at both ends.
 _IGNORED = re.compile(r"[\t\n\r]")
-_MEMO_LIMIT = 2048  # characters: a longer URL (an embedded data: image, megabytes) is checked, never kept
-R = TypeVar("R")
 
-
-def memoise_short(check: Callable[[str], R]) -> Callable[[str], R]:
-    """Return `check` memoised for URLs of up to 2 KB: the page asks the same few short URLs again and again,
-    while a cache keyed on an embedded image would keep its megabytes alive after the build (`serve`)."""
-    memoised = lru_cache(maxsize=65536)(check)
-
-    @wraps(check)
-    def checked(url: str) -> R:
-        return memoised(url) if len(url) <= _MEMO_LIMIT else check(url)
-
-    checked.cache_info = memoised.cache_info  # type: ignore[attr-defined]
-    checked.cache_clear = memoised.cache_clear  # type: ignore[attr-defined]
-    return checked
 
 # MathML Core's presentation elements and SVG's shapes and text: a formula's or a diagram's words are the
 # author's. Nothing that loads, links, animates or embeds HTML (annotation-xml, foreignObject, use, image, a

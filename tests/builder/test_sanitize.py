@@ -128,13 +128,16 @@ def test_a_long_url_is_checked_but_never_kept():
     with a changing image would otherwise keep every version alive."""
     from graphsite.builder.fragments import public_url
     from graphsite.builder.sanitize import is_safe_url, url_scheme
+    from graphsite.urls import problem
 
     long_url = "data:image/png;base64," + "A" * 4096
+    long_link = "https://example.org/" + "a" * 4096  # public: its problems are asked too
     short_url = "https://example.org/short"
-    checks = (url_scheme, is_safe_url, public_url)
+    checks = (url_scheme, is_safe_url, public_url, problem)
     for check in checks:
         check.cache_clear()  # type: ignore[attr-defined]
     assert (url_scheme(long_url), is_safe_url(long_url), public_url(long_url)) == ("data", False, "")
-    assert [check.cache_info().currsize for check in checks] == [0, 0, 0]  # type: ignore[attr-defined]
+    assert public_url(long_link) == long_link
+    assert [check.cache_info().currsize for check in checks] == [0, 0, 0, 0]  # type: ignore[attr-defined]
     assert (url_scheme(short_url), is_safe_url(short_url)) == ("https", True)
     assert url_scheme.cache_info().currsize > 0  # type: ignore[attr-defined]
