@@ -410,8 +410,11 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
 def _versions(domain: str, name: str, deployment: Deployment | None, configs: dict[str, Stamp],
               found: _Found) -> int | None:
     """Return how many versions the name keeps, by history's rule (read_versions); 0 without a service (nothing
-    proves whose its pages are); None when it is not known: a service without an id (a release before versions),
-    a read that failed, a bind directory not found here (or its versions not asked: `survey`'s `runtime`)."""
+    proves whose its pages are); None when it is not known: Swarm not read, a service without an id (a release
+    before versions), a read that failed, a bind directory not found here (or its versions not asked: `survey`'s
+    `runtime`)."""
+    if SWARM in found.unreadable:
+        return None  # no service found may be a service not read
     if deployment is None:
         return 0
     if not deployment.id:
@@ -422,8 +425,6 @@ def _versions(domain: str, name: str, deployment: Deployment | None, configs: di
             return None  # not held here, not read, or not the deployment's directory (history refuses it too)
         labelled, _ = bind_pages(kept, name, directory[0])
     else:
-        if SWARM in found.unreadable:
-            return None
         labelled = {config: found.config_labels.get(config, {}) for config in configs}
     return len(read_versions(labelled, deployment, domain).versions)
 

@@ -27,7 +27,7 @@ from graphsite.publisher.deployment import Deployment, Stamp
 from graphsite.publisher.versions import ROOT_PAGE, Held, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
 from graphsite.usecases.history import History, history, read_kept
-from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, survey
+from graphsite.usecases.inventory import DIRECTORIES, SWARM, SurveySettings, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from graphsite.usecases.teardown import TeardownSettings, teardown
 from tests.publisher.fakes import FakeBinds, FakeEdge, FakeSwarm, Fault, Recorder, SignalledSwarm, fake_world
@@ -368,6 +368,9 @@ def test_list_counts_versions_by_historys_rule_and_says_unknown_when_it_cannot_k
     assert survey(settings, clients, runtime=True).holdings["site-1"].versions == 1
     binds.roots.clear()
     assert survey(settings, clients, runtime=True).holdings["site-1"].versions is None
+    swarm.faults.inject("services", Fault.error())  # Swarm not read: finding no service proves none
+    unread = survey(settings, clients, runtime=True)
+    assert SWARM in unread.unreadable and unread.holdings["site-1"].versions is None
 
 
 def _one_bind_version(tmp_path: Path) -> tuple[Config, Clients, dict[str, tuple[bytes, str | None]]]:
