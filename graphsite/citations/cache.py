@@ -58,7 +58,7 @@ class LinkCache:
         warning."""
         cache = cls(Path(directory) / FILENAME, max_age)
         if read:
-            cache.entries, cache.read_from, problem = _read(cache.path)
+            cache.entries, cache.read_from, problem, _ = _read(cache.path)
             if problem:
                 cache.warnings.append(problem)
         return cache
@@ -92,7 +92,14 @@ class LinkCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with _locked(self.path.with_name(FILENAME + ".lock")):
                 unchanged = self.read_from is not None and _generation(self.path) == self.read_from
-                entries = dict(self.entries) if unchanged else _read(self.path)[0]
+                if unchanged:
+                    entries = dict(self.entries)
+                else:
+                    entries, _, problem, unreadable = _read(self.path)
+                    if unreadable:  # what it holds is not known: replacing it would lose every verdict in it
+                        self.warnings.append(f"{problem.removesuffix('; checking every link')}; this run's "
+                                             "verdicts were not saved, the file is left as it is")
+                        return
                 for url, result in mine.items():
                     if not _when(entries.get(url)) > result["checked_at"]:
                         entries[url] = result
@@ -137,8 +144,9 @@ def _when(entry: dict[str, Any] | None) -> float:
     return value if value == value else float("-inf")  # NaN: unreadable
 
 
-def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None, str]:
-    """Return the file's entries, its generation (None: none, or not read whole) and a warning ("" if none)."""
+def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None, str, bool]:
+    """Return the file's entries, its generation (None: none, or not read whole), a warning ("" if none) and
+    whether the file could not be read at all (then what it holds is not known; a corrupt one is known useless)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("version") != VERSION:
@@ -148,13 +156,13 @@ def _read(path: Path) -> tuple[dict[str, dict[str, Any]], str | None, str]:
             raise ValueError("results is not an object")
         generation = data.get("generation")
         return {url: item for url, item in results.items() if isinstance(item, dict)}, \
-            generation if _is_generation(generation) else None, ""
+            generation if _is_generation(generation) else None, "", False
     except FileNotFoundError:
-        return {}, None, ""
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, None, f"{path}: cannot read the link cache ({exc}); checking every link"
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        return {}, None, f"{path}: ignoring a corrupt link cache ({exc}); it will be rewritten"
+        return {}, None, "", False
+    except OSError as exc:
+        return {}, None, f"{path}: cannot read the link cache ({exc}); checking every link", True
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        return {}, None, f"{path}: ignoring a corrupt link cache ({exc}); it will be rewritten", False
 
 
 @contextlib.contextmanager

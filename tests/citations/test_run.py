@@ -162,6 +162,18 @@ def test_a_save_after_a_load_merges_with_what_another_run_saved_in_between(tmp_p
     assert set(LinkCache.load(tmp_path, 3600).entries) == {f"https://{host}.example/" for host in "abcd"}
 
 
+def test_a_cache_file_that_cannot_be_read_is_left_as_it_is_never_replaced_by_this_run_s_verdicts(tmp_path):
+    """What a file that cannot be read holds is not known: a save does not replace it (with every verdict in it)
+    by its own, it says so. A link that loops stands for any read that fails (root reads through a mode 000)."""
+    cache_file = tmp_path / "links.json"
+    cache_file.symlink_to(cache_file)  # ELOOP at every read
+    cache = LinkCache.load(tmp_path, 3600, read=False)
+    cache.save([LinkResult("https://a.example/", "ok", status=200, checked_at=time.time())])
+    assert cache_file.is_symlink(), "the unreadable file was replaced"
+    assert len(cache.warnings) == 1 and "cannot read the link cache" in cache.warnings[0] \
+        and "not saved" in cache.warnings[0], cache.warnings
+
+
 def test_a_unicode_host_inline_and_in_the_reference_list_is_one_link_on_two_lines(workdir, monkeypatch):
     monkeypatch.delenv("GRAPHSITE_LINKS_ALLOW_PRIVATE")  # .invalid is never requested
     (workdir / "r.md").write_text(
