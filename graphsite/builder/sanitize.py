@@ -17,12 +17,13 @@ from graphsite.patterns import lazy_pattern
 from graphsite.urls import memoise_short
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
-# Ids the page template uses itself (tests/builder/test_units.py reads them from the template), and its
+# Ids the page's markup uses itself (tests/builder/test_units.py reads them from builder/page.py and the change
+# note's builder/changenote.py), and its
 # reference entries' `ref-N`: a heading that slugs to one gets a suffix, raw HTML loses the attribute, so that
 # every id stays unique and the page's script and backlinks find the page's own elements.
 RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules", "rules-title", "ladder",
                           "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
-                          "teardown-title", "footer", "hosted"})
+                          "teardown-title", "footer", "hosted", "changes", "changes-title"})
 _REFERENCE_ID = re.compile(r"ref-\d+")
 # Ids the renderer generates: reference entries, footnotes and their back-references.
 _generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")

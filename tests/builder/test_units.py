@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from graphsite.builder import page
+from graphsite.builder import changenote, page
 from graphsite.builder.ladder import ladder
 from graphsite.builder.markdown import Slugger, slugify
 from graphsite.builder.model import Card
@@ -58,7 +58,7 @@ def test_slugs_follow_github():
 
 
 def test_every_id_the_page_markup_writes_is_reserved():
-    markup = Path(page.__file__).read_text(encoding="utf-8")
+    markup = "".join(Path(module.__file__).read_text(encoding="utf-8") for module in (page, changenote))
     literal = set(re.findall(r'\bid="([^"{}]+)"', markup))
     assert literal and literal <= RESERVED_IDS, literal - RESERVED_IDS
 
