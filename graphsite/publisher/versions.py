@@ -79,7 +79,7 @@ def marker_labels(text: str | None) -> dict[str, str]:
         return {}
     try:
         extra = json.loads(rest) if rest.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no extra labels
         extra = {}
     own = {key: value for key, value in extra.items() if key in (DEPLOYED, TITLE, DATE, VERSION)
            and isinstance(value, str)} if isinstance(extra, dict) else {}

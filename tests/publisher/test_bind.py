@@ -282,6 +282,8 @@ def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_f
     assert Stamp.from_labels(marker_labels(markers["a" * 12])) == STAMP
     assert bind.version_page(directory, "a" * 12) == b"<p>live</p>"
     assert marker_labels("made by graphsite deploy: no stamp") == {}
+    nested = STAMP.marker("a" * 64) + "[" * 100_000 + "\n"  # past json's depth: no extra labels, no traceback
+    assert Stamp.from_labels(marker_labels(nested)) == STAMP and "graphsite.title" not in marker_labels(nested)
 
     elsewhere = tmp_path / "elsewhere"
     (elsewhere / ("b" * 12)).mkdir(parents=True)
