@@ -383,6 +383,8 @@ def history(found: History, as_json: bool) -> None:
     if found.empty:
         output.info(f"nothing deployed for {found.name}: Swarm holds no service or page config of it")
     if not as_json:
+        from graphsite.publisher.versions import version_url
+
         for version in found.found.versions:
             mark = "live" if version.live else "    "
             when = _shown(version.deployed[:19] + "Z") if version.deployed else "-"
@@ -390,7 +392,7 @@ def history(found: History, as_json: bool) -> None:
             said = " ".join(part for part in (repr(version.title) if version.title else "", _shown(version.date))
                             if part)
             output.result(f"{mark} {version.short}  {when}  graphsite {made}  {said or '-'}  "
-                          f"https://{found.fqdn}/v/{version.short}/")
+                          f"{version_url(found.fqdn, version.sha256)}")
         for unproven in found.found.unproven:
             output.info(f"not counted, left alone: config {_shown(unproven.config)}: {_shown(unproven.why)}")
         if found.deployment is not None and found.found.live is None:

@@ -34,6 +34,7 @@ from graphsite.publisher.versions import (
     version_labels,
     version_marker,
 )
+from graphsite.usecases.history import held_here, read_kept
 
 
 def read_held(plan: DeployPlan, clients: Clients) -> Held | None:
@@ -47,7 +48,6 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     must not (Switch.refusal) or when they cannot be read (unknown, not none). With deploy.keep_versions = 1,
     which keeps none, a bind directory this host does not hold is not asked for: nothing of it is here to drop
     (it stays where it is)."""
-    from graphsite.usecases.history import held_here, read_kept
 
     if previous is None or previous.content == plan.content_mode:
         return None
@@ -70,7 +70,6 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
 def unproven_in(config: Config, name: str, deployment: Deployment, clients: Clients) -> tuple[Unproven, ...]:
     """Return what the bind directory of `name` holds that nothing proves `deployment`'s, read now: the folders
     under v/ history lists apart, and what graphsite did not put there."""
-    from graphsite.usecases.history import read_kept
 
     bind_root = Path(config.deploy.bind_root)
     found, _ = read_kept(name, deployment, config.site.domain, bind_root, clients, content="bind")
@@ -98,7 +97,6 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
     deployment (the newest deploy.keep_versions - 1 others): the ones that fall off are removed once the new page
     is live. Raise DeployError when a bind redeploy's versions are unknown here (its directory is not on this
     host, or not the deployment's): a directory that is not there is no proof that none is kept."""
-    from graphsite.usecases.history import held_here, read_kept
 
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             title, date, __version__)
@@ -167,7 +165,6 @@ def _gone(directory: Path, sha12: str) -> DeployError:
 def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
     """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only), looked at
     again now that the new page is live."""
-    from graphsite.usecases.history import read_kept
 
     assert plan.bind_dir is not None
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
@@ -181,7 +178,6 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
 def falling_off(config: Config, plan: DeployPlan, clients: Clients, held: Held | None) -> tuple[Version, ...]:
     """Return the kept versions of the plan's deployment that the plan no longer serves: what a run drops once
     the new page is live (deploy.keep_versions), said by a dry run in the run's words."""
-    from graphsite.usecases.history import read_kept
 
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root), clients,
                          content=plan.content_mode, held=held)
