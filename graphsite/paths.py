@@ -44,7 +44,7 @@ def default_source(cwd: Path | None = None) -> Path:
 def user_cache_dir(*parts: str) -> Path:
     """Return graphsite's cache directory `parts` under the user's: $XDG_CACHE_HOME/graphsite, else
     ~/.cache/graphsite. A relative (or empty) XDG_CACHE_HOME is ignored, as the XDG specification says: the
-    cache would otherwise follow the working directory (and the compiled templates are code)."""
+    cache would otherwise follow the working directory."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
     return root.joinpath("graphsite", *parts)

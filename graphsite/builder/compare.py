@@ -112,23 +112,6 @@ class Changes:
                                            for old, new in self.references_changed]},
                 "front_matter": [change.as_json() for change in self.front]}
 
-    def summary(self) -> str:
-        """Return the changes in one line: how many sections were added, removed, rewritten, how many references
-        added or removed, which front-matter fields changed ('no change …' when none did)."""
-        if not self.changed:
-            return "no change to the sections, citations, references or front matter"
-        counts = [(sum(c.change == kind for c in self.sections), kind) for kind in ("added", "removed", "rewritten")]
-        parts = [f"{n} section{'s' * (n != 1)} {kind}" for n, kind in counts if n]
-        if self.citations:
-            parts.append(f"citations changed in {len(self.citations)} section{'s' * (len(self.citations) != 1)}")
-        added, removed = len(self.references_added), len(self.references_removed)
-        changed = len(self.references_changed)
-        parts += [f"{n} reference{'s' * (n != 1)} {kind}" for n, kind in ((added, "added"), (removed, "removed"),
-                                                                          (changed, "changed")) if n]
-        if self.front:
-            parts.append("front matter: " + ", ".join(change.field for change in self.front))
-        return "; ".join(parts)
-
     def lines(self) -> list[str]:
         """Return the human report, one change a line, grouped (empty when nothing changed)."""
         lines = [change.line() for change in self.sections] + [change.line() for change in self.citations]

@@ -31,6 +31,7 @@ from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id,
 from graphsite.builder.targets import Targets, resolve_fragments, slugify
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
+from graphsite.urls import memoise_short
 from graphsite.values import frozen
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
@@ -103,7 +104,7 @@ class _Markdown(MarkdownIt):
         return _normalized_link(url)
 
 
-@lru_cache(maxsize=4096)
+@memoise_short  # a data: image's destination can be megabytes: `serve` would keep every one
 def _normalized_link(url: str) -> str:
     return normalize_url.normalizeLink(url)
 
