@@ -148,17 +148,17 @@ class FoundLinks:
         self.done = True
         return self.pending
 
-    def requested(self, early: Sequence[str], first: int | None = None) -> list[str]:
+    def requested(self, early: Sequence[str], first: int) -> list[str]:
         """Return the keys of the `early` URLs that a request would decide (no verdict from their text or the
-        cache): what may be asked before the links are found. With `first`, only the first `first` URLs are
-        judged now (`first` more at a time while none of those judged needs a request), the rest by
-        `requested_later`: the first in the order they are asked, one host at a time in turn (network.interleave),
-        so that the first requests are spread over as many hosts as before."""
-        if first is not None and len(early) > first:
+        cache): what may be asked before the links are found. Only the first `first` URLs are judged now
+        (`first` more at a time while none of those judged needs a request), the rest by `requested_later`: the
+        first in the order they are asked, one host at a time in turn (network.interleave), so that the first
+        requests are spread over as many hosts as before."""
+        if len(early) > first:
             from graphsite.citations.network import interleave
 
             early = interleave(list(early))
-        step = len(early) if first is None else max(first, 1)
+        step = first  # at least 1: links.concurrency is
         judged = min(step, len(early))
         wanted = self._judge(early[:judged])
         while not wanted and judged < len(early):  # none of them is asked: the parse would go first

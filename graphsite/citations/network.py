@@ -57,9 +57,9 @@ async def run(early: list[str], found: FoundLinks, settings: LinksConfig, progre
         links.add(early)
         if not found.done:
             await _first_wave(checker, client)
-            later = found.requested_later()  # the text's other URLs, judged once the first requests are out
-            checker.want(_fragments(later))
-            links.add(later)
+            # the text's other URLs, judged once the first requests are out (their fragments are the checker's
+            # already: found.early_fragments)
+            links.add(found.requested_later())
             parsing = loop.time()
             found.find()  # the builder's parse, while the first requests wait for their answers
             checker.paused(loop.time() - parsing)  # the loop was held: the time is not the links'
