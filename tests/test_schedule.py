@@ -98,7 +98,7 @@ def _free(path: Path) -> bool:
 def test_shared_turns_overlap_and_an_alone_turn_waits_for_them_then_holds_the_lab_alone(tmp_path):
     for name in ("gate", "room"):  # there before the children, for _holds_lock to look at
         (tmp_path / f"tests-{name}.lock").touch()
-    first, second = _start(tmp_path, SHARED, 1.0), _start(tmp_path, SHARED, 1.0)
+    first, second = _start(tmp_path, SHARED, 3.0), _start(tmp_path, SHARED, 3.0)  # long enough to overlap
     _holds_lock(first.pid, tmp_path / "tests-room.lock")
     _holds_lock(second.pid, tmp_path / "tests-room.lock")
     alone = _start(tmp_path, ALONE, 0.5)

@@ -70,8 +70,9 @@ def test_a_cache_under_a_directory_others_can_write_is_not_used(tmp_path, monkey
     fonts.subset_woff2.cache_clear()
 
 
-def test_a_linked_cache_directory_is_not_used(tmp_path, monkeypatch):
-    """The cache's own directory as a symbolic link (to a directory of ours) is not followed."""
+def test_a_linked_cache_directory_is_resolved_once_then_walked_without_links(tmp_path, monkeypatch):
+    """The cache's own directory as a symbolic link (to a directory of ours) is resolved once, before the walk;
+    the real path is then opened a directory at a time, following no link."""
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
     (tmp_path / "graphsite").mkdir()
