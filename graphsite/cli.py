@@ -12,11 +12,15 @@ from typing import Any
 import click
 
 from graphsite import VERSION_MESSAGE, __version__
+from graphsite.codes import Exit
+from graphsite.commands import words
+from graphsite.commands.options import click_command
+from graphsite.errors import GraphsiteError
 
-# command name -> "module:attribute" of a click.Command
+# command name -> "module:attribute" of a click.Command, or of a words.Command (commands/words.py)
 COMMANDS = {
-    "build": "graphsite.commands.build:build_command",
-    "links": "graphsite.commands.links:links_command",
+    "build": "graphsite.commands.build:COMMAND",
+    "links": "graphsite.commands.links:COMMAND",
     "deploy": "graphsite.commands.deploy:deploy_command",
     "verify": "graphsite.commands.verify:verify_command",
     "teardown": "graphsite.commands.teardown:teardown_command",
@@ -63,8 +67,8 @@ class LazyGroup(click.Group):
         if target is None or not self._available(name):
             return None
         module_name, _, attribute = target.partition(":")
-        command: click.Command = getattr(importlib.import_module(module_name), attribute)
-        return command
+        command: click.Command | words.Command = getattr(importlib.import_module(module_name), attribute)
+        return click_command(command) if isinstance(command, words.Command) else command
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -78,10 +82,18 @@ class LazyGroup(click.Group):
         output.configure()
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except (click.ClickException, click.Abort, KeyboardInterrupt) as error:
+        except click.ClickException as error:
+            from graphsite.commands.present import failure_shown
+
+            error.show()
+            status = failure_shown(*_click_failure(error), as_json=_wants_json(args))
+        except (GraphsiteError, KeyboardInterrupt, click.Abort) as error:
             from graphsite.commands.present import failure
 
-            status = failure(error, as_json=_wants_json(args))
+            # click turns Ctrl-C into Abort, from the KeyboardInterrupt (a signals.Interrupted names its signal)
+            cause = error.__cause__ if isinstance(error, click.Abort) else error
+            status = failure(cause if isinstance(cause, GraphsiteError | KeyboardInterrupt | EOFError)
+                             else KeyboardInterrupt(), as_json=_wants_json(args))
         sys.exit(status if isinstance(status, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -107,3 +119,15 @@ def _wants_json(args: list[str]) -> bool:
     """Return whether the command line asks for --json: read from the words, since a usage error stops click
     before it has parsed them (words after `--` are arguments, not options)."""
     return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _click_failure(error: click.ClickException) -> tuple[int, dict[str, Any]]:
+    """Return the exit status of one of click's errors and the fields that describe it: error, hint, status (and
+    usage)."""
+    if isinstance(error, click.UsageError):
+        ctx = error.ctx
+        hint = f"`{ctx.command_path} --help` lists what it takes" if ctx is not None else None
+        return Exit.USAGE, {"error": error.format_message(), "hint": hint, "status": int(Exit.USAGE),
+                            "usage": ctx.get_usage() if ctx is not None else None}
+    # e.g. a --password-file that cannot be opened
+    return error.exit_code, {"error": error.format_message(), "hint": None, "status": error.exit_code}

@@ -1,5 +1,7 @@
 """The `graphsite` executable: `graphsite --version` is answered before click and the commands are imported
-(a third of its start-up otherwise); everything else goes to the click group in graphsite.cli.
+(a third of its start-up otherwise); a plain command line of `build` or `links` is read by commands/words.py and run
+without click (a fifth of a small build's time); everything else goes to the click group in graphsite.cli, which
+reads the same declarations.
 
 A command that leaves nothing to the interpreter's own shutdown (every file it wrote closed, no thread running)
 may call `output.end_without_teardown()`: once it is done, the exit handlers run, the output is flushed, and the
@@ -12,14 +14,21 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
+import importlib
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphsite.commands import words
 
 # Young objects between two collections of the cyclic garbage collector (CPython's default is 700). Start-up
 # imports make tens of thousands of objects that live as long as the process (modules, classes, functions,
 # compiled expressions), and rescanning them every 700 allocations was 6 to 12 ms of the 0.15 s `graphsite links`
 # spends before its first request (benchmarks/links_vs_peers.py). Cycles are still collected, later.
 START_UP_GC_THRESHOLD = (20_000, 50, 100)
+# The commands whose plain command lines are read without click: their module and its words.Command, COMMAND.
+DIRECT = {"build": "graphsite.commands.build", "links": "graphsite.commands.links"}
 
 
 def main() -> None:
@@ -30,14 +39,51 @@ def main() -> None:
         return
     gc.set_threshold(*START_UP_GC_THRESHOLD)
     from graphsite import output
-    from graphsite.cli import main as cli
 
+    line = _plain_line(sys.argv[1:])
     try:
-        cli()
+        if line is None:
+            from graphsite.cli import main as cli
+
+            cli()
+        else:
+            _run(line)
     except SystemExit as done:
         if not output.ends_without_teardown():
             raise
         _end_now(done.code)
+
+
+def _plain_line(args: list[str]) -> words.Line | None:
+    """Read a plain command line of one of DIRECT's commands, or return None for click to read it (any other
+    command, help, anything unusual; and when a shell asks click to complete a word)."""
+    if not any(word in DIRECT for word in args) or any(
+            name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ):
+        return None
+    from graphsite.commands import words
+
+    commands = {name: importlib.import_module(module).COMMAND for name, module in DIRECT.items()
+                if name in args}
+    return words.read_line(args, commands)
+
+
+def _run(line: words.Line) -> None:
+    """Run a command line read without click as the click group runs it (graphsite/cli.py): the same output
+    settings, the same failures shown, the same exit statuses."""
+    from graphsite import output
+    from graphsite.errors import GraphsiteError
+
+    output.configure(verbosity=line.verbosity)
+    module, _, name = line.command.run.partition(":")
+    try:
+        getattr(importlib.import_module(module), name)(**line.arguments)
+    except (GraphsiteError, KeyboardInterrupt, EOFError) as error:
+        from graphsite.commands.present import failure
+
+        if not isinstance(error, GraphsiteError):
+            print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
+        sys.exit(failure(error, as_json=bool(line.arguments.get("as_json"))))
+    sys.exit(0)
 
 
 def _end_now(code: object) -> None:

@@ -1,30 +1,39 @@
 """Errors written for the person at the keyboard: what failed, the detail, the next step. Each ends the command
-with a status of `codes.Exit` (1 unless it says otherwise)."""
+with a status of `codes.Exit` (1 unless it says otherwise). They are not click's: `build` and `links` run without
+importing click (commands/words.py), and graphsite/cli.py shows these as it shows click's own."""
 
 from __future__ import annotations
 
-import click
+import sys
 
 from graphsite.codes import Exit, stopped_by
 
 
-class GraphsiteError(click.ClickException):
+class GraphsiteError(Exception):
     """A failure the user can act on; printed as one `Error: …` line (and `hint: …`), or with --json as one
     object holding `error` and `hint` apart."""
 
-    exit_code = Exit.FAILED
+    exit_code: int = Exit.FAILED
 
     def __init__(self, message: str, *, hint: str | None = None, status: int | None = None) -> None:
         self.detail, self.hint = message, hint
-        super().__init__(f"{message}\n  hint: {hint}" if hint else message)
+        self.message = f"{message}\n  hint: {hint}" if hint else message
+        super().__init__(self.message)
         if status is not None:
             self.ending_with(status)
 
     def ending_with(self, status: int) -> GraphsiteError:
         """Return this error, ending the command with `status` (one of `codes.Exit`, or `stopped_by`) instead of
-        its class's (click reads `exit_code` from the instance; the class declares it as a ClassVar)."""
-        vars(self)["exit_code"] = int(status)
+        its class's."""
+        self.exit_code = int(status)
         return self
+
+    def format_message(self) -> str:
+        return self.message
+
+    def show(self) -> None:
+        """Print the error on stderr, as click prints its own: `Error: <message>`."""
+        print(f"Error: {self.message}", file=sys.stderr, flush=True)
 
 
 class Incomplete(GraphsiteError):

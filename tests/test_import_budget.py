@@ -14,8 +14,9 @@ from pathlib import Path
 # Imported by the build of a plain document, any of these is start-up time spent for nothing: YAML (front matter
 # only), the publisher's clients (Docker, Cloudflare, HTTP), schema validation, password hashing, the browser,
 # the network stack, the link checker and the lab; Jinja2 (and MarkupSafe), which no build needs any more; and
-# signal, whose Signals enum only a stopped run names.
-DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3",
+# signal, whose Signals enum only a stopped run names; and click, whose parsing a plain command line of build does
+# without (graphsite/commands/words.py).
+DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3",
           "jsonschema", "bcrypt", "playwright", "asyncio", "ssl", "socket", "fontTools.subset", "fontTools.ttLib",
           "graphsite.publisher", "graphsite_lab", "graphsite.citations.live", "graphsite.citations.checker",
           "graphsite.commands.deploy", "signal")
@@ -25,17 +26,21 @@ DENIED = ("jinja2", "markupsafe", "yaml", "docker", "cloudflare", "httpx", "http
 # version from its __init__.py, without importing it).
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools")
 
+# The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """
-import functools, re, sys
-from graphsite.cli import main
-main(["-q", "build", sys.argv[1], "--out", sys.argv[2]], standalone_mode=False)
-modules = sorted(sys.modules)
-compiled = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items()) if name.startswith("graphsite")
-                  for attribute, value in vars(module).items()
-                  if isinstance(getattr(value, "__wrapped__", None), functools.partial)
-                  and value.__wrapped__.func is re.compile and value.cache_info().currsize)
-import json
-print(json.dumps({"modules": modules, "compiled": compiled}))
+import atexit, functools, re, sys
+def imported():
+    modules = sorted(sys.modules)
+    compiled = sorted(f"{name}.{attribute}" for name, module in list(sys.modules.items())
+                      if name.startswith("graphsite") for attribute, value in vars(module).items()
+                      if isinstance(getattr(value, "__wrapped__", None), functools.partial)
+                      and value.__wrapped__.func is re.compile and value.cache_info().currsize)
+    import json
+    print(json.dumps({"modules": modules, "compiled": compiled}))
+atexit.register(imported)
+sys.argv = ["graphsite", "-q", "build", sys.argv[1], "--out", sys.argv[2]]
+from graphsite.entry import main
+main()
 """
 
 
@@ -80,14 +85,14 @@ def test_the_budget_sees_an_import(tmp_path: Path) -> None:
 
 # `graphsite links` asks its first URLs before the builder reads and parses the report: before the first request
 # it has imported neither markdown-it nor the builder, and at no time the page's rendering, its templates and
-# fonts, YAML (no front matter here), the publisher's clients or the lab.
-LINKS_DENIED = ("jinja2", "graphsite.builder.render", "graphsite.builder.fonts", "graphsite.builder.images",
+# fonts, YAML (no front matter here), the publisher's clients, the lab or click.
+LINKS_DENIED = ("click", "jinja2", "graphsite.builder.render", "graphsite.builder.fonts", "graphsite.builder.images",
                 "fontTools", "yaml", "docker", "cloudflare", "httpx", "httpcore", "requests", "urllib3", "jsonschema",
                 "bcrypt", "playwright", "graphsite.publisher", "graphsite_lab", "graphsite.usecases.build")
 BEFORE_THE_FIRST_REQUEST = ("markdown_it", "mdit_py_plugins", "nh3", "graphsite.builder")
 
 _LINKS_PROBE = """
-import json, sys
+import atexit, json, sys
 import graphsite.citations.http as http
 first = []
 send = http.Client.send
@@ -96,11 +101,10 @@ async def _send(self, method, url):
         first.append(sorted(sys.modules))
     return await send(self, method, url)
 http.Client.send = _send
-from graphsite.cli import main
-try:
-    main(["-q", "links", sys.argv[1], "--no-cache", "--allow-private"], standalone_mode=False)
-finally:
-    print(json.dumps({"first": first[0] if first else None, "modules": sorted(sys.modules)}))
+atexit.register(lambda: print(json.dumps({"first": first[0] if first else None, "modules": sorted(sys.modules)})))
+sys.argv = ["graphsite", "-q", "links", sys.argv[1], "--no-cache", "--allow-private"]
+from graphsite.entry import main
+main()
 """
 
 

@@ -4,34 +4,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
+from graphsite.commands import words
 
-from graphsite.commands.options import config_option, fonts_option, json_option, source_argument
+COMMAND = words.Command(
+    "build",
+    "Render SOURCE (default: content/graph-engineering.md, else the packaged report; `-`: standard input) into "
+    "OUT/index.html.",
+    words.source(),
+    (
+        words.Option("--out", "out_dir", words.PathKind(file_okay=False), "Directory that receives index.html.",
+                     default=Path("site"), show_default=True),
+        words.Option("--subdomain", "subdomain", words.TextKind(), "Show `live NAME` and name it in the teardown "
+                     "command (NAME alone or NAME.<site.domain>).", metavar="NAME"),
+        words.fonts("embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
+                    "system: the reader's own fonts."),
+        words.Flag("--pdf", "pdf", "Also print the page to OUT/report.pdf with headless Chromium."),
+        words.Flag("--strict", "strict", "Fail (and write nothing) on any unaccepted citation finding, link to a "
+                   "#fragment the page does not have, or local image that is missing."),
+        words.Flag("--check-links", "check_links", "Also check every outbound link over the network and say on the "
+                   "page what came of each reference (exit 1 on a dead link; see `links`)."),
+        words.Option("--since", "since", words.PathKind(dir_okay=False), "The previous version (a report, or a page "
+                     "`build` wrote): the page notes the sections that changed since it (\"Changed since <date>\").",
+                     metavar="OLD"),
+        words.JSON,
+        words.CONFIG,
+    ),
+    run="graphsite.commands.build:run",
+)
 
 
-@click.command("build")
-@source_argument()
-@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("site"),
-              show_default=True, help="Directory that receives index.html.")
-@click.option("--subdomain", metavar="NAME",
-              help="Show `live NAME` and name it in the teardown command (NAME alone or NAME.<site.domain>).")
-@fonts_option("embedded: the theme's fonts inside the page, no request; google: Google Fonts' stylesheet; "
-              "system: the reader's own fonts.")
-@click.option("--pdf", is_flag=True, help="Also print the page to OUT/report.pdf with headless Chromium.")
-@click.option("--strict", is_flag=True, help="Fail (and write nothing) on any unaccepted citation finding, "
-              "link to a #fragment the page does not have, or local image that is missing.")
-@click.option("--check-links", is_flag=True,
-              help="Also check every outbound link over the network and say on the page what came of each "
-                   "reference (exit 1 on a dead link; see `links`).")
-@click.option("--since", type=click.Path(path_type=Path, dir_okay=False), metavar="OLD",
-              help="The previous version (a report, or a page `build` wrote): the page notes the sections that "
-                   "changed since it (\"Changed since <date>\").")
-@json_option
-@config_option
-def build_command(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
-                  check_links: bool, since: Path | None, as_json: bool, config_path: Path | None) -> None:
-    """Render SOURCE (default: content/graph-engineering.md, else the packaged report; `-`: standard input) into
-    OUT/index.html."""
+def run(source: Path | None, out_dir: Path, subdomain: str | None, fonts: str, pdf: bool, strict: bool,
+        check_links: bool, since: Path | None, as_json: bool, config_path: Path | None) -> None:
+    """What `graphsite build` does with the words COMMAND reads."""
     from graphsite import output
     from graphsite.commands import present
     from graphsite.config import load_config

@@ -9,31 +9,35 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
+from graphsite.commands import words
 
-from graphsite.commands.options import config_option, json_option, source_argument
+COMMAND = words.Command(
+    "links",
+    "Check every link of SOURCE (default: content/graph-engineering.md; `-`: standard input): ok, redirected, "
+    "warn, blocked, unavailable, dead, timeout, unverified, local, private, skipped, each with its Markdown line. "
+    "Exits 0 when clean, 1 when a link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129 "
+    "when interrupted.",
+    words.source(dir_okay=False),
+    (
+        words.JSON,
+        words.Option("--timeout", "timeout", words.PositiveKind(),
+                     "Seconds one request may take in all: connect, headers, body [links.timeout]."),
+        words.Option("--deadline", "deadline", words.PositiveKind(),
+                     "Seconds the whole check may take [links.deadline]."),
+        words.Option("--concurrency", "concurrency", words.CountKind(), "Requests in flight [links.concurrency]."),
+        words.Flag("--no-cache", "no_cache", "Check every link again (the cache is refreshed, not read)."),
+        words.Flag("--offline", "offline", "Ask nothing of the network: every verdict from the cache."),
+        words.Flag("--allow-private", "allow_private", "Also request loopback and private addresses "
+                   "[links.allow_private].", default=None),
+        words.CONFIG,
+    ),
+    run="graphsite.commands.links:run",
+)
 
 
-@click.command("links")
-@source_argument(dir_okay=False)
-@json_option
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds one request may take in all: connect, headers, body [links.timeout].")
-@click.option("--deadline", type=click.FloatRange(min=0, min_open=True),
-              help="Seconds the whole check may take [links.deadline].")
-@click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight [links.concurrency].")
-@click.option("--no-cache", is_flag=True, help="Check every link again (the cache is refreshed, not read).")
-@click.option("--offline", is_flag=True, help="Ask nothing of the network: every verdict from the cache.")
-@click.option("--allow-private", is_flag=True, default=None,
-              help="Also request loopback and private addresses [links.allow_private].")
-@config_option
-def links_command(source: Path | None, as_json: bool, timeout: float | None, deadline: float | None,
-                  concurrency: int | None, no_cache: bool, offline: bool, allow_private: bool | None,
-                  config_path: Path | None) -> None:
-    """Check every link of SOURCE (default: content/graph-engineering.md; `-`: standard input): ok, redirected,
-    warn, blocked, unavailable, dead, timeout, unverified, local, private, skipped, each with its Markdown line.
-    Exits 0 when clean, 1 when a link is dead (links.fail_on), 2 on a usage or configuration error, 130/143/129
-    when interrupted."""
+def run(source: Path | None, as_json: bool, timeout: float | None, deadline: float | None, concurrency: int | None,
+        no_cache: bool, offline: bool, allow_private: bool | None, config_path: Path | None) -> None:
+    """What `graphsite links` does with the words COMMAND reads."""
     from graphsite import output
     from graphsite.codes import Exit
     from graphsite.commands import present

@@ -11,10 +11,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import click
-
 from graphsite import output
-from graphsite.codes import CheckStatus, Exit, stopped_by
+from graphsite.codes import CheckStatus, stopped_by
 from graphsite.errors import GraphsiteError, Incomplete, LinkCheckError, Stopped
 
 if TYPE_CHECKING:
@@ -38,33 +36,32 @@ SHOWN_WARNINGS = 20  # more would bury the build's summary line; -v shows them a
 # --- failures ----------------------------------------------------------------------------------------------------
 
 
-def failure(error: BaseException, *, as_json: bool) -> int:
-    """Show `error` (a click or graphsite error, or an interrupt) on stderr and, with `as_json`, as one JSON object
-    on stdout unless the command already printed its own (which then holds the failure); return the exit status."""
-    status, fields = _failure_fields(error)
-    if isinstance(error, click.ClickException):
+def failure(error: GraphsiteError | KeyboardInterrupt | EOFError, *, as_json: bool) -> int:
+    """Show `error` (a graphsite error, or an interrupt) on stderr and, with `as_json`, as one JSON object on stdout
+    unless the command already printed its own (which then holds the failure); return the exit status. click's own
+    errors are shown by graphsite/cli.py, through `failure_shown`."""
+    if isinstance(error, GraphsiteError):
+        status, fields = error.exit_code, _error_fields(error)
         error.show()
     else:
-        click.echo(f"Error: {fields['error']}", err=True)
+        status, fields = interrupted(error)
+        print(f"Error: {fields['error']}", file=sys.stderr, flush=True)
+    return failure_shown(status, fields, as_json=as_json)
+
+
+def failure_shown(status: int, fields: dict[str, Any], *, as_json: bool) -> int:
+    """A failure already shown on stderr: with `as_json`, its `fields` as one JSON object on stdout unless the
+    command printed its own; return its exit status."""
     if as_json and not output.emitted():
         output.emit_json(fields)
     return status
 
 
-def _failure_fields(error: BaseException) -> tuple[int, dict[str, Any]]:
-    """Return the exit status of `error` and the fields that describe it: error, hint, status (and usage)."""
-    if isinstance(error, click.UsageError):
-        ctx = error.ctx
-        hint = f"`{ctx.command_path} --help` lists what it takes" if ctx is not None else None
-        return Exit.USAGE, {"error": error.format_message(), "hint": hint, "status": int(Exit.USAGE),
-                            "usage": ctx.get_usage() if ctx is not None else None}
-    if isinstance(error, GraphsiteError):
-        return error.exit_code, _error_fields(error)
-    if isinstance(error, click.ClickException):  # click's own, e.g. a --password-file that cannot be opened
-        return error.exit_code, {"error": error.format_message(), "hint": None, "status": error.exit_code}
+def interrupted(cause: BaseException | None) -> tuple[int, dict[str, Any]]:
+    """Return the exit status and the fields of a run stopped by a signal (`cause` says which; Ctrl-C if it does
+    not)."""
     import signal  # only a stopped run needs it: the module builds its Signals enum from every SIG* constant
 
-    cause = error.__cause__ if isinstance(error, click.Abort) else error  # click turns Ctrl-C into Abort
     signum = getattr(cause, "signum", signal.SIGINT)
     status = stopped_by(signum)
     return status, {"error": f"stopped by {signal.Signals(signum).name}", "hint": None, "status": status}
@@ -231,7 +228,8 @@ def config_show(data: dict[str, Any], lines: Iterable[str], as_json: bool) -> No
 
 def schema(text: str) -> None:
     """The JSON Schema of graphsite.toml, byte for byte as checked in."""
-    click.echo(text, nl=False)
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def doctor(results: Sequence[CheckResult], config_file: Path | None, as_json: bool) -> None:

@@ -87,10 +87,11 @@ def test_an_edit_during_a_build_is_not_lost(tmp_path):
 
 def test_serve_defaults_to_the_fonts_build_embeds():
     """The preview is the page a deploy publishes: embedded fonts by default, as `build` (it was Google's)."""
-    from graphsite.commands.build import build_command
+    from graphsite.commands.build import COMMAND
+    from graphsite.commands.options import click_command
     from graphsite.commands.serve import serve_command
 
     def default(command) -> str:
         return next(p for p in command.params if p.name == "fonts").default
 
-    assert default(serve_command) == default(build_command) == "embedded"
+    assert default(serve_command) == default(click_command(COMMAND)) == "embedded"
