@@ -146,12 +146,33 @@ class LinksConfig:
     )
 
     def cache_path(self) -> Path:
-        """Return the directory of the link cache: links.cache_dir (with ~ expanded), else the user's cache."""
+        """Return the directory of the link cache: links.cache_dir (with ~ expanded), else the user's cache; raise
+        ConfigError when that needs a home directory the user has none of."""
         if self.cache_dir.strip():
-            return Path(self.cache_dir).expanduser()
+            return user_path("links.cache_dir", self.cache_dir)
         from graphsite.paths import user_cache_dir
 
-        return user_cache_dir()
+        directory = user_cache_dir()
+        if directory is None:
+            raise ConfigError(f"links.cache_dir: not set, and there is no user cache to keep the link cache in "
+                              f"({_NO_HOME}, and XDG_CACHE_HOME is not set to one)",
+                              hint="set links.cache_dir (GRAPHSITE_LINKS_CACHE_DIR) to an absolute path")
+        return directory
+
+
+_NO_HOME = "this user has no home directory: HOME is not an absolute path, or unset with no password entry"
+
+
+def user_path(setting: str, text: str) -> Path:
+    """Return the path `text` of `setting` with a leading ~ expanded; raise ConfigError naming `setting` when
+    there is no such home directory."""
+    from graphsite.paths import expand_user
+
+    path = expand_user(text)
+    if path is None:
+        raise ConfigError(f"{setting}: {text!r} is under a home directory, and {_NO_HOME}",
+                          hint=f"set {setting} to an absolute path")
+    return path
 
 
 # Keys that must be a finite number above zero, and those that may also be zero (inf or nan is never a count of
@@ -241,13 +262,18 @@ def _address_errors(config: Config) -> list[str]:
 def _links_errors(links: LinksConfig) -> list[str]:
     """Return a message for every links.* setting that cannot work: the CA bundle, the states of fail_on."""
     errors = []
-    if links.ca_bundle and not Path(links.ca_bundle).expanduser().is_file():
+    try:
+        bundle = user_path("links.ca_bundle", links.ca_bundle) if links.ca_bundle else None
+    except ConfigError as exc:
+        errors.append(exc.detail)
+        bundle = None
+    if bundle is not None and not bundle.is_file():
         errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
-    elif links.ca_bundle:
+    elif bundle is not None:
         import ssl  # only a configured bundle is loaded here: one that holds no certificate is the user's to fix
 
         try:
-            ssl.create_default_context(cafile=str(Path(links.ca_bundle).expanduser()))
+            ssl.create_default_context(cafile=str(bundle))
         except (OSError, ValueError) as exc:
             errors.append(f"links.ca_bundle: cannot load {links.ca_bundle!r} as PEM CA certificates "
                           f"({getattr(exc, 'reason', None) or exc})")
@@ -286,7 +312,7 @@ class Config:
         if value:
             return value
         if self.dns.token_file:
-            path = Path(self.dns.token_file).expanduser()
+            path = user_path("dns.token_file", self.dns.token_file)
             try:
                 return path.read_text(encoding="utf-8").strip() or None
             except OSError as exc:

@@ -41,13 +41,40 @@ def default_source(cwd: Path | None = None) -> Path:
     return local if local.is_file() else packaged_report()
 
 
-def user_cache_dir(*parts: str) -> Path:
+def home_dir() -> Path | None:
+    """Return the user's home directory: HOME when it is set, else the password database's entry (as
+    `Path.home()` reads them); None when there is none, or when HOME is not an absolute path (empty: Python would
+    take `/`; relative: what is under it would follow the working directory)."""
+    if not os.environ.get("HOME", "/").startswith("/"):
+        return None
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no HOME, and no entry in the password database
+        return None
+    return home if home.is_absolute() else None
+
+
+def expand_user(text: str) -> Path | None:
+    """Return the path `text` with a leading `~` (`home_dir()`) or `~name` (that user's home) expanded; None when
+    it names a home there is none of."""
+    if text == "~" or text.startswith("~/"):
+        home = home_dir()
+        return None if home is None else home / text[2:]
+    try:
+        return Path(text).expanduser()
+    except RuntimeError:  # ~name of no user the password database knows
+        return None
+
+
+def user_cache_dir(*parts: str) -> Path | None:
     """Return graphsite's cache directory `parts` under the user's: $XDG_CACHE_HOME/graphsite, else
-    ~/.cache/graphsite. A relative (or empty) XDG_CACHE_HOME is ignored, as the XDG specification says: the
-    cache would otherwise follow the working directory."""
+    ~/.cache/graphsite; None when there is neither (no home: `home_dir`). A relative (or empty) XDG_CACHE_HOME is
+    ignored, as the XDG specification says: the cache would otherwise follow the working directory."""
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".cache"
-    return root.joinpath("graphsite", *parts)
+    if base and Path(base).is_absolute():
+        return Path(base).joinpath("graphsite", *parts)
+    home = home_dir()
+    return None if home is None else home.joinpath(".cache", "graphsite", *parts)
 
 
 def schema_path(name: str) -> Path:
@@ -120,11 +147,8 @@ def private_cache(*parts: str) -> Iterator[PrivateDir | None]:
     The path is walked one directory at a time from `/`, each opened without following a link inside the one
     before, so what is checked is what is used. A cache directory of ours found open to others may hold files
     planted while it was open: it is closed first, so nothing new can be planted, then emptied, never adopted."""
-    try:
-        directory = user_cache_dir(*parts)
-    except (RuntimeError, KeyError):  # no HOME and no passwd entry
-        directory = None
-    fd = _open_private(directory) if directory is not None and directory.is_absolute() else None
+    directory = user_cache_dir(*parts)
+    fd = _open_private(directory) if directory is not None else None
     try:
         yield PrivateDir(fd) if fd is not None else None
     finally:

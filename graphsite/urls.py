@@ -120,7 +120,7 @@ def _path(path: str) -> str:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def origin(url: str) -> str:
     """Return `scheme://host[:port]` of an http(s) URL, lower-cased, without user info, a trailing dot or the
     scheme's default port: the key of a host's request limit and turn (the host a link names, or the one a
@@ -131,7 +131,7 @@ def origin(url: str) -> str:
     return f"{scheme}://{shown}" + (f":{port}" if port is not None and port != _DEFAULT_PORTS.get(scheme) else "")
 
 
-@lru_cache(maxsize=65536)
+@memoise_short
 def normalize(url: str) -> str:
     """Return `url` serialised the WHATWG way, for comparison: scheme and host lower case, the host in IDNA
     (UTS #46) form, a default port dropped, an empty path as `/`, dot segments resolved, path, query and

@@ -6,6 +6,8 @@ start-up, and a third of a small build's CPU time was the ~40 value classes on i
 class is a real dataclass (`dataclasses.fields`, `replace`, `asdict` and mypy treat it as a frozen one) whose
 methods are generic functions over its fields: the same arguments, defaults, default factories, errors,
 equality, hash and repr as `@dataclass(frozen=True)` gives (tests/test_values.py holds the two side by side).
+What its `__init__` does not do (call `__post_init__`, leave out a field of `init=False`) is refused with a
+TypeError as the class is decorated, never skipped in silence.
 """
 
 from __future__ import annotations
@@ -23,11 +25,16 @@ _set = object.__setattr__
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def frozen(cls: type[T]) -> type[T]:
-    """Return `cls` as a frozen dataclass (fields as `@dataclass(frozen=True)` reads them), its methods shared."""
+    """Return `cls` as a frozen dataclass (fields as `@dataclass(frozen=True)` reads them), its methods shared.
+    Raise TypeError for a class with what its `__init__` would skip: a `__post_init__`, a field of `init=False`."""
+    if hasattr(cls, "__post_init__"):
+        raise _refused(cls, "defines __post_init__ (here or in a base class), which @frozen's __init__ never calls")
     if not cls.__doc__:  # else dataclasses writes one from inspect.signature, which parses text with ast
         cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', {}))})"
     made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # compiles nothing
     fields = dataclasses.fields(made)
+    if skipped := [f.name for f in fields if not f.init]:
+        raise _refused(cls, f"has fields of init=False ({', '.join(skipped)}), which @frozen's __init__ never sets")
     compared = tuple(f.name for f in fields if f.compare)
     hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
     shown = tuple(f.name for f in fields if f.repr)
@@ -38,6 +45,11 @@ def frozen(cls: type[T]) -> type[T]:
     made.__setattr__ = _frozen_setattr
     made.__delattr__ = _frozen_delattr
     return cls  # the same class object, made a dataclass in place
+
+
+def _refused(cls: type, why: str) -> TypeError:
+    return TypeError(f"@frozen {cls.__module__}.{cls.__qualname__}: {why}; make it a "
+                     "@dataclasses.dataclass(frozen=True), or compute the value before the instance is made")
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:

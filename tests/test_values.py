@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import re
 from typing import Any
 
 import pytest
@@ -17,38 +18,40 @@ def _factory() -> list[int]:
     return [1]
 
 
-@frozen
-class Ours:
-    name: str
-    count: int = 0
-    tags: tuple[str, ...] = ()
-    items: list[int] = dataclasses.field(default_factory=_factory)
-    note: str = dataclasses.field(default="", compare=False)
-    secret: str = dataclasses.field(default="", repr=False)
+def _named(cls: type, name: str) -> type:
+    """Return `cls` named `name`, the module-level name it is bound to (where pickle looks for it)."""
+    cls.__name__ = cls.__qualname__ = name
+    return cls
 
 
-@dataclasses.dataclass(frozen=True)
-class Stdlib:
-    name: str
-    count: int = 0
-    tags: tuple[str, ...] = ()
-    items: list[int] = dataclasses.field(default_factory=_factory)
-    note: str = dataclasses.field(default="", compare=False)
-    secret: str = dataclasses.field(default="", repr=False)
+def _value(name: str) -> type:
+    """Return a new class, not yet a dataclass, with a field of every kind: written once for both decorators, so
+    the two sides cannot drift apart."""
+
+    class Value:
+        name: str
+        count: int = 0
+        tags: tuple[str, ...] = ()
+        items: list[int] = dataclasses.field(default_factory=_factory)
+        note: str = dataclasses.field(default="", compare=False)
+        secret: str = dataclasses.field(default="", repr=False)
+
+    return _named(Value, name)
 
 
-@frozen
-class Hashable:
-    name: str
-    count: float = 0.0
-    note: str = dataclasses.field(default="", compare=False)
+def _hashable(name: str) -> type:
+    class Value:
+        name: str
+        count: float = 0.0
+        note: str = dataclasses.field(default="", compare=False)
+
+    return _named(Value, name)
 
 
-@dataclasses.dataclass(frozen=True)
-class StdlibHashable:
-    name: str
-    count: float = 0.0
-    note: str = dataclasses.field(default="", compare=False)
+Ours = frozen(_value("Ours"))
+Stdlib = dataclasses.dataclass(frozen=True)(_value("Stdlib"))
+Hashable = frozen(_hashable("Hashable"))
+StdlibHashable = dataclasses.dataclass(frozen=True)(_hashable("StdlibHashable"))
 
 
 CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
@@ -115,3 +118,48 @@ def test_copies_and_pickles_keep_the_values() -> None:
     ours = Ours("a", 2, ("t",), [3], "n", "s")
     for copied in (copy.copy(ours), copy.deepcopy(ours), pickle.loads(pickle.dumps(ours))):
         assert copied == ours and copied.note == "n" and copied.secret == "s"
+
+
+def _with_post_init() -> type:
+    class Checked:
+        name: str
+
+        def __post_init__(self) -> None:
+            raise ValueError("never called by @frozen's __init__")
+
+    return Checked
+
+
+def _with_a_field_not_in_init() -> type:
+    class Derived:
+        name: str
+        size: int = dataclasses.field(init=False, default=0)
+
+    return Derived
+
+
+def _inheriting_post_init() -> type:
+    @dataclasses.dataclass(frozen=True)
+    class Base:
+        name: str
+
+        def __post_init__(self) -> None:
+            pass
+
+    class Child(Base):
+        count: int = 0
+
+    return Child
+
+
+@pytest.mark.parametrize(("make", "named"), [(_with_post_init, "__post_init__"),
+                                             (_with_a_field_not_in_init, "init=False"),
+                                             (_inheriting_post_init, "__post_init__")])
+def test_what_frozen_would_silently_skip_is_refused_when_the_class_is_made(make: Any, named: str) -> None:
+    """@frozen's __init__ never calls __post_init__ and would leave a field of init=False unset: a class that has
+    either is refused as it is decorated, not found wrong when an instance lacks what it should hold."""
+    cls = make()
+    where = re.escape(f"{__name__}.{cls.__qualname__}")
+    with pytest.raises(TypeError, match=rf"^@frozen {where}: .*{named}.*dataclasses\.dataclass\(frozen=True\)"):
+        frozen(cls)
+    dataclasses.dataclass(frozen=True)(make())  # what it says to use instead takes the class as it is

@@ -22,6 +22,7 @@ from graphsite.builder.page import GOOGLE_FONTS_CSS, PageView, escape, page_html
 from graphsite.builder.references import check_words, checks_summary
 from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.tags import ANY_TAG, CLEAN_IMG_SRC
+from graphsite.errors import BuildError
 from graphsite.paths import theme_dir
 from graphsite.values import frozen
 
@@ -39,16 +40,28 @@ class Theme:
     js: str
     directory: Path
     fonts_js: str = ""  # the head script that starts the embedded faces loading (with --fonts embedded only)
+    changes_css: str = ""  # the style of the "Changed since" note (`build --since`), added only to a page with it
 
 
 @lru_cache(maxsize=4)
 def load_theme(directory: Path | None = None) -> Theme:
-    """Return the theme in `directory` (default: graphsite's own): its style sheet, scripts and fonts."""
-    directory = directory or theme_dir()
-    css = (directory / "page.css").read_text(encoding="utf-8").strip()
-    js = (directory / "page.js").read_text(encoding="utf-8").strip()
-    fonts_js = (directory / "page-fonts.js").read_text(encoding="utf-8").strip()
-    return Theme(css, js, directory, fonts_js)
+    """Return the theme in `directory` (default: graphsite's own): its style sheets and scripts (its fonts are
+    read when a page embeds them). Raise BuildError naming a file that cannot be read: a broken installation."""
+    try:
+        directory = directory or theme_dir()
+    except FileNotFoundError as exc:  # the theme's folder is not in the installation
+        raise BuildError(str(exc), hint="reinstall graphsite") from None
+    css, js, fonts_js, changes_css = (_theme_file(directory / name)
+                                      for name in ("page.css", "page.js", "page-fonts.js", "changes.css"))
+    return Theme(css, js, directory, fonts_js, changes_css)
+
+
+def _theme_file(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror or str(exc)
+        raise BuildError(f"{path}: cannot read the theme's file: {why}", hint="reinstall graphsite") from None
 
 
 def _digest(text: str) -> str:
@@ -257,14 +270,12 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
 
 def _note_css(report: Report, theme: Theme) -> str:
     """Return the style of the "Changed since" note when the page shows one, else "": a page without the note
-    stays byte-identical, and theme/changes.css is read only for a page with it."""
+    stays byte-identical."""
     if report.changes is None:
         return ""
     from graphsite.builder.changenote import has_note
 
-    if not has_note(report.changes):
-        return ""
-    return "\n" + (theme.directory / "changes.css").read_text(encoding="utf-8").strip()
+    return "\n" + theme.changes_css if has_note(report.changes) else ""
 
 
 def _render_with_fonts(view: PageView, theme: Theme, images: list[str]) -> str:

@@ -16,6 +16,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphsite.paths import expand_user
+
 if TYPE_CHECKING:
     import ssl
 
@@ -40,7 +42,11 @@ def _make(future: concurrent.futures.Future[ssl.SSLContext], ca_bundle: str) -> 
     try:
         import ssl
 
-        bundle = str(Path(ca_bundle).expanduser()) if ca_bundle else _certifi_bundle()
+        given = expand_user(ca_bundle) if ca_bundle else None
+        if ca_bundle and given is None:
+            raise TrustError(f"links.ca_bundle: {ca_bundle!r} is under a home directory, and this user has none; "
+                             "no https link can be verified")
+        bundle = str(given) if given else _certifi_bundle()
         try:
             context = ssl.create_default_context(cafile=bundle)
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that holds no certificate

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from bs4 import BeautifulSoup
 from click.testing import Result
 from hypothesis import given, settings
@@ -19,6 +21,9 @@ from graphsite.builder.build import page_from_source
 from graphsite.builder.changenote import LISTED, note_html
 from graphsite.builder.compare import compare
 from graphsite.builder.outline import Outline, ReferenceOutline, SectionOutline, read_outline
+from graphsite.builder.render import load_theme, render_page
+from graphsite.errors import BuildError
+from graphsite.paths import theme_dir
 from graphsite.usecases.build import with_changes
 from tests.builder.test_compare import BASE
 
@@ -125,3 +130,25 @@ def test_build_since_notes_the_changed_sections_on_real_files(run_cli: Callable[
     result = run_cli("build", str(new), "--out", str(tmp_path / "x"), "--since", str(tmp_path / "gone.md"))
     assert result.exit_code == 1 and "gone.md" in result.stderr and "Traceback" not in result.output
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("fault", ["missing", "a directory", "not UTF-8"])
+def test_a_note_style_that_cannot_be_read_is_a_build_error_naming_it(tmp_path: Path, fault: str):
+    """theme/changes.css is read with the theme's other files: a broken installation is one line naming the file,
+    never a traceback from the render of a page with a note."""
+    theme = tmp_path / "theme"
+    shutil.copytree(theme_dir(), theme, ignore=shutil.ignore_patterns("fonts"))
+    broken = theme / "changes.css"
+    broken.unlink()
+    if fault == "a directory":
+        broken.mkdir()
+    elif fault == "not UTF-8":
+        broken.write_bytes(b"\xff\xfe.changes {}")
+    source = tmp_path / "report.md"
+    source.write_text(BASE, encoding="utf-8")
+    page = page_from_source(source)
+    old = read_outline(page_from_source(source).html.replace("What could go wrong", "Nothing at all"))
+    report = dataclasses.replace(page.report, changes=compare(old, read_outline(page.html)))
+    with pytest.raises(BuildError) as caught:
+        render_page(report, fonts="system", theme=load_theme(theme))
+    assert caught.value.detail.startswith(f"{broken}: ") and "reinstall graphsite" in (caught.value.hint or "")

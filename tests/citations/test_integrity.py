@@ -227,6 +227,23 @@ def test_every_citation_mismatched_is_reported_once_each():
     assert "(2 places)" in seventh.message and "https://example.org/doc/7/" in seventh.message
 
 
+def test_a_long_url_is_normalised_but_never_kept():
+    """An embedded image's data: URL (megabytes) is normalised at every build: a memo keyed on it would keep every
+    version alive in `serve`, which rebuilds for each change of the image."""
+    from graphsite.urls import normalize, origin
+
+    long_url = "data:image/png;base64," + "A" * 4096
+    long_link = "https://Example.org/" + "a" * 4096
+    for memoised in (normalize, origin):
+        memoised.cache_clear()  # type: ignore[attr-defined]
+    assert normalize(long_url) == long_url and normalize(long_link) == "https://example.org/" + "a" * 4096
+    assert origin(long_link) == "https://example.org"
+    assert [memoised.cache_info().currsize for memoised in (normalize, origin)] == [0, 0]  # type: ignore[attr-defined]
+    assert (normalize("https://Example.org/a"), origin("https://Example.org/a")) == ("https://example.org/a",
+                                                                                    "https://example.org")
+    assert [memoised.cache_info().currsize for memoised in (normalize, origin)] == [1, 1]  # type: ignore[attr-defined]
+
+
 def test_normalize_is_memoised_and_origin_keys_a_host_however_it_is_written():
     """A run normalises each URL several times (classification, the cache, the builder): uncached it cost about
     15 µs a call (IDNA), and a decorator once moved to the wrong function without a test noticing."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
-import threading
+import time
 
 import pytest
+
+from tests.publisher.load import hammer
 
 pytestmark = pytest.mark.lab
 
@@ -26,38 +27,22 @@ def test_redeploy_under_constant_requests_sees_no_failure(publab, tmp_path):
     from graphsite.publisher import probe
 
     name, old, source = _first_then_second(publab, tmp_path)
-    config, seen, failures, stop = publab.config, [], [], threading.Event()
+    config = publab.config
     for _ in range(100):  # --no-verify returns before the edge serves the route (and has its certificate)
         if probe.fetch("https", old["fqdn"], config.verify.origin_address,
                        ca_bundle=config.verify.ca_bundle).status == 200:
             break
-        stop.wait(0.1)
+        time.sleep(0.1)
     else:
         pytest.fail(f"the edge never served {old['fqdn']} in 10 s")
 
-    def hammer():
-        while not stop.is_set():
-            result = probe.fetch("https", old["fqdn"], config.verify.origin_address,
-                                 ca_bundle=config.verify.ca_bundle)
-            if result.status != 200:
-                failures.append(result.error or f"HTTP {result.status}")
-            else:
-                seen.append(hashlib.sha256(result.body).hexdigest())
-
-    thread = threading.Thread(target=hammer, daemon=True)
-    thread.start()
-    try:
+    with hammer(config, old["fqdn"]) as load:
         second = publab.run("deploy", str(source), "--subdomain", name, "--json")
-        for _ in range(20):  # a few more requests after the switch
-            stop.wait(0.05)
-    finally:
-        stop.set()
-        thread.join(timeout=30)
     assert second.exit_code == 0, second.stderr
     new = json.loads(second.stdout)
     assert {c["status"] for c in new["checks"]} == {"PASS"}, new["checks"]
-    assert failures == [], f"{len(failures)} failed of {len(failures) + len(seen)}: {failures[:3]}"
-    assert seen[0] == old["sha256"] and seen[-1] == new["sha256"] and len(seen) > 20
+    assert load.failures == [], load
+    assert load.seen[0] == old["sha256"] and load.seen[-1] == new["sha256"] and len(load.seen) > 20
     assert {r["resource"]: r["outcome"] for r in new["resources"]}["service"] == "updated"
     # what the second edition changes against the page the first one served (read through the real edge), noted
     changes = new["changes"]

@@ -7,26 +7,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from datetime import UTC, datetime
 
-import httpx
 import jsonschema
 import pytest
 
 from graphsite.paths import schema_path
 from graphsite.publisher.deployment import parse_stamp
+from graphsite_lab.probe import Fetched, fetch
+from tests.publisher.load import hammer
 
 pytestmark = pytest.mark.lab
 
 
-def _get(config, fqdn: str, path: str) -> httpx.Response:
-    """GET https://FQDN/PATH through the lab's edge (verify.origin_address), as a reader would."""
-    from graphsite.publisher.probe import tls_context
-
-    with httpx.Client(verify=tls_context(config.verify.ca_bundle), timeout=5, trust_env=False) as client:
-        return client.get(f"https://{config.verify.origin_address}{path}", headers={"Host": fqdn},
-                          extensions={"sni_hostname": fqdn})
+def _get(lab, fqdn: str, path: str) -> Fetched:
+    """GET https://FQDN/PATH through the lab's edge, as a reader would: a connection the edge closes before any
+    answer (it reloads at every route change) is asked once more."""
+    return fetch(fqdn, lab.https_port, ca=lab.ca_path, path=path)
 
 
 def _deploy(publab, tmp_path, name: str, n: int) -> tuple[dict, datetime, datetime]:
@@ -47,19 +44,7 @@ def _history(publab, name: str) -> dict:
     return found
 
 
-def _hammer(publab, fqdn: str, stop: threading.Event, seen: list[str], failures: list[str]) -> None:
-    from graphsite.publisher import probe
-
-    config = publab.config
-    while not stop.is_set():
-        result = probe.fetch("https", fqdn, config.verify.origin_address, ca_bundle=config.verify.ca_bundle)
-        if result.status != 200:
-            failures.append(result.error or f"HTTP {result.status}")
-        else:
-            seen.append(hashlib.sha256(result.body).hexdigest())
-
-
-def test_versions_history_rollback_under_load_prune_and_teardown(publab, tmp_path):
+def test_versions_history_rollback_under_load_prune_and_teardown(lab, publab, tmp_path):
     name = publab.name()
     deployed = [_deploy(publab, tmp_path, name, n) for n in range(1, 6)]
     shas = [d["sha256"] for d, _, _ in deployed]
@@ -72,32 +57,24 @@ def test_versions_history_rollback_under_load_prune_and_teardown(publab, tmp_pat
         assert before <= parse_stamp(version["deployed"]) <= after, (version, before, after)
     assert found["versions"][0]["title"] == "Edition 5"
 
-    config = publab.config
     for sha in shas:  # each version's own URL serves its own bytes, never indexed
-        answer = _get(config, fqdn, f"/v/{sha[:12]}/")
-        assert answer.status_code == 200 and hashlib.sha256(answer.content).hexdigest() == sha
+        answer = _get(lab, fqdn, f"/v/{sha[:12]}/")
+        assert answer.status == 200 and hashlib.sha256(answer.body).hexdigest() == sha
         assert answer.headers["x-robots-tag"] == "noindex, nofollow"
 
-    stop, seen, failures = threading.Event(), [], []
-    thread = threading.Thread(target=_hammer, args=(publab, fqdn, stop, seen, failures), daemon=True)
-    thread.start()
-    try:
+    with hammer(publab.config, fqdn) as load:
         back = publab.run("rollback", name, "--to", shas[1][:12], "--json")
-        stop.wait(1.0)  # a few more requests after the switch
-    finally:
-        stop.set()
-        thread.join(timeout=30)
     assert back.exit_code == 0, back.stderr
     rolled = json.loads(back.stdout)
     assert rolled["sha256"] == shas[1] and {c["status"] for c in rolled["checks"]} == {"PASS"}, rolled["checks"]
-    assert failures == [], f"{len(failures)} failed of {len(failures) + len(seen)}: {failures[:3]}"
-    assert seen[0] == shas[-1] and seen[-1] == shas[1] and len(seen) > 20
+    assert load.failures == [], load
+    assert load.seen[0] == shas[-1] and load.seen[-1] == shas[1] and len(load.seen) > 20
     assert _history(publab, name)["live"] == shas[1]
 
     sixth, _, _ = _deploy(publab, tmp_path, name, 6)
     kept = [v["sha256"] for v in _history(publab, name)["versions"]]
     assert kept[0] == sixth["sha256"] and shas[0] not in kept and set(kept) == {*shas[1:], sixth["sha256"]}
-    assert _get(config, fqdn, f"/v/{shas[0][:12]}/").status_code == 404
+    assert _get(lab, fqdn, f"/v/{shas[0][:12]}/").status == 404
 
     listed = publab.run("list", name, "--json")
     assert listed.exit_code == 0, listed.stderr

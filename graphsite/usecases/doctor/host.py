@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.config import Config
+from graphsite.paths import expand_user
 from graphsite.usecases.doctor.model import (
     CaBundle,
     DynamicDir,
@@ -86,7 +87,9 @@ def permission_facts(config: Config) -> tuple[Permissions, ...]:
     settings += [("deploy.bind_root", deploy.bind_root)] if deploy.content == "bind" else []
     found = []
     for setting, text in settings:
-        path = Path(text).expanduser()
+        path = expand_user(text)
+        if path is None:  # under a home the user has none of: nothing to show (config.token() names the token)
+            continue
         try:
             status = path.stat()
         except OSError:  # absent or unreadable: the token and directory checks say so
