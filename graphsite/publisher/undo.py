@@ -47,5 +47,14 @@ class Undo:
                 continue
             finally:
                 self.steps.pop()
-            lines.append(f"undone: {done}" if did else f"nothing to undo: {resource} (already as it was)")
+            lines.append(f"undone: {done}" if did else _as_it_was(resource, second_try=last_try))
         return lines
+
+
+def _as_it_was(resource: str, *, second_try: bool) -> str:
+    """The line of a step that found nothing to undo. On the second try, its first try failed: most often a
+    daemon whose answer came after the client's timeout had applied it, but this run cannot tell that apart from
+    another hand putting it back, so it says what it saw."""
+    if second_try:
+        return f"undone: {resource} is as it was (found so on a second try, after the first failed)"
+    return f"nothing to undo: {resource} (already as it was)"

@@ -122,6 +122,24 @@ def test_the_undo_runs_every_step_whatever_one_raises():
     assert done == ["a"] and undo.pending() == []
 
 
+def test_a_step_found_done_on_its_second_try_says_so():
+    """A daemon that answered after the client's timeout had applied the step: the second try finds nothing to
+    undo, and the line says the resource is as it was, not that there was nothing to undo."""
+    from graphsite.publisher.undo import Undo
+
+    tries: list[int] = []
+
+    def restore() -> bool:
+        tries.append(1)
+        if len(tries) == 1:
+            raise TimeoutError("the daemon did not answer in time")
+        return False
+
+    undo = Undo()
+    undo.push("service s", "restored the previous version of service s", restore)
+    assert undo.run() == ["undone: service s is as it was (found so on a second try, after the first failed)"]
+
+
 # --- against the lab ---------------------------------------------------------------------------------------
 
 
