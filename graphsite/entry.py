@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import gc
 import importlib
 import os
@@ -83,7 +84,22 @@ def _run(line: words.Line) -> None:
         if not isinstance(error, GraphsiteError):
             print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
         sys.exit(failure(error, as_json=bool(line.arguments.get("as_json"))))
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        _quiet_closed_pipes()  # `graphsite links | head`: the reader left; as click does, end with 1, silently
+        sys.exit(1)
     sys.exit(0)
+
+
+def _quiet_closed_pipes() -> None:
+    """Send what is still to be written to a stream whose reader has gone to /dev/null instead, so the flushes of
+    the exit do not fail again."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def _end_now(code: object) -> None:

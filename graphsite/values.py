@@ -21,14 +21,19 @@ T = TypeVar("T")
 
 _MISSING = dataclasses.MISSING
 _set = object.__setattr__
+_REPLACED = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def frozen(cls: type[T]) -> type[T]:
     """Return `cls` as a frozen dataclass (fields as `@dataclass(frozen=True)` reads them), its methods shared.
-    Raise TypeError for a class with what its `__init__` would skip: a `__post_init__`, a field of `init=False`."""
+    Raise TypeError for a class with what its `__init__` would skip: a `__post_init__`, a field of `init=False`;
+    and for one that writes a method @frozen puts in place (`@dataclass` would keep a `__repr__` that hides a
+    secret, @frozen would not)."""
     if hasattr(cls, "__post_init__"):
         raise _refused(cls, "defines __post_init__ (here or in a base class), which @frozen's __init__ never calls")
+    if own := [name for name in _REPLACED if name in cls.__dict__]:
+        raise _refused(cls, f"writes {', '.join(own)}, which @frozen would replace")
     if not cls.__doc__:  # else dataclasses writes one from inspect.signature, which parses text with ast
         cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', {}))})"
     made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False)  # compiles nothing

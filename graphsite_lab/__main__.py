@@ -66,5 +66,17 @@ def _shown(path) -> str:
         return str(path)
 
 
+def run() -> None:
+    """Run the lab's command; graphsite's errors (a LabError among them) end it as click ends its own: `Error: …`
+    on stderr and the error's status, no traceback."""
+    from graphsite.errors import GraphsiteError
+
+    try:
+        main(prog_name="scripts/lab")
+    except GraphsiteError as error:
+        error.show()
+        sys.exit(error.exit_code)
+
+
 if __name__ == "__main__":
-    main(prog_name="scripts/lab")
+    run()

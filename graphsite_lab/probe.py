@@ -27,12 +27,13 @@ def fetch(fqdn: str, port: int, *, ca: Path | None, path: str = "/", timeout: fl
     (TLS without verification: to see what the edge answers a host it has no certificate for), else plain
     http; `auth` sends Basic credentials.
 
-    A connection the edge closes without any answer is asked once more, on a new connection: the lab's edge
-    reloads its whole configuration whenever a route file changes, and may close a connection it is accepting
-    at that moment (docs/lab.md, "Limits"). Tests that count failed requests do not come here."""
+    A connection the edge closes or resets without any answer (during the TLS handshake too) is asked once
+    more, on a new connection: the lab's edge reloads its whole configuration whenever a route file changes, and
+    may close a connection it is accepting at that moment (docs/lab.md, "Limits"). Tests that count failed
+    requests do not come here."""
     try:
         return _fetch_once(fqdn, port, ca=ca, path=path, timeout=timeout, insecure=insecure, auth=auth)
-    except http.client.RemoteDisconnected:
+    except (ConnectionResetError, ssl.SSLEOFError):  # RemoteDisconnected is one; a handshake cut short the other
         time.sleep(0.2)
         return _fetch_once(fqdn, port, ca=ca, path=path, timeout=timeout, insecure=insecure, auth=auth)
 

@@ -152,9 +152,20 @@ def _inheriting_post_init() -> type:
     return Child
 
 
+def _with_its_own_repr() -> type:
+    class Secret:
+        token: str
+
+        def __repr__(self) -> str:
+            return "Secret(token=***)"
+
+    return Secret
+
+
 @pytest.mark.parametrize(("make", "named"), [(_with_post_init, "__post_init__"),
                                              (_with_a_field_not_in_init, "init=False"),
-                                             (_inheriting_post_init, "__post_init__")])
+                                             (_inheriting_post_init, "__post_init__"),
+                                             (_with_its_own_repr, "__repr__")])
 def test_what_frozen_would_silently_skip_is_refused_when_the_class_is_made(make: Any, named: str) -> None:
     """@frozen's __init__ never calls __post_init__ and would leave a field of init=False unset: a class that has
     either is refused as it is decorated, not found wrong when an instance lacks what it should hold."""

@@ -68,7 +68,8 @@ def _suited(kind: words.Kind, paths: dict[str, str]) -> list[str]:
         return list(paths.values())
     if isinstance(kind, words.ChoiceKind):
         return [*kind.choices, kind.choices[0].title()]
-    return {words.PositiveKind: ["2.5", "1", "30", "0"], words.CountKind: ["1", "8", "16", "0"]}.get(type(kind), ["name-1"])
+    suited = {words.PositiveKind: ["2.5", "1", "30", "0"], words.CountKind: ["1", "8", "16", "0", "1" * 5000]}
+    return suited.get(type(kind), ["name-1"])
 
 
 @st.composite
@@ -134,7 +135,8 @@ def test_plain_command_lines_are_read_directly(argv: list[str], paths: dict[str,
     ["build", "--out", "FILE"], ["links", "DIR"], ["build", "--since", "DIR"], ["build", "--fonts", "Embedded"],
     ["build", "r.md", "s.md"], ["build", "--strict", "--strict"], ["build", "--", "r.md"], ["build", "--out"],
     ["build", "--pdf=1"], ["links", "--timeout", "0"], ["links", "--timeout", "inf"], ["links", "--concurrency", "+3"],
-    ["links", "--concurrency", "0"], ["build", "--chec"], ["deploy", "build"], ["build", "--out", ""],
+    ["links", "--concurrency", "0"], ["links", "--concurrency", "1" * 5000],
+    ["build", "--chec"], ["deploy", "build"], ["build", "--out", ""],
 ])
 def test_anything_unusual_is_left_to_click(argv: list[str], paths: dict[str, str]) -> None:
     argv = [{"FILE": paths["file"], "DIR": paths["dir"]}.get(w, w) for w in argv]
@@ -186,3 +188,23 @@ def test_a_failure_reads_the_same_either_way(words_given: list[str], flag: str, 
     assert direct.returncode == by_click.returncode != 0
     assert direct.stdout == by_click.stdout
     assert direct.stderr == by_click.stderr.replace("click imported\n", "")
+
+
+def test_a_reader_that_leaves_ends_the_run_quietly_either_way(tmp_path: Path) -> None:
+    """`graphsite links … | head -c 10`: the pipe closes under the run; it ends with 1 and no traceback, as click
+    ends it."""
+    report = tmp_path / "many.md"
+    report.write_text("# R\n\n" + "".join(f"- [{i}](./missing-{i}.md)\n" for i in range(3000)), encoding="utf-8")
+    config = tmp_path / "graphsite.toml"
+    config.write_text(f"[links]\ncache_dir = {json.dumps(str(tmp_path / 'cache'))}\n", encoding="utf-8")
+    ends = []
+    for twice in ([], ["--offline"]):  # the flag given twice: click reads the line
+        argv = [sys.executable, "-m", "graphsite", "links", str(report), "--offline", *twice, "--config", str(config)]
+        run = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        assert run.stdout is not None and run.stderr is not None
+        run.stdout.read(10)
+        run.stdout.close()
+        ends.append((run.wait(timeout=120), run.stderr.read().decode()))
+        run.stderr.close()
+    assert [status for status, _ in ends] == [1, 1], ends
+    assert not [stderr for _, stderr in ends if "Traceback" in stderr], ends

@@ -74,10 +74,11 @@ class PositiveKind:
 
 @frozen
 class CountKind:
-    """A whole number of at least 1 (click.IntRange(min=1)); only plain ASCII digits are read here."""
+    """A whole number of at least 1 (click.IntRange(min=1)); only up to 18 plain ASCII digits are read here (Python
+    refuses to read a number of over 4,300 digits: click says so, as a usage error)."""
 
     def convert(self, text: str) -> int | None:
-        if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        if not (text.isascii() and text.isdigit() and len(text) <= 18) or int(text) < 1:
             return None
         return int(text)
 

@@ -4,7 +4,10 @@ shared lab keeps running: up is idempotent, writes a configuration graphsite loa
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import tomllib
 
 import jsonschema
@@ -144,3 +147,8 @@ def test_lab_variables_name_an_instance_and_a_bad_port_is_a_clear_error(tmp_path
     assert (lab.root, lab.https_port, lab.cf_port, lab.edge_name) == (tmp_path, 8443, 9999, "graphsite-lab-edge-x")
     with pytest.raises(LabError, match="LAB_HTTPS_PORT: expected a port number 1-65535, got 'abc'"):
         LabInstance.from_env({"LAB_HTTPS_PORT": "abc"})
+    # the lab's command says it in one line, as graphsite's commands do: no traceback
+    shown = subprocess.run([sys.executable, "-m", "graphsite_lab", "status"], capture_output=True, text=True,
+                           env={**os.environ, "LAB_DIR": str(tmp_path), "LAB_HTTPS_PORT": "abc"}, timeout=60)
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr, shown.stderr
+    assert shown.stderr.startswith("Error: LAB_HTTPS_PORT: expected a port number 1-65535, got 'abc'"), shown.stderr

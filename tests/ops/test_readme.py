@@ -45,11 +45,13 @@ def readme_commands() -> list[tuple[dict[str, str], list[str]]]:
     return commands
 
 
-def parse(argv: list[str]) -> None:
-    """Parse `graphsite ARGV` as click would, down to the leaf command, without running it."""
+def parse(argv: list[str]) -> tuple[int, dict[str, object]]:
+    """Parse `graphsite ARGV` as click would, down to the leaf command, without running it; return the verbosity
+    of -v/-q and the leaf's parameters."""
     with warnings.catch_warnings():  # click 8.2 deprecates protected_args; click 9 moves them into args
         warnings.simplefilter("ignore", DeprecationWarning)
         ctx = main.make_context("graphsite", list(argv))
+        verbosity = -1 if ctx.params["quiet"] else ctx.params["verbose"]
         command: click.Command = main
         args = ctx.protected_args + ctx.args
         while isinstance(command, click.Group) and args:
@@ -59,6 +61,7 @@ def parse(argv: list[str]) -> None:
             ctx = sub.make_context(name, rest, parent=ctx)
             command, args = sub, (ctx.protected_args + ctx.args if isinstance(sub, click.Group) else [])
     assert not ctx.args, f"graphsite {' '.join(argv)}: unexpected {ctx.args}"
+    return verbosity, dict(ctx.params)
 
 
 def test_the_readme_has_commands_and_each_is_classified():
@@ -70,7 +73,14 @@ def test_the_readme_has_commands_and_each_is_classified():
 
 @pytest.mark.parametrize("argv", [argv for _, argv in readme_commands()], ids=" ".join)
 def test_every_readme_command_parses(argv):
-    parse(argv)
+    """… and a `build` or `links` line the executable reads without click (graphsite/commands/words.py) gives the
+    command what click gives it."""
+    from graphsite.commands import build, links, words
+
+    read = parse(argv)
+    line = words.read_line(argv, {"build": build.COMMAND, "links": links.COMMAND})
+    if line is not None:
+        assert (line.verbosity, dict(line.arguments)) == read
 
 
 @pytest.mark.parametrize("argv", [["biuld"], ["build", "--nope"], ["build", "--fonts", "comic"], ["verify"],
