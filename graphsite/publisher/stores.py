@@ -10,7 +10,7 @@ from typing import Any
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, files, route_files
-from graphsite.publisher.deployment import Claim, Stamp
+from graphsite.publisher.deployment import Leftover, Stamp
 from graphsite.publisher.deployment import route_path as route_path_of
 
 
@@ -38,7 +38,7 @@ class RouteFiles(_OnDisk):
         return {path: route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
                 for path in paths if os.path.lexists(path)}
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return route_files.temporaries(dynamic_dir, domain)
 
     def text(self, path: Path) -> str | None:
@@ -69,7 +69,7 @@ class BindDirectories(_OnDisk):
     def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
         return bind.bind_dirs(bind_root)
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return bind.temporaries(bind_root, domain)
 
     def own_stamp(self, directory: Path) -> Stamp | None:

@@ -22,6 +22,7 @@ from graphsite.publisher.deployment import (
     NEEDS_PROOF,
     Claim,
     Deployment,
+    Leftover,
     Stamp,
     adopted,
     claim,
@@ -158,7 +159,7 @@ class _Found:
     config_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # config -> its labels (versions)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
-    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
+    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporaries carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/); absent: not asked
@@ -182,13 +183,16 @@ class _Found:
             self.foreign.append(Foreign(kind, what, owner, stamp))
         return False
 
-    def held(self, kind: str, what: str, owner: Claim, resource: str) -> None:
+    def held(self, kind: str, path: Path, left: Leftover, resource: str) -> None:
         """Keep a temporary a killed run left: this configuration's (OURS), or waiting for a proven resource of
-        its name when it names no domain."""
-        if owner == Claim.OURS:
-            self.temporary(kind, resource, Path(what))
+        its name when it names no domain. Its stamp, when whole, dates it: a leftover is collected past the grace
+        period, not kept as undated."""
+        if left.stamp is not None:
+            self.temporary_stamps[path] = left.stamp
+        if left.claim == Claim.OURS:
+            self.temporary(kind, resource, path)
         else:
-            self.older.setdefault(resource, []).append((kind, what, owner, None))
+            self.older.setdefault(resource, []).append((kind, str(path), left.claim, None))
 
     def temporary(self, kind: str, resource: str, path: Path) -> None:
         held = self.temporaries if kind == "temporary route" else self.temporary_dirs
@@ -230,7 +234,7 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
-    holdings = {n: _holding(domain, n, found, clients.binds) for n in sorted(names)}
+    holdings = {n: _holding(domain, n, found) for n in sorted(names)}
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
                      unreadable=dict(found.unreadable), foreign=tuple(found.foreign), proven=proven)
 
@@ -324,12 +328,8 @@ def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str
             found.routes[path.stem] = (path, stamp)
     for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
-            for path, made in temporaries.items():
-                # a whole stamp dates it: a leftover is collected past the grace period, not kept as undated
-                stamp = Stamp.from_route_text(routes.text(path) or "")
-                if stamp is not None and stamp.name == owner:
-                    found.temporary_stamps[path] = stamp
-                found.held("temporary route", str(path), made, owner)
+            for path, left in temporaries.items():
+                found.held("temporary route", path, left, owner)
 
 
 def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str, *,
@@ -355,8 +355,8 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
                 found.unreadable.setdefault(DIRECTORIES, exc.message.splitlines()[0])
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
-            for path, made in temporaries.items():
-                found.held("temporary directory", str(path), made, owner)
+            for path, left in temporaries.items():
+                found.held("temporary directory", path, left, owner)
 
 
 def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) -> None:
@@ -379,7 +379,7 @@ def record_owner(record: Record, domain: str) -> str:
     return stamp.name if stamp is not None and record.claim(domain) == Claim.OURS else ""
 
 
-def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding:
+def _holding(domain: str, name: str, found: _Found) -> Holding:
     service = found.services.get(name)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service else None
     stamps = [deployment.stamp] if deployment else []
@@ -392,7 +392,7 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
     temporaries = tuple(found.temporaries.get(name, ()))
     stamps += [found.temporary_stamps[path] for path in temporaries if path in found.temporary_stamps]
     temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
-    stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
+    stamps += [found.temporary_stamps[path] for path in temporary_dirs if path in found.temporary_stamps]
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
                                     else make_fqdn(name, domain)),

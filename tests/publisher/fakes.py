@@ -25,7 +25,7 @@ from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
-from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.deployment import MARKER, Leftover, Stamp
 from graphsite.publisher.dynamic import parse_text
 from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
@@ -360,9 +360,9 @@ class FakeRoutes:
 
         return self._run("routes", listed)
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        def found() -> dict[str, dict[Path, Claim]]:
-            owners: dict[str, dict[Path, Claim]] = {}
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        def found() -> dict[str, dict[Path, Leftover]]:
+            owners: dict[str, dict[Path, Leftover]] = {}
             for path, text in sorted(self.files.items()):
                 owner = route.temporary_owner(path.name, text.encode(), domain) if path.parent == dynamic_dir else None
                 if owner is not None:
@@ -465,14 +465,15 @@ class FakeBinds:
 
         return self._run("directories", found)
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        def found() -> dict[str, dict[Path, Claim]]:
-            owners: dict[str, dict[Path, Claim]] = {}
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        def found() -> dict[str, dict[Path, Leftover]]:
+            owners: dict[str, dict[Path, Leftover]] = {}
             for path, content in sorted(self.dirs.items()):
                 name = bind.temporary_name(path.name) if path.parent == bind_root else ""
-                owner = bind.temporary_claim(dict.fromkeys(content, True), self._stamp(path), name, domain)
+                stamp = self._stamp(path)
+                owner = bind.temporary_claim(dict.fromkeys(content, True), stamp, name, domain)
                 if name and owner is not None:
-                    owners.setdefault(name, {})[path] = owner
+                    owners.setdefault(name, {})[path] = Leftover(owner, stamp)
             return owners
 
         return self._run("temporaries", found)

@@ -28,6 +28,7 @@ from graphsite.publisher.deployment import (
     NEEDS_PROOF,
     Claim,
     Deployment,
+    Leftover,
     Stamp,
     adopted,
     bind_dir,
@@ -494,10 +495,10 @@ def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | N
         else UNCHANGED
 
 
-def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven: bool) -> list[Path]:
+def _left_by_a_killed_run(found: dict[str, dict[Path, Leftover]], name: str, proven: bool) -> list[Path]:
     """Return the temporaries of `name` that are this configuration's (`adopted`, with the proof decided before
     the run made anything): an unfinished write of another configuration sharing the directory is never one."""
-    return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
+    return [path for path, left in found.get(name, {}).items() if adopted(left.claim, proven)]
 
 
 def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held, *,
