@@ -5,7 +5,7 @@ is an error, never an empty history; so is a bind directory this host does not h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,11 +99,13 @@ def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients
 
 
 def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
-              content: str | None = None,
-              held: Held | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+              content: str | None = None, held: Held | None = None,
+              labelled: Mapping[str, Mapping[str, str]] | None = None,
+              ) -> tuple[Versions, Callable[[Version], bytes | None]]:
     """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
-    page configs, or the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now);
-    and how to read a version's page (None: gone)."""
+    page configs (`labelled`: {config: labels} of the name's, as a read already found them, else read now), or
+    the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now); and how to read a
+    version's page (None: gone)."""
     if (content or deployment.content) == "bind":
         directory = bind_dir(bind_root, name)
         markers = held.markers_of(directory) if held is not None else None
@@ -113,5 +115,5 @@ def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, c
         return (read_versions(labelled, deployment, domain, places=places),
                 lambda version: clients.binds.version_page(directory, version.short))
     swarm = clients.docker
-    return (read_versions(swarm.labelled_configs(name), deployment, domain),
+    return (read_versions(swarm.labelled_configs(name) if labelled is None else labelled, deployment, domain),
             lambda version: swarm.read_config(version.config))

@@ -15,6 +15,7 @@ from graphsite.publisher.ports import Reporter
 from graphsite.publisher.versions import choose, look_at, page_refusal
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
 from graphsite.usecases.history import held_here, read_kept
+from graphsite.usecases.inventory import Holding
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,10 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
     """Make the chosen kept version of `request.name` live; return what the deploy did and its checks."""
     domain = config.site.domain
 
-    def version(clients: Clients, name: str) -> Page:  # called under the name's lock
-        swarm = clients.docker
-        service = swarm.service(name)
+    def version(clients: Clients, seen: Holding) -> Page:  # called under the name's lock, with its survey
+        name, answers = seen.name, seen.answers
+        assert answers is not None, "deploy surveys the name with every system it decides on"
+        service = answers.service
         live = Deployment.from_labels(service.labels) if service is not None else None
         if service is None or live is None:
             raise DeployError(f"nothing to roll back: no service of {name} that graphsite made",
@@ -43,7 +45,8 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
         held_here(name, live, Path(config.deploy.bind_root), clients)
-        found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
+        found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients,
+                                labelled=answers.configs)
         target = choose(found, request.to, live.replaced)
         data = read(target)
         if data is None:
