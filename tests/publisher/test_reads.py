@@ -128,3 +128,17 @@ def test_a_deploy_whose_one_read_fails_makes_nothing_and_asks_no_second_time(tmp
         deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", verify=False), clients,
                Recorder())
     assert swarm.created == dns.created == routes.created == binds.created == []
+
+
+def test_history_and_rollback_judge_a_service_by_one_sequence(tmp_path):
+    config, clients = fake_world(tmp_path)
+    swarm = _fakes(clients)[0]
+    swarm.add_service("site-1", Stamp("site-1", "site-1.other.org", "0a1b2c3d", STAMP.created).labels())
+    refusals = []
+    for run in (lambda: history(SurveySettings.from_config(config), "site-1", clients),
+                lambda: rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())):
+        with pytest.raises(GraphsiteError) as refused:
+            run()
+        refusals.append((refused.value.message, refused.value.hint))
+    assert refusals[0] == refusals[1] and "another graphsite configuration's (site-1.other.org)" in refusals[0][0]
+    assert swarm.created == [] and swarm.removed == []
