@@ -30,9 +30,11 @@ class RouteFiles(_OnDisk):
 
     def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
         if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run
-            raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory",
-                              hint="run the command on the host whose Traefik reads that directory, or fix the "
-                                   "setting")
+            what = "is not a directory" if os.path.lexists(dynamic_dir) else "does not exist"  # as doctor says
+            raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} {what}",
+                              hint="run the command on the host whose Traefik reads that directory, or point the "
+                                   "setting at the directory Traefik's file provider watches (Dokploy: "
+                                   "/etc/dokploy/traefik/dynamic)")
         paths = [route_path_of(dynamic_dir, name)] if name is not None else \
             sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
         return {path: route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
