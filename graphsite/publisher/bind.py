@@ -21,7 +21,7 @@ from pathlib import Path
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
-from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Stamp
+from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -100,13 +100,13 @@ def put_back_page(directory: Path, page: bytes) -> bool:
     return True
 
 
-def temporaries(bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-    """Return {subdomain: {directory: claim}} of the temporary directories a killed deploy left in `bind_root`:
+def temporaries(bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+    """Return {subdomain: {directory: leftover}} of the temporary directories a killed deploy left in `bind_root`:
     named after the deployment, holding nothing but the marker and the page (or their temporary files), with a
     marker of this configuration's (OURS) or none yet, or an older graphsite's (one of NEEDS_PROOF: ours only
-    beside a proven resource of the name, as `adopted` says). Another configuration's, on a shared bind root, is
-    not one."""
-    found: dict[str, dict[Path, Claim]] = {}
+    beside a proven resource of the name, as `adopted` says), and the stamp that marker holds (read once, for
+    both). Another configuration's, on a shared bind root, is not one."""
+    found: dict[str, dict[Path, Leftover]] = {}
     # a root that cannot be listed raises (glob would say "nothing"), and the caller names it
     for path in files.directories(bind_root) if bind_root.is_dir() else []:
         name = temporary_name(path.name)
@@ -138,8 +138,9 @@ def temporary_claim(entries: dict[str, bool], stamp: Stamp | None, name: str, do
     return owner if owner == Claim.OURS or owner in NEEDS_PROOF else None
 
 
-def _temporary_claim(directory: Path, name: str, domain: str) -> Claim | None:
-    """Return `temporary_claim` of the temporary directory at `directory`, None when it is gone since listed."""
+def _temporary_claim(directory: Path, name: str, domain: str) -> Leftover | None:
+    """Return `temporary_claim` of the temporary directory at `directory` with its marker's stamp, None when it
+    is not one or it is gone since listed."""
     try:
         with files.opened(directory.parent, directory.name) as fd, os.scandir(fd) as scan:
             entries = {entry.name: entry.is_file(follow_symlinks=False) for entry in scan}
@@ -149,7 +150,9 @@ def _temporary_claim(directory: Path, name: str, domain: str) -> Claim | None:
         raise DeployError(f"{directory}: cannot list a deploy's temporary directory: {exc.strerror or exc}",
                           hint="check deploy.bind_root's permissions and the disk, then run the command again") \
             from None
-    return temporary_claim(entries, bind_stamp(directory) if MARKER in entries else None, name, domain)
+    stamp = bind_stamp(directory) if MARKER in entries else None
+    owner = temporary_claim(entries, stamp, name, domain)
+    return Leftover(owner, stamp) if owner is not None else None
 
 
 def remove_temporary(directory: Path) -> bool:

@@ -93,6 +93,16 @@ class Claim(StrEnum):
 NEEDS_PROOF = frozenset({Claim.OLDER, Claim.UNFINISHED})
 
 
+@dataclass(frozen=True)
+class Leftover:
+    """A temporary a killed write left (a route file, a page directory), as the one look at it found it: whose it
+    is, and the whole stamp it carries when it has one (which dates it: a leftover is collected past the grace
+    period, not kept as undated). Both come from the same read, so they cannot disagree."""
+
+    claim: Claim
+    stamp: Stamp | None = None
+
+
 def adopted(owner: Claim | None, proven: bool) -> bool:
     """Return whether a resource whose stamp claims `owner` is this configuration's: the one rule of ownership.
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the adapters' value types; importing them here must not import docker or httpx
     from graphsite.publisher.cloudflare import Record
-    from graphsite.publisher.deployment import Claim, Stamp
+    from graphsite.publisher.deployment import Leftover, Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
     from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, Task
@@ -50,7 +50,10 @@ class SwarmPort(Protocol):
 
     def remove_config(self, name: str) -> bool: ...
 
-    def ensure_service(self, spec: ServiceSpec) -> str: ...
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
+        """Create the service or roll it to `spec` (created, updated, unchanged); with `new`, leave one found
+        under its name as it is and return `swarm.EXISTS`: the look before the write is the adapter's own."""
+        ...
 
     def restore_previous(self, spec: ServiceSpec) -> bool: ...
 
@@ -102,9 +105,10 @@ class RouteStore(Protocol):
         directory and OSError when it cannot be listed."""
         ...
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        """Return {subdomain: {path: claim}} of the temporary files a killed write left: OURS, or one of
-        NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`)."""
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        """Return {subdomain: {path: leftover}} of the temporary files a killed write left: OURS, or one of
+        NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`), with the stamp each carries, all
+        from one read of each file."""
         ...
 
     def text(self, path: Path) -> str | None:
@@ -138,9 +142,10 @@ class BindStore(Protocol):
 
     def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]: ...
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        """Return {subdomain: {directory: claim}} of the half-filled directories a killed deploy left: OURS, or
-        one of NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`)."""
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        """Return {subdomain: {directory: leftover}} of the half-filled directories a killed deploy left: OURS, or
+        one of NEEDS_PROOF (ours only beside a proven resource of the name: `adopted`), with its marker's stamp,
+        both from one read of its marker."""
         ...
 
     def own_stamp(self, directory: Path) -> Stamp | None: ...

@@ -14,7 +14,7 @@ import yaml
 from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher.deployment import NEEDS_PROOF, Claim, Stamp
+from graphsite.publisher.deployment import NEEDS_PROOF, Claim, Leftover, Stamp
 from graphsite.publisher.dynamic import schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
@@ -184,10 +184,15 @@ def stamp_in(raw: bytes, name: str) -> Stamp | None:
     return stamp_of_text(text, name)
 
 
-def temporary_owner(filename: str, head: bytes, domain: str) -> tuple[str, Claim] | None:
+def temporary_owner(filename: str, head: bytes, domain: str) -> tuple[str, Leftover] | None:
     """Return the deployment whose killed write left the temporary route file `filename` beginning with `head`
-    (its first 1024 bytes) under `domain`'s configuration, with its claim (OURS, or one of NEEDS_PROOF that
-    `adopted` decides), or None when it is not one."""
+    (its first 1024 bytes) under `domain`'s configuration, with what it is (its claim: OURS, or one of
+    NEEDS_PROOF that `adopted` decides; and the whole stamp of that name it carries, if any), or None when it is
+    not one. The claim and the stamp come from the same bytes: the one read of the file."""
     name = temporary_name(filename)
-    owner = temporary_claim(head[:1024].decode("utf-8", errors="replace"), name, domain) if name else None
-    return (name, owner) if name is not None and (owner == Claim.OURS or owner in NEEDS_PROOF) else None
+    text = head[:1024].decode("utf-8", errors="replace")
+    owner = temporary_claim(text, name, domain) if name else None
+    if name is None or owner is None or not (owner == Claim.OURS or owner in NEEDS_PROOF):
+        return None
+    stamp = Stamp.from_route_text(text)
+    return name, Leftover(owner, stamp if stamp is not None and stamp.name == name else None)

@@ -11,7 +11,7 @@ from pathlib import Path
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
 from graphsite.publisher import files
-from graphsite.publisher.deployment import Claim, Stamp
+from graphsite.publisher.deployment import Leftover, Stamp
 from graphsite.publisher.dynamic import parse_text
 from graphsite.publisher.route import RouteDocument, check_route, dump, stamp_in, temporary_name, temporary_owner
 
@@ -78,12 +78,12 @@ def route_stamp(path: Path) -> Stamp | None:
     return stamp_in(raw, path.stem) if raw is not None else None
 
 
-def temporaries(dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-    """Return {subdomain: {path: claim}} of the temporary route files a killed write left behind: named after the
-    deployment, and stamped by graphsite for it under `domain` (OURS), or still naming no domain (one of
-    NEEDS_PROOF: ours only beside a proven resource of the name, as `adopted` says). Another configuration's, on a
-    shared directory, is not one."""
-    found: dict[str, dict[Path, Claim]] = {}
+def temporaries(dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+    """Return {subdomain: {path: leftover}} of the temporary route files a killed write left behind: named after
+    the deployment, and stamped by graphsite for it under `domain` (OURS), or still naming no domain (one of
+    NEEDS_PROOF: ours only beside a proven resource of the name, as `adopted` says), each read once for its claim
+    and its stamp. Another configuration's, on a shared directory, is not one."""
+    found: dict[str, dict[Path, Leftover]] = {}
     # iterdir, not glob: a directory that cannot be listed raises (glob says "nothing"), and the caller names it
     for path in sorted(p for p in dynamic_dir.iterdir() if p.name.startswith(".")) if dynamic_dir.is_dir() else ():
         if temporary_name(path.name) is None:

@@ -10,7 +10,7 @@ from typing import Any
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, files, route_files
-from graphsite.publisher.deployment import Claim, Stamp
+from graphsite.publisher.deployment import Leftover, Stamp
 from graphsite.publisher.deployment import route_path as route_path_of
 
 
@@ -30,15 +30,17 @@ class RouteFiles(_OnDisk):
 
     def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
         if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run
-            raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} does not exist or is no directory",
-                              hint="run the command on the host whose Traefik reads that directory, or fix the "
-                                   "setting")
+            what = "is not a directory" if os.path.lexists(dynamic_dir) else "does not exist"  # as doctor says
+            raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} {what}",
+                              hint="run the command on the host whose Traefik reads that directory, or point the "
+                                   "setting at the directory Traefik's file provider watches (Dokploy: "
+                                   "/etc/dokploy/traefik/dynamic)")
         paths = [route_path_of(dynamic_dir, name)] if name is not None else \
             sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
         return {path: route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
                 for path in paths if os.path.lexists(path)}
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return route_files.temporaries(dynamic_dir, domain)
 
     def text(self, path: Path) -> str | None:
@@ -69,7 +71,7 @@ class BindDirectories(_OnDisk):
     def directories(self, bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
         return bind.bind_dirs(bind_root)
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return bind.temporaries(bind_root, domain)
 
     def own_stamp(self, directory: Path) -> Stamp | None:

@@ -21,6 +21,7 @@ from graphsite.publisher.plan import ConfigFile, ServiceSpec
 
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
 _FAILED = {"failed", "rejected", "orphaned"}
+EXISTS = "exists"  # what ensure_service(new=True) says of a service it found and left alone
 
 
 @dataclass(frozen=True)
@@ -170,9 +171,12 @@ class Swarm:
         """Return every service graphsite made (those labelled graphsite.subdomain)."""
         return [_service(raw) for raw in self.api.services(filters={"label": NAME})]
 
-    def ensure_service(self, spec: ServiceSpec) -> str:
-        """Create the service or roll it to `spec`; return created, updated or unchanged."""
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
+        """Create the service or roll it to `spec`; return created, updated or unchanged. With `new`, the caller
+        found none: one there now is left as it is (EXISTS), never rolled to `spec`."""
         current = self.service(spec.name)
+        if new and current is not None:
+            return EXISTS
         if runs(current, spec):
             return "unchanged"
         template, config = self._task_template(spec), self._update_config()

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from graphsite.builder.outline import Outline
     from graphsite.config import Config
     from graphsite.publisher.clients import Clients
+    from graphsite.publisher.swarm import Service
 
 PAGE_SUFFIXES = (".html", ".htm")
 
@@ -77,16 +78,16 @@ class LiveChanges:
     noted: bool = False
 
 
-def held_outline(subdomain: str, config: Config, clients: Clients) -> Outline | None:
+def held_outline(subdomain: str, config: Config, clients: Clients, current: Service | None) -> Outline | None:
     """The outline of the page the deployment `subdomain` serves, as the systems hold it (its page config, or its
-    directory in bind mode; no request to the edge, so a private page needs no password); None when no service
-    of the name exists. A page that cannot be found, read or parsed is an error, never "no page"."""
+    directory in bind mode; no request to the edge, so a private page needs no password); None when there is no
+    service of the name (`current`: as the caller read it). A page that cannot be found, read or parsed is an
+    error, never "no page"."""
     from graphsite.builder.outline import read_outline
     from graphsite.errors import DeployError, GraphsiteError
     from graphsite.publisher.deployment import Deployment, bind_dir
     from graphsite.publisher.plan import config_name
 
-    current = clients.docker.service(subdomain)
     if current is None:
         return None
     live = Deployment.from_labels(current.labels)
@@ -110,17 +111,18 @@ def held_outline(subdomain: str, config: Config, clients: Clients) -> Outline | 
         raise DeployError(f"{where}: its page is not UTF-8") from None
 
 
-def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients) -> tuple[BuiltPage,
-                                                                                              LiveChanges | None]:
+def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients,
+                  current: Service | None) -> tuple[BuiltPage, LiveChanges | None]:
     """Return the page deploy publishes (with its "Changed since" note when site.show_changes and the live page
-    was read) and what it changes against the live page; None for a first deploy (no service of the name), which
-    has nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed"."""
+    was read) and what it changes against the live page; None for a first deploy (no service of the name:
+    `current`, as deploy's survey read it), which has nothing to compare with. A live page that cannot be read
+    is an unknown, never "nothing changed"."""
     from graphsite.errors import GraphsiteError
     from graphsite.usecases.build import checked_page, with_changes
 
     page = checked_page(source, subdomain=subdomain, config=config)  # a report that does not build fails first
     try:
-        old = held_outline(subdomain, config, clients)
+        old = held_outline(subdomain, config, clients, current)
     except GraphsiteError as exc:
         old, unknown = None, exc.message.splitlines()[0]
     else:

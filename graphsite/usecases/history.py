@@ -5,7 +5,7 @@ is an error, never an empty history; so is a bind directory this host does not h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
+from graphsite.publisher.swarm import Service
 from graphsite.publisher.versions import Held, Version, Versions, bind_pages, read_versions
 from graphsite.usecases.inventory import SurveySettings
 
@@ -38,24 +39,42 @@ class History:
                 "unproven": [u.as_json() for u in self.found.unproven]}
 
 
+@dataclass(frozen=True)
+class Kept:
+    """The versions a deployment keeps, as one read found them: its live deployment (None: no service of the
+    name), the versions, and how to read a version's page (None: gone since)."""
+
+    deployment: Deployment | None
+    found: Versions
+    read: Callable[[Version], bytes | None]
+
+
 def history(settings: SurveySettings, name: str, clients: Clients) -> History:
     """Return the versions graphsite keeps for deployment `name`, newest first; raise DeployError when its service
     is not this configuration's or Swarm cannot be read."""
-    swarm = clients.docker
-    service = swarm.service(name)
-    fqdn = make_fqdn(name, settings.domain)
+    kept = kept_versions(settings, name, clients, clients.docker.service(name))
+    return History(name, make_fqdn(name, settings.domain), kept.deployment, kept.found)
+
+
+def kept_versions(settings: SurveySettings, name: str, clients: Clients, service: Service | None, *,
+                  labelled: Mapping[str, Mapping[str, str]] | None = None) -> Kept:
+    """Return the versions deployment `name` keeps, judged by its service (`service`, as the caller read it) and
+    its page configs (`labelled`, as the caller read them, else read now): what `history` lists and `rollback`
+    chooses from, one sequence for both. Raise DeployError when the service is not this configuration's, or its
+    versions are not held here; a read that fails raises."""
     deployment = Deployment.from_labels(service.labels) if service is not None else None
     if service is not None:
         owner = claim(deployment.stamp if deployment else None, name, settings.domain)
         if owner != Claim.OURS:
             raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
                               f"{whose(owner, deployment.stamp if deployment else None)}",
-                              hint="graphsite shows the versions of its own deployments only")
+                              hint="graphsite shows and rolls back the versions of its own deployments only")
     if deployment is not None:
         held_here(name, deployment, settings.bind_root, clients)
     # without a service nothing proves which deployment the pages belong to: none of them is counted
-    found, _ = read_kept(name, deployment or Deployment(name, fqdn), settings.domain, settings.bind_root, clients)
-    return History(name, fqdn, deployment, found)
+    found, read = read_kept(name, deployment or Deployment(name, make_fqdn(name, settings.domain)),
+                            settings.domain, settings.bind_root, clients, labelled=labelled)
+    return Kept(deployment, found, read)
 
 
 def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clients) -> None:
@@ -99,11 +118,13 @@ def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients
 
 
 def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, clients: Clients, *,
-              content: str | None = None,
-              held: Held | None = None) -> tuple[Versions, Callable[[Version], bytes | None]]:
+              content: str | None = None, held: Held | None = None,
+              labelled: Mapping[str, Mapping[str, str]] | None = None,
+              ) -> tuple[Versions, Callable[[Version], bytes | None]]:
     """Return the versions deployment `name` keeps in its content mode (`content`, else the deployment's): its
-    page configs, or the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now);
-    and how to read a version's page (None: gone)."""
+    page configs (`labelled`: {config: labels} of the name's, as a read already found them, else read now), or
+    the v/<sha12>/ of its bind directory (`held`: as a read already found them, else read now); and how to read a
+    version's page (None: gone)."""
     if (content or deployment.content) == "bind":
         directory = bind_dir(bind_root, name)
         markers = held.markers_of(directory) if held is not None else None
@@ -113,5 +134,5 @@ def read_kept(name: str, deployment: Deployment, domain: str, bind_root: Path, c
         return (read_versions(labelled, deployment, domain, places=places),
                 lambda version: clients.binds.version_page(directory, version.short))
     swarm = clients.docker
-    return (read_versions(swarm.labelled_configs(name), deployment, domain),
+    return (read_versions(swarm.labelled_configs(name) if labelled is None else labelled, deployment, domain),
             lambda version: swarm.read_config(version.config))

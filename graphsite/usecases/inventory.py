@@ -8,13 +8,13 @@ reported and the one that could not be read is named.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from graphsite.config import Config
-from graphsite.errors import GraphsiteError, UnknownVersions
+from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher.clients import DIRECTORIES, DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.cloudflare import Record
 from graphsite.publisher.deployment import (
@@ -22,6 +22,7 @@ from graphsite.publisher.deployment import (
     NEEDS_PROOF,
     Claim,
     Deployment,
+    Leftover,
     Stamp,
     adopted,
     claim,
@@ -33,7 +34,20 @@ from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
 from graphsite.publisher.versions import bind_pages, read_versions
 
-__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Foreign", "Holding", "Inventory", "age", "holding", "survey"]
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Answers", "Foreign", "Holding", "Inventory", "age", "holding",
+           "survey"]
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What each system answered a survey of one name, whoever made what it holds (the Holding's other fields
+    are the survey's judgements of it): kept so that a caller decides on this one read instead of asking again,
+    which could answer otherwise."""
+
+    service: Service | None  # the Swarm service called NAME, anyone's
+    configs: dict[str, dict[str, str]]  # {config: its labels} of every config labelled with NAME, anyone's
+    routes: dict[Path, Stamp | None]  # NAME.yml with its stamp (None: not graphsite's shape, a link), when there
+    records: tuple[Record, ...]  # every record called NAME's fqdn, of any type and anyone's
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,9 @@ class Holding:
     # does not hold, a service of a release before versions)
     versions: int | None = 0
     versions_unknown: str = ""  # why `versions` is None, when reading the bind directory's v/ said it
+    # the answers themselves, when the survey asked for this name alone and Swarm, the route directory and
+    # Cloudflare all answered (None: a listing of every name, a survey without Cloudflare, a system unreadable)
+    answers: Answers | None = None
 
     @property
     def created(self) -> str:
@@ -158,7 +175,7 @@ class _Found:
     config_labels: dict[str, dict[str, str]] = field(default_factory=dict)  # config -> its labels (versions)
     routes: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporaries: dict[str, list[Path]] = field(default_factory=dict)
-    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporary routes carry
+    temporary_stamps: dict[Path, Stamp] = field(default_factory=dict)  # the whole stamps temporaries carry
     directories: dict[str, tuple[Path, Stamp]] = field(default_factory=dict)
     temporary_dirs: dict[str, list[Path]] = field(default_factory=dict)
     # name -> {sha12: marker} in bind mode; None: its versions could not be read (a link at v/); absent: not asked
@@ -169,6 +186,18 @@ class _Found:
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
     older: dict[str, list[tuple[str, str, Claim, Stamp | None]]] = field(default_factory=dict)
     foreign: list[Foreign] = field(default_factory=list)
+    # what a survey of one name was answered, each set once its read is complete (`Answers`)
+    service_of_name: tuple[Service | None] | None = None
+    labelled: dict[str, dict[str, str]] | None = None
+    route_files: dict[Path, Stamp | None] | None = None
+    named_records: tuple[Record, ...] | None = None
+
+    def answers(self) -> Answers | None:
+        """Return what Swarm, the route directory and Cloudflare answered for one name, None unless all did."""
+        if self.service_of_name is None or self.labelled is None or self.route_files is None \
+                or self.named_records is None or {SWARM, ROUTES, DNS} & set(self.unreadable):
+            return None
+        return Answers(self.service_of_name[0], self.labelled, self.route_files, self.named_records)
 
     def judge(self, kind: str, what: str, stamp: Stamp | None, resource: str, domain: str) -> bool:
         """Return True when the resource is this configuration's; remember it as foreign (or, made by an
@@ -182,13 +211,16 @@ class _Found:
             self.foreign.append(Foreign(kind, what, owner, stamp))
         return False
 
-    def held(self, kind: str, what: str, owner: Claim, resource: str) -> None:
+    def held(self, kind: str, path: Path, left: Leftover, resource: str) -> None:
         """Keep a temporary a killed run left: this configuration's (OURS), or waiting for a proven resource of
-        its name when it names no domain."""
-        if owner == Claim.OURS:
-            self.temporary(kind, resource, Path(what))
+        its name when it names no domain. Its stamp, when whole, dates it: a leftover is collected past the grace
+        period, not kept as undated."""
+        if left.stamp is not None:
+            self.temporary_stamps[path] = left.stamp
+        if left.claim == Claim.OURS:
+            self.temporary(kind, resource, path)
         else:
-            self.older.setdefault(resource, []).append((kind, what, owner, None))
+            self.older.setdefault(resource, []).append((kind, str(path), left.claim, None))
 
     def temporary(self, kind: str, resource: str, path: Path) -> None:
         held = self.temporaries if kind == "temporary route" else self.temporary_dirs
@@ -210,19 +242,21 @@ class SurveySettings:
 
 
 def survey(settings: SurveySettings, clients: Clients, *, name: str | None = None, dns: bool = True,
-           runtime: bool = False) -> Inventory:
+           runtime: bool = False, required: frozenset[str] = frozenset()) -> Inventory:
     """Return what graphsite holds in every system (only `name`'s resources when given; without `dns`, Cloudflare
     is not asked and no record is reported; with `runtime`, each service's running tasks and their nodes, which
     only `list` shows, are asked for too, and so are the versions a bind directory keeps: without it, their count
-    is None)."""
+    is None). A system that cannot be read is named in `unreadable`; one of `required` raises its error instead
+    (deploy's: it decides nothing on a system it could not read)."""
     found = _Found()
     domain = settings.domain
-    _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable)
-    _read(found, ROUTES, lambda: _read_routes(found, clients.routes, settings.dynamic_dir, name, domain))
+    _read(found, SWARM, lambda: _read_swarm(found, clients, name, runtime, domain), clients.unavailable, required)
+    _read(found, ROUTES, lambda: _read_routes(found, clients.routes, settings.dynamic_dir, name, domain),
+          required=required)
     _read(found, DIRECTORIES, lambda: _read_directories(found, clients.binds, settings.bind_root, name, domain,
-                                                                 versions=runtime))
+                                                                 versions=runtime), required=required)
     if dns:
-        _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable)
+        _read(found, DNS, lambda: _read_dns(found, domain, clients, name), clients.unavailable, required)
     _missing_bind_root(found, clients.binds, settings.bind_root)
     proven = _proven(found)
     _adopt_older(found, proven)
@@ -230,7 +264,9 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
              | set(found.directories) | set(found.temporary_dirs) | set(found.records))
     if name is not None:
         names = {name}
-    holdings = {n: _holding(domain, n, found, clients.binds) for n in sorted(names)}
+    holdings = {n: _holding(domain, n, found) for n in sorted(names)}
+    if name is not None:
+        holdings[name] = replace(holdings[name], answers=found.answers())
     return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
                      unreadable=dict(found.unreadable), foreign=tuple(found.foreign), proven=proven)
 
@@ -279,16 +315,24 @@ def holding(settings: SurveySettings, clients: Clients, name: str, *,
     return inventory.holdings[name], inventory.unreadable
 
 
-def _read(found: _Found, system: str, read: Callable[[], object], unavailable: dict[str, str] | None = None) -> None:
-    if unavailable and system in unavailable:
+def _read(found: _Found, system: str, read: Callable[[], object], unavailable: dict[str, str] | None = None,
+          required: frozenset[str] = frozenset()) -> None:
+    if unavailable and system in unavailable and system not in required:  # required: read() raises why
         found.unreadable[system] = unavailable[system]
         return
     try:
         read()
     except GraphsiteError as exc:
+        if system in required:
+            raise
         found.unreadable[system] = exc.message.splitlines()[0]
     except OSError as exc:
-        found.unreadable[system] = f"{exc.filename or ''}: {exc.strerror or exc}"
+        why = f"{exc.filename or ''}: {exc.strerror or exc}"
+        if system in required:
+            raise DeployError(f"{system}: cannot be read: {why}",
+                              hint="nothing is decided on a system that was not read: fix it, then run again") \
+                from None
+        found.unreadable[system] = why
 
 
 def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool, domain: str) -> None:
@@ -296,6 +340,7 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
     if name is not None:
         service = swarm.service(name)
         services = [service] if service is not None else []
+        found.service_of_name = (service,)
     else:
         services = swarm.services()
     hostnames = swarm.node_names() if services and runtime else {}
@@ -308,7 +353,8 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
         tasks = [t for t in swarm.tasks(service.name) if t.state == "running" and t.desired == "running"]
         found.running[service.name] = f"{len(tasks)}/{service.replicas}"
         found.nodes[service.name] = tuple(sorted(hostnames.get(t.node) or t.node[:12] for t in tasks))
-    for config_name, labels in swarm.labelled_configs(name).items():
+    found.labelled = swarm.labelled_configs(name)
+    for config_name, labels in found.labelled.items():
         stamp = Stamp.from_labels(labels)
         if stamp is None:
             continue
@@ -319,17 +365,14 @@ def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool
 
 
 def _read_routes(found: _Found, routes: RouteStore, dynamic_dir: Path, name: str | None, domain: str) -> None:
-    for path, stamp in routes.routes(dynamic_dir, name).items():
+    found.route_files = routes.routes(dynamic_dir, name)
+    for path, stamp in found.route_files.items():
         if found.judge("route", str(path), stamp, path.stem, domain) and stamp is not None:
             found.routes[path.stem] = (path, stamp)
     for owner, temporaries in routes.temporaries(dynamic_dir, domain).items():
         if name is None or owner == name:
-            for path, made in temporaries.items():
-                # a whole stamp dates it: a leftover is collected past the grace period, not kept as undated
-                stamp = Stamp.from_route_text(routes.text(path) or "")
-                if stamp is not None and stamp.name == owner:
-                    found.temporary_stamps[path] = stamp
-                found.held("temporary route", str(path), made, owner)
+            for path, left in temporaries.items():
+                found.held("temporary route", path, left, owner)
 
 
 def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: str | None, domain: str, *,
@@ -355,13 +398,14 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
                 found.unreadable.setdefault(DIRECTORIES, exc.message.splitlines()[0])
     for owner, temporaries in binds.temporaries(bind_root, domain).items():
         if name is None or owner == name:
-            for path, made in temporaries.items():
-                found.held("temporary directory", str(path), made, owner)
+            for path, left in temporaries.items():
+                found.held("temporary directory", path, left, owner)
 
 
 def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) -> None:
     if name is not None:
-        records = [r for r in clients.dns.records(make_fqdn(name, domain)) if r.type == "A"]
+        found.named_records = tuple(clients.dns.records(make_fqdn(name, domain)))
+        records = [r for r in found.named_records if r.type == "A"]
     else:
         records = clients.dns.a_records()
     for record in records:
@@ -379,7 +423,7 @@ def record_owner(record: Record, domain: str) -> str:
     return stamp.name if stamp is not None and record.claim(domain) == Claim.OURS else ""
 
 
-def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding:
+def _holding(domain: str, name: str, found: _Found) -> Holding:
     service = found.services.get(name)
     deployment = Deployment.from_labels(service.labels, service.replicas) if service else None
     stamps = [deployment.stamp] if deployment else []
@@ -392,7 +436,7 @@ def _holding(domain: str, name: str, found: _Found, binds: BindStore) -> Holding
     temporaries = tuple(found.temporaries.get(name, ()))
     stamps += [found.temporary_stamps[path] for path in temporaries if path in found.temporary_stamps]
     temporary_dirs = tuple(found.temporary_dirs.get(name, ()))
-    stamps += [s for s in map(binds.stamp, temporary_dirs) if s]
+    stamps += [found.temporary_stamps[path] for path in temporary_dirs if path in found.temporary_stamps]
     stamps += [r.stamp for r in records if r.stamp]
     return Holding(name=name, fqdn=(deployment.fqdn if deployment and deployment.fqdn
                                     else make_fqdn(name, domain)),

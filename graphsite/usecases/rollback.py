@@ -10,11 +10,11 @@ from pathlib import Path
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, claim, whose
 from graphsite.publisher.ports import Reporter
 from graphsite.publisher.versions import choose, look_at, page_refusal
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Page, deploy
-from graphsite.usecases.history import held_here, read_kept
+from graphsite.usecases.history import kept_versions
+from graphsite.usecases.inventory import Holding, SurveySettings
 
 
 @dataclass(frozen=True)
@@ -29,21 +29,18 @@ class RollbackRequest:
 
 def rollback(config: Config, request: RollbackRequest, clients: Clients, reporter: Reporter) -> DeployResult:
     """Make the chosen kept version of `request.name` live; return what the deploy did and its checks."""
-    domain = config.site.domain
 
-    def version(clients: Clients, name: str) -> Page:  # called under the name's lock
-        swarm = clients.docker
-        service = swarm.service(name)
-        live = Deployment.from_labels(service.labels) if service is not None else None
-        if service is None or live is None:
+    def version(clients: Clients, seen: Holding) -> Page:  # called under the name's lock, with its survey
+        name, answers = seen.name, seen.answers
+        assert answers is not None, "deploy surveys the name with every system it decides on"
+        if answers.service is None:
             raise DeployError(f"nothing to roll back: no service of {name} that graphsite made",
                               hint="`graphsite list` shows what is deployed")
-        owner = claim(live.stamp, name, domain)
-        if owner != Claim.OURS:
-            raise DeployError(f"the Swarm service {name} is not this configuration's deployment: "
-                              f"{whose(owner, live.stamp)}", hint="graphsite rolls back its own deployments only")
-        held_here(name, live, Path(config.deploy.bind_root), clients)
-        found, read = read_kept(name, live, domain, Path(config.deploy.bind_root), clients)
+        kept = kept_versions(SurveySettings.from_config(config), name, clients, answers.service,
+                             labelled=answers.configs)
+        live, found, read = kept.deployment, kept.found, kept.read
+        if live is None:  # kept_versions refuses a service whose labels are not graphsite's: a guard
+            raise DeployError(f"nothing to roll back: no service of {name} that graphsite made")
         target = choose(found, request.to, live.replaced)
         data = read(target)
         if data is None:

@@ -25,13 +25,13 @@ from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
-from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.deployment import MARKER, Leftover, Stamp
 from graphsite.publisher.dynamic import parse_text
 from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.stores import RouteFiles
-from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, SwarmError, Task, config_labels
+from graphsite.publisher.swarm import EXISTS, DaemonFacts, NetworkFacts, Service, SwarmError, Task, config_labels
 
 _T = TypeVar("_T")
 
@@ -111,6 +111,7 @@ class FakeSwarm:
         self.faults = _Faults()
         self.removed: list[str] = []
         self.created: list[str] = []
+        self.read_configs: list[str] = []  # the name of every config whose data was read, in order
         self._ids = itertools.count(1)
 
     def _run(self, method: str, effect: Callable[[], _T]) -> _T:
@@ -181,6 +182,7 @@ class FakeSwarm:
 
     def read_config(self, name: str) -> bytes | None:
         def read() -> bytes | None:
+            self.read_configs.append(name)
             if name not in self.config_labels:
                 return None
             return self.config_data.get(name, ("", b""))[1]
@@ -205,9 +207,11 @@ class FakeSwarm:
 
         return self._run("remove_config", remove)
 
-    def ensure_service(self, spec: ServiceSpec) -> str:
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
         def apply() -> str:
             current = self.services_by_name.get(spec.name)
+            if new and current is not None:
+                return EXISTS
             wanted = Service(id=current.id if current else f"svc{next(self._ids)}", name=spec.name,
                              labels=dict(spec.labels), replicas=spec.replicas,
                              configs=tuple(sorted(c.name for c in spec.configs)),
@@ -360,9 +364,9 @@ class FakeRoutes:
 
         return self._run("routes", listed)
 
-    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        def found() -> dict[str, dict[Path, Claim]]:
-            owners: dict[str, dict[Path, Claim]] = {}
+    def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        def found() -> dict[str, dict[Path, Leftover]]:
+            owners: dict[str, dict[Path, Leftover]] = {}
             for path, text in sorted(self.files.items()):
                 owner = route.temporary_owner(path.name, text.encode(), domain) if path.parent == dynamic_dir else None
                 if owner is not None:
@@ -465,14 +469,15 @@ class FakeBinds:
 
         return self._run("directories", found)
 
-    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Claim]]:
-        def found() -> dict[str, dict[Path, Claim]]:
-            owners: dict[str, dict[Path, Claim]] = {}
+    def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
+        def found() -> dict[str, dict[Path, Leftover]]:
+            owners: dict[str, dict[Path, Leftover]] = {}
             for path, content in sorted(self.dirs.items()):
                 name = bind.temporary_name(path.name) if path.parent == bind_root else ""
-                owner = bind.temporary_claim(dict.fromkeys(content, True), self._stamp(path), name, domain)
+                stamp = self._stamp(path)
+                owner = bind.temporary_claim(dict.fromkeys(content, True), stamp, name, domain)
                 if name and owner is not None:
-                    owners.setdefault(name, {})[path] = owner
+                    owners.setdefault(name, {})[path] = Leftover(owner, stamp)
             return owners
 
         return self._run("temporaries", found)

@@ -21,7 +21,7 @@ import pytest
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
 from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind
-from graphsite.publisher.deployment import MARKER, Claim, Stamp
+from graphsite.publisher.deployment import MARKER, Claim, Leftover, Stamp
 from graphsite.publisher.stores import BindDirectories
 from graphsite.usecases.deploy import DeployRequest, deploy
 from tests.publisher.fakes import Recorder, fake_world
@@ -114,9 +114,10 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     (staging / MARKER).write_text(Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
                                   .marker())
     # killed before its marker, it names no domain yet: ours only beside a proven resource of its name
-    assert bind.temporaries(tmp_path, "example.com") == {"gs-a": {empty: Claim.UNFINISHED},
-                                                         "gs-b": {half: Claim.OURS}}
-    assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == {staging: Claim.OURS}
+    assert bind.temporaries(tmp_path, "example.com") == {"gs-a": {empty: Leftover(Claim.UNFINISHED)},
+                                                         "gs-b": {half: Leftover(Claim.OURS, _stamp("gs-b"))}}
+    assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == {
+        staging: Leftover(Claim.OURS, Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z"))}
     # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}

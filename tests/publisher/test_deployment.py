@@ -149,9 +149,14 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
     (tmp_path / ".gs-9.yml.ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
     # nothing written yet, or cut before its fqdn: it names no domain (ours only beside a proven resource)
-    assert route_files.temporaries(tmp_path, "example.com") == {
+    found = route_files.temporaries(tmp_path, "example.com")
+    assert {name: {path: left.claim for path, left in paths.items()} for name, paths in found.items()} == {
         "gs-1": {stamped: Claim.OURS}, "gs-2": {empty: Claim.UNFINISHED}, "gs-3": {first_version: Claim.UNFINISHED},
         "gs-6": {cut: Claim.UNFINISHED}}
+    # the one read that judges it dates it too: the whole stamp of the finished one, none for the cut ones
+    whole = Stamp.from_route_text(stamped.read_text())
+    assert whole is not None and found["gs-1"][stamped].stamp == whole
+    assert [found[name][path].stamp for name, path in (("gs-2", empty), ("gs-6", cut))] == [None, None]
 
 
 def test_a_route_file_says_whose_it_is(tmp_path, production):

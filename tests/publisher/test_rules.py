@@ -20,12 +20,12 @@ from graphsite.publisher import route_files
 from graphsite.publisher.access import Access
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.plan import make_plan
+from graphsite.publisher.plan import DeployPlan, make_plan
 from graphsite.publisher.records import decide_record
 from graphsite.publisher.undo import Undo
 from graphsite.usecases import gc as gc_module
-from graphsite.usecases.deploy import _apply, _Prepared, _undo
-from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.deploy import _DECIDED_ON, _apply, _Prepared, _undo
+from graphsite.usecases.inventory import Holding, SurveySettings, survey
 from graphsite.usecases.teardown import PageState, TeardownSettings, teardown
 from tests.publisher.fakes import FakeDns, FakeEdge, FakeSwarm, Fault, Recorder
 
@@ -56,8 +56,17 @@ def _deploy(config: Config, clients: Clients, name: str, *, ttl: timedelta | Non
     """Make `name` as deploy's own steps make it (content, service, converge, route, record), through the fakes."""
     plan = make_plan(config, name, html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
                      content="config", now=now, ttl=ttl)
-    decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain)
-    _apply(_Prepared(plan, decision, None, Access()), clients, Undo(), config, Recorder())
+    _apply(_prepared(config, clients, plan), clients, Undo(), config, Recorder())
+
+
+def _prepared(config: Config, clients: Clients, plan: DeployPlan) -> _Prepared:
+    """What deploy's plan step gives the steps after it: the name's survey, with every system it decides on read
+    (a read that fails raises), and the record decision made on that read."""
+    held = survey(SurveySettings.from_config(config), clients, name=plan.subdomain,
+                  required=_DECIDED_ON).holdings[plan.subdomain]
+    assert held.answers is not None
+    decision = decide_record(list(held.answers.records), plan.record, config.site.domain)
+    return _Prepared(plan, decision, None, Access(), held)
 
 
 def _state(clients: Clients, *configs: Config) -> tuple:
@@ -159,7 +168,7 @@ def test_the_undo_of_a_deploy_whose_step_fails_or_loses_its_answer_leaves_nothin
     port.faults.inject(method, Fault.lost() if method != "wait_converged" else Fault.error())
     plan = make_plan(config, "site-1", html=PAGE, sha256=hashlib.sha256(PAGE.encode()).hexdigest(), title="t",
                      content="config", now=NOW)
-    prepared, undo = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), Undo()
+    prepared, undo = _prepared(config, clients, plan), Undo()
     with pytest.raises(GraphsiteError):
         _apply(prepared, clients, undo, config, Recorder())
     _undo(config, clients, prepared, undo, Recorder())
@@ -286,11 +295,11 @@ def test_list_teardown_and_deploy_under_any_failure_say_so_and_a_later_teardown_
                      content="config", now=NOW)
     undo = Undo()
     try:
-        prepared = _Prepared(plan, decide_record(clients.dns.records(plan.fqdn), plan.record, "example.com"), None,
-                             Access())
+        prepared = _prepared(config, clients, plan)
         _apply(prepared, clients, undo, config, Recorder())
-    except GraphsiteError:
-        prepared = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access())
+    except GraphsiteError:  # the undo asks the systems itself: it needs no survey
+        prepared = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access(),
+                             Holding("site-1", plan.fqdn))
         _undo(config, clients, prepared, undo, Recorder())
     swarm, dns = clients.docker, clients.dns
     assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
@@ -354,7 +363,7 @@ def test_the_undo_removes_only_what_carries_this_run_s_stamp(tmp_path):
     assert isinstance(swarm, FakeSwarm)
     swarm.add_config(plan.service.configs[0].name, {"made-by": "hand"})
     swarm.faults.inject("wait_converged", Fault.error())
-    prepared, undo = _Prepared(plan, decide_record([], plan.record, "example.com"), None, Access()), Undo()
+    prepared, undo = _prepared(config, clients, plan), Undo()
     with pytest.raises(GraphsiteError):
         _apply(prepared, clients, undo, config, Recorder())
     _undo(config, clients, prepared, undo, Recorder())

@@ -167,8 +167,10 @@ def test_a_redeploy_of_the_same_page_restamps_all_0_1_made_and_its_undo_puts_it_
     plan = make_plan(config, NAME, html=page, sha256=older["page"]["sha256"], title=older["page"]["title"],
                      content="config", now=CREATED + timedelta(days=1), deployment_id="0a1b2c3d").renewing(previous)
     assert sorted(c.name for c in plan.service.configs) == sorted(swarm.config_labels)  # 0.1's own names
-    decision = decide_record(dns.records(plan.fqdn), plan.record, DOMAIN)
-    prepared, undo = _Prepared(plan, decision, swarm.service(NAME), Access(), proven=True), Undo()
+    seen = survey(SurveySettings.from_config(config), clients, name=NAME).holdings[NAME]  # the plan step's look
+    assert seen.answers is not None
+    decision = decide_record(list(seen.answers.records), plan.record, DOMAIN)
+    prepared, undo = _Prepared(plan, decision, seen.answers.service, Access(), seen, proven=True), Undo()
     made, _ = _apply(prepared, clients, undo, config, Recorder())
     assert {(o.resource, o.outcome) for o in made} == {(kind, outcomes.UPDATED)
                                                        for kind in ("config", "service", "route", "record")}

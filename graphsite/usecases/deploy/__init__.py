@@ -23,11 +23,12 @@ from graphsite.labels import subdomain_of
 from graphsite.publisher import files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
-from graphsite.publisher.clients import Clients
+from graphsite.publisher.clients import DNS, ROUTES, SWARM, Clients
 from graphsite.publisher.deployment import (
     NEEDS_PROOF,
     Claim,
     Deployment,
+    Leftover,
     Stamp,
     adopted,
     bind_dir,
@@ -42,14 +43,14 @@ from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import BindStore, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
-from graphsite.publisher.swarm import Service, config_labels, runs
+from graphsite.publisher.swarm import EXISTS, Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.deploy import versions
 from graphsite.usecases.diff import LiveChanges, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import Foreign, SurveySettings, holding
+from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding
 from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
@@ -69,8 +70,9 @@ class DeployRequest:
     public: bool = False
     auth_file: Path | None = None
     new_password: bool = False
-    # a kept version to make live instead of building `source` (rollback): read under the name's lock
-    version: Callable[[Clients, str], Page] | None = None
+    # a kept version to make live instead of building `source` (rollback): read under the name's lock, given
+    # what the survey there found for the name
+    version: Callable[[Clients, Holding], Page] | None = None
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ def choose_subdomain(config: Config, request: DeployRequest, clients: Clients, *
     if request.subdomain:
         return requested_subdomain(config, request.subdomain)
 
-    def taken(name: str) -> bool:
+    def taken(name: str) -> bool:  # a candidate's look, before its lock: the run decides on the survey under it
         return (clients.docker.service(name) is not None
                 or clients.routes.exists(route_path(config.deploy.dynamic_dir, name))
                 or bool(clients.dns.records(fqdn(name, config.site.domain))))
@@ -159,6 +161,7 @@ class _Prepared:
     decision: RecordDecision
     current: Service | None  # the service of a previous version, if any
     access: Access
+    seen: Holding  # what the plan step's survey found for the name: every step decides on it
     changes: LiveChanges | None = None
     # whether a resource of the name proved it this configuration's before the run made anything (its own
     # resources prove nothing): what names no domain (an older graphsite's stamp, an unfinished write) is
@@ -166,6 +169,12 @@ class _Prepared:
     proven: bool = False
     held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
     switch: Switch | None = None  # a redeploy to the other content mode: the former mode's versions it drops
+
+    @property
+    def answers(self) -> Answers:
+        """Return what the systems answered the plan step's survey."""
+        assert self.seen.answers is not None, "the plan step surveys the name with every system it decides on"
+        return self.seen.answers
 
 
 def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
@@ -186,7 +195,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter, prepared.proven, prepared.switch)
+            _remove_old_content(config, plan, clients, reporter, prepared)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -225,7 +234,8 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
     if prepared.switch is not None:  # what a run says once the page is live
         dropped = prepared.switch.dropped
     else:
-        dropped = versions.falling_off(config, prepared.plan, clients, prepared.held) if prepared.current else ()
+        dropped = versions.falling_off(config, prepared.plan, clients, prepared.held,
+                                       prepared.answers.configs) if prepared.current else ()
     for version in dropped:
         reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, prepared.switch, would=True)}")
     outcomes = tuple(o.planned() for o in survey(prepared, clients, config.site.domain))
@@ -241,23 +251,28 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     changes: LiveChanges | None = None
-    if request.version is not None:
-        with reporter.step("version"):
-            page = request.version(clients, subdomain)
-    else:
-        with reporter.step("build"):  # with what it changes against the live page, for the page's note
-            built, changes = deployed_page(request.source, subdomain, config, clients)
-        page = Page(built.html, built.sha256, built.title, built.report.front.date)
+    with reporter.step("version" if request.version is not None else "build"):
+        # the one look at what the systems hold for the name, under its lock: the live page the build compares
+        # with, the version rolled back to, and every decision of the plan are made on this one answer
+        seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain, required=_DECIDED_ON)
+        held_now = seen.holdings[subdomain]
+        answers = held_now.answers
+        if answers is None:  # the required systems raise instead: a guard, not a path
+            raise DeployError(f"{subdomain}: not every system could be read", hint="run the deploy again")
+        current = answers.service
+        if request.version is not None:
+            page = request.version(clients, held_now)
+        else:  # with what it changes against the live page, for the page's note
+            built, changes = deployed_page(request.source, subdomain, config, clients, current)
+            page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
         node = clients.docker.node_id() if content == "bind" else ""
         plan = make_plan(config, subdomain, html=page.html, sha256=page.sha256, title=page.title,
                          content=content, now=datetime.now(UTC), ttl=request.ttl, node_id=node)
-        current = clients.docker.service(subdomain)
         # the proof as list, gc and teardown decide it (the survey's), taken before anything is made
-        seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain)
         proven = subdomain in seen.proven
-        _refuse_foreign(plan, current, config.site.domain, clients, proven, seen.foreign)
+        _refuse_foreign(plan, current, config.site.domain, clients, proven, seen.foreign, answers)
         previous = Deployment.from_labels(current.labels) if current is not None else None
         if previous is not None:
             plan = plan.renewing(previous)
@@ -278,8 +293,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                 reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         # read once: what the plan serves and what the content step keeps are decided from the same answer
         held = versions.read_held(plan, clients)
-        switch = versions.switch(config, plan, previous, clients)
-        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held)
+        switch = versions.switch(config, plan, previous, clients, answers.configs)
+        plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held,
+                                      answers.configs)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
@@ -287,16 +303,22 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         document = route.route_document(route.RouteSettings.from_config(config), subdomain, plan.fqdn,
                                         users=access.users)
         plan = mark(plan, access, document)
-        decision = decide_record(clients.dns.records(plan.fqdn), plan.record, config.site.domain,
-                                 force=request.force)
+        decision = decide_record(list(answers.records), plan.record, config.site.domain, force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, changes, proven, held, switch)
+    return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch)
+
+
+# The systems a deploy decides on: one that cannot be read stops it before anything is made. (The page
+# directories are read too, but a config-mode deploy has no use for them, and a bind redeploy on a host without
+# them is judged by the versions step, which says which node holds them.)
+_DECIDED_ON = frozenset({SWARM, ROUTES, DNS})
 
 
 def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clients: Clients,
-                    proven: bool, foreign: tuple[Foreign, ...]) -> None:
+                    proven: bool, foreign: tuple[Foreign, ...], answers: Answers) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
-    of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp)."""
+    of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp).
+    The service and the route file are judged as the survey read them (`answers`)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
     routes, binds = clients.routes, clients.binds
     for path, store, what in ((plan.route_path, routes, "route file"), (plan.bind_dir, binds, "page directory")):
@@ -311,13 +333,20 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
                               hint="choose another subdomain; graphsite never changes services it did not make")
     # an older graphsite's route or directory is taken over only when a resource of this name proves it is this
     # configuration's (the one rule: `adopted`)
-    for path, store, what, hint in (
-            (plan.route_path, routes, "a route of this configuration",
+    for path, what, hint in (
+            (plan.route_path, "a route of this configuration",
              "choose another subdomain; graphsite never overwrites routes it did not write"),
-            (plan.bind_dir, binds, "this configuration's", "choose another subdomain or another deploy.bind_root")):
-        if not path or not store.exists(path):
+            (plan.bind_dir, "this configuration's", "choose another subdomain or another deploy.bind_root")):
+        if not path:
             continue
-        stamp = store.stamp(path)
+        if path == plan.route_path:
+            if path not in answers.routes:
+                continue
+            stamp = answers.routes[path]
+        elif binds.exists(path):
+            stamp = binds.stamp(path)
+        else:
+            continue
         owner = claim(stamp, plan.subdomain, domain)
         if not adopted(owner, proven):
             raise DeployError(f"{path} exists and is not {what}: {whose(owner, stamp)}",
@@ -350,14 +379,18 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
-                        proven: bool, switch: Switch | None = None) -> None:
+                        prepared: _Prepared) -> None:
     """Remove the configs (and a bind directory) the previous version used and the versions that fell off
     deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays; what
-    names no domain is the previous version's only when the name was `proven` before the run."""
+    names no domain is the previous version's only when the name was proven before the run."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
+    proven, switch = prepared.proven, prepared.switch
     try:
         domain = config.site.domain
-        labelled = clients.docker.labelled_configs(plan.subdomain)
+        # the configs as the plan read them, not looked up again: the versions dropped are exactly those the plan
+        # judged to fall off, and a config that appeared since was judged by nobody (this run's own are the
+        # plan's, kept)
+        labelled = prepared.answers.configs
         found = read_versions(labelled, plan.deployment, domain)
         mine = {name for name, labels in labelled.items()
                 if adopted(claim(Stamp.from_labels(labels), plan.subdomain, domain), proven)}
@@ -391,8 +424,8 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     """Return each resource of the plan and what a deploy would do to it, in a real run's words."""
-    plan, swarm, outcomes = prepared.plan, clients.docker, []
-    existing = swarm.labelled_configs(plan.subdomain)
+    plan, outcomes = prepared.plan, []
+    existing = prepared.answers.configs
     for item in plan.contents:
         outcomes.append(Outcome("config", item.name, Did(config_change(plan, item, existing.get(item.name), domain,
                                                                   proven=prepared.proven))))
@@ -417,19 +450,16 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
            reporter: Reporter) -> tuple[list[Outcome], str]:
     plan, swarm, outcomes = prepared.plan, clients.docker, []
     with reporter.step("content"):
-        existing = swarm.labelled_configs(plan.subdomain)
+        existing = prepared.answers.configs  # as the plan judged them: ensure_config looks for its own name again
         for item in plan.contents:
             outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
                                            prepared.proven))
         if plan.bind_dir:
             assert prepared.held is not None
             outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                              first=prepared.current is None))
+                                              prepared.seen.temporary_dirs, first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
-            if swarm.service(plan.subdomain) is not None:  # made since the plan, by a run of another configuration
-                raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
-                                  hint="another graphsite configuration may deploy this name: choose another one")
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
                       partial(_remove_service_made, swarm, plan))
         elif not runs(prepared.current, plan.service):  # a redeploy: the previous version serves again
@@ -437,12 +467,18 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
                       lambda: swarm.restore_previous(plan.service))
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
         # version before the live one, and putting it back would roll the live page back
-        changed = swarm.ensure_service(plan.service)
+        # a new one is only created: ensure_service's own look (the one before its write) finds a service made
+        # since the plan, by a run of another configuration, and leaves it alone; the undo removes only a
+        # service with this run's stamp
+        changed = swarm.ensure_service(plan.service, new=prepared.current is None)
+        if changed == EXISTS:
+            raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
+                              hint="another graphsite configuration may deploy this name: choose another one")
         outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven))
+        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven, prepared.seen.temporaries))
     with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo)
         outcomes.append(outcome)
@@ -494,19 +530,20 @@ def config_change(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | N
         else UNCHANGED
 
 
-def _left_by_a_killed_run(found: dict[str, dict[Path, Claim]], name: str, proven: bool) -> list[Path]:
+def _left_by_a_killed_run(found: dict[str, dict[Path, Leftover]], name: str, proven: bool) -> list[Path]:
     """Return the temporaries of `name` that are this configuration's (`adopted`, with the proof decided before
     the run made anything): an unfinished write of another configuration sharing the directory is never one."""
-    return [path for path, owner in found.get(name, {}).items() if adopted(owner, proven)]
+    return [path for path, left in found.get(name, {}).items() if adopted(left.claim, proven)]
 
 
-def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held, *,
-                      first: bool) -> Outcome:
+def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held,
+                      left: tuple[Path, ...], *, first: bool) -> Outcome:
+    """Make or update the page directory; first remove the half-filled ones a killed run of the name `left` (as
+    the plan's survey judged them: this configuration's, or adopted beside a proven resource)."""
     directory = plan.bind_dir
     assert directory is not None
-    domain = plan.fqdn.split(".", 1)[1]
-    for stale in _left_by_a_killed_run(binds.temporaries(directory.parent, domain), plan.subdomain, proven):
-        binds.remove_temporary(stale)  # a killed run's half-filled
+    for stale in left:
+        binds.remove_temporary(stale)
     old = binds.page(directory)
     if not binds.exists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}",
@@ -520,11 +557,15 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool) -> Outcome:
+def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool, left: tuple[Path, ...]) -> Outcome:
+    """Write the route file; first remove the half-written ones a killed run of the name `left` (as the plan's
+    survey judged them)."""
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
-    old = routes.text(path)
+    old = routes.text(path)  # read right before the write: what the undo puts back is what the write replaced
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
+        # looked up again, after the write: a write cut short by the failure leaves a temporary the survey
+        # could not have seen
         removed = routes.stamp(path) == plan.stamp and routes.remove(path)
         for temporary in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
             removed = routes.remove(temporary) or removed
@@ -539,8 +580,8 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in _left_by_a_killed_run(routes.temporaries(path.parent, domain), plan.subdomain, proven):
-        routes.remove(stale)  # a killed run's half-written one
+    for stale in left:
+        routes.remove(stale)
     written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 

@@ -7,6 +7,7 @@ pure functions of publisher/versions.py; this module reads and writes, and regis
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -36,6 +37,8 @@ from graphsite.publisher.versions import (
 )
 from graphsite.usecases.history import held_here, read_kept
 
+Labelled = Mapping[str, Mapping[str, str]]  # {config: its labels}, as Swarm listed a name's
+
 
 def read_held(plan: DeployPlan, clients: Clients) -> Held | None:
     """Return what the plan's bind directory holds under v/ (None in content mode config): read once, in the plan
@@ -43,11 +46,12 @@ def read_held(plan: DeployPlan, clients: Clients) -> Held | None:
     return Held(plan.bind_dir, clients.binds.versions(plan.bind_dir)) if plan.bind_dir else None
 
 
-def switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients) -> Switch | None:
+def switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
+           labelled: Labelled) -> Switch | None:
     """Return the versions of the former content mode a redeploy to the other one drops; raise DeployError when it
     must not (Switch.refusal) or when they cannot be read (unknown, not none). With deploy.keep_versions = 1,
     which keeps none, a bind directory this host does not hold is not asked for: nothing of it is here to drop
-    (it stays where it is)."""
+    (it stays where it is). `labelled`: the name's configs, as the plan step's survey read them."""
 
     if previous is None or previous.content == plan.content_mode:
         return None
@@ -55,7 +59,7 @@ def switch(config: Config, plan: DeployPlan, previous: Deployment | None, client
     if config.deploy.keep_versions == 1 and previous.content == "bind" and not _held(plan, bind_root, clients):
         return Switch(previous.content, plan.content_mode, ())
     held_here(plan.subdomain, previous, bind_root, clients)
-    found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients)
+    found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients, labelled=labelled)
     # a bind directory is removed whole, with what is under v/ and not proven the deployment's and what graphsite
     # did not put there; unproven configs are left where they are
     unproven = found.unproven + _strays(bind_root, plan.subdomain, clients) if previous.content == "bind" else ()
@@ -92,11 +96,12 @@ def _held(plan: DeployPlan, bind_root: Path, clients: Clients) -> bool:
 
 
 def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients, title: str,
-                  date: str, held: Held | None) -> DeployPlan:
+                  date: str, held: Held | None, labelled: Labelled) -> DeployPlan:
     """Return the plan serving, beside the new page (the source's `title` and `date`), the kept versions of the
     deployment (the newest deploy.keep_versions - 1 others): the ones that fall off are removed once the new page
     is live. Raise DeployError when a bind redeploy's versions are unknown here (its directory is not on this
-    host, or not the deployment's): a directory that is not there is no proof that none is kept."""
+    host, or not the deployment's): a directory that is not there is no proof that none is kept. `held` and
+    `labelled` are the plan step's reads of the bind directory's v/ and of the name's configs."""
 
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             title, date, __version__)
@@ -111,7 +116,7 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
         # has none that can be proven
         held_here(plan.subdomain, previous, bind_root, clients)
     found, read = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients,
-                            content=plan.content_mode, held=held)
+                            content=plan.content_mode, held=held, labelled=labelled)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
     if same is not None:  # a version made live again stays what it is: when it went live first, who deployed it
         labels = same.labels()
@@ -175,12 +180,13 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
             reporter.info(f"  {dropped_line(version, config.deploy.keep_versions)}")
 
 
-def falling_off(config: Config, plan: DeployPlan, clients: Clients, held: Held | None) -> tuple[Version, ...]:
+def falling_off(config: Config, plan: DeployPlan, clients: Clients, held: Held | None,
+                labelled: Labelled) -> tuple[Version, ...]:
     """Return the kept versions of the plan's deployment that the plan no longer serves: what a run drops once
-    the new page is live (deploy.keep_versions), said by a dry run in the run's words."""
+    the new page is live (deploy.keep_versions), said by a dry run in the run's words, from the plan's reads."""
 
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root), clients,
-                         content=plan.content_mode, held=held)
+                         content=plan.content_mode, held=held, labelled=labelled)
     served = {sha12 for sha12, _ in plan.server.versions}
     return tuple(version for version in found.versions if version.short not in served)
 

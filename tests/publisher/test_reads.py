@@ -1,0 +1,144 @@
+"""One read of each resource per run: what a use case decides on is what it read once, so that two reads of one
+resource cannot disagree within a run. Counted on the in-memory fakes of the ports (every call is recorded in
+`faults.calls`); a second read fails the test, unless it is one the use case needs (after a write, to prove it
+landed), which the test names."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from graphsite.errors import GraphsiteError
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.usecases.deploy import DeployRequest, deploy
+from graphsite.usecases.history import history
+from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.rollback import RollbackRequest, rollback
+from tests.publisher.fakes import FakeBinds, FakeDns, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
+
+STAMP = Stamp("site-1", "site-1.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z", "2026-07-08T12:00:00Z")
+
+
+def _fakes(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeBinds]:
+    swarm, dns, routes, binds = clients.swarm, clients.dns, clients.routes, clients.binds
+    assert isinstance(swarm, FakeSwarm) and isinstance(dns, FakeDns)
+    assert isinstance(routes, FakeRoutes) and isinstance(binds, FakeBinds)
+    return swarm, dns, routes, binds
+
+
+# The calls that only read, by port; `read_config` is counted per config (FakeSwarm.read_configs).
+_READS = {"swarm": {"node_id", "service", "services", "tasks", "node_names", "configs", "config_stamps",
+                    "labelled_configs", "daemon", "network"},
+          "dns": {"records", "a_records"},
+          "routes": {"routes", "temporaries", "text", "document", "stamp", "exists", "link"}}
+
+
+def _twice(calls: list[str], port: str = "") -> dict[str, int]:
+    """Return the calls (the reads of `port`, when given) made more than once, with their count."""
+    return {method: n for method, n in Counter(calls).items() if n > 1 and (not port or method in _READS[port])}
+
+
+def test_a_survey_reads_each_temporary_once_for_whose_it_is_and_when_it_was_made(tmp_path):
+    config, clients = fake_world(tmp_path)
+    swarm, dns, routes, binds = _fakes(clients)
+    dynamic, srv = Path(config.deploy.dynamic_dir), Path(config.deploy.bind_root)
+    route_left = dynamic / ".site-1.yml.ab12cd34.tmp"
+    routes.files[route_left] = STAMP.route_comment() + "http: {}\n"
+    directory_left = srv / ".site-1.x9y8.tmp"
+    binds.dirs[directory_left] = {MARKER: STAMP.marker().encode()}
+    for name in (None, "site-1"):  # list, and list NAME (teardown's and deploy's survey)
+        for fake in (swarm, dns, routes, binds):
+            fake.faults.calls.clear()
+        held = survey(SurveySettings.from_config(config), clients, name=name).holdings["site-1"]
+        assert held.temporaries == (route_left,) and held.temporary_dirs == (directory_left,)
+        # both leftovers are dated by the stamp the one look found (gc collects them past the grace period)
+        assert list(held.stamps) == [STAMP, STAMP] and held.created == STAMP.created
+        assert routes.faults.calls.count("temporaries") == 1 and binds.faults.calls.count("temporaries") == 1
+        assert not {"text", "stamp", "document"} & set(routes.faults.calls), routes.faults.calls
+        assert "stamp" not in binds.faults.calls, binds.faults.calls
+        assert [_twice(f.faults.calls) for f in (swarm, dns, routes, binds)] == [{}, {}, {}, {}]
+
+
+def _source(root: Path, text: str) -> Path:
+    path = root / "report.md"
+    path.write_text(f"# A small report\n\n{text}\n")
+    return path
+
+
+def _cleared(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeBinds]:
+    fakes = _fakes(clients)
+    for fake in fakes:
+        fake.faults.calls.clear()
+    return fakes
+
+
+@pytest.mark.parametrize("content", ["config", "bind"])
+def test_a_deploy_and_a_redeploy_decide_on_one_read_of_the_service_its_configs_and_its_record(tmp_path, content):
+    config, clients = fake_world(tmp_path)
+    for text in ("One paragraph.", "Another paragraph."):  # a first deploy, then a redeploy of a new page
+        swarm, dns, routes, binds = _cleared(clients)
+        deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1", content=content,
+                                     verify=False), clients, Recorder())
+        # the survey's look under the lock: the live page compared with, the plan, the content step, the service
+        # step and the removal of the old content all decide on it (ensure_service looks before its own write)
+        assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
+        assert dns.faults.calls.count("records") == 1
+        assert routes.faults.calls.count("temporaries") == binds.faults.calls.count("temporaries") == 1
+        assert "exists" not in routes.faults.calls and "stamp" not in routes.faults.calls
+        assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
+            == [{}, {}, {}]
+        if content == "config" and text != "One paragraph.":
+            # the live page's config: read for what the new page changes against it, then as a kept version to
+            # serve; a config never changes (its name carries its data's hash), so the two cannot disagree
+            assert list(Counter(swarm.read_configs).values()) == [2]
+        else:
+            assert _twice(swarm.read_configs) == {}
+
+
+def test_rollback_and_history_read_the_service_and_its_configs_once(tmp_path):
+    config, clients = fake_world(tmp_path)
+    for text in ("One paragraph.", "Another paragraph."):
+        deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1", verify=False), clients,
+               Recorder())
+    swarm, dns, routes, _ = _cleared(clients)
+    swarm.read_configs.clear()
+    rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
+    # the version chosen and the plan serving the others are decided on the survey's one read; each page once
+    assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
+    assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
+        == [{}, {}, {}]
+    assert len(swarm.read_configs) == 2 and _twice(swarm.read_configs) == {}
+    swarm, *_ = _cleared(clients)
+    listed = history(SurveySettings.from_config(config), "site-1", clients)
+    assert len(listed.found.versions) == 2 and sorted(swarm.faults.calls) == ["labelled_configs", "service"]
+
+
+@pytest.mark.parametrize("port, method", [("swarm", "service"), ("swarm", "labelled_configs"), ("dns", "records"),
+                                          ("routes", "routes"), ("routes", "temporaries")])
+def test_a_deploy_whose_one_read_fails_makes_nothing_and_asks_no_second_time(tmp_path, port, method):
+    """The read failed once; a second read would answer. A deploy that decides on one read refuses, never
+    taking a later answer for the one that failed."""
+    config, clients = fake_world(tmp_path)
+    swarm, dns, routes, binds = _fakes(clients)
+    {"swarm": swarm, "dns": dns, "routes": routes}[port].faults.inject(method, Fault.error())
+    with pytest.raises(GraphsiteError, match="refused"):
+        deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", verify=False), clients,
+               Recorder())
+    assert swarm.created == dns.created == routes.created == binds.created == []
+
+
+def test_history_and_rollback_judge_a_service_by_one_sequence(tmp_path):
+    config, clients = fake_world(tmp_path)
+    swarm = _fakes(clients)[0]
+    swarm.add_service("site-1", Stamp("site-1", "site-1.other.org", "0a1b2c3d", STAMP.created).labels())
+    refusals = []
+    for run in (lambda: history(SurveySettings.from_config(config), "site-1", clients),
+                lambda: rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())):
+        with pytest.raises(GraphsiteError) as refused:
+            run()
+        refusals.append((refused.value.message, refused.value.hint))
+    assert refusals[0] == refusals[1] and "another graphsite configuration's (site-1.other.org)" in refusals[0][0]
+    assert swarm.created == [] and swarm.removed == []
