@@ -270,10 +270,10 @@ def _links_errors(links: LinksConfig) -> list[str]:
     if bundle is not None and not bundle.is_file():
         errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
     elif bundle is not None:
-        import ssl  # only a configured bundle is loaded here: one that holds no certificate is the user's to fix
+        from graphsite.trust import bundle_context  # the context the link check will take: the file is read once
 
         try:
-            ssl.create_default_context(cafile=str(bundle))
+            bundle_context(str(bundle))
         except (OSError, ValueError) as exc:
             errors.append(f"links.ca_bundle: cannot load {links.ca_bundle!r} as PEM CA certificates "
                           f"({getattr(exc, 'reason', None) or exc})")
