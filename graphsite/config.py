@@ -213,14 +213,23 @@ def settings_errors(config: Config) -> list[str]:
     """Return a message for every setting a Config holds that no run can work with: a value outside its
     choices, a number out of range, an address that is not host:port. The loader checks them, and deploy
     again for a Config built in code."""
-    return choice_errors(config) + _number_errors(config) + _address_errors(config) + _keep_errors(config)
+    return choice_errors(config) + _number_errors(config) + _address_errors(config) + _bounds_errors(config)
 
 
-def _keep_errors(config: Config) -> list[str]:
-    keep = config.deploy.keep_versions
-    if isinstance(keep, bool) or not isinstance(keep, int) or not 1 <= keep <= MOST_VERSIONS:
-        return [f"deploy.keep_versions: expected a whole number from 1 to {MOST_VERSIONS}, got {keep!r}"]
-    return []
+def _bounds_errors(config: Config) -> list[str]:
+    """Return a message for every whole number outside the bounds its field declares (`_doc(bounds=…)`, which the
+    JSON Schema gives too): the bounds are written once, on the field."""
+    errors = []
+    for section in _SECTIONS:
+        values = getattr(config, section)
+        for setting in dataclasses.fields(values):
+            if "bounds" not in setting.metadata:
+                continue
+            low, high = setting.metadata["bounds"]
+            value = getattr(values, setting.name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                errors.append(f"{section}.{setting.name}: expected a whole number from {low} to {high}, got {value!r}")
+    return errors
 
 
 def _number_errors(config: Config) -> list[str]:
@@ -270,10 +279,10 @@ def _links_errors(links: LinksConfig) -> list[str]:
     if bundle is not None and not bundle.is_file():
         errors.append(f"links.ca_bundle: no such file {links.ca_bundle!r}")
     elif bundle is not None:
-        import ssl  # only a configured bundle is loaded here: one that holds no certificate is the user's to fix
+        from graphsite.trust import bundle_context  # the context the link check will take: the file is read once
 
         try:
-            ssl.create_default_context(cafile=str(bundle))
+            bundle_context(str(bundle))
         except (OSError, ValueError) as exc:
             errors.append(f"links.ca_bundle: cannot load {links.ca_bundle!r} as PEM CA certificates "
                           f"({getattr(exc, 'reason', None) or exc})")

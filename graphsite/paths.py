@@ -82,6 +82,25 @@ def schema_path(name: str) -> Path:
     return PACKAGE_DIR / "schemas" / name
 
 
+def installed_record(module: str, distribution: str) -> tuple[Path, bytes] | None:
+    """Return the folder of the installed package `module` and the dist-info RECORD of its distribution (the
+    sha256 of each of its files, a compiled one included): what tells one installed build of it from another
+    in a cache key, found and read without importing it. None when it is not installed, or not from exactly one
+    dist-info of `distribution` beside it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        return None
+    package, prefix = Path(spec.origin).parent, f"{distribution.lower()}-"
+    try:
+        found = [entry.path for entry in os.scandir(package.parent)
+                 if entry.name.lower().startswith(prefix) and entry.name.endswith(".dist-info")]
+        return (package, Path(found[0], "RECORD").read_bytes()) if len(found) == 1 else None
+    except OSError:
+        return None
+
+
 class PrivateDir:
     """A directory of graphsite's private cache, open as a descriptor: every read and write goes through it, so a
     link or a rename anywhere on its path after it was checked changes nothing (see `private_cache`). Two are equal

@@ -4,10 +4,13 @@ headless Chromium through Playwright (never a downloaded browser), one per test 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -114,6 +117,31 @@ def pytest_xdist_make_scheduler(config, log):
 def _no_user_cache(request, monkeypatch):
     """Put XDG_CACHE_HOME back to the run's cache (`pytest_configure`) for every test, whatever one before did."""
     monkeypatch.setenv("XDG_CACHE_HOME", request.config.test_cache_home)
+
+
+class Calls(collections.Counter[str]):
+    """Counts the calls of real functions: `spy` wraps one in a spy that counts it and calls it through (never a
+    stand-in that pretends)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        super().__init__()
+        self.monkeypatch = monkeypatch
+
+    def spy(self, owner: object, name: str, key: Callable[..., str] | None = None) -> None:
+        """Count each call of `owner.name` under its name, or under `key(*args, **kwargs)` when given."""
+        original = getattr(owner, name)
+
+        def through(*args: Any, **kwargs: Any) -> Any:
+            self[key(*args, **kwargs) if key else name] += 1
+            return original(*args, **kwargs)
+
+        self.monkeypatch.setattr(owner, name, through)
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    """Return a counter of real calls (`Calls`), its spies removed after the test."""
+    return Calls(monkeypatch)
 
 
 @pytest.fixture(scope="session")

@@ -9,16 +9,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsite.atomic import write_atomic
 from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, ImageLimits, embed, load_images, local_sources
 from graphsite.builder.model import Finding, Report
-from graphsite.builder.render import DEFAULT_FONTS, FONTS, load_theme, render_page
+from graphsite.builder.render import DEFAULT_FONTS, FONTS, load_theme, render
 from graphsite.builder.report import report_from_source
 from graphsite.builder.source import DEFAULT_MAX_BYTES, Source, read_source
 from graphsite.errors import BuildError
 from graphsite.labels import check_label
 from graphsite.values import frozen
+
+if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
+    from graphsite.builder.outline import Outline
 
 
 @frozen
@@ -28,6 +33,7 @@ class BuiltPage:
     title: str
     report: Report
     js_bytes: int
+    changes: Changes | None = None  # what the page changes against the version it was rendered since (None: none)
 
 
 def _warnings(report: Report, fonts: str) -> tuple[Finding, ...]:
@@ -67,22 +73,36 @@ def page_from_source(source: Path, *, subdomain: str | None = None, fonts: str =
     `indexable` lets search engines index it, `images` limits the local images embedded.
     Raises SourceError/BuildError, writes nothing."""
     if subdomain is not None:
-        subdomain = check_label(subdomain)  # the rule `deploy` and `teardown` apply to the same name
+        subdomain = check_label(subdomain)  # before the report is read: a wrong name costs no build
+    report = source_report(source, fonts=fonts, max_bytes=max_bytes, images=images)
+    return rendered(report, subdomain=subdomain, fonts=fonts, domain=domain, indexable=indexable)
+
+
+def source_report(source: Path, *, fonts: str = DEFAULT_FONTS, max_bytes: int = DEFAULT_MAX_BYTES,
+                  images: ImageLimits = DEFAULT_IMAGE_LIMITS) -> Report:
+    """Return the report read from `source`, its local images embedded and its build warnings made (what the
+    page will show, not rendered yet: see `rendered`). Raises SourceError/BuildError."""
     if fonts not in FONTS:
         raise BuildError(f"--fonts {fonts!r}: expected one of {', '.join(FONTS)}")
     text = read_source(Path(source), max_bytes=max_bytes)
     report = with_local_images(report_from_source(text), text, images)
-    report = dataclasses.replace(report, warnings=_warnings(report, fonts))
-    return rendered(report, subdomain=subdomain, fonts=fonts, domain=domain, indexable=indexable)
+    return dataclasses.replace(report, warnings=_warnings(report, fonts))
 
 
 def rendered(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS, domain: str = "",
-             indexable: bool = False) -> BuiltPage:
-    """Return the page of `report` (again, once a link check put its verdicts on it); pure."""
+             indexable: bool = False, since: Outline | None = None, note: bool = True) -> BuiltPage:
+    """Return the page of `report`, rendered once; with `since` (the previous version's outline), also what it
+    changes against it, on the page's "Changed since" note when `note` and there is something to note (the
+    report's `changes` are then those the note shows); pure."""
+    if subdomain is not None:
+        subdomain = check_label(subdomain)  # the rule `deploy` and `teardown` apply to the same name
     theme = load_theme()
-    html = render_page(report, subdomain=subdomain, fonts=fonts, theme=theme, domain=domain, indexable=indexable)
-    return BuiltPage(html=html, sha256=hashlib.sha256(html.encode("utf-8")).hexdigest(), title=report.title,
-                     report=report, js_bytes=len(theme.js.encode("utf-8")))
+    page = render(report, subdomain=subdomain, fonts=fonts, theme=theme, domain=domain, indexable=indexable,
+                  since=since, note=note)
+    if page.noted:
+        report = dataclasses.replace(report, changes=page.changes)
+    return BuiltPage(html=page.html, sha256=hashlib.sha256(page.html.encode("utf-8")).hexdigest(),
+                     title=report.title, report=report, js_bytes=len(theme.js.encode("utf-8")), changes=page.changes)
 
 
 def write_page(page: BuiltPage, out_dir: Path) -> Path:

@@ -54,42 +54,42 @@ def carried(changes: Changes) -> NoteOutline | None:
     return changes.old.note if not changes.changed and changes.old.note and changes.old.note.lines else None
 
 
-def has_note(changes: Changes | None) -> bool:
-    """Return whether the page shows a note for `changes`: a section or the reference list changed, or nothing
-    changed against a page that had a note."""
-    return changes is not None and bool(noted_sections(changes) or references_changed(changes) or carried(changes))
-
-
 def since(changes: Changes) -> str:
     """Return the previous version's date as it showed it ("" when it showed none)."""
     return dict(changes.old.front).get("date", "")
 
 
-def _lines(changes: Changes) -> tuple[str, tuple[tuple[str, str, str], ...]]:
-    """Return the note's date and its lines: (anchor or "", label, change word or "")."""
+def note(changes: Changes) -> NoteOutline | None:
+    """Return the note the page shows for `changes`, its date and its lines (anchor or "", label, change word or
+    ""), or None when there is nothing to note: no section nor the reference list changed, and the previous
+    version had no note to keep. Made once a page: the render takes its style and its markup from it."""
+    from graphsite.builder.outline import NoteOutline
+
     kept = carried(changes)
     if kept is not None:
-        return kept.since, kept.lines
+        return kept
     sections = noted_sections(changes)
+    references = references_changed(changes)
+    if not sections and not references:
+        return None
     lines = [(item.target, item.label, str(item.change)) for item in sections[:LISTED]]
     more = len(sections) - LISTED
     if more > 0:
         lines.append(("", f"and {more} more section{'s' if more > 1 else ''}", ""))
-    if references_changed(changes):
+    if references:
         lines.append(("references" if changes.new.references else "", "The references", "changed"))
-    return since(changes), tuple(lines)
+    return NoteOutline(since(changes), tuple(lines))
 
 
-def note_html(changes: Changes | None) -> str:
-    """Return the note's markup, or "" when there is nothing to note (no previous version, or nothing changed
-    that the note lists)."""
-    if changes is None or not has_note(changes):
+def note_html(shown: NoteOutline | None) -> str:
+    """Return the note's markup, or "" when there is none (no previous version, or nothing changed that the note
+    lists)."""
+    if shown is None:
         return ""
-    date, lines = _lines(changes)
-    when = f"<time>{escape(date)}</time>" if date else "the previous version"
+    when = f"<time>{escape(shown.since)}</time>" if shown.since else "the previous version"
     parts = ['<section id="changes" class="changes" aria-labelledby="changes-title">\n'
              f'  <h2 id="changes-title">Changed since {when}</h2>\n  <ul>\n']
-    for target, label, change in lines:
+    for target, label, change in shown.lines:
         named = f'<a href="#{escape(target)}">{escape(label)}</a>' if target else escape(label)
         word = f' <span class="change">{escape(change)}</span>' if change else ""
         parts.append(f"    <li>{named}{word}</li>\n")

@@ -9,14 +9,13 @@ import base64
 import contextlib
 import hashlib
 import html
-import importlib.util
 import io
 import re
 from functools import lru_cache
 from pathlib import Path
 
 from graphsite.errors import BuildError
-from graphsite.paths import PrivateDir, private_cache
+from graphsite.paths import PrivateDir, installed_record, private_cache
 from graphsite.values import frozen
 
 # Always in the subset, whatever the text: ASCII, and what the theme and its script write themselves.
@@ -85,13 +84,13 @@ def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes
 
 @lru_cache(maxsize=1)
 def _subsetter() -> bytes:
-    """Return what identifies the installed fontTools in a cache key: its `__init__.py` (which holds its version),
-    read rather than imported, since importing fontTools (and its logging set-up) is most of a warm build's font
-    work; `fontTools.version` where that file cannot be found or read."""
-    spec = importlib.util.find_spec("fontTools")
-    if spec is not None and spec.origin:
-        with contextlib.suppress(OSError):
-            return Path(spec.origin).read_bytes()
+    """Return what identifies the installed fontTools in a cache key: its dist-info RECORD
+    (`paths.installed_record`, as the front matter's cache knows PyYAML), read rather than imported, since
+    importing fontTools (and its logging set-up) is most of a warm build's font work; `fontTools.version` where
+    there is no one RECORD."""
+    found = installed_record("fontTools", "fonttools")
+    if found is not None:
+        return found[1]
     import fontTools
 
     return str(fontTools.version).encode()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import marshal
 import os
 from importlib.machinery import EXTENSION_SUFFIXES
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.errors import SourceError
-from graphsite.paths import PrivateDir, private_cache
+from graphsite.paths import PrivateDir, installed_record, private_cache
 
 Node = list[Any]  # [line, value]: see the module's docstring
 _DIGEST = 32  # bytes: the sha256 of the payload that follows it in a cache file (`seal`)
@@ -57,19 +56,15 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
 
 
 def _installed_yaml() -> tuple[bytes, bytes] | None:
-    """Return what identifies the installed PyYAML without importing it: its dist-info RECORD (the sha256 of each
-    of its files, the compiled libyaml binding included) and the loader it gives (b"C" when that binding is
-    there, else b"Python": the two disagree on some texts, `title:\tT`), or None when there is no one RECORD."""
-    spec = importlib.util.find_spec("yaml")
-    if spec is None or not spec.origin:
+    """Return what identifies the installed PyYAML without importing it: its dist-info RECORD
+    (`paths.installed_record`: the sha256 of each of its files, the compiled libyaml binding included) and the
+    loader it gives (b"C" when that binding is there, else b"Python": the two disagree on some texts,
+    `title:\tT`), or None when there is no one RECORD."""
+    found = installed_record("yaml", "pyyaml")
+    if found is None:
         return None
-    package = Path(spec.origin).parent
+    package, record = found
     try:
-        found = [entry.path for entry in os.scandir(package.parent)
-                 if entry.name.lower().startswith("pyyaml-") and entry.name.endswith(".dist-info")]
-        if len(found) != 1:
-            return None
-        record = Path(found[0], "RECORD").read_bytes()
         binding = any(name.startswith("_yaml.") and name.endswith(tuple(EXTENSION_SUFFIXES))
                       for name in os.listdir(package))
     except OSError:

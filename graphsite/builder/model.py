@@ -145,7 +145,7 @@ class Report:
     raw_ids: tuple[str, ...] = ()  # the ids and <a name>s of the body's raw HTML that the page keeps
     checks: SourceChecks | None = None  # the live link check's verdicts (build --check-links), else None
     note_ids: tuple[str, ...] = ()  # the footnotes' ids and their references' (`fn1`, `fnref1`, `fnref1:1`)
-    changes: Changes | None = None  # what the page changes against a previous version, for its "Changed since" note
+    changes: Changes | None = None  # the changes its "Changed since" note shows (None: the page shows no note)
 
     def anchor(self, number: str) -> str:
         """Return the id of the heading numbered `number` ("3.2"), or ""."""

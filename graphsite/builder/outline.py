@@ -187,9 +187,9 @@ class _Reader(HTMLParser):
                 self.references.append(_Open(attributes["value"]))
                 return "ref"
             return "refs" if tag == "ol" else "skip"  # the list's headings and the author's own text
-        if parent == "ref":
-            return {"ref-url": "ref:url", "cited-in": "skip", "not-public": "skip"}.get(
-                next(iter(classes & {"ref-url", "cited-in", "not-public"}), ""), "ref:title")
+        if parent == "ref":  # a link check's verdict (build --check-links) is not what the page says of a source
+            return {"ref-url": "ref:url", "cited-in": "skip", "not-public": "skip", "ref-state": "skip"}.get(
+                next(iter(classes & {"ref-url", "cited-in", "not-public", "ref-state"}), ""), "ref:title")
         if parent == "sec":
             if tag == "h2":
                 return "sec:title" if self.sections[-1].id != "notes" else "skip"

@@ -66,11 +66,12 @@ class PageView:
     reference_groups: tuple[tuple[str, list[Entry]], ...] = ()
     source_links: dict[int, tuple[str, str]] | None = None
     checks_summary: str = ""
+    note: str = ""  # the "Changed since" note's markup (builder/changenote.py), "" when the page shows none
 
 
 def page_html(view: PageView) -> str:
     """Return the whole page: head, header, cards and rules, ladder, index, sections, notes, references, footer."""
-    parts = [_head(view), _header(view), "<main>\n", _changes(view.report), _glance(view), _ladders(view),
+    parts = [_head(view), _header(view), "<main>\n", view.note, _glance(view), _ladders(view),
              _toc(view.report)]
     report = view.report
     if report.intro_html:
@@ -86,15 +87,6 @@ def page_html(view: PageView) -> str:
     parts.append("</main>\n")
     parts.append(_footer(view))
     return "".join(parts)
-
-
-def _changes(report: Report) -> str:
-    """Return the "Changed since" note when the page has a previous version (builder/changenote.py), else ""."""
-    if report.changes is None:
-        return ""
-    from graphsite.builder.changenote import note_html
-
-    return note_html(report.changes)
 
 
 def _head(view: PageView) -> str:

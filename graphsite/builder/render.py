@@ -12,6 +12,7 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsite.builder.fonts import font_face_css, page_characters
 from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title, unlinked_note
@@ -26,7 +27,12 @@ from graphsite.errors import BuildError
 from graphsite.paths import theme_dir
 from graphsite.values import frozen
 
-__all__ = ["DEFAULT_FONTS", "FONTS", "GOOGLE_FONTS_CSS", "Entry", "Theme", "load_theme", "render_page"]
+if TYPE_CHECKING:
+    from graphsite.builder.compare import Changes
+    from graphsite.builder.outline import Outline
+
+__all__ = ["DEFAULT_FONTS", "FONTS", "GOOGLE_FONTS_CSS", "Entry", "Rendered", "Theme", "load_theme", "render",
+           "render_page"]
 
 # embedded: the spec's typefaces inside the page (no request); google: Google's stylesheet; system: none.
 FONTS = ("embedded", "google", "system")
@@ -236,11 +242,31 @@ def _page_sections(report: Report, table: dict[int, Citable]) -> tuple[Section, 
                  for section in report.sections for place in [section_place(section)])
 
 
+@frozen
+class Rendered:
+    """A page's HTML; rendered `since` a previous version, what it changes against it (None: no previous version)
+    and whether its "Changed since" note shows them (`noted`)."""
+
+    html: str
+    changes: Changes | None = None
+    noted: bool = False
+
+
 def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
                 theme: Theme | None = None, domain: str = "", indexable: bool = False, published: str = "") -> str:
     """Return the page's HTML: pure, byte-identical for identical input. `domain` with `subdomain` gives the
     canonical URL; `indexable` lets search engines index the page (previews say `noindex`); `published` (an
     ISO date) says when the page was published at `subdomain` — a fact that stays true in a saved copy."""
+    return render(report, subdomain=subdomain, fonts=fonts, theme=theme, domain=domain, indexable=indexable,
+                  published=published).html
+
+
+def render(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS, theme: Theme | None = None,
+           domain: str = "", indexable: bool = False, published: str = "", since: Outline | None = None,
+           note: bool = True) -> Rendered:
+    """Return the page (as `render_page` does), rendered once; with `since` (the previous version's outline),
+    also what it changes against it, which its "Changed since" note shows when `note` and there is something to
+    note."""
     theme = theme or load_theme()
     table = citables(report.references)
     place = {"intro": " in the introduction", "notes": " in the notes", "refs": " in the references"}
@@ -254,40 +280,78 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
                  report.references_after_html, *(s.summary_html for s in report.sections),
                  *(s.detail_html for s in report.sections)]
     canonical = f"https://{subdomain}.{domain.strip('.').lower()}/" if subdomain and domain else ""
-    css = page_css(theme.css + _note_css(report, theme), report.title)
-    images = image_sources(fragments)
     view = PageView(
-        report=report, inline=text_html, csp="", css=css, js=theme.js, fonts=fonts, subdomain=subdomain or "",
-        published=published, indexable=indexable, description=description(report), canonical=canonical,
-        ladder=ladder(report.front.floors), vertical_ladder=vertical_ladder(report.front.floors),
+        report=report, inline=text_html, csp="", css=page_css(theme.css, report.title), js=theme.js, fonts=fonts,
+        subdomain=subdomain or "", published=published, indexable=indexable, description=description(report),
+        canonical=canonical, ladder=ladder(report.front.floors), vertical_ladder=vertical_ladder(report.front.floors),
         rule_targets=tuple(rule_targets(report)), reference_groups=tuple(_reference_groups(report)),
         source_links=_source_links(report, table),
         checks_summary=checks_summary(report.checks, _checked_urls(report)) if report.checks else "")
-    if fonts != "embedded":
-        return page_html(dataclasses.replace(view, csp=content_security_policy(css, theme.js, fonts, images)))
-    return _render_with_fonts(view, theme, images)
+    images = image_sources(fragments)
+    if fonts != "embedded" and since is None:  # nothing depends on the rendered page: its values are known
+        return Rendered(page_html(dataclasses.replace(
+            view, csp=content_security_policy(view.css, theme.js, fonts, images))))
+    return _render_marked(view, theme, images, since, note)
 
 
-def _note_css(report: Report, theme: Theme) -> str:
-    """Return the style of the "Changed since" note when the page shows one, else "": a page without the note
-    stays byte-identical."""
-    if report.changes is None:
-        return ""
-    from graphsite.builder.changenote import has_note
-
-    return "\n" + theme.changes_css if has_note(report.changes) else ""
-
-
-def _render_with_fonts(view: PageView, theme: Theme, images: list[str]) -> str:
-    """Return the page with its embedded fonts, rendered once: the font stylesheet (subset to the characters the
-    page shows) and the CSP (which holds its hash, and the font loader's) stand in as a random mark, replaced
-    after the render."""
+def _render_marked(view: PageView, theme: Theme, images: list[str], since: Outline | None, note: bool) -> Rendered:
+    """Return the page rendered once, what depends on the rendered page standing in as a random mark, replaced
+    after the render: the "Changed since" note (made from the page's outline, which the marks are not part of)
+    and the style sheet (which holds the note's style only with the note), the font stylesheet (subset to the
+    characters the page shows, the note's included) and the CSP (which holds the hashes of the style sheets and
+    the font loader)."""
+    embedded = view.fonts == "embedded"
+    fonts_js = theme.fonts_js if embedded else ""
     mark = os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing random
-    page = page_html(dataclasses.replace(view, font_css=mark + "f", csp=mark + "c", fonts_js=theme.fonts_js))
-    # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
-    font_css = font_face_css(theme.directory / "fonts", page_characters(page))
-    csp = content_security_policy(view.css, theme.js, "embedded", images, font_css, theme.fonts_js)
-    if font_css and page.count(mark + "f") == 1 and page.count(mark + "c") == 1:
-        return page.replace(mark + "f", font_css).replace(mark + "c", escape(csp))
-    # a report that holds a mark (it cannot guess one): rendered again with the real values
-    return page_html(dataclasses.replace(view, font_css=font_css, csp=csp, fonts_js=theme.fonts_js))
+    marks = _Marks(mark + "n" if since is not None else "", mark + "s", mark + "f" if embedded else "", mark + "c")
+    page = page_html(dataclasses.replace(view, note=marks.note, css=marks.css, font_css=marks.font_css,
+                                         csp=marks.csp, fonts_js=fonts_js))
+    changes, note_markup = _changes(page, since, note)
+    css = page_css(theme.css + _note_css(theme), view.report.title) if note_markup else view.css
+    font_css = ""
+    if embedded:
+        # the marks are hex digits and ASCII letters, which the subsets always hold: the characters are the page's
+        shown = page.replace(marks.note, note_markup) if note_markup else page
+        font_css = font_face_css(theme.directory / "fonts", page_characters(shown))
+    csp = content_security_policy(css, theme.js, view.fonts, images, font_css, fonts_js)
+    values = {marks.css: css, marks.csp: escape(csp)}
+    if since is not None:
+        values[marks.note] = note_markup
+    if embedded:
+        values[marks.font_css] = font_css
+    if (font_css or not embedded) and all(page.count(found) == 1 for found in values):
+        for found, value in values.items():
+            page = page.replace(found, value)
+    else:  # a report that holds a mark (it cannot guess one): rendered again with the real values
+        page = page_html(dataclasses.replace(view, note=note_markup, css=css, font_css=font_css, csp=csp,
+                                             fonts_js=fonts_js))
+    return Rendered(page, changes, bool(note_markup))
+
+
+@frozen
+class _Marks:
+    """The marks that stand for the parts made after the render ("": a part this page does not have)."""
+
+    note: str
+    css: str
+    font_css: str
+    csp: str
+
+
+def _changes(page: str, since: Outline | None, note: bool) -> tuple[Changes | None, str]:
+    """Return what `page` changes against `since` (None without it) and the markup of the note that shows them
+    ("" when there is nothing to note, or no note is asked for)."""
+    if since is None:
+        return None, ""
+    from graphsite.builder import changenote
+    from graphsite.builder.compare import compare
+    from graphsite.builder.outline import read_outline
+
+    changes = compare(since, read_outline(page, where="the new page"))
+    return changes, changenote.note_html(changenote.note(changes)) if note else ""
+
+
+def _note_css(theme: Theme) -> str:
+    """Return the style of the "Changed since" note, for a page that shows one (a page without the note stays
+    byte-identical)."""
+    return "\n" + theme.changes_css

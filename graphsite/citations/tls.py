@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.paths import expand_user
+from graphsite.trust import bundle_context
 
 if TYPE_CHECKING:
     import ssl
@@ -47,8 +48,8 @@ def _make(future: concurrent.futures.Future[ssl.SSLContext], ca_bundle: str) -> 
             raise TrustError(f"links.ca_bundle: {ca_bundle!r} is under a home directory, and this user has none; "
                              "no https link can be verified")
         bundle = str(given) if given else _certifi_bundle()
-        try:
-            context = ssl.create_default_context(cafile=bundle)
+        try:  # a bundle the configuration's check read is not read again (graphsite/trust.py)
+            context = bundle_context(bundle) if bundle else ssl.create_default_context()
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that holds no certificate
             why = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
             whose = "the CA bundle" if ca_bundle else "it is empty, and certifi's CA bundle"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from graphsite.builder import build as builder
 from graphsite.builder.build import BuiltPage, write_page
 from graphsite.builder.images import IMAGE_MISSING, ImageLimits
-from graphsite.builder.model import Finding, SourceCheck, SourceChecks
+from graphsite.builder.model import Finding, Report, SourceCheck, SourceChecks
 from graphsite.builder.render import DEFAULT_FONTS
 from graphsite.builder.targets import MISSING_FRAGMENT
 from graphsite.citations.integrity import check_citations, citation_counts
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 # Build warnings that --strict treats as errors, like an unaccepted citation finding.
 STRICT_WARNINGS = frozenset({MISSING_FRAGMENT, IMAGE_MISSING})
 
-__all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "unaccepted", "write_page"]
+__all__ = ["BuildOutcome", "BuiltPage", "build", "checked_page", "checked_report", "rendered_page", "unaccepted",
+           "write_page"]
 
 
 @frozen
@@ -64,45 +65,52 @@ class BuildOutcome:
 def build_settings(config: Config) -> dict[str, Any]:
     """Return the builder's settings from the configuration (page_from_source's keywords), for every use case
     that builds a page: the same limits and site whatever the command."""
-    return {"max_bytes": config.build.max_bytes, "domain": config.site.domain, "indexable": config.site.indexable,
+    return {**_limits(config), **_site(config)}
+
+
+def _limits(config: Config | None) -> dict[str, Any]:
+    """Return the limits of what a report may bring (source_report's keywords; none: the builder's defaults)."""
+    if config is None:
+        return {}
+    return {"max_bytes": config.build.max_bytes,
             "images": ImageLimits(config.build.max_image_bytes, config.build.max_page_image_bytes)}
 
 
-def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
-               config: Config | None = None) -> BuiltPage:
-    """Return the page built from `source` with the citation findings on its report (accepted ones carry
-    their reason); raises SourceError/BuildError, writes nothing."""
-    settings = build_settings(config) if config is not None else {}
-    page = builder.page_from_source(source, subdomain=subdomain, fonts=fonts, **settings)
-    report = page.report
+def _site(config: Config | None) -> dict[str, Any]:
+    """Return the site the page is rendered for (rendered's keywords; none: the builder's defaults)."""
+    return {} if config is None else {"domain": config.site.domain, "indexable": config.site.indexable}
+
+
+def checked_report(source: Path, *, fonts: str = DEFAULT_FONTS, config: Config | None = None) -> Report:
+    """Return the report read from `source` with the citation findings on it (accepted ones carry their reason),
+    not rendered yet (`rendered_page`); raises SourceError/BuildError."""
+    report = builder.source_report(source, fonts=fonts, **_limits(config))
     accept = (*(config.citations.accept if config is not None else ()), *report.front.accept)
     links = (*report.written_links, *((url, 0) for url in report.links))  # a bare URL's line is not known here
     findings: tuple[Finding, ...] = tuple(check_citations(report.citations, report.references, accept, links))
-    return dataclasses.replace(page, report=dataclasses.replace(report, findings=findings))
+    return dataclasses.replace(report, findings=findings)
 
 
-def with_changes(page: BuiltPage, old: Outline, *, note: bool, subdomain: str | None = None,
-                 fonts: str = DEFAULT_FONTS, config: Config | None = None) -> tuple[BuiltPage, Changes]:
-    """Return the page, rendered again with its "Changed since" note when `note` and it has something to note,
-    and what it changes against `old` (the previous version's outline)."""
-    from graphsite.builder.changenote import has_note
-    from graphsite.builder.compare import compare
-    from graphsite.builder.outline import read_outline
-
-    changes = compare(old, read_outline(page.html, where="the new page"))
-    if not note or not has_note(changes):
-        return page, changes
-    settings = build_settings(config) if config is not None else {}
-    report = dataclasses.replace(page.report, changes=changes)
-    return builder.rendered(report, subdomain=subdomain, fonts=fonts, domain=settings.get("domain", ""),
-                            indexable=settings.get("indexable", False)), changes
+def rendered_page(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
+                  config: Config | None = None, since: Outline | None = None, note: bool = True) -> BuiltPage:
+    """Return the page of `report`, rendered once for the configuration's site; with `since` (the previous
+    version's outline), the page knows what it changes against it, and notes it when `note` (builder.rendered)."""
+    return builder.rendered(report, subdomain=subdomain, fonts=fonts, since=since, note=note, **_site(config))
 
 
-def unaccepted(page: BuiltPage) -> list[Finding]:
+def checked_page(source: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
+                 config: Config | None = None) -> BuiltPage:
+    """Return the page built from `source` with the citation findings on its report (accepted ones carry
+    their reason); raises SourceError/BuildError, writes nothing."""
+    return rendered_page(checked_report(source, fonts=fonts, config=config), subdomain=subdomain, fonts=fonts,
+                         config=config)
+
+
+def unaccepted(report: Report) -> list[Finding]:
     """Return what fails a --strict build: the unaccepted citation findings, and the build warnings that are
     errors under --strict (a link to a #fragment of the page that does not exist), in line order."""
-    strict = [w for w in page.report.warnings if w.code in STRICT_WARNINGS]
-    return sorted([*(f for f in page.report.findings if not f.accepted), *strict], key=lambda f: f.line or 0)
+    strict = [w for w in report.warnings if w.code in STRICT_WARNINGS]
+    return sorted([*(f for f in report.findings if not f.accepted), *strict], key=lambda f: f.line or 0)
 
 
 def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS,
@@ -111,14 +119,12 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
     """Build `source` into `out_dir/index.html`; with `strict`, anything `unaccepted` returns fails the build
     (before any link is checked); with `check_links`, every outbound link is checked and the reference list
     says what came of it (a dead link does not stop the page: the caller decides, from the outcome's links);
-    with `since` (a page or report: the previous version), the page notes what changed since it."""
+    with `since` (a page or report: the previous version), the page notes what changed since it.
+    The page is rendered once, when all it shows is known: the findings, the links' verdicts, the changes."""
     start = time.perf_counter()
     old = _outline(since, config) if since is not None else None  # an unreadable OLD fails before any work
-    page = checked_page(source, subdomain=subdomain, fonts=fonts, config=config)
-    changes = None
-    if old is not None:
-        page, changes = with_changes(page, old, note=True, subdomain=subdomain, fonts=fonts, config=config)
-    problems = unaccepted(page)
+    report = checked_report(source, fonts=fonts, config=config)
+    problems = unaccepted(report)
     if strict and problems:
         first = problems[0]
         where = f"{source}:{first.line}: " if first.line else f"{source}: "
@@ -127,9 +133,10 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
                             hint=_strict_hint(first))
     links = None
     if check_links:
-        page, links = _checked(source, page, subdomain=subdomain, fonts=fonts, config=config or _default_config())
+        report, links = _checked(source, report, config or _default_config())
+    page = rendered_page(report, subdomain=subdomain, fonts=fonts, config=config, since=old)
     path = write_page(page, out_dir)
-    return BuildOutcome(path, page, time.perf_counter() - start, links, changes)
+    return BuildOutcome(path, page, time.perf_counter() - start, links, page.changes)
 
 
 def _outline(path: Path, config: Config | None) -> Outline:
@@ -145,19 +152,17 @@ def _default_config() -> Config:
     return Config()
 
 
-def _checked(source: Path, page: BuiltPage, *, subdomain: str | None, fonts: str, config: Config
-             ) -> tuple[BuiltPage, LinkReport]:
-    """Return the page rendered again with every outbound link's verdict, and the link check's report."""
+def _checked(source: Path, report: Report, config: Config) -> tuple[Report, LinkReport]:
+    """Return the report with every outbound link's verdict (which its reference list shows), and the link
+    check's report."""
     from graphsite.citations.live import check_links, results_by_url
     from graphsite.usecases.links import page_links
 
-    links = page_links(source, page.report, config)
-    report = check_links(links, config)
+    links = page_links(source, report, config)
+    checked = check_links(links, config)
     verdicts = tuple((url, SourceCheck(r.state, r.status, r.checked_at, bool(r.challenge)))
-                     for url, r in results_by_url(links, report).items())
-    checked = dataclasses.replace(page.report, checks=SourceChecks(verdicts, time.time()))
-    return builder.rendered(checked, subdomain=subdomain, fonts=fonts, domain=config.site.domain,
-                            indexable=config.site.indexable), report
+                     for url, r in results_by_url(links, checked).items())
+    return dataclasses.replace(report, checks=SourceChecks(verdicts, time.time())), checked
 
 
 def _strict_hint(first: Finding) -> str:

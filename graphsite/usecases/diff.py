@@ -118,16 +118,16 @@ def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients
     `current`, as deploy's survey read it), which has nothing to compare with. A live page that cannot be read
     is an unknown, never "nothing changed"."""
     from graphsite.errors import GraphsiteError
-    from graphsite.usecases.build import checked_page, with_changes
+    from graphsite.usecases.build import checked_report, rendered_page
 
-    page = checked_page(source, subdomain=subdomain, config=config)  # a report that does not build fails first
+    report = checked_report(source, config=config)  # a report that does not build fails first
     try:
         old = held_outline(subdomain, config, clients, current)
     except GraphsiteError as exc:
         old, unknown = None, exc.message.splitlines()[0]
     else:
         unknown = ""
+    page = rendered_page(report, subdomain=subdomain, config=config, since=old, note=config.site.show_changes)
     if old is None:
         return page, (LiveChanges(unknown=unknown) if unknown else None)
-    page, changes = with_changes(page, old, note=config.site.show_changes, subdomain=subdomain, config=config)
-    return page, LiveChanges(changes, noted=page.report.changes is not None)
+    return page, LiveChanges(page.changes, noted=page.report.changes is not None)

@@ -5,7 +5,9 @@ is to be noted, the outline (what `diff` reads) untouched, the note kept by a ve
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -17,17 +19,23 @@ from click.testing import Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsite.builder.build import page_from_source
-from graphsite.builder.changenote import LISTED, note_html
+from graphsite.builder import changenote, render
+from graphsite.builder.build import BuiltPage, page_from_source, rendered
+from graphsite.builder.changenote import LISTED, note, note_html
 from graphsite.builder.compare import compare
 from graphsite.builder.outline import Outline, ReferenceOutline, SectionOutline, read_outline
-from graphsite.builder.render import load_theme, render_page
+from graphsite.builder.render import load_theme
 from graphsite.errors import BuildError
 from graphsite.paths import theme_dir
-from graphsite.usecases.build import with_changes
+from tests.builder.conftest import SUBDOMAIN
 from tests.builder.test_compare import BASE
+from tests.conftest import Calls
 
 EVIL = '<script>alert("x")</script> & \'quotes\''
+
+
+def _note(changes) -> str:
+    return note_html(note(changes))
 
 
 def _outline(*sections: SectionOutline, date: str = "2026-07-01", refs: int = 1) -> Outline:
@@ -42,7 +50,7 @@ def _section(number: int, title: str = "", text: str = "some words here", source
 def test_every_title_and_the_date_are_escaped_and_nothing_the_report_wrote_becomes_markup():
     old = _outline(_section(1), _section(2, EVIL), date="<b>July</b>")
     new = _outline(_section(1, text="other words entirely now"), _section(3, EVIL, "a text all of its own"))
-    html = note_html(compare(old, new))
+    html = _note(compare(old, new))
     soup = BeautifulSoup(html, "html.parser")
     assert soup.find("script") is None and soup.find("b") is None
     assert soup.h2.get_text() == "Changed since <b>July</b>"
@@ -58,7 +66,7 @@ def test_every_title_and_the_date_are_escaped_and_nothing_the_report_wrote_becom
 def test_any_title_and_date_come_back_as_the_same_text_and_never_as_markup(title: str, date: str):
     old = _outline(_section(1), date=date)
     new = _outline(_section(1), _section(2, title, "words that only the new section has"))
-    soup = BeautifulSoup(note_html(compare(old, new)), "html.parser")
+    soup = BeautifulSoup(_note(compare(old, new)), "html.parser")
     assert [tag.name for tag in soup.find_all(True)] == ["section", "h2", *(["time"] if date else []), "ul", "li",
                                                          "a", "span"]
     assert soup.li.a.get_text() == f"§2 {title}" and (not date or soup.time.get_text() == date)
@@ -67,32 +75,33 @@ def test_any_title_and_date_come_back_as_the_same_text_and_never_as_markup(title
 def test_nothing_changed_or_only_the_front_matter_gives_no_note_and_the_same_page(tmp_path: Path):
     assert note_html(None) == ""
     same = _outline(_section(1))
-    assert note_html(compare(same, same)) == ""
-    assert note_html(compare(same, _outline(_section(1), date="2026-08-01"))) == ""  # the header shows it
+    assert _note(compare(same, same)) == ""
+    assert _note(compare(same, _outline(_section(1), date="2026-08-01"))) == ""  # the header shows it
     source = tmp_path / "report.md"
     source.write_text(BASE, encoding="utf-8")
     page = page_from_source(source)
     for old in (read_outline(page.html), read_outline(page.html.replace("2026-01-01", "2025-12-31"))):
-        noted, changes = with_changes(page, old, note=True)
+        noted = rendered(page.report, since=old)
         assert noted.html == page.html  # no byte changed: no note, no style for it
-        assert changes.changed == (old != read_outline(page.html))
+        assert noted.report.changes is None and noted.changes is not None
+        assert noted.changes.changed == (old != read_outline(page.html))
 
 
 def test_many_sections_are_cut_short_and_citations_and_references_are_noted():
     old = _outline(*(_section(n, sources=(1,)) for n in range(1, 4)), refs=1)
     added = [_section(n) for n in range(4, 4 + LISTED + 3)]
     new = _outline(_section(1, sources=(2,)), _section(2, sources=(1,)), _section(3, sources=(1,)), *added, refs=2)
-    soup = BeautifulSoup(note_html(compare(old, new)), "html.parser")
+    soup = BeautifulSoup(_note(compare(old, new)), "html.parser")
     items = [li.get_text(" ", strip=True) for li in soup.find_all("li")]
     assert items[0] == "§1 Section 1 sources changed" and items[1:LISTED] == [
         f"§{n} Section {n} new" for n in range(4, 4 + LISTED - 1)]  # in the page's order
     assert items[LISTED:] == ["and 4 more sections", "The references changed"]
     assert soup.find("a", string="The references")["href"] == "#references"
     # read back from a page, the note is kept as it is by a version that changes nothing against that page
-    page = f'<meta name="generator" content="graphsite"><main>{note_html(compare(old, new))}</main><div id="report">'
+    page = f'<meta name="generator" content="graphsite"><main>{_note(compare(old, new))}</main><div id="report">'
     kept = dataclasses.replace(new, note=read_outline(page).note)
-    assert note_html(compare(kept, new)) == note_html(compare(old, new))
-    assert note_html(compare(kept, dataclasses.replace(new, sections=new.sections[1:]))).count("<li>") == 1
+    assert _note(compare(kept, new)) == _note(compare(old, new))
+    assert _note(compare(kept, dataclasses.replace(new, sections=new.sections[1:]))).count("<li>") == 1
 
 
 def test_build_since_notes_the_changed_sections_on_real_files(run_cli: Callable[..., Result],
@@ -148,7 +157,26 @@ def test_a_note_style_that_cannot_be_read_is_a_build_error_naming_it(tmp_path: P
     source.write_text(BASE, encoding="utf-8")
     page = page_from_source(source)
     old = read_outline(page_from_source(source).html.replace("What could go wrong", "Nothing at all"))
-    report = dataclasses.replace(page.report, changes=compare(old, read_outline(page.html)))
     with pytest.raises(BuildError) as caught:
-        render_page(report, fonts="system", theme=load_theme(theme))
+        render.render(page.report, fonts="system", theme=load_theme(theme), since=old)
     assert caught.value.detail.startswith(f"{broken}: ") and "reinstall graphsite" in (caught.value.hint or "")
+
+
+def test_a_noted_page_is_rendered_once_its_fonts_subset_once_and_its_csp_holds_what_it_inlines(
+        default_page: BuiltPage, calls: Calls):
+    """The note, its style, the font stylesheet (subset to the characters the page shows, the note's included)
+    and the CSP are put in after the one render; the note is made once."""
+    now = read_outline(default_page.html)
+    old = dataclasses.replace(now, sections=(*now.sections[:2], *now.sections[3:]))
+    for name in ("page_html", "font_face_css"):
+        calls.spy(render, name)
+    calls.spy(changenote, "noted_sections")
+    page = rendered(default_page.report, subdomain=SUBDOMAIN, since=old)
+    assert calls == {"page_html": 1, "font_face_css": 1, "noted_sections": 1}, calls
+    soup = BeautifulSoup(page.html, "html.parser")
+    assert [a.get_text() for a in soup.select("#changes a")] == [now.sections[2].label]
+    assert page.report.changes == page.changes and page.changes is not None
+    policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
+    hashes = ["'sha256-" + base64.b64encode(hashlib.sha256(element.string.encode()).digest()).decode() + "'"
+              for element in soup.find_all(("style", "script"))]
+    assert all(digest in policy for digest in hashes) and ".changes {" in soup.find_all("style")[-1].string

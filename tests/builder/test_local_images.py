@@ -53,7 +53,7 @@ def test_a_missing_image_is_a_warning_naming_its_line_and_fails_strict(folder):
     assert [(w.code, w.line) for w in page.report.warnings] == [("image-missing", 5)]
     assert parse_html(page.html).find("img") is None and "the diagram" in page.html
     assert "img-src" not in _csp(page.html)
-    assert [f.code for f in unaccepted(page)] == ["image-missing"]
+    assert [f.code for f in unaccepted(page.report)] == ["image-missing"]
 
 
 @pytest.mark.parametrize("limits, wanted", [

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsite.paths import private_cache
+from graphsite.paths import installed_record, private_cache
 
 
 def _open_fds() -> int:
@@ -97,3 +97,19 @@ def test_an_ancestor_this_user_can_only_traverse_keeps_the_cache() -> None:
     finally:
         (home / "passage").chmod(0o700)
         shutil.rmtree(home)
+
+
+def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caches' one way to know an installed package (the font subsets key on fontTools', the front matter on
+    PyYAML's): its dist-info RECORD, read without importing it; no RECORD, or two, is no identity."""
+    package = tmp_path / "site" / "gs_probe_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise SystemExit('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert installed_record("gs_probe_pkg", "gs-probe-pkg") is None
+    (tmp_path / "site" / "GS-Probe-Pkg-1.0.dist-info").mkdir()
+    (tmp_path / "site" / "GS-Probe-Pkg-1.0.dist-info" / "RECORD").write_bytes(b"gs_probe_pkg/__init__.py,sha256=x,1\n")
+    assert installed_record("gs_probe_pkg", "gs-probe-pkg") == (package, b"gs_probe_pkg/__init__.py,sha256=x,1\n")
+    (tmp_path / "site" / "gs-probe-pkg-2.0.dist-info").mkdir()
+    assert installed_record("gs_probe_pkg", "gs-probe-pkg") is None
+    assert installed_record("gs_no_such_package", "gs-no-such-package") is None

@@ -34,7 +34,7 @@ def test_the_awesome_list_is_titled_by_its_logo_and_sectioned_by_category(pages)
     # `## Packages` holds 45 `###` categories and most of the words: each category is a section
     assert titles[:5] == ["Contents", "Official", "Packages", "Mad science", "Command-line apps"]
     assert len(titles) == 67 and titles[-1] == "Related lists"
-    assert unaccepted(page) == [] and page.report.warnings == ()
+    assert unaccepted(page.report) == [] and page.report.warnings == ()
     mad_science = page.report.sections[3]
     assert _text(mad_science.summary_html).startswith("webtorrent - Streaming torrent client")
     logo = parse_html(page.html).find("img", alt="Awesome Node.js")
@@ -49,7 +49,7 @@ def test_the_design_document_keeps_its_deep_headings_and_names_its_missing_image
         "Alternatives considered", "Prior Art"]
     assert _text(page.report.sections[0].summary_html).startswith("The arena experiment adds a package")
     # its images live in a 70257/ folder that was not saved beside it: those, and only those, fail --strict
-    assert [(f.code, f.line) for f in unaccepted(page)] == [("image-missing", line)
+    assert [(f.code, f.line) for f in unaccepted(page.report)] == [("image-missing", line)
                                                           for line in (872, 895, 916, 924, 933)]
     soup = parse_html(page.html)
     assert soup.find("h6") is not None or soup.find("h5") is not None  # `#####` stays a heading
@@ -58,7 +58,7 @@ def test_the_design_document_keeps_its_deep_headings_and_names_its_missing_image
 def test_the_rfc_keeps_every_dollar_of_its_macros(pages):
     page = pages["rust-rfc-3086-macro-metavar-expr"]
     assert [s.title for s in page.report.sections][:3] == ["Summary", "Motivation", "Guide-level explanation"]
-    assert unaccepted(page) == [] and page.report.warnings == ()
+    assert unaccepted(page.report) == [] and page.report.warnings == ()
     assert "<math" not in page.html and "${count(" in parse_html(page.html).get_text()
     assert _text(page.report.sections[0].summary_html).startswith("Add new syntax to declarative macros")
 
@@ -83,7 +83,7 @@ def test_the_blog_post_with_tex_shows_every_formula_as_mathml_and_every_word(pag
         "Motivation and Overview", "Pixel RNN/CNN", "Variational Autoencoder", "Generative Adversarial Networks"]
     assert _text(page.report.sections[0].summary_html).startswith("In the first half of the quarter, we studied")
     # --strict clean; its one true finding is a warning: `<a name='intro'>` repeats the page's own #intro
-    assert unaccepted(page) == []
+    assert unaccepted(page.report) == []
     assert [(w.code, w.line) for w in page.report.warnings] == [
         ("front-matter-unused", 3), ("front-matter-unused", 4), ("raw-html-id", 38)]
     source = (SHAPES / "cs231n-generative-modeling.md").read_text(encoding="utf-8")
@@ -124,4 +124,4 @@ def test_the_jekyll_demo_post_keeps_its_sections_around_its_lone_h1(pages):
     # its true findings: 17 kramdown/Liquid leftovers (warnings) and three image paths from the site's root
     # (`mockup.png` is named once, at its first use)
     assert [w.code for w in page.report.warnings].count("markup-leftover") == 17
-    assert [(f.code, f.line) for f in unaccepted(page)] == [("image-missing", line) for line in (169, 190, 191)]
+    assert [(f.code, f.line) for f in unaccepted(page.report)] == [("image-missing", line) for line in (169, 190, 191)]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
-from graphsite.config import Config, load_config
+from graphsite.config import Config, load_config, settings_errors
 from graphsite.errors import ConfigError
+from graphsite.paths import schema_path
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -87,3 +90,23 @@ def test_acceptance_needs_a_reason(tmp_path):
 def test_replace_overrides_one_section():
     config = Config().replace("deploy", replicas=5)
     assert config.deploy.replicas == 5 and Config().deploy.replicas == 1
+
+
+def _bounded() -> list[tuple[str, str, tuple[int, int]]]:
+    return [(section.name, setting.name, setting.metadata["bounds"]) for section in dataclasses.fields(Config)
+            if dataclasses.is_dataclass(section.default_factory)
+            for setting in dataclasses.fields(section.default_factory) if "bounds" in setting.metadata]
+
+
+def test_every_bound_a_field_declares_is_checked_and_is_the_schemas():
+    """A field's bounds are written once, on the field: the check and the JSON Schema read them there."""
+    bounded = _bounded()
+    assert ("deploy", "keep_versions", (1, 50)) in bounded
+    schema = json.loads(schema_path("graphsite.schema.json").read_text(encoding="utf-8"))
+    for section, name, (low, high) in bounded:
+        field = schema["properties"][section]["properties"][name]
+        assert (field["minimum"], field["maximum"]) == (low, high)
+        for value in (low - 1, high + 1, True):
+            assert settings_errors(Config().replace(section, **{name: value})) == [
+                f"{section}.{name}: expected a whole number from {low} to {high}, got {value!r}"]
+        assert settings_errors(Config().replace(section, **{name: high})) == []

@@ -17,8 +17,9 @@ FACE = theme_dir() / "fonts" / fonts.FACES[0].file
 
 
 def _cached_name(characters: str) -> str:
-    # the installed fontTools is known by its __init__.py (its version), read without importing the package
-    key = b"\0".join([FACE.read_bytes(), characters.encode(), Path(fontTools.__file__).read_bytes(), b"v3"])
+    # the installed fontTools is known by its dist-info RECORD (the sha256 of its files), as PyYAML is
+    (record,) = Path(fontTools.__file__).parents[1].glob("[fF]ont[tT]ools-*.dist-info")
+    key = b"\0".join([FACE.read_bytes(), characters.encode(), (record / "RECORD").read_bytes(), b"v3"])
     return hashlib.sha256(key).hexdigest() + ".woff2"
 
 

@@ -13,10 +13,9 @@ from contextlib import contextmanager
 
 import pytest
 
-from graphsite.builder.build import page_from_source, write_page
+from graphsite.builder.build import page_from_source, rendered, write_page
 from graphsite.builder.outline import read_outline
 from graphsite.urls import problem
-from graphsite.usecases.build import with_changes
 
 from .conftest import REPORT, SETUP_HINT, VNU, axe_violations, serve
 
@@ -81,7 +80,7 @@ def built(tmp_path_factory):
     sections = [*now.sections[:2], dataclasses.replace(now.sections[2], text="Shorter."), *now.sections[5:]]
     old = dataclasses.replace(now, sections=tuple(sections), references=now.references[1:],
                               front=(*now.front, ("date", "2026-07-01")))
-    noted, _ = with_changes(page, old, note=True, subdomain="graph-eng-abc123")
+    noted = rendered(page.report, subdomain="graph-eng-abc123", since=old)
     assert 'id="changes"' in noted.html
     pages["noted"] = write_page(noted, root / "noted")
     return root, pages
