@@ -16,6 +16,8 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
@@ -152,11 +154,6 @@ def _temporary_claim(directory: Path, name: str, domain: str) -> Claim | None:
     return temporary_claim(entries, bind_stamp(directory) if MARKER in entries else None, name, domain)
 
 
-def remove_temporary(directory: Path) -> bool:
-    """Remove a temporary directory `temporaries` found; return False when it was absent."""
-    return _remove(directory, "a deploy's temporary directory")
-
-
 def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
     data = files.read_ours(directory.parent, directory.name, MARKER, what="the page directory's marker")
@@ -183,43 +180,6 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
     # a root that cannot be listed raises OSError: the caller names the system it could not read
     children = files.directories(bind_root) if bind_root.is_dir() else []
     return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
-
-
-def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
-    """Remove `directory` when its marker is still the whole `stamp` its caller judged this configuration's
-    (name, fqdn, deployment id, created, expires); return False when it is absent. Anything else there is
-    refused, left in place: no marker, one that does not parse, or another claim (another domain's, another
-    deployment's, one rewritten since it was judged). A symbolic link is refused, its target untouched."""
-    if not os.path.lexists(directory):
-        return False
-    refusal = files.link_refusal(directory, "page directory")
-    if refusal is not None:
-        raise refusal
-    found = bind_stamp(directory)
-    if found is None or found.name != directory.name:
-        raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
-                          hint="remove it by hand if it is yours to remove")
-    if found != stamp:
-        raise DeployError(f"{directory}: its marker says {_said(found)}, not the deployment's {_said(stamp)}; "
-                          "left in place",
-                          hint="run `graphsite list` to see whose it is; remove it by hand if it is yours")
-    return _remove(directory, "the page's directory")
-
-
-def _said(stamp: Stamp) -> str:
-    return (f"(fqdn={stamp.fqdn or '-'} id={stamp.id or '-'} created={stamp.created or '-'} "
-            f"expires={stamp.expires or '-'})")
-
-
-def _remove(directory: Path, what: str) -> bool:
-    try:
-        return files.remove_tree(directory)
-    except OSError as exc:
-        if exc.errno == errno.ENOTDIR:  # a link or a file took its place since it was judged: a rerun cannot help
-            why = files.kept_link(directory) or "no directory any more: left as it is; look at it by hand"
-            raise DeployError(f"{directory}: {what} not removed: {why}") from None
-        raise DeployError(f"{directory}: cannot remove {what}: {exc.strerror or exc}",
-                          hint="check deploy.bind_root's permissions, then run the command again") from None
 
 
 # --- kept versions: <directory>/v/<sha12>/ ------------------------------------------------------------------------
@@ -251,11 +211,53 @@ def strays(directory: Path) -> tuple[str, ...]:
 
 def stray_entries(top: list[str], below: list[str]) -> tuple[str, ...]:
     """Return which of the entries of a page directory (`top`) and of its v/ (`below`, as `v/NAME`) graphsite
-    did not make: all but the page, the marker, v/, the version folders and the temporaries of its writes."""
-    return (tuple(name for name in sorted(top) if name not in (PAGE, MARKER, VERSIONS)
-                  and not _OWN_TEMPORARY.fullmatch(name))
-            + tuple(f"{VERSIONS}/{name}" for name in sorted(below)
-                    if not _SHA12.fullmatch(name) and not _VERSION_TEMPORARY.fullmatch(name)))
+    did not make, judged by name alone (`not_made` with the kinds graphsite gives them)."""
+    listing = {name: Kind.DIRECTORY if name == VERSIONS else Kind.FILE for name in top}
+    return not_made(listing | {f"{VERSIONS}/{name}": Kind.DIRECTORY for name in below})
+
+
+class Kind(StrEnum):
+    """What an entry of a page directory is, as listed (a symbolic link is OTHER: never followed)."""
+
+    FILE = "file"
+    DIRECTORY = "directory"
+    OTHER = "other"
+
+
+def not_made(listing: Mapping[str, Kind]) -> tuple[str, ...]:
+    """Return which entries of a page directory graphsite did not make, as paths below it ('notes', 'v/notes',
+    'v/<sha12>/notes'), the directory's own first: all but the page and the marker (files), v/ (a directory),
+    the version folders in it (directories named as graphsite names them), a page and a marker in those, and the
+    temporaries of its writes. What is below a stray is not in `listing`: it is never read."""
+    return tuple(sorted((path for path, kind in listing.items() if not _made(path.split("/"), kind)),
+                        key=lambda path: (path.count("/"), path)))
+
+
+def _made(parts: list[str], kind: Kind) -> bool:
+    if parts == [VERSIONS]:
+        return kind == Kind.DIRECTORY
+    if len(parts) == 2 and parts[0] == VERSIONS:
+        return kind == Kind.DIRECTORY and version_name(parts[1])
+    own = len(parts) == 1 or len(parts) == 3 and parts[0] == VERSIONS
+    return own and kind == Kind.FILE and (parts[-1] in (PAGE, MARKER) or bool(_OWN_TEMPORARY.fullmatch(parts[-1])))
+
+
+def version_name(name: str) -> bool:
+    """True when `name` is one graphsite gives a folder under v/: a version's short sha, or a killed write's
+    temporary of one."""
+    return bool(_SHA12.fullmatch(name) or _VERSION_TEMPORARY.fullmatch(name))
+
+
+SHOWN = 3  # the strays a refusal names before "and N more"
+
+
+def strays_refusal(directory: Path, strays: Sequence[str], name: str) -> DeployError:
+    """Return the refusal to remove `directory` (of deployment `name`), which holds `strays` (paths below it):
+    it is left in place, marker and all, until they are moved out."""
+    shown = ", ".join(strays[:SHOWN]) + (f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else "")
+    shown = shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
+    return DeployError(f"{directory}: not removed: graphsite did not put {shown} there; left in place with its "
+                       f"marker: move them out of it, then run `graphsite teardown {name}` again")
 
 
 def _entries(directory: Path, *names: str) -> dict[str, bool]:

@@ -518,6 +518,9 @@ class FakeBinds:
                 raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
             if self._stamp(directory) != stamp:
                 raise DeployError(f"{directory}: its marker is not the deployment's; left in place")
+            strays = self._strays(directory)
+            if strays:  # what graphsite did not put there is never removed: the directory stays, marker and all
+                raise bind.strays_refusal(directory, strays, directory.name)
             self.kept.pop(directory, None)
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
 
@@ -534,13 +537,16 @@ class FakeBinds:
 
         return self._run("versions", read)
 
+    def _strays(self, directory: Path) -> tuple[str, ...]:
+        names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
+        top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
+        below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
+        return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+
     def strays(self, directory: Path) -> tuple[str, ...]:
         def read() -> tuple[str, ...]:
             self._refuse_links(directory)
-            names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
-            top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
-            below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
-            return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+            return self._strays(directory)
 
         return self._run("strays", read)
 
