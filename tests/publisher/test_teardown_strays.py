@@ -56,7 +56,7 @@ def test_a_stray_keeps_the_directory_and_its_marker_the_rest_goes_and_a_rerun_fi
     collected = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=later)
     (only,) = collected.collected
     assert only.outcome == gc.FAILED and not collected.ok
-    assert only.reason.startswith(f"left: directory {directory}")
+    assert only.reason == f"left: directory {directory}; {failed.detail}"
     assert binds.dirs[directory]["notes"] == b"mine"
 
     for stray in ("notes", "v/notes"):  # moved out
