@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from graphsite.config import Config
+from graphsite.publisher.bind import Kind, not_made
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.outcomes import FAILED, REMOVED
 from graphsite.usecases import gc
@@ -71,3 +72,21 @@ def test_a_refusal_names_a_few_strays_then_says_how_many_more(tmp_path):
     binds.dirs[directory] |= {name: b"" for name in ("a", "b", "c", "d", "v/e")}
     (failed,) = [o for o in _teardown(config, clients).outcomes if o.failed]
     assert "graphsite did not put a, b, c and 2 more there;" in failed.detail
+
+
+def test_what_graphsite_made_in_a_page_directory_is_judged_by_name_and_kind():
+    """The rule removal reads a listing with: graphsite makes files where its page, marker and their temporaries
+    go, folders where v/ and its versions go, and nothing else; a link is never its own; what is below a
+    stray is not listed (never read), and the directory's own strays come first."""
+    F, D, L = Kind.FILE, Kind.DIRECTORY, Kind.OTHER
+    sha, temporary = "a" * 12, ".bbbbbbbbbbbb.x1y2.tmp"
+    own = {"index.html": F, ".graphsite": F, ".index.html.x1y2.tmp": F, "..graphsite.x1y2.tmp": F, "v": D,
+           f"v/{sha}": D, f"v/{sha}/index.html": F, f"v/{sha}/.graphsite": F, f"v/{sha}/.index.html.k.tmp": F,
+           f"v/{temporary}": D, f"v/{temporary}/.graphsite": F}
+    assert not_made(own) == ()
+    strays = {"zz": F, "index.html": D, ".graphsite": L, f"v/{sha}/v": D, f"v/{sha}/notes": F,
+              "v/AAAAAAAAAAAA": D, f"v/{'c' * 12}": F, f"v/{'d' * 12}": L, "v/x/y/z": F}
+    assert not_made(own | strays) == (
+        ".graphsite", "index.html", "zz", "v/AAAAAAAAAAAA", f"v/{'c' * 12}", f"v/{'d' * 12}", f"v/{sha}/notes",
+        f"v/{sha}/v", "v/x/y/z")
+    assert not_made({"v": F}) == ("v",) and not_made({"v": L}) == ("v",)
