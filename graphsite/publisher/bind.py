@@ -191,22 +191,26 @@ def version_markers(directory: Path) -> dict[str, str | None]:
     raises DeployError naming it (what is behind it was not read: the versions are unknown, not none), and so does
     a read that failed: nothing is decided on it."""
     found: dict[str, str | None] = {}
-    for name, is_directory in sorted(_entries(directory, VERSIONS).items()):
+    for name, kind in sorted(_entries(directory, VERSIONS).items()):
         if not _SHA12.fullmatch(name):  # a killed write's .<sha12>.<random>.tmp: teardown takes it with the rest
             continue
         marker = files.read_ours(directory.parent, directory.name, VERSIONS, name, MARKER,
-                                 what="a kept version's marker") if is_directory else None
+                                 what="a kept version's marker") if kind == Kind.DIRECTORY else None
         found[name] = marker.decode("utf-8", errors="replace") if marker is not None else None
     return found
 
 
 def strays(directory: Path) -> tuple[str, ...]:
-    """Return what is in `directory` and in its v/ that graphsite did not put there ('notes', 'v/notes'); () when
-    there is no `directory`. A link or a file where either should be raises UnknownVersions, a read that failed
-    DeployError: removing the directory would take with it what was not read."""
+    """Return what is in `directory`, in its v/ and in the version folders there that graphsite did not put there
+    ('notes', 'v/notes', 'v/<sha12>/notes'); () when there is no `directory`. A link or a file where the directory
+    or v/ should be raises UnknownVersions, a read that failed DeployError: removing the directory would take
+    with it what was not read."""
     top = list(_entries(directory))
-    below = list(_entries(directory, VERSIONS)) if VERSIONS in top else []
-    return stray_entries(top, below)
+    below = _entries(directory, VERSIONS) if VERSIONS in top else {}
+    inside = {f"{VERSIONS}/{name}/{entry}": kind for name, folder in below.items()
+              if folder == Kind.DIRECTORY and version_name(name)
+              for entry, kind in _entries(directory, VERSIONS, name).items()}
+    return stray_entries(top, list(below)) + not_made(inside)
 
 
 def stray_entries(top: list[str], below: list[str]) -> tuple[str, ...]:
@@ -222,6 +226,13 @@ class Kind(StrEnum):
     FILE = "file"
     DIRECTORY = "directory"
     OTHER = "other"
+
+
+def kind_of(entry: os.DirEntry[str]) -> Kind:
+    """Return what a listed entry is, never following a link (a stat that fails raises OSError)."""
+    if entry.is_dir(follow_symlinks=False):
+        return Kind.DIRECTORY
+    return Kind.FILE if entry.is_file(follow_symlinks=False) else Kind.OTHER
 
 
 def not_made(listing: Mapping[str, Kind]) -> tuple[str, ...]:
@@ -251,21 +262,32 @@ def version_name(name: str) -> bool:
 SHOWN = 3  # the strays a refusal names before "and N more"
 
 
-def strays_refusal(directory: Path, strays: Sequence[str], name: str) -> DeployError:
+def strays_refusal(directory: Path, strays: Sequence[str], *, name: str) -> DeployError:
     """Return the refusal to remove `directory` (of deployment `name`), which holds `strays` (paths below it):
     it is left in place, marker and all, until they are moved out."""
+    return DeployError(f"{directory}: not removed: graphsite did not put {_shown(strays)} there; left in place with "
+                       f"its marker: move them out of it, then run `graphsite teardown {name}` again")
+
+
+def version_refusal(directory: Path, sha12: str, strays: Sequence[str]) -> DeployError:
+    """Return the refusal to remove the version `sha12` kept in `directory`, whose folder holds `strays`."""
+    return DeployError(f"{directory}: version {sha12} not removed: graphsite did not put {_shown(strays)} there; "
+                       f"left in place with its marker: move them out of it, and the next deploy of "
+                       f"{directory.name} drops it")
+
+
+def _shown(strays: Sequence[str]) -> str:
+    """Return a few of `strays`, then how many more."""
     shown = ", ".join(strays[:SHOWN]) + (f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else "")
-    shown = shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
-    return DeployError(f"{directory}: not removed: graphsite did not put {shown} there; left in place with its "
-                       f"marker: move them out of it, then run `graphsite teardown {name}` again")
+    return shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
 
 
-def _entries(directory: Path, *names: str) -> dict[str, bool]:
-    """Return {name: whether it is a directory (a link is not)} of what is in `directory` (or in `names` under
-    it), {} when it is absent; raise as version_markers does."""
+def _entries(directory: Path, *names: str) -> dict[str, Kind]:
+    """Return {name: its kind (a link is OTHER)} of what is in `directory` (or in `names` under it), {} when it is
+    absent; raise as version_markers does."""
     try:
         with files.opened(directory.parent, directory.name, *names) as fd, os.scandir(fd) as scan:
-            return {entry.name: entry.is_dir(follow_symlinks=False) for entry in scan}
+            return {entry.name: kind_of(entry) for entry in scan}
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -354,28 +376,4 @@ def restamp_version(directory: Path, sha12: str, marker: str) -> bool:
         raise DeployError(f"{directory / VERSIONS / sha12}: cannot restamp the version: {exc.strerror or exc}",
                           hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
             from None
-    return True
-
-
-def remove_version(directory: Path, sha12: str) -> bool:
-    """Remove the version `sha12` kept in `directory`; return False when it is absent. No link is followed."""
-    where = directory / VERSIONS / sha12
-    try:
-        with files.opened(directory.parent, directory.name, VERSIONS) as fd:
-            return _remove_version_at(fd, sha12, where)
-    except FileNotFoundError:  # no v/ (or no directory): nothing kept
-        return False
-    except OSError as exc:
-        raise DeployError(f"{where}: cannot remove the version: {exc.strerror or exc}",
-                          hint="check deploy.bind_root's permissions, then run the command again") from None
-
-
-def _remove_version_at(versions: int, sha12: str, where: Path) -> bool:
-    try:
-        mode = os.lstat(sha12, dir_fd=versions).st_mode
-    except FileNotFoundError:
-        return False
-    if not stat.S_ISDIR(mode):
-        raise DeployError(f"{where} is no directory: graphsite did not make it; left in place")
-    shutil.rmtree(sha12, dir_fd=versions)
     return True

@@ -12,16 +12,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from graphsite.atomic import write_atomic_at
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, files
-from graphsite.publisher.bind import Kind
+from graphsite.publisher.bind import VERSIONS, Kind
 from graphsite.publisher.deployment import MARKER, Stamp
 
 _HINT = "check deploy.bind_root's permissions and the disk, then run the command again"
+Refusal = Callable[[Sequence[str]], DeployError]  # the refusal naming the strays found (paths below the directory)
 
 
 def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
@@ -44,17 +47,45 @@ def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
         raise DeployError(f"{directory}: its marker says {_said(found)}, not the deployment's {_said(stamp)}; "
                           "left in place",
                           hint="run `graphsite list` to see whose it is; remove it by hand if it is yours")
-    return _remove_own(directory, marker, directory.name, "the page's directory")
+    return _remove_own(directory, "", marker, partial(bind.strays_refusal, directory, name=directory.name),
+                       "the page's directory")
 
 
 def remove_temporary(directory: Path) -> bool:
     """Remove a temporary directory `bind.temporaries` found (what graphsite writes in it, then it); return False
     when it was absent. A stray in it is refused, as in a page directory."""
+    if files.looked_at(directory) is None:
+        return False
+    refusal = partial(bind.strays_refusal, directory, name=bind.temporary_name(directory.name))
+    return _remove_own(directory, "", _marker(directory), refusal, "a deploy's temporary directory")
+
+
+def remove_version(directory: Path, sha12: str) -> bool:
+    """Remove what graphsite made in the version `sha12` kept in `directory` (v/<sha12>/: its page, its marker
+    last), then the folder; return False when it is absent. A stray in it is refused, the folder left in place
+    with its marker; a link or a file there is not graphsite's. No link is followed."""
+    where = directory / VERSIONS / sha12
     try:
-        marker = files.read_own(directory.parent, directory.name, MARKER)
+        with files.opened(directory.parent, directory.name, VERSIONS) as fd:
+            mode = os.lstat(sha12, dir_fd=fd).st_mode
+    except FileNotFoundError:  # no version, no v/ (or no directory): nothing kept
+        return False
+    except OSError as exc:
+        raise _failed(where, exc, "the version") from None
+    if not stat.S_ISDIR(mode):
+        raise DeployError(f"{where} is no directory: graphsite did not make it; left in place")
+    return _remove_own(directory, f"{VERSIONS}/{sha12}", _marker(directory, VERSIONS, sha12),
+                       partial(bind.version_refusal, directory, sha12), "the version")
+
+
+def _marker(directory: Path, *names: str) -> bytes | None:
+    """Return the marker of `directory`/names… to put back should the folder not go; None when there is none
+    that can be graphsite's (a link, no file) or it cannot be read (then it is not removed either: unlink fails
+    alike, or the listing does)."""
+    try:
+        return files.read_own(directory.parent, directory.name, *names, MARKER)
     except OSError:
-        marker = None  # none that can be graphsite's (a link, no file): nothing to put back
-    return _remove_own(directory, marker, bind.temporary_name(directory.name), "a deploy's temporary directory")
+        return None
 
 
 def _said(stamp: Stamp) -> str:
@@ -62,44 +93,48 @@ def _said(stamp: Stamp) -> str:
             f"expires={stamp.expires or '-'})")
 
 
-def _remove_own(directory: Path, marker: bytes | None, name: str, what: str) -> bool:
-    """Remove what graphsite made in `directory` (the deployment `name`'s), the marker last, then `directory`;
-    put `marker` back when the directory cannot go. Every OSError is a DeployError naming the path."""
-    if files.looked_at(directory) is None:
-        return False
-    listing = _listing(directory)
+def _remove_own(directory: Path, scope: str, marker: bytes | None, refused: Refusal, what: str) -> bool:
+    """Remove what graphsite made in `directory`/`scope` ('': the page directory itself, `v/<sha12>`: a version
+    folder), the marker last, then the folder; put `marker` back when the folder cannot go. Every OSError is a
+    DeployError naming the path."""
+    listing = _listing(directory, scope)
     strays = bind.not_made(listing)
     if strays:
-        raise bind.strays_refusal(directory, strays, name)
-    # deepest first: the files in the version folders, the folders, v/; then the page and the temporaries
-    for path in sorted(listing, key=lambda p: (-p.count("/"), p)):
-        if path != MARKER:
-            _remove_entry(directory, path, listing[path] == Kind.DIRECTORY, name)
-    left = _names(directory, "")
-    if set(left) - {MARKER}:  # appeared since the listing: the marker stays, and so does the directory
-        raise bind.strays_refusal(directory, [n for n in left if n != MARKER], name)
-    _at(directory / MARKER, lambda: _unlink_at(directory, MARKER))
+        raise refused(strays)
+    if not scope:  # each version folder as this one: its marker last, put back should the folder stay
+        for folder in sorted(p for p in listing if p.count("/") == 1):
+            _remove_own(directory, folder, _marker(directory, *_parts(folder)), refused, "a kept version")
+        if VERSIONS in listing:
+            _remove_entry(directory, VERSIONS, True, refused)
+    own = _join(scope, MARKER)
+    for path in sorted(p for p in listing if _parts(p)[:-1] == _parts(scope) and p not in (own, VERSIONS)):
+        _remove_entry(directory, path, False, refused)  # the page, the temporaries of its writes
+    left = _left(directory, scope)
+    if left:  # appeared since the listing: the marker stays, and so does the folder
+        raise refused(left)
+    _at(directory / own, lambda: _unlink_at(directory, own))
+    *parents, last = [directory.name, *_parts(scope)]
     try:
-        with files.opened(directory.parent) as root:
-            os.rmdir(directory.name, dir_fd=root)
+        with files.opened(directory.parent, *parents) as fd:
+            os.rmdir(last, dir_fd=fd)
     except FileNotFoundError:
         return False  # another hand took it meanwhile
     except OSError as exc:
         if exc.errno != errno.ENOTEMPTY:
-            raise _failed(directory, exc, what) from None
-        if marker is not None:  # something came in after the last look: the directory stays the deployment's
-            _at(directory / MARKER, lambda: _put_back(directory, marker))
-        raise bind.strays_refusal(directory, [n for n in _names(directory, "") if n != MARKER], name) from None
+            raise _failed(directory / scope, exc, what) from None
+        if marker is not None:  # something came in after the last look: the folder stays graphsite's
+            _at(directory / own, lambda: _put_back(directory, scope, marker))
+        raise refused(_left(directory, scope)) from None
     return True
 
 
-def _listing(directory: Path) -> dict[str, Kind]:
-    """Return {path below `directory`: its kind} of the directory, of its v/ and of the version folders in v/;
-    what is below an entry graphsite did not make is not read. Raise DeployError when it or a folder in it cannot
-    be read."""
-    listing = _kinds(directory, "")
-    if listing.get(bind.VERSIONS) == Kind.DIRECTORY:
-        below = {f"{bind.VERSIONS}/{n}": k for n, k in _kinds(directory, bind.VERSIONS).items()}
+def _listing(directory: Path, scope: str) -> dict[str, Kind]:
+    """Return {path below `directory`: its kind} of what is in `directory`/`scope`: of the page directory, its v/
+    and the version folders in v/ (scope ''), or of one version folder; what is below an entry graphsite did not
+    make is not read. Raise DeployError when a folder cannot be read."""
+    listing = {_join(scope, n): k for n, k in _kinds(directory, scope).items()}
+    if not scope and listing.get(VERSIONS) == Kind.DIRECTORY:
+        below = {f"{VERSIONS}/{n}": k for n, k in _kinds(directory, VERSIONS).items()}
         listing |= below
         for path, kind in below.items():
             if kind == Kind.DIRECTORY and bind.version_name(path.split("/")[1]):
@@ -112,23 +147,22 @@ def _kinds(directory: Path, below: str) -> dict[str, Kind]:
     gone since it was looked at."""
     try:
         with files.opened(directory.parent, directory.name, *_parts(below)) as fd, os.scandir(fd) as scan:
-            return {e.name: Kind.DIRECTORY if e.is_dir(follow_symlinks=False)
-                    else Kind.FILE if e.is_file(follow_symlinks=False) else Kind.OTHER for e in scan}
+            return {entry.name: bind.kind_of(entry) for entry in scan}
     except FileNotFoundError:
         return {}
     except OSError as exc:
-        raise _failed(directory.joinpath(*_parts(below)), exc, "what it holds", verb="list") from None
+        raise _failed(directory / below, exc, "what it holds", verb="list") from None
 
 
-def _names(directory: Path, below: str) -> list[str]:
-    return sorted(_kinds(directory, below))
+def _left(directory: Path, scope: str) -> list[str]:
+    """Return what is in `directory`/`scope` besides its marker, as paths below `directory`."""
+    return [_join(scope, n) for n in sorted(_kinds(directory, scope)) if n != MARKER]
 
 
-def _remove_entry(directory: Path, path: str, is_directory: bool, name: str) -> None:
+def _remove_entry(directory: Path, path: str, is_directory: bool, refused: Refusal) -> None:
     """Remove graphsite's file or (empty) folder at `path` below `directory`; a folder something came into since
     it was read stops the removal, naming what is there."""
     *parents, entry = _parts(path)
-    where = directory / path
     try:
         with files.opened(directory.parent, directory.name, *parents) as fd:
             (os.rmdir if is_directory else os.unlink)(entry, dir_fd=fd)
@@ -136,17 +170,18 @@ def _remove_entry(directory: Path, path: str, is_directory: bool, name: str) -> 
         return  # gone already: what was to be done is done
     except OSError as exc:
         if exc.errno != errno.ENOTEMPTY:
-            raise _failed(where, exc, "it") from None
-        raise bind.strays_refusal(directory, [f"{path}/{n}" for n in _names(directory, path)], name) from None
+            raise _failed(directory / path, exc, "it") from None
+        raise refused([f"{path}/{n}" for n in sorted(_kinds(directory, path))]) from None
 
 
-def _unlink_at(directory: Path, entry: str) -> None:
-    with contextlib.suppress(FileNotFoundError), files.opened(directory.parent, directory.name) as fd:
+def _unlink_at(directory: Path, path: str) -> None:
+    *parents, entry = _parts(path)
+    with contextlib.suppress(FileNotFoundError), files.opened(directory.parent, directory.name, *parents) as fd:
         os.unlink(entry, dir_fd=fd)
 
 
-def _put_back(directory: Path, marker: bytes) -> None:
-    with files.opened(directory.parent, directory.name) as fd:
+def _put_back(directory: Path, scope: str, marker: bytes) -> None:
+    with files.opened(directory.parent, directory.name, *_parts(scope)) as fd:
         write_atomic_at(fd, MARKER, marker, owner=(bind.BIND_UID, bind.BIND_UID))
 
 
@@ -156,6 +191,10 @@ def _at(path: Path, effect: Callable[[], None]) -> None:
         effect()
     except OSError as exc:
         raise _failed(path, exc, "it") from None
+
+
+def _join(scope: str, name: str) -> str:
+    return f"{scope}/{name}" if scope else name
 
 
 def _parts(path: str) -> list[str]:

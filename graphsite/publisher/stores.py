@@ -109,4 +109,4 @@ class BindDirectories(_OnDisk):
         return bind.restamp_version(directory, sha12, marker)
 
     def remove_version(self, directory: Path, sha12: str) -> bool:
-        return bind.remove_version(directory, sha12)
+        return bind_removal.remove_version(directory, sha12)

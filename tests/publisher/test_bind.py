@@ -298,10 +298,10 @@ def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_f
     (directory / "v" / ("b" * 12)).symlink_to(elsewhere / ("b" * 12))  # a link named like a version
     assert bind.version_markers(directory) == {"a" * 12: markers["a" * 12], "b" * 12: None}
     with pytest.raises(DeployError, match="no directory"):
-        bind.remove_version(directory, "b" * 12)
+        bind_removal.remove_version(directory, "b" * 12)
     assert (elsewhere / ("b" * 12)).is_dir()
-    assert bind.remove_version(directory, "a" * 12) and not kept.exists()
-    assert not bind.remove_version(directory, "a" * 12)
+    assert bind_removal.remove_version(directory, "a" * 12) and not kept.exists()
+    assert not bind_removal.remove_version(directory, "a" * 12)
 
 
 def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(tmp_path):
@@ -435,8 +435,8 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
 
 def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_its_v(tmp_path):
     """What a switch to config mode would remove with the directory unread: every entry of v/ that is no version
-    folder (whatever its name or kind) and of the directory beside the page, the marker and v/; a killed write's
-    temporaries are graphsite's own."""
+    folder (whatever its name or kind), of the directory beside the page, the marker and v/, and of a version
+    folder beside its page and marker; a killed write's temporaries are graphsite's own."""
     directory = tmp_path / "gs-bind"
     assert bind.strays(directory) == ()
     bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
@@ -448,7 +448,10 @@ def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_i
     (directory / "v" / "AAAAAAAAAAAA").mkdir()
     (directory / "v" / "backup.tar").write_text("")
     (directory / "notes.txt").write_text("")
-    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes")
+    (directory / "v" / ("a" * 12) / "notes").write_text("")  # in a version folder: it would go with it too
+    (directory / "v" / ("a" * 12) / ".index.html.x1.tmp").write_text("")
+    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes",
+                                      f"v/{'a' * 12}/notes")
 
 
 def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_never_absent(tmp_path):
@@ -551,7 +554,10 @@ def arrive(event, args):  # another hand drops a file in the folder just before 
         (directory / late).write_text("late")
 sys.addaudithook(arrive)
 try:
-    bind_removal.remove_bind_dir(directory, stamp)
+    if sys.argv[4:]:
+        bind_removal.remove_version(directory, sys.argv[4])
+    else:
+        bind_removal.remove_bind_dir(directory, stamp)
 except DeployError as exc:
     print(exc.message)
 """
@@ -570,6 +576,22 @@ def test_a_stray_that_comes_in_during_the_removal_stops_it_with_the_marker_in_pl
     assert ran.stdout.strip() == (f"{directory}: not removed: graphsite did not put {late} there; left in place "
                                   "with its marker: move them out of it, then run `graphsite teardown gs-bind` again")
     assert bind.own_stamp(directory) == STAMP and (directory / late).read_text() == "late"
+    if at != directory.name:  # a version's folder: a deploy dropping that version stops there the same way
+        (directory / late).rename(tmp_path / "late")
+        sha12, kept = at, bind.version_markers(directory)[at]
+        assert kept == STAMP.marker("a" * 64)  # put back: the folder stays the deployment's version
+        (directory / "v" / sha12 / "notes").write_text("mine")
+        with pytest.raises(DeployError) as refused:
+            bind_removal.remove_version(directory, sha12)
+        assert refused.value.message == (
+            f"{directory}: version {sha12} not removed: graphsite did not put v/{sha12}/notes there; left in place "
+            "with its marker: move them out of it, and the next deploy of gs-bind drops it")
+        (directory / "v" / sha12 / "notes").unlink()
+        again = subprocess.run([sys.executable, "-c", _LATE, str(directory), at, late, sha12], capture_output=True,
+                               text=True, timeout=60, check=False)
+        assert again.stdout.strip().startswith(f"{directory}: version {sha12} not removed: graphsite did not put "
+                                               f"{late} there; "), again.stdout + again.stderr
+        assert bind.version_markers(directory)[sha12] == kept and (directory / late).read_text() == "late"
     assert (directory / MARKER).stat().st_uid == bind.BIND_UID
     assert bind.bind_dirs(tmp_path) == {"gs-bind": (directory, STAMP)}  # what list reads
     (directory / late).unlink()

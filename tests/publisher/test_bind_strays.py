@@ -1,7 +1,8 @@
-"""Teardown and gc on the in-memory fakes (tests/publisher/fakes.py) when a page directory of content mode `bind`
-holds what graphsite did not put there: the directory is left, marker and all, the outcome says what to move
-out, the rest of the teardown goes on, `list` still shows the deployment, and once the strays are out a rerun
-finishes. The filesystem side (what is removed, in which order) is tests/publisher/test_bind.py's."""
+"""Teardown, gc and deploy on the in-memory fakes (tests/publisher/fakes.py) when a page directory of content mode
+`bind` holds what graphsite did not put there: the directory is left, marker and all, the outcome says what to
+move out, the rest of the teardown goes on, `list` still shows the deployment, and once the strays are out a
+rerun finishes; a version a deploy drops is left the same way. The filesystem side (what is removed, in which
+order) is tests/publisher/test_bind.py's."""
 
 from __future__ import annotations
 
@@ -90,3 +91,20 @@ def test_what_graphsite_made_in_a_page_directory_is_judged_by_name_and_kind():
         ".graphsite", "index.html", "zz", "v/AAAAAAAAAAAA", f"v/{'c' * 12}", f"v/{'d' * 12}", f"v/{sha}/notes",
         f"v/{sha}/v", "v/x/y/z")
     assert not_made({"v": F}) == ("v",) and not_made({"v": L}) == ("v",)
+
+
+def test_a_version_a_deploy_drops_is_left_with_what_graphsite_did_not_put_in_its_folder(tmp_path):
+    """Before, a deploy dropping a kept version (deploy.keep_versions) removed its folder as a tree. Now a stray
+    in it leaves the folder, the deploy is live, and its warning names the stray and what to do."""
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    (first,) = binds.kept[directory]
+    binds.dirs[directory][f"v/{first}/notes"] = b"mine"
+    source, recorder = tmp_path / "report-2.md", Recorder()
+    source.write_text("# Report\n\nTwo.\n")
+    deploy(config.replace("deploy", keep_versions=1), DeployRequest(source=source, subdomain="site-1", verify=False),
+           clients, recorder)
+    assert first in binds.kept[directory] and binds.dirs[directory][f"v/{first}/notes"] == b"mine"
+    said = (f"warning: old content of site-1 left in place: {directory}: version {first} not removed: graphsite did "
+            f"not put v/{first}/notes there; left in place with its marker: move them out of it, and the next "
+            "deploy of site-1 drops it")
+    assert said in recorder.lines, recorder.lines
