@@ -1,11 +1,13 @@
-"""Removing a page directory of content mode `bind` (or a killed deploy's temporary of one): only what graphsite
-made in it, never the tree whole. A file an operator dropped there (`notes`, `v/notes`) was never proven
-graphsite's, so it is never removed: the directory stays, marker and all, and the refusal names what to move out.
+"""Removing a page directory of content mode `bind` (or a killed deploy's temporary of one, or one kept version's
+folder): only what graphsite made in it, never the tree whole. A file an operator dropped there (`notes`,
+`v/notes`) was never proven graphsite's, so it is never removed: the folder stays, marker and all, and the
+refusal names what to move out. Nothing is removed while a stray is there.
 
-The order keeps a failure half-way a state `list` shows as the deployment's and a rerun finishes: what is in the
-version folders, the folders, v/ and the page go first (each folder with rmdir, so what appeared in it since it
-was read stops the removal, ENOTEMPTY); the marker only once nothing else is left, and it is written back when
-the last rmdir finds something new. Everything is done through descriptors, never through a symbolic link."""
+The order keeps a failure half-way a state `list` shows as the deployment's and a rerun finishes: each version
+folder goes as the directory does (its page, its marker last, rmdir), then v/, the page and the temporaries of
+graphsite's writes; the directory's marker only once nothing else is left. Folders go with rmdir, so what came
+in since the listing stops the removal (ENOTEMPTY), and a marker already removed is then written back. Everything
+is done through descriptors, never through a symbolic link."""
 
 from __future__ import annotations
 
