@@ -16,6 +16,8 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from pathlib import Path
 
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
@@ -155,11 +157,6 @@ def _temporary_claim(directory: Path, name: str, domain: str) -> Leftover | None
     return Leftover(owner, stamp) if owner is not None else None
 
 
-def remove_temporary(directory: Path) -> bool:
-    """Remove a temporary directory `temporaries` found; return False when it was absent."""
-    return _remove(directory, "a deploy's temporary directory")
-
-
 def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
     data = files.read_ours(directory.parent, directory.name, MARKER, what="the page directory's marker")
@@ -188,43 +185,6 @@ def bind_dirs(bind_root: Path) -> dict[str, tuple[Path, Stamp]]:
     return {path.name: (path, stamp) for path in children if (stamp := own_stamp(path)) is not None}
 
 
-def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
-    """Remove `directory` when its marker is still the whole `stamp` its caller judged this configuration's
-    (name, fqdn, deployment id, created, expires); return False when it is absent. Anything else there is
-    refused, left in place: no marker, one that does not parse, or another claim (another domain's, another
-    deployment's, one rewritten since it was judged). A symbolic link is refused, its target untouched."""
-    if not os.path.lexists(directory):
-        return False
-    refusal = files.link_refusal(directory, "page directory")
-    if refusal is not None:
-        raise refusal
-    found = bind_stamp(directory)
-    if found is None or found.name != directory.name:
-        raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
-                          hint="remove it by hand if it is yours to remove")
-    if found != stamp:
-        raise DeployError(f"{directory}: its marker says {_said(found)}, not the deployment's {_said(stamp)}; "
-                          "left in place",
-                          hint="run `graphsite list` to see whose it is; remove it by hand if it is yours")
-    return _remove(directory, "the page's directory")
-
-
-def _said(stamp: Stamp) -> str:
-    return (f"(fqdn={stamp.fqdn or '-'} id={stamp.id or '-'} created={stamp.created or '-'} "
-            f"expires={stamp.expires or '-'})")
-
-
-def _remove(directory: Path, what: str) -> bool:
-    try:
-        return files.remove_tree(directory)
-    except OSError as exc:
-        if exc.errno == errno.ENOTDIR:  # a link or a file took its place since it was judged: a rerun cannot help
-            why = files.kept_link(directory) or "no directory any more: left as it is; look at it by hand"
-            raise DeployError(f"{directory}: {what} not removed: {why}") from None
-        raise DeployError(f"{directory}: cannot remove {what}: {exc.strerror or exc}",
-                          hint="check deploy.bind_root's permissions, then run the command again") from None
-
-
 # --- kept versions: <directory>/v/<sha12>/ ------------------------------------------------------------------------
 
 
@@ -234,39 +194,103 @@ def version_markers(directory: Path) -> dict[str, str | None]:
     raises DeployError naming it (what is behind it was not read: the versions are unknown, not none), and so does
     a read that failed: nothing is decided on it."""
     found: dict[str, str | None] = {}
-    for name, is_directory in sorted(_entries(directory, VERSIONS).items()):
+    for name, kind in sorted(_entries(directory, VERSIONS).items()):
         if not _SHA12.fullmatch(name):  # a killed write's .<sha12>.<random>.tmp: teardown takes it with the rest
             continue
         marker = files.read_ours(directory.parent, directory.name, VERSIONS, name, MARKER,
-                                 what="a kept version's marker") if is_directory else None
+                                 what="a kept version's marker") if kind == Kind.DIRECTORY else None
         found[name] = marker.decode("utf-8", errors="replace") if marker is not None else None
     return found
 
 
 def strays(directory: Path) -> tuple[str, ...]:
-    """Return what is in `directory` and in its v/ that graphsite did not put there ('notes', 'v/notes'); () when
-    there is no `directory`. A link or a file where either should be raises UnknownVersions, a read that failed
-    DeployError: removing the directory would take with it what was not read."""
+    """Return what is in `directory`, in its v/ and in the version folders there that graphsite did not put there
+    ('notes', 'v/notes', 'v/<sha12>/notes'); () when there is no `directory`. A link or a file where the directory
+    or v/ should be raises UnknownVersions, a read that failed DeployError: removing the directory would take
+    with it what was not read."""
     top = list(_entries(directory))
-    below = list(_entries(directory, VERSIONS)) if VERSIONS in top else []
-    return stray_entries(top, below)
+    below = _entries(directory, VERSIONS) if VERSIONS in top else {}
+    inside = {f"{VERSIONS}/{name}/{entry}": kind for name, folder in below.items()
+              if folder == Kind.DIRECTORY and version_name(name)
+              for entry, kind in _entries(directory, VERSIONS, name).items()}
+    return stray_entries(top, list(below)) + not_made(inside)
 
 
 def stray_entries(top: list[str], below: list[str]) -> tuple[str, ...]:
     """Return which of the entries of a page directory (`top`) and of its v/ (`below`, as `v/NAME`) graphsite
-    did not make: all but the page, the marker, v/, the version folders and the temporaries of its writes."""
-    return (tuple(name for name in sorted(top) if name not in (PAGE, MARKER, VERSIONS)
-                  and not _OWN_TEMPORARY.fullmatch(name))
-            + tuple(f"{VERSIONS}/{name}" for name in sorted(below)
-                    if not _SHA12.fullmatch(name) and not _VERSION_TEMPORARY.fullmatch(name)))
+    did not make, judged by name alone (`not_made` with the kinds graphsite gives them)."""
+    listing = {name: Kind.DIRECTORY if name == VERSIONS else Kind.FILE for name in top}
+    return not_made(listing | {f"{VERSIONS}/{name}": Kind.DIRECTORY for name in below})
 
 
-def _entries(directory: Path, *names: str) -> dict[str, bool]:
-    """Return {name: whether it is a directory (a link is not)} of what is in `directory` (or in `names` under
-    it), {} when it is absent; raise as version_markers does."""
+class Kind(StrEnum):
+    """What an entry of a page directory is, as listed (a symbolic link is OTHER: never followed)."""
+
+    FILE = "file"
+    DIRECTORY = "directory"
+    OTHER = "other"
+
+
+def kind_of(entry: os.DirEntry[str]) -> Kind:
+    """Return what a listed entry is, never following a link (a stat that fails raises OSError)."""
+    if entry.is_dir(follow_symlinks=False):
+        return Kind.DIRECTORY
+    return Kind.FILE if entry.is_file(follow_symlinks=False) else Kind.OTHER
+
+
+def not_made(listing: Mapping[str, Kind]) -> tuple[str, ...]:
+    """Return which entries of a page directory graphsite did not make, as paths below it ('notes', 'v/notes',
+    'v/<sha12>/notes'), the directory's own first: all but the page and the marker (files), v/ (a directory),
+    the version folders in it (directories named as graphsite names them), a page and a marker in those, and the
+    temporaries of its writes. What is below a stray is not in `listing`: it is never read."""
+    return tuple(sorted((path for path, kind in listing.items() if not _made(path.split("/"), kind)),
+                        key=lambda path: (path.count("/"), path)))
+
+
+def _made(parts: list[str], kind: Kind) -> bool:
+    if parts == [VERSIONS]:
+        return kind == Kind.DIRECTORY
+    if len(parts) == 2 and parts[0] == VERSIONS:
+        return kind == Kind.DIRECTORY and version_name(parts[1])
+    own = len(parts) == 1 or len(parts) == 3 and parts[0] == VERSIONS
+    return own and kind == Kind.FILE and (parts[-1] in (PAGE, MARKER) or bool(_OWN_TEMPORARY.fullmatch(parts[-1])))
+
+
+def version_name(name: str) -> bool:
+    """True when `name` is one graphsite gives a folder under v/: a version's short sha, or a killed write's
+    temporary of one."""
+    return bool(_SHA12.fullmatch(name) or _VERSION_TEMPORARY.fullmatch(name))
+
+
+SHOWN = 3  # the strays a refusal names before "and N more"
+
+
+def strays_refusal(directory: Path, strays: Sequence[str], *, name: str) -> DeployError:
+    """Return the refusal to remove `directory` (of deployment `name`), which holds `strays` (paths below it):
+    it is left in place, marker and all, until they are moved out."""
+    return DeployError(f"{directory}: not removed: graphsite did not put {_shown(strays)} there; left in place with "
+                       f"its marker: move them out of it, then run `graphsite teardown {name}` again")
+
+
+def version_refusal(directory: Path, sha12: str, strays: Sequence[str]) -> DeployError:
+    """Return the refusal to remove the version `sha12` kept in `directory`, whose folder holds `strays`."""
+    return DeployError(f"{directory}: version {sha12} not removed: graphsite did not put {_shown(strays)} there; "
+                       f"left in place with its marker: move them out of it, and the next deploy of "
+                       f"{directory.name} drops it")
+
+
+def _shown(strays: Sequence[str]) -> str:
+    """Return a few of `strays`, then how many more."""
+    shown = ", ".join(strays[:SHOWN]) + (f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else "")
+    return shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
+
+
+def _entries(directory: Path, *names: str) -> dict[str, Kind]:
+    """Return {name: its kind (a link is OTHER)} of what is in `directory` (or in `names` under it), {} when it is
+    absent; raise as version_markers does."""
     try:
         with files.opened(directory.parent, directory.name, *names) as fd, os.scandir(fd) as scan:
-            return {entry.name: entry.is_dir(follow_symlinks=False) for entry in scan}
+            return {entry.name: kind_of(entry) for entry in scan}
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -355,28 +379,4 @@ def restamp_version(directory: Path, sha12: str, marker: str) -> bool:
         raise DeployError(f"{directory / VERSIONS / sha12}: cannot restamp the version: {exc.strerror or exc}",
                           hint="deploy.bind_root must be a directory graphsite may write and chown to uid 1000") \
             from None
-    return True
-
-
-def remove_version(directory: Path, sha12: str) -> bool:
-    """Remove the version `sha12` kept in `directory`; return False when it is absent. No link is followed."""
-    where = directory / VERSIONS / sha12
-    try:
-        with files.opened(directory.parent, directory.name, VERSIONS) as fd:
-            return _remove_version_at(fd, sha12, where)
-    except FileNotFoundError:  # no v/ (or no directory): nothing kept
-        return False
-    except OSError as exc:
-        raise DeployError(f"{where}: cannot remove the version: {exc.strerror or exc}",
-                          hint="check deploy.bind_root's permissions, then run the command again") from None
-
-
-def _remove_version_at(versions: int, sha12: str, where: Path) -> bool:
-    try:
-        mode = os.lstat(sha12, dir_fd=versions).st_mode
-    except FileNotFoundError:
-        return False
-    if not stat.S_ISDIR(mode):
-        raise DeployError(f"{where} is no directory: graphsite did not make it; left in place")
-    shutil.rmtree(sha12, dir_fd=versions)
     return True

@@ -143,23 +143,3 @@ def directories(root: Path) -> list[Path]:
     listed. The entries' own types are read, so an entry is never skipped because a stat of it failed."""
     with os.scandir(root) as scan:
         return sorted(root / entry.name for entry in scan if entry.is_dir(follow_symlinks=False))
-
-
-def remove_tree(path: Path) -> bool:
-    """Remove the directory `path` and everything in it, following no link (a link inside is removed, its target
-    is not touched); return False when it is absent; raise OSError when `path` is a link or no directory."""
-    try:
-        parent = os.open(path.parent, _DIRECTORY)
-    except FileNotFoundError:
-        return False
-    try:
-        try:
-            mode = os.lstat(path.name, dir_fd=parent).st_mode
-        except FileNotFoundError:
-            return False
-        if not stat.S_ISDIR(mode):
-            raise OSError(errno.ENOTDIR, "not a directory (graphsite never follows a symbolic link)", str(path))
-        shutil.rmtree(path.name, dir_fd=parent)
-    finally:
-        os.close(parent)
-    return True

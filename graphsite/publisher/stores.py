@@ -9,7 +9,7 @@ from typing import Any
 
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
-from graphsite.publisher import bind, files, route_files
+from graphsite.publisher import bind, bind_removal, files, route_files
 from graphsite.publisher.deployment import Leftover, Stamp
 from graphsite.publisher.deployment import route_path as route_path_of
 
@@ -90,10 +90,10 @@ class BindDirectories(_OnDisk):
         return bind.put_back_page(directory, page)
 
     def remove(self, directory: Path, stamp: Stamp) -> bool:
-        return bind.remove_bind_dir(directory, stamp)
+        return bind_removal.remove_bind_dir(directory, stamp)
 
     def remove_temporary(self, directory: Path) -> bool:
-        return bind.remove_temporary(directory)
+        return bind_removal.remove_temporary(directory)
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         return bind.version_markers(directory)
@@ -111,4 +111,4 @@ class BindDirectories(_OnDisk):
         return bind.restamp_version(directory, sha12, marker)
 
     def remove_version(self, directory: Path, sha12: str) -> bool:
-        return bind.remove_version(directory, sha12)
+        return bind_removal.remove_version(directory, sha12)

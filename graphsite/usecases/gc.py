@@ -134,6 +134,7 @@ def _collect_one(settings: GcSettings, clients: Clients, reporter: Reporter, nam
         return Collected(name, BUSY, "another run holds its lock; the next gc looks again")
     except GraphsiteError as exc:
         return Collected(name, FAILED, exc.message.splitlines()[0])
-    if not report.clean:
-        return Collected(name, FAILED, "left: " + ", ".join(report.left or ["the page still served"]), report)
+    if not report.clean:  # what is left, then why (a stray in the page directory: what to move out)
+        why = "".join(f"; {o.detail}" for o in report.outcomes if o.failed and o.detail)
+        return Collected(name, FAILED, "left: " + ", ".join(report.left or ["the page still served"]) + why, report)
     return Collected(name, TORE_DOWN, why, report)

@@ -497,7 +497,9 @@ class FakeBinds:
             if refusal is not None:
                 raise refusal
             created = directory not in self.dirs
-            self.dirs[directory] = {MARKER: stamp.marker(sha256).encode(), bind.PAGE: page}
+            # the marker and the page are rewritten; what else is there (a test's planted file) stays, as on disk
+            self.dirs[directory] = {**self.dirs.get(directory, {}), MARKER: stamp.marker(sha256).encode(),
+                                    bind.PAGE: page}
             self.roots.add(directory.parent)
             if created:
                 self.created.append(f"directory {directory.name}")
@@ -523,6 +525,9 @@ class FakeBinds:
                 raise DeployError(f"{directory} exists but graphsite did not make it; left in place")
             if self._stamp(directory) != stamp:
                 raise DeployError(f"{directory}: its marker is not the deployment's; left in place")
+            strays = self._strays(directory)
+            if strays:  # what graphsite did not put there is never removed: the directory stays, marker and all
+                raise bind.strays_refusal(directory, strays, name=directory.name)
             self.kept.pop(directory, None)
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
 
@@ -539,13 +544,16 @@ class FakeBinds:
 
         return self._run("versions", read)
 
+    def _strays(self, directory: Path) -> tuple[str, ...]:
+        names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
+        top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
+        below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
+        return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+
     def strays(self, directory: Path) -> tuple[str, ...]:
         def read() -> tuple[str, ...]:
             self._refuse_links(directory)
-            names = list(self.dirs.get(directory, {}))  # a test plants 'notes' or 'v/notes' as a file name
-            top = [n for n in names if "/" not in n] + ([bind.VERSIONS] if self.kept.get(directory) else [])
-            below = [n.split("/", 1)[1] for n in names if n.startswith(f"{bind.VERSIONS}/")]
-            return bind.stray_entries(top, below + list(self.kept.get(directory, {})))
+            return self._strays(directory)
 
         return self._run("strays", read)
 
@@ -576,8 +584,14 @@ class FakeBinds:
         return self._run("restamp_version", restamp)
 
     def remove_version(self, directory: Path, sha12: str) -> bool:
-        return self._run("remove_version", lambda: _popped(self.kept.get(directory, {}), sha12, f"version {sha12}",
-                                                           self.removed))
+        def removed() -> bool:
+            inside = f"{bind.VERSIONS}/{sha12}/"  # a test plants 'v/<sha12>/notes' as a file name
+            strays = sorted(n for n in self.dirs.get(directory, {}) if n.startswith(inside))
+            if strays and sha12 in self.kept.get(directory, {}):
+                raise bind.version_refusal(directory, sha12, strays)
+            return _popped(self.kept.get(directory, {}), sha12, f"version {sha12}", self.removed)
+
+        return self._run("remove_version", removed)
 
     def exists(self, path: Path) -> bool:
         return self._run("exists", lambda: path in self.dirs or path in self.links)

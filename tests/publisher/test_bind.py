@@ -20,7 +20,7 @@ import pytest
 
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
 from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
-from graphsite.publisher import bind
+from graphsite.publisher import bind, bind_removal
 from graphsite.publisher.deployment import MARKER, Claim, Leftover, Stamp
 from graphsite.publisher.stores import BindDirectories
 from graphsite.usecases.deploy import DeployRequest, deploy
@@ -86,7 +86,7 @@ def test_a_deploy_killed_while_filling_its_directory_leaves_none_without_a_marke
                 assert bind.bind_stamp(directory) == _stamp(directory.name), directory
                 finished += 1
         for path in found:
-            assert bind.remove_temporary(path) and not path.exists()
+            assert bind_removal.remove_temporary(path) and not path.exists()
     assert finished > 0, "no directory was ever finished: the kill came too early to test anything"
 
 
@@ -123,7 +123,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}
     assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)
     with pytest.raises(DeployError, match="graphsite did not make it"):
-        bind.remove_bind_dir(foreign, _stamp("gs-i"))
+        bind_removal.remove_bind_dir(foreign, _stamp("gs-i"))
 
 
 def test_gc_says_why_a_name_left_only_temporary_files_is_collected(tmp_path):
@@ -187,19 +187,19 @@ def test_removing_a_link_is_refused_and_its_target_untouched(planted):
     hint said a rerun would finish: it never could."""
     link, target, before = planted
     with pytest.raises(DeployError) as refused:
-        bind.remove_bind_dir(link, _stamp("gs-x"))
+        bind_removal.remove_bind_dir(link, _stamp("gs-x"))
     assert "symbolic link to" in refused.value.message and "run the command again" not in str(refused.value)
     temporary = link.parent / (".gs-x.k3j2" + TEMPORARY_SUFFIX)
     temporary.symlink_to(target)
     with pytest.raises(DeployError, match="not removed: a symbolic link to") as kept:
-        bind.remove_temporary(temporary)
+        bind_removal.remove_temporary(temporary)
     assert "run the command again" not in str(kept.value)
     assert _state(target) == before and link.is_symlink() and temporary.is_symlink()
 
 
 def test_links_inside_the_directory_are_replaced_or_removed_never_followed(tmp_path):
     """A link planted where the page or the marker goes: the marker is not read through it (not ours), the page
-    replaces the link, and removing the directory removes the link only."""
+    replaces the link; a link in the directory stops its removal (graphsite makes none), its target untouched."""
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"precious")
     os.chown(outside, 4242, 4242)
@@ -218,7 +218,15 @@ def test_links_inside_the_directory_are_replaced_or_removed_never_followed(tmp_p
     (directory / MARKER).unlink()
     bind.ensure_bind_dir(directory, b"<p>three</p>", _stamp("gs-l"), "c" * 64)
     (directory / "extra").symlink_to(outside)
-    assert bind.remove_bind_dir(directory, _stamp("gs-l")) is True and not directory.exists()
+    with pytest.raises(DeployError, match="graphsite did not put extra there"):  # a link is never graphsite's
+        bind_removal.remove_bind_dir(directory, _stamp("gs-l"))
+    (directory / "extra").unlink()
+    (directory / "index.html").unlink()
+    (directory / "index.html").symlink_to(outside)  # where the page goes: no page, a stray
+    with pytest.raises(DeployError, match="graphsite did not put index.html there"):
+        bind_removal.remove_bind_dir(directory, _stamp("gs-l"))
+    (directory / "index.html").unlink()
+    assert bind_removal.remove_bind_dir(directory, _stamp("gs-l")) is True and not directory.exists()
     assert outside.read_text() == _stamp("gs-l").marker() and outside.stat().st_uid == 4242
     assert stat.S_IMODE(outside.stat().st_mode) == 0o600
 
@@ -258,7 +266,7 @@ def test_a_directory_is_removed_only_while_its_marker_is_the_whole_stamp_judged_
         (directory / MARKER).write_text("made by graphsite deploy: name=gs-m created=2026-07-01T12:00:00Z expires=\n")
     judged = Stamp("gs-m", "gs-m.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
     with pytest.raises(DeployError, match=r"gs-m: its marker says \(fqdn=.*, not the deployment's .*left in place"):
-        bind.remove_bind_dir(directory, judged)
+        bind_removal.remove_bind_dir(directory, judged)
     assert (directory / "index.html").read_bytes() == b"<p>theirs</p>"
 
 
@@ -291,10 +299,10 @@ def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_f
     (directory / "v" / ("b" * 12)).symlink_to(elsewhere / ("b" * 12))  # a link named like a version
     assert bind.version_markers(directory) == {"a" * 12: markers["a" * 12], "b" * 12: None}
     with pytest.raises(DeployError, match="no directory"):
-        bind.remove_version(directory, "b" * 12)
+        bind_removal.remove_version(directory, "b" * 12)
     assert (elsewhere / ("b" * 12)).is_dir()
-    assert bind.remove_version(directory, "a" * 12) and not kept.exists()
-    assert not bind.remove_version(directory, "a" * 12)
+    assert bind_removal.remove_version(directory, "a" * 12) and not kept.exists()
+    assert not bind_removal.remove_version(directory, "a" * 12)
 
 
 def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(tmp_path):
@@ -428,8 +436,8 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
 
 def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_its_v(tmp_path):
     """What a switch to config mode would remove with the directory unread: every entry of v/ that is no version
-    folder (whatever its name or kind) and of the directory beside the page, the marker and v/; a killed write's
-    temporaries are graphsite's own."""
+    folder (whatever its name or kind), of the directory beside the page, the marker and v/, and of a version
+    folder beside its page and marker; a killed write's temporaries are graphsite's own."""
     directory = tmp_path / "gs-bind"
     assert bind.strays(directory) == ()
     bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
@@ -441,7 +449,10 @@ def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_i
     (directory / "v" / "AAAAAAAAAAAA").mkdir()
     (directory / "v" / "backup.tar").write_text("")
     (directory / "notes.txt").write_text("")
-    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes")
+    (directory / "v" / ("a" * 12) / "notes").write_text("")  # in a version folder: it would go with it too
+    (directory / "v" / ("a" * 12) / ".index.html.x1.tmp").write_text("")
+    assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes",
+                                      f"v/{'a' * 12}/notes")
 
 
 def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_never_absent(tmp_path):
@@ -478,3 +489,135 @@ def test_a_switch_from_bind_mode_names_a_bind_root_that_is_no_directory(tmp_path
     with pytest.raises(GraphsiteError, match=re.escape(f"deploy.bind_root: cannot create files in {root}: {root} "
                                                       "is not a directory")):
         deploy(config, request, clients, Recorder())
+
+
+def _with_versions(root: Path) -> Path:
+    """Return a page directory of gs-bind under `root` with two kept versions and a killed write's temporaries
+    (of the page, of the marker, of a version folder): everything graphsite makes there."""
+    directory = root / "gs-bind"
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    for sha12 in ("a" * 12, "b" * 12):
+        bind.keep_version(directory, sha12, b"<p>kept</p>", STAMP.marker("a" * 64))
+    (directory / ".index.html.0123456789ab.tmp").write_text("")
+    (directory / "..graphsite.0123456789ab.tmp").write_text("")
+    (directory / "v" / ".cccccccccccc.0123456789ab.tmp").mkdir()
+    (directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.x1.tmp").write_text("")
+    return directory
+
+
+def _tree(directory: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(directory)): p.read_bytes() if p.is_file() else None for p in directory.rglob("*")}
+
+
+def test_removal_takes_what_graphsite_made_and_a_stray_keeps_the_directory_whole_until_moved_out(tmp_path):
+    """Before, remove_bind_dir removed the directory as a tree once its marker was the deployment's: a note an
+    operator dropped beside the page, in v/ or in a version folder went with it, unread. Now nothing is removed
+    while a stray is there; the refusal names a few and counts the rest; once they are moved out the directory
+    goes, the page, the versions and the temporaries with it."""
+    directory = _with_versions(tmp_path)
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"precious")
+    strays = {"notes": "file", "v/notes": "file", f"v/{'a' * 12}/notes": "file", "v/backup": "directory",
+              "v/AAAAAAAAAAAA": "directory", "link": "link"}
+    for path, kind in strays.items():
+        if kind == "file":
+            (directory / path).write_text("mine")
+        elif kind == "directory":
+            (directory / path).mkdir()
+            (directory / path / "inside").write_text("mine")
+        else:
+            (directory / path).symlink_to(outside)
+    before = _tree(directory)
+    with pytest.raises(DeployError) as refused:
+        bind_removal.remove_bind_dir(directory, STAMP)
+    assert refused.value.message == (
+        f"{directory}: not removed: graphsite did not put link, notes, v/AAAAAAAAAAAA and 3 more there; left in place "
+        "with its marker: move them out of it, then run `graphsite teardown gs-bind` again")
+    assert _tree(directory) == before and outside.read_bytes() == b"precious"
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for n, path in enumerate(strays):
+        os.rename(directory / path, moved / str(n))
+    assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()
+    assert bind_removal.remove_bind_dir(directory, STAMP) is False
+    assert len(list(moved.iterdir())) == len(strays) and outside.read_bytes() == b"precious"
+
+
+_LATE = """
+import sys
+from pathlib import Path
+from graphsite.errors import DeployError
+from graphsite.publisher import bind, bind_removal
+directory, at, late = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+stamp = bind.bind_stamp(directory)
+def arrive(event, args):  # another hand drops a file in the folder just before graphsite's rmdir of it
+    if event == "os.rmdir" and args[0] == at and not (directory / late).exists():
+        (directory / late).write_text("late")
+sys.addaudithook(arrive)
+try:
+    if sys.argv[4:]:
+        bind_removal.remove_version(directory, sys.argv[4])
+    else:
+        bind_removal.remove_bind_dir(directory, stamp)
+except DeployError as exc:
+    print(exc.message)
+"""
+
+
+@pytest.mark.parametrize("at, late", [("a" * 12, f"v/{'a' * 12}/late"), ("gs-bind", "late")])
+def test_a_stray_that_comes_in_during_the_removal_stops_it_with_the_marker_in_place(tmp_path, at, late):
+    """The marker goes last, and only once nothing else is left; what comes into a folder between the look and
+    its rmdir (ENOTEMPTY) stops the removal there, named. Into the directory itself after the marker went: the
+    marker is written back, so `list` still shows the deployment and a rerun, once the file is moved out,
+    finishes. The other writer is a real file written by an audit hook of a real process at that rmdir."""
+    directory = _with_versions(tmp_path)
+    ran = subprocess.run([sys.executable, "-c", _LATE, str(directory), at, late], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert ran.returncode == 0 and ran.stderr == "", ran.stderr
+    assert ran.stdout.strip() == (f"{directory}: not removed: graphsite did not put {late} there; left in place "
+                                  "with its marker: move them out of it, then run `graphsite teardown gs-bind` again")
+    assert bind.own_stamp(directory) == STAMP and (directory / late).read_text() == "late"
+    if at != directory.name:  # a version's folder: a deploy dropping that version stops there the same way
+        (directory / late).rename(tmp_path / "late")
+        sha12, kept = at, bind.version_markers(directory)[at]
+        assert kept == STAMP.marker("a" * 64)  # put back: the folder stays the deployment's version
+        (directory / "v" / sha12 / "notes").write_text("mine")
+        with pytest.raises(DeployError) as refused:
+            bind_removal.remove_version(directory, sha12)
+        assert refused.value.message == (
+            f"{directory}: version {sha12} not removed: graphsite did not put v/{sha12}/notes there; left in place "
+            "with its marker: move them out of it, and the next deploy of gs-bind drops it")
+        (directory / "v" / sha12 / "notes").unlink()
+        again = subprocess.run([sys.executable, "-c", _LATE, str(directory), at, late, sha12], capture_output=True,
+                               text=True, timeout=60, check=False)
+        assert again.stdout.strip().startswith(f"{directory}: version {sha12} not removed: graphsite did not put "
+                                               f"{late} there; "), again.stdout + again.stderr
+        assert bind.version_markers(directory)[sha12] == kept and (directory / late).read_text() == "late"
+    assert (directory / MARKER).stat().st_uid == bind.BIND_UID
+    assert bind.bind_dirs(tmp_path) == {"gs-bind": (directory, STAMP)}  # what list reads
+    (directory / late).unlink()
+    assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()
+
+
+def test_a_removal_the_filesystem_refuses_is_one_line_naming_the_path_and_keeps_the_marker(tmp_path):
+    """Every OSError of the removal is a DeployError naming the path it was on, never a traceback; the marker
+    is still there, so the deployment is still found and a rerun finishes. Before, a directory that could not be
+    looked at (os.path.lexists: EACCES read as no directory) was "absent"."""
+    directory = _with_versions(tmp_path)
+    with _as_nobody(), pytest.raises(DeployError) as unseen:  # pytest's tmp_path: nobody may not search it
+        bind_removal.remove_bind_dir(directory, STAMP)
+    assert unseen.value.detail == f"{directory}: cannot look at it: Permission denied"
+    with tempfile.TemporaryDirectory() as base:
+        os.chmod(base, 0o755)
+        directory = _with_versions(Path(base))
+        with _as_nobody(), pytest.raises(DeployError) as refused:  # the folders are 1000's: nobody may not unlink
+            bind_removal.remove_bind_dir(directory, STAMP)
+        where = directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.x1.tmp"  # the first, deepest
+        assert refused.value.detail == f"{where}: cannot remove it: Permission denied"
+        assert "deploy.bind_root's permissions" in str(refused.value.hint)
+        assert bind.own_stamp(directory) == STAMP and bind.version_page(directory, "a" * 12) == b"<p>kept</p>"
+        (directory / "v").chmod(0o700)  # 1000's: nobody may not list it
+        with _as_nobody(), pytest.raises(DeployError) as unread:
+            bind_removal.remove_bind_dir(directory, STAMP)
+        assert unread.value.detail == f"{directory / 'v'}: cannot list what it holds: Permission denied"
+        assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()

@@ -74,23 +74,6 @@ def test_a_linked_root_is_the_operators_choice_and_is_followed(tmp_path):
     assert files.read_own(tmp_path / "configured", "gs-a", "marker") == b"ours"
 
 
-def test_remove_tree_removes_a_real_directory_and_only_the_links_in_it(tmp_path, outside):
-    directory = tmp_path / "gs-a"
-    (directory / "sub").mkdir(parents=True)
-    (directory / "sub" / "link").symlink_to(outside)
-    (directory / "dirlink").symlink_to(outside.parent)
-    assert files.remove_tree(directory) is True and not directory.exists()
-    assert files.remove_tree(directory) is False and _unchanged(outside)
-
-
-def test_remove_tree_refuses_a_link_and_leaves_it_and_its_target(tmp_path, outside):
-    link = tmp_path / "gs-a"
-    link.symlink_to(outside.parent)
-    with pytest.raises(OSError, match="never follows"):
-        files.remove_tree(link)
-    assert link.is_symlink() and _unchanged(outside)
-
-
 def test_the_refusal_of_a_link_is_one_line_naming_the_path_its_target_and_what_to_do(tmp_path, outside):
     link = tmp_path / "gs-a.yml"
     assert files.link_refusal(link, "route file") is None and files.kept_link(link) is None

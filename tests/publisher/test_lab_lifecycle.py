@@ -176,9 +176,27 @@ def test_bind_mode_end_to_end(publab, tmp_path):
     assert again.exit_code == 1
     assert f"keeps 1 folder in bind mode that nothing proves to be its own ({planted}: " in again.stderr
     assert planted.is_dir() and (directory / "index.html").read_bytes() == kept.read_bytes()
+    # what graphsite did not put there stops the directory's removal (the rest of the teardown goes on) and is
+    # left where it is, with the directory and its marker: list still shows the deployment, and once the strays
+    # are moved out a rerun finishes (the empty v/bbbbbbbbbbbb is named like a version: graphsite's to remove)
+    strays = {directory / "notes.txt": "mine", directory / "v" / "notes": "mine too"}
+    for path, text in strays.items():
+        path.write_text(text)
+    refused = publab.run("teardown", name)
+    assert refused.exit_code == 1 and "Traceback" not in refused.stderr, refused.stderr
+    why = (f"{directory}: not removed: graphsite did not put notes.txt, v/notes there; left in place with its "
+           f"marker: move them out of it, then run `graphsite teardown {name}` again")
+    assert f"failed    directory {directory}: {why}" in refused.stdout, refused.stdout
+    assert f"removed   service {name}" in refused.stdout and why in refused.stderr
+    assert {path.read_text() for path in strays} == set(strays.values()) and kept.is_file()
+    listed = json.loads(publab.run("list", name, "--json").stdout)["deployments"]
+    assert [(d["subdomain"], d["state"]) for d in listed] == [(name, "partial")]
+    for n, path in enumerate(strays):
+        path.rename(tmp_path / f"moved-{n}")
     result = publab.run("teardown", name)
-    assert result.exit_code == 0 and f"removed   directory {directory}" in result.stdout
+    assert result.exit_code == 0 and f"removed   directory {directory}" in result.stdout, result.stdout
     _nothing_left(publab, name)
+    assert publab.run("list", name, "--json").stdout.count('"subdomain"') == 0
 
 
 def test_dry_run_touches_nothing(publab):

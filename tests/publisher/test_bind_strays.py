@@ -1,0 +1,110 @@
+"""Teardown, gc and deploy on the in-memory fakes (tests/publisher/fakes.py) when a page directory of content mode
+`bind` holds what graphsite did not put there: the directory is left, marker and all, the outcome says what to
+move out, the rest of the teardown goes on, `list` still shows the deployment, and once the strays are out a
+rerun finishes; a version a deploy drops is left the same way. The filesystem side (what is removed, in which
+order) is tests/publisher/test_bind.py's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from graphsite.config import Config
+from graphsite.publisher.bind import Kind, not_made
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.outcomes import FAILED, REMOVED
+from graphsite.usecases import gc
+from graphsite.usecases.deploy import DeployRequest, deploy
+from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.teardown import TeardownReport, TeardownSettings, teardown
+from tests.publisher.fakes import FakeBinds, Recorder, fake_world
+
+
+def _bind_deployed(tmp_path: Path) -> tuple[Config, Clients, FakeBinds, Path]:
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    source = tmp_path / "report.md"
+    source.write_text("# Report\n\nOne.\n")
+    deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False), clients, Recorder())
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    return config, clients, binds, Path(config.deploy.bind_root) / "site-1"
+
+
+def _teardown(config: Config, clients: Clients) -> TeardownReport:
+    return teardown(TeardownSettings.from_config(config), "site-1", clients, Recorder())
+
+
+def test_a_stray_keeps_the_directory_and_its_marker_the_rest_goes_and_a_rerun_finishes(tmp_path):
+    """Before, teardown removed the directory as a whole tree once its marker proved it the deployment's: a
+    note an operator dropped in it, or in its v/, went with it, although nothing proved it graphsite's. Now the
+    directory stays whole, the outcome names the strays and what to do, every other resource is removed, the
+    deployment stays in `list`, gc says it failed and why; with the strays moved out, teardown finishes."""
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    held = dict(binds.dirs[directory])
+    binds.dirs[directory] |= {"notes": b"mine", "v/notes": b"mine too"}
+    report = _teardown(config, clients)
+    (failed,) = [o for o in report.outcomes if o.failed]
+    assert (failed.resource, failed.name, failed.outcome) == ("directory", str(directory), FAILED)
+    assert failed.detail == (f"{directory}: not removed: graphsite did not put notes, v/notes there; left in place "
+                             "with its marker: move them out of it, then run `graphsite teardown site-1` again")
+    assert {o.resource for o in report.outcomes if o.outcome == REMOVED} == {"route", "service", "config", "record"}
+    assert not report.clean and report.left == (f"directory {directory}",)
+    assert binds.dirs[directory] == held | {"notes": b"mine", "v/notes": b"mine too"} and directory in binds.kept
+    listed = survey(SurveySettings.from_config(config), clients).holdings["site-1"]
+    assert listed.directory == directory and listed.state(datetime.now(UTC)) == "partial"
+
+    later = datetime.now(UTC) + timedelta(days=30)  # partial for longer than deploy.gc_grace: gc collects it
+    collected = gc.collect(gc.GcSettings.from_config(config), clients, Recorder(), now=later)
+    (only,) = collected.collected
+    assert only.outcome == gc.FAILED and not collected.ok
+    assert only.reason == f"left: directory {directory}; {failed.detail}"
+    assert binds.dirs[directory]["notes"] == b"mine"
+
+    for stray in ("notes", "v/notes"):  # moved out
+        del binds.dirs[directory][stray]
+    again = _teardown(config, clients)
+    assert again.clean and directory not in binds.dirs and directory not in binds.kept
+    assert "site-1" not in survey(SurveySettings.from_config(config), clients).holdings
+
+
+def test_a_refusal_names_a_few_strays_then_says_how_many_more(tmp_path):
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    binds.dirs[directory] |= {name: b"" for name in ("a", "b", "c", "d", "v/e")}
+    (failed,) = [o for o in _teardown(config, clients).outcomes if o.failed]
+    assert "graphsite did not put a, b, c and 2 more there;" in failed.detail
+
+
+def test_what_graphsite_made_in_a_page_directory_is_judged_by_name_and_kind():
+    """The rule removal reads a listing with: graphsite makes files where its page, marker and their temporaries
+    go, folders where v/ and its versions go, and nothing else; a link is never its own; what is below a
+    stray is not listed (never read), and the directory's own strays come first."""
+    F, D, L = Kind.FILE, Kind.DIRECTORY, Kind.OTHER
+    sha, temporary = "a" * 12, ".bbbbbbbbbbbb.x1y2.tmp"
+    own = {"index.html": F, ".graphsite": F, ".index.html.x1y2.tmp": F, "..graphsite.x1y2.tmp": F, "v": D,
+           f"v/{sha}": D, f"v/{sha}/index.html": F, f"v/{sha}/.graphsite": F, f"v/{sha}/.index.html.k.tmp": F,
+           f"v/{temporary}": D, f"v/{temporary}/.graphsite": F}
+    assert not_made(own) == ()
+    strays = {"zz": F, "index.html": D, ".graphsite": L, f"v/{sha}/v": D, f"v/{sha}/notes": F,
+              "v/AAAAAAAAAAAA": D, f"v/{'c' * 12}": F, f"v/{'d' * 12}": L, "v/x/y/z": F}
+    assert not_made(own | strays) == (
+        ".graphsite", "index.html", "zz", "v/AAAAAAAAAAAA", f"v/{'c' * 12}", f"v/{'d' * 12}", f"v/{sha}/notes",
+        f"v/{sha}/v", "v/x/y/z")
+    assert not_made({"v": F}) == ("v",) and not_made({"v": L}) == ("v",)
+
+
+def test_a_version_a_deploy_drops_is_left_with_what_graphsite_did_not_put_in_its_folder(tmp_path):
+    """Before, a deploy dropping a kept version (deploy.keep_versions) removed its folder as a tree. Now a stray
+    in it leaves the folder, the deploy is live, and its warning names the stray and what to do."""
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    (first,) = binds.kept[directory]
+    binds.dirs[directory][f"v/{first}/notes"] = b"mine"
+    source, recorder = tmp_path / "report-2.md", Recorder()
+    source.write_text("# Report\n\nTwo.\n")
+    deploy(config.replace("deploy", keep_versions=1), DeployRequest(source=source, subdomain="site-1", verify=False),
+           clients, recorder)
+    assert first in binds.kept[directory] and binds.dirs[directory][f"v/{first}/notes"] == b"mine"
+    said = (f"warning: old content of site-1 left in place: {directory}: version {first} not removed: graphsite did "
+            f"not put v/{first}/notes there; left in place with its marker: move them out of it, and the next "
+            "deploy of site-1 drops it")
+    assert said in recorder.lines, recorder.lines
