@@ -152,7 +152,11 @@ def _path(report_path: Path, base: Path, src: str, line: int | None) -> Path:
     written = unquote(urlsplit(src).path)
     if not written or "\x00" in written:
         raise SourceError(report_path, f"image {src!r} names no file", line=line)
-    target = (base / written).resolve()  # follows every symlink: the check below sees where it really leads
+    try:
+        target = _resolved(base / written)  # follows every symlink: the check below sees where it really leads
+    except RuntimeError:
+        raise SourceError(report_path, f"image {src!r} cannot be read: its path is a loop of symbolic links",
+                          line=line) from None
     if not target.is_relative_to(base):
         raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which the "
                           "page never publishes from", line=line,
@@ -182,6 +186,17 @@ class _ReportDirectory:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _resolved(path: Path) -> Path:
+    """Return `path` with every symlink followed, as far as it exists; raise RuntimeError for a loop of symlinks
+    (which Python 3.13 leaves in a lenient resolve, where earlier ones raise this)."""
+    try:
+        return path.resolve(strict=True)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"symlink loop from {path}") from None
+        return path.resolve()  # a missing file: a link that leads outside is still seen
 
 
 def _read(report_path: Path, directory: _ReportDirectory, src: str, line: int | None, most: int) -> bytes | None:

@@ -89,6 +89,17 @@ def test_nothing_outside_the_reports_directory_is_embedded(tmp_path, src):
     assert f"{report}:5:" in str(caught.value)
 
 
+def test_a_loop_of_symlinks_is_an_error_naming_the_line(folder):
+    """Was a traceback (pathlib's RuntimeError): a user can make a loop, so it is a one-line error."""
+    (folder / "images" / "a.png").unlink()
+    (folder / "images" / "a.png").symlink_to(folder / "images" / "b.png")
+    (folder / "images" / "b.png").symlink_to(folder / "images" / "a.png")
+    report = folder / "r.md"
+    report.write_text("# T\n\n![x](images/a.png)\n")
+    with pytest.raises(SourceError, match=r":3: image 'images/a.png' cannot be read: its path is a loop of symbolic"):
+        checked_page(report)
+
+
 def test_a_path_from_a_sites_root_is_never_read(folder):
     report = folder / "r.md"
     report.write_text("# T\n\n![root](/etc/hostname) and ![jekyll](/assets/a.png)\n")
