@@ -157,6 +157,8 @@ def _path(report_path: Path, base: Path, src: str, line: int | None) -> Path:
     except RuntimeError:
         raise SourceError(report_path, f"image {src!r} cannot be read: its path is a loop of symbolic links",
                           line=line) from None
+    except OSError as exc:  # a link on the way removed while it was followed
+        raise SourceError(report_path, f"image {src!r} cannot be read: {exc.strerror}", line=line) from None
     if not target.is_relative_to(base):
         raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which the "
                           "page never publishes from", line=line,

@@ -188,6 +188,44 @@ def test_the_file_is_opened_one_name_at_a_time_none_followed_if_a_link(tmp_path)
     assert linked.value.errno == errno.ELOOP
 
 
+def test_a_directory_swapped_for_a_link_while_images_are_read_never_leads_outside(tmp_path):
+    """The fault itself: another process swaps a directory on the image's path for a link to outside, and back, as
+    fast as it can while images are read from below it for a second. Every read embeds the inside file, finds it
+    missing, or is refused with one line; never the outside file (a plain open of the checked path embeds it some
+    ten times a second here)."""
+    import subprocess
+    import sys
+
+    from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, load_images
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "a.png").write_bytes(tiny_png(2))
+    images = tmp_path / "report" / "images"
+    (images / "d").mkdir(parents=True)
+    (images / "d" / "a.png").write_bytes(tiny_png())
+    (images / "d.link").symlink_to(tmp_path / "outside")
+    report = tmp_path / "report" / "r.md"
+    swap = ("import os, sys\nos.chdir(sys.argv[1])\nwhile True:\n    os.rename('d', 'd.real'); "
+            "os.rename('d.link', 'd'); os.rename('d', 'd.link'); os.rename('d.real', 'd')\n")
+    inside, outside = (f"data:image/png;base64,{base64.b64encode(tiny_png(width)).decode()}" for width in (1, 2))
+    seen: dict[str, int] = {}
+    swapper = subprocess.Popen([sys.executable, "-c", swap, str(images)])
+    try:
+        end = time.monotonic() + 1
+        while time.monotonic() < end:
+            try:
+                uri = load_images(report, "", 1, ["images/d/a.png"], DEFAULT_IMAGE_LIMITS)[0]["images/d/a.png"]
+                kind = {inside: "inside", None: "missing"}.get(uri, "other")
+            except SourceError as exc:
+                assert str(exc).startswith(f"{report}:") and "image 'images/d/a.png'" in str(exc), str(exc)
+                kind = "refused"
+            seen[kind] = seen.get(kind, 0) + 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert "other" not in seen and seen.get("inside"), seen
+
+
 def test_a_fifo_named_as_an_image_is_refused_without_blocking(folder):
     """A FIFO opened for reading blocks until a writer comes: the build would hang. Should it block, a writer comes
     after 5 s so the test fails instead of hanging."""
