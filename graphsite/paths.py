@@ -6,8 +6,9 @@ wheel they are packaged under `graphsite/_data/`. Look in the wheel first, then 
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -101,6 +102,70 @@ def installed_record(module: str, distribution: str) -> tuple[Path, bytes] | Non
         return None
 
 
+# a directory opened to be passed through (openat below it, fstat, mkdirat): O_PATH, where there is one, needs no read
+# permission, so a directory this user may only traverse (/home at 0711) is walked as the kernel walks a path
+_THROUGH = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
+_LISTED = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # a directory read (listed, emptied)
+
+
+def open_directory(directory: Path) -> int:
+    """Return the absolute `directory` open, to open what is below it (`open_below`): walked from `/` one directory
+    at a time, none followed if it is a symbolic link, so it is the directory its path named when it was opened,
+    whatever is renamed or linked above it later. Raise ValueError for a relative path, OSError as `open_below`."""
+    if not directory.is_absolute():
+        raise ValueError(f"not an absolute path: {directory}")
+    root = os.open("/", _THROUGH)
+    if directory == Path("/"):
+        return root
+    try:
+        return open_below(root, directory.parts[1:], _THROUGH)
+    finally:
+        os.close(root)
+
+
+def open_below(directory: int, names: Sequence[str], flags: int) -> int:
+    """Return the file `names` lead to from the directory open as `directory`, opened with `flags`: each name opened
+    below the one before (a directory, passed through), none followed if it is a symbolic link, so what is opened
+    lies below that directory whatever was renamed or swapped for a link on the way since its path was checked.
+    Raise ValueError for no names or a name that could step elsewhere (empty, `.`, `..`, holding a `/`); OSError as
+    the open does, and always ELOOP for a symbolic link on the way or as the last name."""
+    if not names or any(name in ("", ".", "..") or "/" in name or "\x00" in name for name in names):
+        raise ValueError(f"not a path below a directory: {'/'.join(names)!r}")
+    fd = directory
+    try:
+        for name in names[:-1]:
+            parent, fd = fd, _open_at(fd, name, _THROUGH)
+            if parent != directory:
+                os.close(parent)
+        return _open_at(fd, names[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC)
+    finally:
+        if fd != directory:
+            os.close(fd)
+
+
+def _open_at(directory: int, name: str, flags: int) -> int:
+    """Return `name` in the directory open as `directory`, opened with `flags` (O_NOFOLLOW among them); raise
+    OSError, ELOOP when `name` is a symbolic link (Linux says ENOTDIR for one opened with O_DIRECTORY)."""
+    try:
+        return os.open(name, flags, dir_fd=directory)
+    except OSError as exc:
+        # EMLINK: the BSDs' word for O_NOFOLLOW meeting a link
+        if exc.errno in (errno.ENOTDIR, errno.EMLINK) and _is_link(directory, name):
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), name) from None
+        raise
+
+
+def _is_link(directory: int, name: str) -> bool:
+    """Return whether `name` in the directory open as `directory` is a symbolic link; False when that cannot be
+    told (the caller's own error then stands)."""
+    import stat
+
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
 class PrivateDir:
     """A directory of graphsite's private cache, open as a descriptor: every read and write goes through it, so a
     link or a rename anywhere on its path after it was checked changes nothing (see `private_cache`). Two are equal
@@ -183,13 +248,9 @@ def _open_private(directory: Path) -> int | None:
     import stat
 
     names = Path(os.path.realpath(directory)).parts[1:]
-    leaf_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    # the directories above it only need passing through (fstat, mkdirat, openat): O_PATH, where there is one, needs
-    # no read permission, so an ancestor this user may only traverse (/home at 0711) keeps the cache
-    flags = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
     me = os.geteuid()
-    try:
-        fd = os.open("/", flags if names else leaf_flags)
+    try:  # the directories above it only need passing through (`_THROUGH`: an ancestor at 0711 keeps the cache)
+        fd = os.open("/", _THROUGH if names else _LISTED)
     except OSError:
         return None
     private = False
@@ -201,7 +262,7 @@ def _open_private(directory: Path) -> int | None:
                 return None
             with suppress(FileExistsError):
                 os.mkdir(name, 0o700, dir_fd=fd)
-            parent, fd = fd, os.open(name, leaf_flags if number == len(names) else flags, dir_fd=fd)
+            parent, fd = fd, os.open(name, _LISTED if number == len(names) else _THROUGH, dir_fd=fd)
             os.close(parent)
         info = os.fstat(fd)
         if info.st_uid != me:

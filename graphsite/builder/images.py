@@ -4,7 +4,9 @@ The page is one self-contained file: `![diagram](images/a.png)` cannot load from
 so the image's bytes go into the page. Rules, each failure a SourceError naming the report's line:
 - the path is relative to the report's directory and must stay inside it once resolved (`..` or a symlink
   that leads outside is refused: a report, perhaps someone else's, must not publish any
-  file the builder's user can read); a symlink that stays inside is followed;
+  file the builder's user can read); a symlink that stays inside is followed; the resolved path is then opened
+  one name at a time from that directory (`paths.open_below`), none followed if it is a symlink, so a directory
+  on the way swapped for a link since the check is refused, not followed (on any system: no /proc needed);
 - a missing file, or a path from a site's root (`/assets/x.png`, never read), is a warning (`image-missing`,
   an error under `--strict`): the image is shown as its alt
   text, so the page requests nothing from beside itself (a README copied without its images still builds,
@@ -17,11 +19,14 @@ so the image's bytes go into the page. Rules, each failure a SourceError naming 
 from __future__ import annotations
 
 import base64
+import errno
 import html
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
 from graphsite.builder.model import Finding
@@ -29,6 +34,7 @@ from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.source import STDIN_NAME
 from graphsite.builder.tags import CLEAN_IMG_SRC
 from graphsite.errors import SourceError
+from graphsite.paths import open_below, open_directory
 from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
@@ -97,36 +103,37 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
     uris: dict[str, str | None] = {}
     missing: list[Finding] = []
     total = 0
-    for src in sources:
-        line = _line_of(body, body_line, src)
-        if src.startswith("/"):  # a web site's root (Jekyll's `/assets/x.png`): never read from this machine
-            uris[src] = None
-            missing.append(Finding(IMAGE_MISSING, f"image {src!r} is a path from a web site's root, which a page "
-                                   "of its own does not have: the page shows its alt text", line=line))
-            continue
-        if report_path == STDIN_NAME:  # no directory of its own: the working directory is not the report's
-            uris[src] = None
-            missing.append(Finding(IMAGE_MISSING, f"image {src!r} is not read: a report from standard input has "
-                                   "no directory of its own (build the file itself to embed its images): the "
-                                   "page shows its alt text", line=line))
-            continue
-        data = _read(report_path, base, src, line, limits.per_image)
-        if data is None:
-            uris[src] = None
-            missing.append(Finding(IMAGE_MISSING, f"image {src!r} not found beside the report (looked for "
-                                   f"{_path(report_path, base, src, line)}): the page shows its alt text",
-                                   line=line))
-            continue
-        total += len(data)
-        if total > limits.per_page:
-            raise SourceError(report_path, f"image {src!r} brings the page's images to {total:,} bytes, more "
-                              f"than the limit of {limits.per_page:,}", line=line,
-                              hint="make the images smaller, or raise build.max_page_image_bytes in graphsite.toml")
-        mime = _mime(data)
-        if mime is None:
-            raise SourceError(report_path, f"image {src!r} is not a PNG, JPEG, GIF, WebP, AVIF or SVG image",
-                              line=line, hint="convert it to one of these formats")
-        uris[src] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+    with _ReportDirectory(base) as directory:
+        for src in sources:
+            line = _line_of(body, body_line, src)
+            if src.startswith("/"):  # a web site's root (Jekyll's `/assets/x.png`): never read from this machine
+                uris[src] = None
+                missing.append(Finding(IMAGE_MISSING, f"image {src!r} is a path from a web site's root, which a page "
+                                       "of its own does not have: the page shows its alt text", line=line))
+                continue
+            if report_path == STDIN_NAME:  # no directory of its own: the working directory is not the report's
+                uris[src] = None
+                missing.append(Finding(IMAGE_MISSING, f"image {src!r} is not read: a report from standard input has "
+                                       "no directory of its own (build the file itself to embed its images): the "
+                                       "page shows its alt text", line=line))
+                continue
+            data = _read(report_path, directory, src, line, limits.per_image)
+            if data is None:
+                uris[src] = None
+                missing.append(Finding(IMAGE_MISSING, f"image {src!r} not found beside the report (looked for "
+                                       f"{_path(report_path, base, src, line)}): the page shows its alt text",
+                                       line=line))
+                continue
+            total += len(data)
+            if total > limits.per_page:
+                raise SourceError(report_path, f"image {src!r} brings the page's images to {total:,} bytes, more "
+                                  f"than the limit of {limits.per_page:,}", line=line,
+                                  hint="make the images smaller, or raise build.max_page_image_bytes in graphsite.toml")
+            mime = _mime(data)
+            if mime is None:
+                raise SourceError(report_path, f"image {src!r} is not a PNG, JPEG, GIF, WebP, AVIF or SVG image",
+                                  line=line, hint="convert it to one of these formats")
+            uris[src] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
     return uris, missing
 
 
@@ -145,7 +152,13 @@ def _path(report_path: Path, base: Path, src: str, line: int | None) -> Path:
     written = unquote(urlsplit(src).path)
     if not written or "\x00" in written:
         raise SourceError(report_path, f"image {src!r} names no file", line=line)
-    target = (base / written).resolve()  # follows every symlink: the check below sees where it really leads
+    try:
+        target = _resolved(base / written)  # follows every symlink: the check below sees where it really leads
+    except RuntimeError:
+        raise SourceError(report_path, f"image {src!r} cannot be read: its path is a loop of symbolic links",
+                          line=line) from None
+    except OSError as exc:  # a link on the way removed while it was followed
+        raise SourceError(report_path, f"image {src!r} cannot be read: {exc.strerror}", line=line) from None
     if not target.is_relative_to(base):
         raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which the "
                           "page never publishes from", line=line,
@@ -153,30 +166,59 @@ def _path(report_path: Path, base: Path, src: str, line: int | None) -> Path:
     return target
 
 
-def _read(report_path: Path, base: Path, src: str, line: int | None, most: int) -> bytes | None:
-    """Return the image's bytes, None when there is no such file, or raise SourceError."""
-    target = _path(report_path, base, src, line)
+class _ReportDirectory:
+    """The report's directory, opened (`paths.open_directory`) at the first image read from it, then kept open:
+    every image is opened below this one directory, whatever is renamed or linked above it meanwhile."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def fd(self) -> int:
+        """Return the directory's descriptor, opening it the first time; raise OSError."""
+        if self._fd is None:
+            self._fd = open_directory(self.path)
+        return self._fd
+
+    def __enter__(self) -> _ReportDirectory:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _resolved(path: Path) -> Path:
+    """Return `path` with every symlink followed, as far as it exists; raise RuntimeError for a loop of symlinks
+    (which Python 3.13 leaves in a lenient resolve, where earlier ones raise this)."""
     try:
-        # O_NOFOLLOW: the resolved path holds no symlink; one swapped in since is refused, not followed.
-        descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
-                             | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
+        return path.resolve(strict=True)
     except OSError as exc:
-        raise SourceError(report_path, f"image {src!r} cannot be read: {exc.strerror}", line=line) from None
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"symlink loop from {path}") from None
+        return path.resolve()  # a missing file: a link that leads outside is still seen
+
+
+def _read(report_path: Path, directory: _ReportDirectory, src: str, line: int | None, most: int) -> bytes | None:
+    """Return the image's bytes, None when there is no such file, or raise SourceError."""
+    base = directory.path
+    target = _path(report_path, base, src, line)
+    if target == base:
+        raise SourceError(report_path, f"image {src!r} is not a regular file ({target})", line=line)
+    # each name of the resolved path (which held no symlink) opened below the one before without following a link:
+    # a directory on the way swapped for a link since the check is refused, not followed. O_NONBLOCK: a FIFO does
+    # not block (and is refused below as no regular file)
+    names = target.relative_to(base).parts
+    descriptor = _opened(report_path, base, src, line,
+                         lambda: open_below(directory.fd(), names, os.O_RDONLY | os.O_NONBLOCK))
+    if descriptor is None:
+        return None
     try:
         info = os.fstat(descriptor)
         if not stat.S_ISREG(info.st_mode):
             raise SourceError(report_path, f"image {src!r} is not a regular file ({target})", line=line)
-        where = _opened_at(descriptor)
-        if where is None:  # where it is cannot be known: the path check alone does not prove it
-            raise SourceError(report_path, f"image {src!r} not embedded: where it was opened cannot be told "
-                              "(/proc/self/fd cannot be read), so it is not proven inside the report's directory "
-                              f"({base})", line=line,
-                              hint="build where /proc is mounted (Linux), or remove the image from the report")
-        if not where.is_relative_to(base):  # a directory on the way swapped for a link since the check
-            raise SourceError(report_path, f"image {src!r} leads outside the report's directory ({base}), which "
-                              "the page never publishes from", line=line)
         if info.st_size > most:
             raise SourceError(report_path, f"image {src!r} is {info.st_size:,} bytes, more than the limit of "
                               f"{most:,}", line=line,
@@ -191,6 +233,22 @@ def _read(report_path: Path, base: Path, src: str, line: int | None, most: int) 
         raise SourceError(report_path, f"image {src!r} is more than the limit of {most:,} bytes", line=line,
                           hint="make it smaller, or raise build.max_image_bytes in graphsite.toml")
     return data
+
+
+def _opened(report_path: Path, base: Path, src: str, line: int | None, opening: Callable[[], int]) -> int | None:
+    """Return the descriptor `opening` gives for the image `src`, None when there is no such file, or raise
+    SourceError."""
+    try:
+        return opening()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the path held no symlink when checked: one took the place of a name since
+            raise SourceError(report_path, f"image {src!r} not embedded: a symbolic link took the place of a "
+                              "directory or file on its path while it was read, so it is not proven inside the "
+                              f"report's directory ({base})", line=line,
+                              hint="build again once nothing is changing the report's directory") from None
+        raise SourceError(report_path, f"image {src!r} cannot be read: {exc.strerror}", line=line) from None
 
 
 def _mime(data: bytes) -> str | None:
@@ -208,14 +266,3 @@ def _mime(data: bytes) -> str | None:
     if _svg().match(data[:4096].lstrip(b"\xef\xbb\xbf")):
         return "image/svg+xml"
     return None
-
-
-def _opened_at(descriptor: int) -> Path | None:
-    """Return where the file open as `descriptor` is, as the kernel says (Linux's /proc/self/fd); None when that
-    cannot be read: unknown, which the caller refuses (a directory on the way may have been swapped for a link
-    since the path check, which O_NOFOLLOW, guarding only the last component, does not see)."""
-    try:
-        return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
-    except OSError:
-        return None
-

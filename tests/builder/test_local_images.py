@@ -4,14 +4,19 @@ directory; the CSP allows `data:` for images and nothing more."""
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import os
+import threading
+import time
 
 import pytest
 
 from graphsite.builder import build as builder
-from graphsite.builder.images import ImageLimits
+from graphsite.builder.images import ImageLimits, _opened
 from graphsite.config import load_config
 from graphsite.errors import SourceError
+from graphsite.paths import open_below, open_directory
 from graphsite.usecases.build import checked_page, unaccepted
 from tests.builder.conftest import CORPUS, parse_html, tiny_png
 
@@ -70,17 +75,29 @@ def test_images_over_the_limits_are_errors_naming_the_line(folder, limits, wante
 
 
 @pytest.mark.parametrize("src", ["../outside.png", "images/link.png", "images/%2e%2e/../outside.png",
-                                 "images/../../outside.png"])
+                                 "images/../../outside.png", "linked/outside.png"])
 def test_nothing_outside_the_reports_directory_is_embedded(tmp_path, src):
     (tmp_path / "outside.png").write_bytes(tiny_png())
     folder = tmp_path / "report"
     (folder / "images").mkdir(parents=True)
     (folder / "images" / "link.png").symlink_to(tmp_path / "outside.png")
+    (folder / "linked").symlink_to(tmp_path)  # a directory on the way that is a link leading outside
     report = folder / "r.md"
     report.write_text(f"# T\n\ntext\n\n![x]({src})\n")
     with pytest.raises(SourceError, match="leads outside the report's directory") as caught:
         checked_page(report)
     assert f"{report}:5:" in str(caught.value)
+
+
+def test_a_loop_of_symlinks_is_an_error_naming_the_line(folder):
+    """Was a traceback (pathlib's RuntimeError): a user can make a loop, so it is a one-line error."""
+    (folder / "images" / "a.png").unlink()
+    (folder / "images" / "a.png").symlink_to(folder / "images" / "b.png")
+    (folder / "images" / "b.png").symlink_to(folder / "images" / "a.png")
+    report = folder / "r.md"
+    report.write_text("# T\n\n![x](images/a.png)\n")
+    with pytest.raises(SourceError, match=r":3: image 'images/a.png' cannot be read: its path is a loop of symbolic"):
+        checked_page(report)
 
 
 def test_a_path_from_a_sites_root_is_never_read(folder):
@@ -136,38 +153,129 @@ def test_a_real_document_without_its_images_names_each_line():
     assert missing == [146, 442, 485, 492, 503, 511, 519, 527, 535]
 
 
-def test_a_file_opened_outside_the_report_directory_is_told_apart(tmp_path):
-    """The guard behind the path check: where the kernel says an open file is, not where its path said it
-    would be (a directory on the way swapped for a link between the check and the open)."""
-    import os
-
-    from graphsite.builder.images import _opened_at
-
+def test_the_file_is_opened_one_name_at_a_time_none_followed_if_a_link(tmp_path):
+    """The guard behind the path check (a directory on the way, or the file, swapped for a link between the check
+    and the open): the checked path, walked again below the report's directory, refuses a link wherever it stands,
+    even one that leads back inside; a FIFO is opened without blocking (then refused as no regular file)."""
     base = tmp_path / "report"
-    base.mkdir()
-    (base / "in.png").write_bytes(b"x")
-    (tmp_path / "out.png").write_bytes(b"x")
-    for name, inside in ((base / "in.png", True), (tmp_path / "out.png", False)):
-        descriptor = os.open(name, os.O_RDONLY)
-        try:
-            where = _opened_at(descriptor)
-            assert where is not None and where.is_relative_to(base.resolve()) is inside
-        finally:
-            os.close(descriptor)
+    (base / "images" / "deep").mkdir(parents=True)
+    (base / "images" / "deep" / "a.png").write_bytes(tiny_png())
+    (base / "linked").symlink_to(base / "images")
+    (base / "images" / "alias.png").symlink_to(base / "images" / "deep" / "a.png")
+    os.mkfifo(base / "images" / "pipe.png")
+    directory = open_directory(base)
+    try:
+        descriptor = open_below(directory, ("images", "deep", "a.png"), os.O_RDONLY)
+        with os.fdopen(descriptor, "rb") as stream:
+            assert stream.read() == tiny_png()
+        for names in (("linked", "deep", "a.png"), ("images", "alias.png"), ("linked",)):
+            with pytest.raises(OSError) as caught:
+                open_below(directory, names, os.O_RDONLY)
+            assert caught.value.errno == errno.ELOOP, names
+        os.close(open_below(directory, ("images", "pipe.png"), os.O_RDONLY | os.O_NONBLOCK))
+        for names in ((), ("images", "..", "report", "linked"), ("",), (".",), ("/etc",), ("images/deep",)):
+            with pytest.raises(ValueError, match="not a path below a directory"):
+                open_below(directory, names, os.O_RDONLY)
+        with pytest.raises(SourceError) as refused:  # what the build says when the walk meets a link
+            _opened(base / "r.md", base, "linked/deep/a.png", 7,
+                    lambda: open_below(directory, ("linked", "deep", "a.png"), os.O_RDONLY))
+        assert f"{base / 'r.md'}:7: image 'linked/deep/a.png' not embedded: a symbolic link took the place of " \
+               "a directory or file on its path" in str(refused.value)
+    finally:
+        os.close(directory)
+    with pytest.raises(OSError) as linked:  # the report's directory itself is reached without following a link
+        open_directory(base / "linked")
+    assert linked.value.errno == errno.ELOOP
 
 
-def test_an_image_is_refused_where_the_kernel_cannot_say_where_it_was_opened(folder):
-    """Before, an unreadable /proc/self/fd meant "inside": the path check alone vouched for a file a swapped
-    directory could have led outside. A real build in a mount namespace with /proc hidden under a tmpfs."""
+def test_a_directory_swapped_for_a_link_while_images_are_read_never_leads_outside(tmp_path):
+    """The fault itself: another process swaps a directory on the image's path for a link to outside, and back, as
+    fast as it can while images are read from below it for a second. Every read embeds the inside file, finds it
+    missing, or is refused with one line; never the outside file (a plain open of the checked path embeds it some
+    ten times a second here)."""
     import subprocess
     import sys
 
-    (folder / "r.md").write_text("# R\n\n![a](images/a.png)\n")
-    hidden = f"mount -t tmpfs none /proc && exec {sys.executable} -m graphsite build r.md --out out"
+    from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, load_images
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "a.png").write_bytes(tiny_png(2))
+    images = tmp_path / "report" / "images"
+    (images / "d").mkdir(parents=True)
+    (images / "d" / "a.png").write_bytes(tiny_png())
+    (images / "d.link").symlink_to(tmp_path / "outside")
+    report = tmp_path / "report" / "r.md"
+    swap = ("import os, sys\nos.chdir(sys.argv[1])\nwhile True:\n    os.rename('d', 'd.real'); "
+            "os.rename('d.link', 'd'); os.rename('d', 'd.link'); os.rename('d.real', 'd')\n")
+    inside, outside = (f"data:image/png;base64,{base64.b64encode(tiny_png(width)).decode()}" for width in (1, 2))
+    seen: dict[str, int] = {}
+    swapper = subprocess.Popen([sys.executable, "-c", swap, str(images)])
+    try:
+        end = time.monotonic() + 1
+        while time.monotonic() < end:
+            try:
+                uri = load_images(report, "", 1, ["images/d/a.png"], DEFAULT_IMAGE_LIMITS)[0]["images/d/a.png"]
+                kind = {inside: "inside", None: "missing"}.get(uri, "other")
+            except SourceError as exc:
+                assert str(exc).startswith(f"{report}:") and "image 'images/d/a.png'" in str(exc), str(exc)
+                kind = "refused"
+            seen[kind] = seen.get(kind, 0) + 1
+    finally:
+        swapper.kill()
+        swapper.wait()
+    assert "other" not in seen and seen.get("inside"), seen
+
+
+def test_a_fifo_named_as_an_image_is_refused_without_blocking(folder):
+    """A FIFO opened for reading blocks until a writer comes: the build would hang. Should it block, a writer comes
+    after 5 s so the test fails instead of hanging."""
+    fifo = folder / "images" / "pipe.png"
+    os.mkfifo(fifo)
+    (folder / "r.md").write_text("# T\n\n![x](images/pipe.png)\n")
+
+    def writer() -> None:
+        with contextlib.suppress(OSError):  # ENXIO: no reader holds it, as it should be
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    unblock = threading.Timer(5, writer)
+    unblock.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(SourceError, match=r":3: image 'images/pipe.png' is not a regular file"):
+            checked_page(folder / "r.md")
+    finally:
+        unblock.cancel()
+    assert time.monotonic() - started < 5
+
+
+def test_images_are_embedded_and_refused_where_there_is_no_proc(tmp_path):
+    """Before, where /proc/self/fd could not be read (macOS, a container without /proc), every local image was
+    refused. Two real builds in a mount namespace with /proc hidden under an empty tmpfs: a nested image embeds,
+    an image through a symlinked directory that leads outside is still refused."""
+    import subprocess
+    import sys
+
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "a.png").write_bytes(tiny_png(2))
+    folder = tmp_path / "report"
+    (folder / "images" / "deep").mkdir(parents=True)
+    (folder / "images" / "deep" / "a.png").write_bytes(tiny_png())
+    (folder / "images" / "elsewhere").symlink_to(tmp_path / "outside")
+    (folder / "good.md").write_text("# R\n\n![a](images/deep/a.png)\n")
+    (folder / "bad.md").write_text("# R\n\n![a](images/elsewhere/a.png)\n")
+    build = f"{sys.executable} -m graphsite build"
+    script = (f"mount -t tmpfs none /proc && test ! -e /proc/self || exit 9\n"
+              f"{build} good.md --out good 2>good.err; echo $? >good.rc\n"
+              f"{build} bad.md --out bad 2>bad.err; echo $? >bad.rc\n")
     env = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
-    run = subprocess.run(["unshare", "--mount", "--fork", "sh", "-c", hidden], cwd=folder, capture_output=True,
+    run = subprocess.run(["unshare", "--mount", "--fork", "sh", "-c", script], cwd=folder, capture_output=True,
                          text=True, timeout=120, check=False, env=env)
-    assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
-    assert "image 'images/a.png' not embedded: where it was opened cannot be told (/proc/self/fd cannot be " \
-           "read)" in run.stderr and "build where /proc is mounted" in run.stderr, run.stderr
-    assert not (folder / "out" / "index.html").exists()
+    assert run.returncode == 0, run.stderr
+    good, bad = ((folder / f"{name}.rc").read_text().strip() for name in ("good", "bad"))
+    assert good == "0", (folder / "good.err").read_text()
+    page = (folder / "good" / "index.html").read_text()
+    assert parse_html(page).find("img")["src"] == "data:image/png;base64," + base64.b64encode(tiny_png()).decode()
+    errors = (folder / "bad.err").read_text()
+    assert bad == "1" and "Traceback" not in errors, errors
+    assert "bad.md:3: image 'images/elsewhere/a.png' leads outside the report's directory" in errors, errors
+    assert not (folder / "bad" / "index.html").exists()
