@@ -113,3 +113,19 @@ def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeyp
     (tmp_path / "site" / "gs-probe-pkg-2.0.dist-info").mkdir()
     assert installed_record("gs_probe_pkg", "gs-probe-pkg") is None
     assert installed_record("gs_no_such_package", "gs-no-such-package") is None
+
+
+def test_a_dist_info_without_a_record_is_no_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution's package (Debian's) has a dist-info without RECORD: no identity, so the caches that key on
+    it keep nothing; and that answer is not kept either: the RECORD written later is found."""
+    site = tmp_path / "site"
+    (site / "gsprobedeb").mkdir(parents=True)
+    (site / "gsprobedeb" / "__init__.py").write_text("raise SystemExit('imported')\n")
+    info = site / "gsprobedeb-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gsprobedeb\nVersion: 1.0\n")
+    (info / "INSTALLER").write_text("debian\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert installed_record("gsprobedeb", "gsprobedeb") is None
+    (info / "RECORD").write_bytes(b"gsprobedeb/__init__.py,sha256=x,1\n")
+    assert installed_record("gsprobedeb", "gsprobedeb") == (site / "gsprobedeb", b"gsprobedeb/__init__.py,sha256=x,1\n")
