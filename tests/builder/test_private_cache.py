@@ -129,3 +129,19 @@ def test_a_dist_info_without_a_record_is_no_identity(tmp_path: Path, monkeypatch
     assert installed_record("gsprobedeb", "gsprobedeb") is None
     (info / "RECORD").write_bytes(b"gsprobedeb/__init__.py,sha256=x,1\n")
     assert installed_record("gsprobedeb", "gsprobedeb") == (site / "gsprobedeb", b"gsprobedeb/__init__.py,sha256=x,1\n")
+
+
+def test_a_dist_info_is_matched_by_its_normalised_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installers write a distribution's name with `_` for `-` in its dist-info (`typing_extensions-4.12.2`), in
+    its own case (`PyYAML-6.0.2`): the name is compared as PEP 503 normalises it, and a longer name that begins
+    with it is another distribution."""
+    site = tmp_path / "site"
+    (site / "gs_probe_wheel").mkdir(parents=True)
+    (site / "gs_probe_wheel" / "__init__.py").write_text("raise SystemExit('imported')\n")
+    monkeypatch.syspath_prepend(str(site))
+    (site / "GS_Probe.Wheel-1.0.dist-info").mkdir()
+    (site / "GS_Probe.Wheel-1.0.dist-info" / "RECORD").write_bytes(b"gs_probe_wheel/__init__.py,sha256=x,1\n")
+    (site / "gs_probe_wheel_extra-2.0.dist-info").mkdir()
+    (site / "gs_probe_wheel_extra-2.0.dist-info" / "RECORD").write_bytes(b"")
+    assert installed_record("gs_probe_wheel", "gs-probe-wheel") == (site / "gs_probe_wheel",
+                                                                   b"gs_probe_wheel/__init__.py,sha256=x,1\n")
