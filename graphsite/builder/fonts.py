@@ -64,11 +64,7 @@ def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes
     same characters by the same fontTools before (subsetting takes a quarter of a second per face; the result is
     deterministic). A fontTools without one dist-info RECORD (a distribution's package) is not known well enough
     to key a cache on: its subsets are made at every build, never read from the cache nor written to it."""
-    try:
-        source = path.read_bytes()
-    except OSError as exc:
-        raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
-                         hint="reinstall graphsite, or build with --fonts system") from None
+    source = font_file(path)
     installed = _subsetter()
     key = hashlib.sha256(b"\0".join([source, characters.encode(), installed, b"v3"])).hexdigest() if installed else ""
     found = cache.read(f"{key}.woff2") if cache and key else None
@@ -83,6 +79,22 @@ def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes
         with contextlib.suppress(OSError):
             cache.write(f"{key}.woff2", data)
     return data
+
+
+def font_file(path: Path) -> bytes:
+    """Return the bytes of the font at `path`; raise BuildError naming it when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
+                         hint="reinstall graphsite, or build with --fonts system") from None
+
+
+def check_faces(directory: Path) -> None:
+    """Raise BuildError naming the first face in `directory` that cannot be read (what `font_face_css` would
+    raise once the page is rendered: a caller with slow work before the render asks first)."""
+    for face in FACES:
+        font_file(directory / face.file)
 
 
 @lru_cache(maxsize=1)
