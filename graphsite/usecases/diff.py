@@ -31,7 +31,8 @@ def against_live(name: str, new: Path, config: Config) -> Changes:
     """What the report NEW changes against the page deployment NAME serves to its readers."""
     from graphsite.builder.compare import compare
 
-    return compare(live_outline(name, config), outline(new, config))
+    built = outline(new, config)  # a report that does not build (or a broken theme) fails before the request
+    return compare(live_outline(name, config), built)
 
 
 def outline(path: Path, config: Config) -> Outline:

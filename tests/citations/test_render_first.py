@@ -1,6 +1,7 @@
 """`graphsite build --check-links` renders once, after the link check, and deploy once the live page is read:
 what fails a render in a broken installation (a theme file that cannot be read, a missing font) is asked first,
-so it fails before a single link is requested (not after minutes of checking) or the live page read.
+so it fails before a single link is requested (not after minutes of checking) or the live page read; and
+`graphsite diff NAME NEW` builds NEW before it asks for the live page.
 
 The installation is a real copy of graphsite whose theme (graphsite/_data/theme, where a wheel keeps it) is broken,
 run in its own interpreter: against a loopback server that counts the requests it receives, or against the
@@ -113,3 +114,49 @@ def test_a_broken_theme_fails_a_deploy_before_the_live_page_is_read(tmp_path: Pa
     error, read, control, why = json.loads(run.stdout)
     assert error.startswith(f"{culprit}: cannot read the theme's file") and read == []
     assert control == ["graph-x-page-abababababab"] and "its page was not found" in why
+
+
+_AGAINST_LIVE = """
+import sys
+from pathlib import Path
+from graphsite.config import Config
+from graphsite.errors import GraphsiteError
+from graphsite.usecases.diff import against_live
+
+config = (Config().replace("site", domain="example.com")
+          .replace("verify", resolve_https=sys.argv[2], ca_bundle=sys.argv[3]))
+try:
+    print("compared:", against_live("graph-x", Path(sys.argv[1]), config))
+except GraphsiteError as exc:
+    print(exc.message.splitlines()[0])
+"""
+
+
+def test_a_broken_theme_fails_a_diff_against_the_live_page_before_its_request(tmp_path: Path) -> None:
+    """`graphsite diff NAME NEW` builds NEW before it asks the edge for the live page (here a loopback TLS
+    server that names itself graph-x.example.com): a broken theme fails with no connection made."""
+    import trustme
+
+    from .test_tls import _serving
+
+    authority = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(bundle))
+    site = _installation(tmp_path)
+    culprit = site / "graphsite" / "_data" / "theme" / "page.css"
+    culprit.write_bytes(b"\xff\xfe body {}")
+    report = tmp_path / "report.md"
+    report.write_text("# Title\n\n## 1. Claims\n\nSome words.\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    with _serving(authority.issue_cert("graph-x.example.com")) as (_, counting):
+        def diff() -> str:
+            address = f"127.0.0.1:{counting.server_address[1]}"
+            run = subprocess.run([sys.executable, "-c", _AGAINST_LIVE, str(report), address, str(bundle)], env=env,
+                                 cwd=tmp_path, capture_output=True, text=True, check=False, timeout=60)
+            assert run.returncode == 0, run.stderr
+            return run.stdout.strip()
+
+        assert diff().startswith(f"{culprit}: cannot read the theme's file") and counting.accepted == 0
+        shutil.copy(theme_dir() / "page.css", culprit)
+        control = diff()  # whole again: the live page is asked for (the loopback serves no page graphsite built)
+        assert counting.accepted == 1 and "is not a page graphsite built" in control, control
