@@ -93,10 +93,10 @@ def installed_record(module: str, distribution: str) -> tuple[Path, bytes] | Non
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin:
         return None
-    package, prefix = Path(spec.origin).parent, f"{distribution.lower()}-"
-    try:
-        found = [entry.path for entry in os.scandir(package.parent)
-                 if entry.name.lower().startswith(prefix) and entry.name.endswith(".dist-info")]
+    package, wanted = Path(spec.origin).parent, _project_name(distribution)
+    try:  # `{name}-{version}.dist-info`, the name as its installer wrote it (`PyYAML`, `typing_extensions`)
+        found = [entry.path for entry in os.scandir(package.parent) if entry.name.endswith(".dist-info")
+                 and _project_name(entry.name.removesuffix(".dist-info").rpartition("-")[0]) == wanted]
         return (package, Path(found[0], "RECORD").read_bytes()) if len(found) == 1 else None
     except OSError:
         return None
@@ -164,6 +164,13 @@ def _is_link(directory: int, name: str) -> bool:
         return stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
     except OSError:
         return False
+
+
+def _project_name(name: str) -> str:
+    """Return a distribution's name as PEP 503 compares them: lowercase, each run of `-`, `_`, `.` one `-`."""
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 class PrivateDir:

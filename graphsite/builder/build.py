@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from graphsite.atomic import write_atomic
+from graphsite.builder.fonts import check_faces
 from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, ImageLimits, embed, load_images, local_sources
 from graphsite.builder.model import Finding, Report
 from graphsite.builder.render import DEFAULT_FONTS, FONTS, load_theme, render
@@ -103,6 +104,16 @@ def rendered(report: Report, *, subdomain: str | None = None, fonts: str = DEFAU
         report = dataclasses.replace(report, changes=page.changes)
     return BuiltPage(html=page.html, sha256=hashlib.sha256(page.html.encode("utf-8")).hexdigest(),
                      title=report.title, report=report, js_bytes=len(theme.js.encode("utf-8")), changes=page.changes)
+
+
+def check_theme(fonts: str = DEFAULT_FONTS) -> None:
+    """Raise BuildError now for what fails a render in a broken installation: a theme file that cannot be read,
+    or, when the page embeds its fonts, a face (both read again by the render, the theme from `load_theme`'s
+    memo). For a use case with slow work before the render (a link check, the live page's read): its error
+    comes first."""
+    theme = load_theme()
+    if fonts == "embedded":
+        check_faces(theme.directory / "fonts")
 
 
 def write_page(page: BuiltPage, out_dir: Path) -> Path:

@@ -61,14 +61,13 @@ def page_characters(page_html: str) -> str:
 def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes:
     """Return the font at `path` as WOFF2 holding only the glyphs of `characters` (and their features),
     from the user's font cache (`paths.private_cache`; None: no cache) when the same font was subset to the
-    same characters before (subsetting takes a quarter of a second per face; the result is deterministic)."""
-    try:
-        source = path.read_bytes()
-    except OSError as exc:
-        raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
-                         hint="reinstall graphsite, or build with --fonts system") from None
-    key = hashlib.sha256(b"\0".join([source, characters.encode(), _subsetter(), b"v3"])).hexdigest()
-    found = cache.read(f"{key}.woff2") if cache else None
+    same characters by the same fontTools before (subsetting takes a quarter of a second per face; the result is
+    deterministic). A fontTools without one dist-info RECORD (a distribution's package) is not known well enough
+    to key a cache on: its subsets are made at every build, never read from the cache nor written to it."""
+    source = font_file(path)
+    installed = _subsetter()
+    key = hashlib.sha256(b"\0".join([source, characters.encode(), installed, b"v3"])).hexdigest() if installed else ""
+    found = cache.read(f"{key}.woff2") if cache and key else None
     if found is not None:
         return found
     try:
@@ -76,24 +75,36 @@ def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes
     except Exception as exc:  # fontTools raises many types on a damaged file (TTLibError, struct.error, …)
         raise BuildError(f"{path}: not a usable font ({type(exc).__name__}: {exc})",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    if cache:
+    if cache and key:
         with contextlib.suppress(OSError):
             cache.write(f"{key}.woff2", data)
     return data
 
 
+def font_file(path: Path) -> bytes:
+    """Return the bytes of the font at `path`; raise BuildError naming it when it cannot be read."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise BuildError(f"{path}: cannot read the font: {exc.strerror}",
+                         hint="reinstall graphsite, or build with --fonts system") from None
+
+
+def check_faces(directory: Path) -> None:
+    """Raise BuildError naming the first face in `directory` that cannot be read (what `font_face_css` would
+    raise once the page is rendered: a caller with slow work before the render asks first)."""
+    for face in FACES:
+        font_file(directory / face.file)
+
+
 @lru_cache(maxsize=1)
-def _subsetter() -> bytes:
+def _subsetter() -> bytes | None:
     """Return what identifies the installed fontTools in a cache key: its dist-info RECORD
     (`paths.installed_record`, as the front matter's cache knows PyYAML), read rather than imported, since
-    importing fontTools (and its logging set-up) is most of a warm build's font work; `fontTools.version` where
-    there is no one RECORD."""
+    importing fontTools (and its logging set-up) is most of a warm build's font work; None where there is no one
+    RECORD (its version alone would let two builds of it share subsets, as a distribution patching it would)."""
     found = installed_record("fontTools", "fonttools")
-    if found is not None:
-        return found[1]
-    import fontTools
-
-    return str(fontTools.version).encode()
+    return None if found is None else found[1]
 
 
 def _subset(source: bytes, characters: str) -> bytes:

@@ -263,10 +263,11 @@ def render_page(report: Report, *, subdomain: str | None = None, fonts: str = DE
 
 def render(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT_FONTS, theme: Theme | None = None,
            domain: str = "", indexable: bool = False, published: str = "", since: Outline | None = None,
-           note: bool = True) -> Rendered:
+           note: bool = True, mark: str | None = None) -> Rendered:
     """Return the page (as `render_page` does), rendered once; with `since` (the previous version's outline),
     also what it changes against it, which its "Changed since" note shows when `note` and there is something to
-    note."""
+    note. `mark` (hex digits; default: 16 random bytes' worth) is what the parts made after the render stand in
+    as; a report that holds it is rendered again, to the same page."""
     theme = theme or load_theme()
     table = citables(report.references)
     place = {"intro": " in the introduction", "notes": " in the notes", "refs": " in the references"}
@@ -291,10 +292,13 @@ def render(report: Report, *, subdomain: str | None = None, fonts: str = DEFAULT
     if fonts != "embedded" and since is None:  # nothing depends on the rendered page: its values are known
         return Rendered(page_html(dataclasses.replace(
             view, csp=content_security_policy(view.css, theme.js, fonts, images))))
-    return _render_marked(view, theme, images, since, note)
+    if mark is None:
+        mark = os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing random
+    return _render_marked(view, theme, images, since, note, mark)
 
 
-def _render_marked(view: PageView, theme: Theme, images: list[str], since: Outline | None, note: bool) -> Rendered:
+def _render_marked(view: PageView, theme: Theme, images: list[str], since: Outline | None, note: bool,
+                   mark: str) -> Rendered:
     """Return the page rendered once, what depends on the rendered page standing in as a random mark, replaced
     after the render: the "Changed since" note (made from the page's outline, which the marks are not part of)
     and the style sheet (which holds the note's style only with the note), the font stylesheet (subset to the
@@ -302,7 +306,6 @@ def _render_marked(view: PageView, theme: Theme, images: list[str], since: Outli
     the font loader)."""
     embedded = view.fonts == "embedded"
     fonts_js = theme.fonts_js if embedded else ""
-    mark = os.urandom(16).hex()  # what secrets.token_hex(16) gives, without importing random
     marks = _Marks(mark + "n" if since is not None else "", mark + "s", mark + "f" if embedded else "", mark + "c")
     page = page_html(dataclasses.replace(view, note=marks.note, css=marks.css, font_css=marks.font_css,
                                          csp=marks.csp, fonts_js=fonts_js))

@@ -133,6 +133,7 @@ def build(source: Path, out_dir: Path, *, subdomain: str | None = None, fonts: s
                             hint=_strict_hint(first))
     links = None
     if check_links:
+        builder.check_theme(fonts)  # a broken installation fails before the links are checked, not after
         report, links = _checked(source, report, config or _default_config())
     page = rendered_page(report, subdomain=subdomain, fonts=fonts, config=config, since=old)
     path = write_page(page, out_dir)

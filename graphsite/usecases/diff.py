@@ -31,7 +31,8 @@ def against_live(name: str, new: Path, config: Config) -> Changes:
     """What the report NEW changes against the page deployment NAME serves to its readers."""
     from graphsite.builder.compare import compare
 
-    return compare(live_outline(name, config), outline(new, config))
+    built = outline(new, config)  # a report that does not build (or a broken theme) fails before the request
+    return compare(live_outline(name, config), built)
 
 
 def outline(path: Path, config: Config) -> Outline:
@@ -117,10 +118,12 @@ def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients
     was read) and what it changes against the live page; None for a first deploy (no service of the name:
     `current`, as deploy's survey read it), which has nothing to compare with. A live page that cannot be read
     is an unknown, never "nothing changed"."""
+    from graphsite.builder.build import check_theme
     from graphsite.errors import GraphsiteError
     from graphsite.usecases.build import checked_report, rendered_page
 
-    report = checked_report(source, config=config)  # a report that does not build fails first
+    report = checked_report(source, config=config)  # a report that does not build fails first…
+    check_theme()  # …and a broken installation, before the live page is read
     try:
         old = held_outline(subdomain, config, clients, current)
     except GraphsiteError as exc:

@@ -113,3 +113,35 @@ def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeyp
     (tmp_path / "site" / "gs-probe-pkg-2.0.dist-info").mkdir()
     assert installed_record("gs_probe_pkg", "gs-probe-pkg") is None
     assert installed_record("gs_no_such_package", "gs-no-such-package") is None
+
+
+def test_a_dist_info_without_a_record_is_no_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A distribution's package (Debian's) has a dist-info without RECORD: no identity, so the caches that key on
+    it keep nothing; and that answer is not kept either: the RECORD written later is found."""
+    site = tmp_path / "site"
+    (site / "gsprobedeb").mkdir(parents=True)
+    (site / "gsprobedeb" / "__init__.py").write_text("raise SystemExit('imported')\n")
+    info = site / "gsprobedeb-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gsprobedeb\nVersion: 1.0\n")
+    (info / "INSTALLER").write_text("debian\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert installed_record("gsprobedeb", "gsprobedeb") is None
+    (info / "RECORD").write_bytes(b"gsprobedeb/__init__.py,sha256=x,1\n")
+    assert installed_record("gsprobedeb", "gsprobedeb") == (site / "gsprobedeb", b"gsprobedeb/__init__.py,sha256=x,1\n")
+
+
+def test_a_dist_info_is_matched_by_its_normalised_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Installers write a distribution's name with `_` for `-` in its dist-info (`typing_extensions-4.12.2`), in
+    its own case (`PyYAML-6.0.2`): the name is compared as PEP 503 normalises it, and a longer name that begins
+    with it is another distribution."""
+    site = tmp_path / "site"
+    (site / "gs_probe_wheel").mkdir(parents=True)
+    (site / "gs_probe_wheel" / "__init__.py").write_text("raise SystemExit('imported')\n")
+    monkeypatch.syspath_prepend(str(site))
+    (site / "GS_Probe.Wheel-1.0.dist-info").mkdir()
+    (site / "GS_Probe.Wheel-1.0.dist-info" / "RECORD").write_bytes(b"gs_probe_wheel/__init__.py,sha256=x,1\n")
+    (site / "gs_probe_wheel_extra-2.0.dist-info").mkdir()
+    (site / "gs_probe_wheel_extra-2.0.dist-info" / "RECORD").write_bytes(b"")
+    assert installed_record("gs_probe_wheel", "gs-probe-wheel") == (site / "gs_probe_wheel",
+                                                                   b"gs_probe_wheel/__init__.py,sha256=x,1\n")

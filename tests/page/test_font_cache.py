@@ -96,3 +96,37 @@ def test_a_face_is_subset_once_a_process_across_builds(tmp_path, monkeypatch):
     info = fonts.subset_woff2.cache_info()
     assert (info.misses, info.hits, info.currsize) == (1, 1, 1) and results[0] == results[1]
     fonts.subset_woff2.cache_clear()
+
+
+def test_a_fonttools_without_one_record_is_never_cached(tmp_path):
+    """A distribution's fontTools (Debian's: a dist-info without RECORD) is not known by its files: its version
+    alone would let a patched build share another's subsets. Such a fontTools subsets at every build, reading and
+    writing nothing in the cache, as the front matter's cache does with such a PyYAML; once its RECORD is there,
+    the subsets are cached (the control: the probe can see a cached file)."""
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "fontTools").symlink_to(Path(fontTools.__file__).parent)  # imported from here, beside its dist-info
+    info = site / "fonttools-0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fonttools\nVersion: 0.0\n")
+    cache = tmp_path / "cache"
+    probe = ("import fontTools, sys; from graphsite.builder import fonts; from graphsite.paths import private_cache\n"
+             f"assert fontTools.__file__.startswith({str(site)!r}), fontTools.__file__\n"
+             "for _ in range(2):\n"
+             "    fonts.subset_woff2.cache_clear()\n"
+             "    with private_cache('fonts') as cache:\n"
+             "        assert cache is not None\n"
+             f"        assert fonts.subset_woff2(fonts.Path({str(FACE)!r}), 'abc', cache).startswith(b'wOF2')\n")
+
+    def kept() -> list[str]:
+        env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}
+        run = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False)
+        assert run.returncode == 0, run.stderr
+        return sorted(path.name for path in (cache / "graphsite" / "fonts").iterdir())
+
+    assert kept() == []
+    (info / "RECORD").write_text("fontTools/__init__.py,sha256=x,1\n")
+    assert len(kept()) == 1
