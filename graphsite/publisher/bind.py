@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
+from graphsite import output
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
@@ -280,8 +281,10 @@ def version_refusal(directory: Path, sha12: str, strays: Sequence[str]) -> Deplo
 
 
 def _shown(strays: Sequence[str]) -> str:
-    """Return a few of `strays`, then how many more."""
-    shown = ", ".join(strays[:SHOWN]) + (f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else "")
+    """Return a few of `strays` (names anyone who can write in the directory chose: escaped as output.shown
+    does), then how many more."""
+    more = f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else ""
+    shown = ", ".join(output.shown(stray) for stray in strays[:SHOWN]) + more
     return shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
 
 
