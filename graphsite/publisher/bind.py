@@ -248,6 +248,13 @@ def not_made(listing: Mapping[str, Kind]) -> tuple[str, ...]:
                         key=lambda path: (path.count("/"), path)))
 
 
+def not_filled(listing: Mapping[str, Kind]) -> tuple[str, ...]:
+    """Return which entries of a deploy's temporary directory (its own entries only) are not what a deploy fills
+    it with: its page, its marker and their temporaries (files); a v/ is one, and what is below it is not named."""
+    return tuple(sorted(name for name, kind in listing.items()
+                        if "/" not in name and (kind != Kind.FILE or not _made([name], kind))))
+
+
 def _made(parts: list[str], kind: Kind) -> bool:
     if parts == [VERSIONS]:
         return kind == Kind.DIRECTORY

@@ -457,7 +457,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         if plan.bind_dir:
             assert prepared.held is not None
             outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                              prepared.seen.temporary_dirs, first=prepared.current is None))
+                                              prepared.seen, first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
@@ -537,13 +537,13 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Leftover]], name: str, pro
 
 
 def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held,
-                      left: tuple[Path, ...], *, first: bool) -> Outcome:
-    """Make or update the page directory; first remove the half-filled ones a killed run of the name `left` (as
-    the plan's survey judged them: this configuration's, or adopted beside a proven resource)."""
+                      seen: Holding, *, first: bool) -> Outcome:
+    """Make or update the page directory; first remove the half-filled ones a killed run of the name left (as
+    the plan's survey `seen` judged them: this configuration's, or adopted beside a proven resource)."""
     directory = plan.bind_dir
     assert directory is not None
-    for stale in left:
-        binds.remove_temporary(stale)
+    for stale in seen.temporary_dirs:  # while each still holds the marker it was judged by
+        binds.remove_temporary(stale, seen.temporary_stamp(stale))
     old = binds.page(directory)
     if not binds.exists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}",
