@@ -51,6 +51,13 @@ def _color(text: str, code: str) -> str:
     return f"\033[{code}m{text}\033[0m"
 
 
+def shown(text: str) -> str:
+    """Return `text` (read from a label, a marker or a file name anyone who can write there chose) as a terminal
+    may show it: as it is when every character is printable, else quoted with its control characters, escape
+    sequences and undecodable bytes (surrogates) escaped, as a title is."""
+    return text if text.isprintable() else repr(text)
+
+
 def info(message: str) -> None:
     """Progress for the person at the keyboard (stderr)."""
     if _verbosity >= 0:

@@ -368,11 +368,7 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
     _answer(report.as_json(), as_json, problem)
 
 
-def _shown(text: str) -> str:
-    """Return `text` (read from a label or a marker anyone who can write there chose) as a terminal may show it:
-    as it is when every character is printable, else quoted with its control characters and escape sequences
-    escaped, as a title is."""
-    return text if text.isprintable() else repr(text)
+_shown = output.shown  # a label, a marker: what anyone who can write there chose
 
 
 def history(found: History, as_json: bool) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
+from graphsite import output
 from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
@@ -247,6 +248,13 @@ def not_made(listing: Mapping[str, Kind]) -> tuple[str, ...]:
                         key=lambda path: (path.count("/"), path)))
 
 
+def not_filled(listing: Mapping[str, Kind]) -> tuple[str, ...]:
+    """Return which entries of a deploy's temporary directory (its own entries only) are not what a deploy fills
+    it with: its page, its marker and their temporaries (files); a v/ is one, and what is below it is not named."""
+    return tuple(sorted(name for name, kind in listing.items()
+                        if "/" not in name and (kind != Kind.FILE or not _made([name], kind))))
+
+
 def _made(parts: list[str], kind: Kind) -> bool:
     if parts == [VERSIONS]:
         return kind == Kind.DIRECTORY
@@ -280,8 +288,10 @@ def version_refusal(directory: Path, sha12: str, strays: Sequence[str]) -> Deplo
 
 
 def _shown(strays: Sequence[str]) -> str:
-    """Return a few of `strays`, then how many more."""
-    shown = ", ".join(strays[:SHOWN]) + (f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else "")
+    """Return a few of `strays` (names anyone who can write in the directory chose: escaped as output.shown
+    does), then how many more."""
+    more = f" and {len(strays) - SHOWN} more" if len(strays) > SHOWN else ""
+    shown = ", ".join(output.shown(stray) for stray in strays[:SHOWN]) + more
     return shown or "what appeared in it meanwhile"  # gone again by the time it was looked at
 
 

@@ -13,7 +13,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -109,12 +109,21 @@ def read_own(root: Path, *names: str, limit: int = -1) -> bytes | None:
     raise OSError when a name below `root` is a link, or the file is no regular file or cannot be read."""
     try:
         with opened(root, *names[:-1]) as directory:
-            fd = os.open(names[-1], _FILE, dir_fd=directory)
+            return read_own_at(directory, names[-1], root.joinpath(*names), limit=limit)
+    except FileNotFoundError:
+        return None
+
+
+def read_own_at(directory: int, name: str, path: Path, *, limit: int = -1) -> bytes | None:
+    """Return the content of the regular file `name` in the directory open as `directory` (`path` names it in an
+    error), as read_own."""
+    try:
+        fd = os.open(name, _FILE, dir_fd=directory)
     except FileNotFoundError:
         return None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(root.joinpath(*names)))
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return handle.read(limit)
 
 
@@ -127,9 +136,14 @@ def read_ours(root: Path, *names: str, what: str, limit: int = -1) -> bytes | No
     """Return the content of root/names… when it can be graphsite's file; None when there is none, or when it is
     a link or no regular file (never graphsite's); raise DeployError naming `what` for any other failure: a read
     that failed is not "absent", and nothing is decided on it."""
-    path = root.joinpath(*names)
+    return ours(root.joinpath(*names), what, lambda: read_own(root, *names, limit=limit))
+
+
+def ours(path: Path, what: str, read: Callable[[], bytes | None]) -> bytes | None:
+    """Return what `read` gives of graphsite's file at `path` (`what`), None when it is a link or no regular file,
+    as read_ours."""
     try:
-        return read_own(root, *names, limit=limit)
+        return read()
     except OSError as exc:
         if isinstance(exc, FileNotFoundError) or exc.errno in NOT_OURS:
             return None

@@ -163,7 +163,10 @@ class BindStore(Protocol):
         raise DeployError (left in place) for anything else there."""
         ...
 
-    def remove_temporary(self, directory: Path) -> bool: ...
+    def remove_temporary(self, directory: Path, stamp: Stamp | None) -> bool:
+        """Remove a temporary page directory a killed deploy left while its marker is still `stamp` (None: none),
+        as the survey judged it; False when absent; raise DeployError for anything else there."""
+        ...
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         """Return {sha12: its marker's text (None: no marker that can be graphsite's)} of the versions kept in

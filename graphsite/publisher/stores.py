@@ -92,8 +92,8 @@ class BindDirectories(_OnDisk):
     def remove(self, directory: Path, stamp: Stamp) -> bool:
         return bind_removal.remove_bind_dir(directory, stamp)
 
-    def remove_temporary(self, directory: Path) -> bool:
-        return bind_removal.remove_temporary(directory)
+    def remove_temporary(self, directory: Path, stamp: Stamp | None) -> bool:
+        return bind_removal.remove_temporary(directory, stamp)
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         return bind.version_markers(directory)

@@ -63,6 +63,8 @@ class Holding:
     route: Path | None = None
     temporaries: tuple[Path, ...] = ()  # route files a killed write left
     temporary_dirs: tuple[Path, ...] = ()  # page directories a killed deploy left half-filled
+    # the whole stamp the marker of each of them held when it was judged (none: it had no marker yet)
+    temporary_dir_stamps: tuple[tuple[Path, Stamp], ...] = ()
     directory: Path | None = None
     directory_stamp: Stamp | None = None  # the marker the directory held when it was judged this name's
     records: tuple[Record, ...] = ()
@@ -75,6 +77,10 @@ class Holding:
     # the answers themselves, when the survey asked for this name alone and Swarm, the route directory and
     # Cloudflare all answered (None: a listing of every name, a survey without Cloudflare, a system unreadable)
     answers: Answers | None = None
+
+    def temporary_stamp(self, directory: Path) -> Stamp | None:
+        """Return the stamp the temporary page directory `directory` held when it was judged (None: no marker)."""
+        return dict(self.temporary_dir_stamps).get(directory)
 
     @property
     def created(self) -> str:
@@ -444,6 +450,8 @@ def _holding(domain: str, name: str, found: _Found) -> Holding:
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
                    route=route_found[0] if route_found else None,
                    temporaries=temporaries, temporary_dirs=temporary_dirs,
+                   temporary_dir_stamps=tuple((p, found.temporary_stamps[p]) for p in temporary_dirs
+                                              if p in found.temporary_stamps),
                    directory=directory[0] if directory else None,
                    directory_stamp=directory[1] if directory else None, records=tuple(records),
                    stamps=tuple(stamps), unknown=tuple(found.unreadable),

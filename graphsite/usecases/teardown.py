@@ -163,7 +163,8 @@ def _directory(places: SurveySettings, held: Holding, binds: BindStore, outcomes
     # removed only while its marker is still the stamp the survey judged this name's
     _remove_file_kind(outcomes, ("directory", "temporary directory"), binds, directory, stamp is not None,
                       "graphsite did not make it", lambda path: stamp is not None and binds.remove(path, stamp),
-                      held.temporary_dirs, binds.remove_temporary, not_read)
+                      held.temporary_dirs, lambda path: binds.remove_temporary(path, held.temporary_stamp(path)),
+                      not_read)
 
 
 def _remove_file_kind(outcomes: list[Outcome], kinds: tuple[str, str], store: RouteStore | BindStore, path: Path,

@@ -533,9 +533,14 @@ class FakeBinds:
 
         return self._run("remove", removed)
 
-    def remove_temporary(self, directory: Path) -> bool:
-        return self._run("remove_temporary", lambda: _popped(self.dirs, directory, f"directory {directory.name}",
-                                                             self.removed))
+    def remove_temporary(self, directory: Path, stamp: Stamp | None) -> bool:
+        def removed() -> bool:
+            if directory in self.dirs and self._stamp(directory) != stamp:  # rewritten since the survey judged it
+                raise DeployError(f"{directory}: a deploy's temporary directory whose marker changed since it was "
+                                  "judged; left in place")
+            return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)
+
+        return self._run("remove_temporary", removed)
 
     def versions(self, directory: Path) -> dict[str, str | None]:
         def read() -> dict[str, str | None]:

@@ -86,7 +86,7 @@ def test_a_deploy_killed_while_filling_its_directory_leaves_none_without_a_marke
                 assert bind.bind_stamp(directory) == _stamp(directory.name), directory
                 finished += 1
         for path in found:
-            assert bind_removal.remove_temporary(path) and not path.exists()
+            assert bind_removal.remove_temporary(path, bind.bind_stamp(path)) and not path.exists()
     assert finished > 0, "no directory was ever finished: the kill came too early to test anything"
 
 
@@ -192,7 +192,7 @@ def test_removing_a_link_is_refused_and_its_target_untouched(planted):
     temporary = link.parent / (".gs-x.k3j2" + TEMPORARY_SUFFIX)
     temporary.symlink_to(target)
     with pytest.raises(DeployError, match="not removed: a symbolic link to") as kept:
-        bind_removal.remove_temporary(temporary)
+        bind_removal.remove_temporary(temporary, None)
     assert "run the command again" not in str(kept.value)
     assert _state(target) == before and link.is_symlink() and temporary.is_symlink()
 

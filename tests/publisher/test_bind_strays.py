@@ -12,7 +12,7 @@ from pathlib import Path
 from graphsite.config import Config
 from graphsite.publisher.bind import Kind, not_made
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.outcomes import FAILED, REMOVED
+from graphsite.publisher.outcomes import FAILED, KEPT, REMOVED
 from graphsite.usecases import gc
 from graphsite.usecases.deploy import DeployRequest, deploy
 from graphsite.usecases.inventory import SurveySettings, survey
@@ -108,3 +108,33 @@ def test_a_version_a_deploy_drops_is_left_with_what_graphsite_did_not_put_in_its
             f"not put v/{first}/notes there; left in place with its marker: move them out of it, and the next "
             "deploy of site-1 drops it")
     assert said in recorder.lines, recorder.lines
+
+
+def test_a_refused_version_does_not_keep_the_older_ones_each_left_is_warned_and_listed(tmp_path):
+    """Before, the deploy's drop of the versions that fell off deploy.keep_versions stopped at the first one
+    refused: the older ones were neither removed nor said, and piled up. Now each is removed or left on its own;
+    each left is warned about and listed in the deploy's result (a `kept version` resource, in --json too); the
+    deploy is live, so it is no failure."""
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    for turn in (2, 3):
+        source = tmp_path / f"report-{turn}.md"
+        source.write_text(f"# Report\n\nTurn {turn}.\n")
+        deploy(config.replace("deploy", keep_versions=3),
+               DeployRequest(source=source, subdomain="site-1", verify=False), clients, Recorder())
+    held = sorted(binds.kept[directory])
+    assert len(held) == 3
+    refused = held[:2]  # whichever the deploy meets first, both are refused and the third still goes
+    for sha12 in refused:
+        binds.dirs[directory][f"v/{sha12}/notes"] = b"mine"
+    source, recorder = tmp_path / "report-4.md", Recorder()
+    source.write_text("# Report\n\nFour.\n")
+    result = deploy(config.replace("deploy", keep_versions=1),
+                    DeployRequest(source=source, subdomain="site-1", verify=False), clients, recorder)
+    assert sorted(binds.kept[directory]) == sorted([*refused, result.plan.sha256[:12]])
+    left = sorted((o for o in result.outcomes if o.resource == "version"), key=lambda o: o.name)
+    assert [(o.name, o.outcome) for o in left] == [(str(directory / "v" / s), KEPT) for s in refused]
+    for sha12, outcome in zip(refused, left, strict=True):
+        said = (f"{directory}: version {sha12} not removed: graphsite did not put v/{sha12}/notes there; left in "
+                "place with its marker: move them out of it, and the next deploy of site-1 drops it")
+        assert outcome.detail == said and f"warning: old content of site-1 left in place: {said}" in recorder.lines
+        assert outcome.as_json() in result.as_json()["resources"]

@@ -195,7 +195,7 @@ def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: st
         raise
     try:
         with reporter.step("remove old content"):
-            _remove_old_content(config, plan, clients, reporter, prepared)
+            outcomes += _remove_old_content(config, plan, clients, reporter, prepared)
     except Interrupted as stop:
         stop.outcome = "live"
         raise
@@ -379,12 +379,14 @@ def _verify(config: Config, plan: DeployPlan, clients: Clients, reporter: Report
 
 
 def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter,
-                        prepared: _Prepared) -> None:
+                        prepared: _Prepared) -> list[Outcome]:
     """Remove the configs (and a bind directory) the previous version used and the versions that fell off
-    deploy.keep_versions; the new one is live already. A page config not proven this deployment's stays; what
-    names no domain is the previous version's only when the name was proven before the run."""
+    deploy.keep_versions; the new one is live already; return the kept versions left in place (KEPT: warned
+    about, never a failure of the live deploy). A page config not proven this deployment's stays; what names no
+    domain is the previous version's only when the name was proven before the run."""
     directory = bind_dir(config.deploy.bind_root, plan.subdomain)
     proven, switch = prepared.proven, prepared.switch
+    left_versions: list[Outcome] = []
     try:
         domain = config.site.domain
         # the configs as the plan read them, not looked up again: the versions dropped are exactly those the plan
@@ -402,7 +404,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
             if line:
                 reporter.info(f"  {line}")
         if plan.bind_dir is not None:
-            versions.drop_bind_versions(config, plan, clients, reporter)
+            left_versions += versions.drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
         # is refused, never followed: bind_stamp does not read through one)
         binds = clients.binds
@@ -420,6 +422,7 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
                 reporter.info(f"  {dropped_line(version, config.deploy.keep_versions, switch)}")
     except GraphsiteError as exc:  # the deployment is live: leftovers are for `teardown`, not a failure
         reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
+    return left_versions
 
 
 def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
@@ -457,7 +460,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         if plan.bind_dir:
             assert prepared.held is not None
             outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                              prepared.seen.temporary_dirs, first=prepared.current is None))
+                                              prepared.seen, first=prepared.current is None))
     with reporter.step("service"):
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
@@ -537,13 +540,13 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Leftover]], name: str, pro
 
 
 def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held,
-                      left: tuple[Path, ...], *, first: bool) -> Outcome:
-    """Make or update the page directory; first remove the half-filled ones a killed run of the name `left` (as
-    the plan's survey judged them: this configuration's, or adopted beside a proven resource)."""
+                      seen: Holding, *, first: bool) -> Outcome:
+    """Make or update the page directory; first remove the half-filled ones a killed run of the name left (as
+    the plan's survey `seen` judged them: this configuration's, or adopted beside a proven resource)."""
     directory = plan.bind_dir
     assert directory is not None
-    for stale in left:
-        binds.remove_temporary(stale)
+    for stale in seen.temporary_dirs:  # while each still holds the marker it was judged by
+        binds.remove_temporary(stale, seen.temporary_stamp(stale))
     old = binds.page(directory)
     if not binds.exists(directory):
         undo.push(f"directory {directory}", f"removed directory {directory}",

@@ -14,9 +14,11 @@ from pathlib import Path
 
 from graphsite import __version__
 from graphsite.config import Config
-from graphsite.errors import DeployError
+from graphsite.errors import DeployError, GraphsiteError
+from graphsite.publisher.bind import VERSIONS
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Deployment, Stamp, adopted, bind_dir, claim
+from graphsite.publisher.outcomes import KEPT, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan
 from graphsite.publisher.ports import BindStore, Reporter
 from graphsite.publisher.undo import Undo
@@ -167,17 +169,27 @@ def _gone(directory: Path, sha12: str) -> DeployError:
                        f"changes {directory}", hint="look at what else writes there, then deploy again")
 
 
-def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> None:
+def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, reporter: Reporter) -> tuple[Outcome, ...]:
     """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only), looked at
-    again now that the new page is live."""
+    again now that the new page is live; return those left in place (KEPT, saying why), each warned about. One
+    refused (a stray in its folder) does not keep the older ones: each is removed or left on its own."""
 
-    assert plan.bind_dir is not None
+    directory = plan.bind_dir
+    assert directory is not None
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
                          clients, content="bind")
     served = {sha12 for sha12, _ in plan.server.versions}
-    for version in found.versions:
-        if version.short not in served and clients.binds.remove_version(plan.bind_dir, version.short):
+    left: list[Outcome] = []
+    for version in (v for v in found.versions if v.short not in served):
+        try:
+            removed = clients.binds.remove_version(directory, version.short)
+        except GraphsiteError as exc:  # the deployment is live: a leftover is the next deploy's or teardown's
+            reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
+            left.append(Outcome("version", str(directory / VERSIONS / version.short), KEPT, exc.message))
+            continue
+        if removed:
             reporter.info(f"  {dropped_line(version, config.deploy.keep_versions)}")
+    return tuple(left)
 
 
 def falling_off(config: Config, plan: DeployPlan, clients: Clients, held: Held | None,
