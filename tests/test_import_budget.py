@@ -22,9 +22,11 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
           "graphsite.commands.deploy", "signal")
 # Imported only by what needs them, so a warm build of a plain document (its font subsets cached) never does: json
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
-# random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key reads its
-# version from its __init__.py, without importing it).
-LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools")
+# random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key is its
+# dist-info RECORD, read without importing it); the task-list plugin, with the uuid and platform it imports
+# (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py).
+LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools",
+        "mdit_py_plugins.tasklists", "uuid", "platform")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """
