@@ -1,7 +1,7 @@
 """One read of each resource per run: what a use case decides on is what it read once, so that two reads of one
 resource cannot disagree within a run. Counted on the in-memory fakes of the ports (every call is recorded in
 `faults.calls`); a second read fails the test, unless it is one the use case needs (after a write, to prove it
-landed), which the test names."""
+landed; right before a write that must not act on an older answer), which the test names."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _fakes(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeBinds]
 
 # The calls that only read, by port; `read_config` is counted per config (FakeSwarm.read_configs).
 _READS = {"swarm": {"node_id", "service", "services", "tasks", "node_names", "configs", "config_stamps",
-                    "labelled_configs", "daemon", "network"},
+                    "labelled_configs", "configs_named", "daemon", "network"},
           "dns": {"records", "a_records"},
           "routes": {"routes", "temporaries", "text", "document", "stamp", "exists", "link"}}
 
@@ -85,6 +85,9 @@ def test_a_deploy_and_a_redeploy_decide_on_one_read_of_the_service_its_configs_a
         # the survey's look under the lock: the live page compared with, the plan, the content step, the service
         # step and the removal of the old content all decide on it (ensure_service looks before its own write)
         assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
+        # and the looks right before a write that would otherwise act on the survey's answer: the configs the
+        # service mounts, by name (one removed since)
+        assert swarm.faults.calls.count("configs_named") == 1
         assert dns.faults.calls.count("records") == 1
         assert routes.faults.calls.count("temporaries") == binds.faults.calls.count("temporaries") == 1
         assert "exists" not in routes.faults.calls and "stamp" not in routes.faults.calls

@@ -448,16 +448,19 @@ _RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "
 
 def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
            reporter: Reporter) -> tuple[list[Outcome], str]:
-    plan, swarm, outcomes = prepared.plan, clients.docker, []
+    plan, swarm = prepared.plan, clients.docker
     with reporter.step("content"):
         existing = prepared.answers.configs  # as the plan judged them: ensure_config looks for its own name again
-        for item in plan.contents:
-            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
-                                           prepared.proven))
+        configs = {item.name: _ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
+                                             prepared.proven) for item in plan.contents}
+        directory = []
         if plan.bind_dir:
             assert prepared.held is not None
-            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                              prepared.seen.temporary_dirs, first=prepared.current is None))
+            directory.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
+                                               prepared.seen.temporary_dirs, first=prepared.current is None))
+        for name in _ensure_mounted(plan, swarm, undo):  # removed since the plan, made again
+            configs[name] = Outcome("config", name, CREATED)
+        outcomes = [*configs.values(), *directory]
     with reporter.step("service"):
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
@@ -490,17 +493,34 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
                    domain: str, proven: bool) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
     change = config_change(plan, item, before, domain, proven=proven)
-    if change == CREATED and not item.data:  # a kept version, listed in the plan step, is gone
-        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
-                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
-    if change == CREATED:  # registered first: a create whose answer is lost is still undone
-        undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
-        return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
+    if change == CREATED:
+        return Outcome("config", item.name, CREATED if _create_config(plan, item, swarm, undo) else UNCHANGED)
     if change == UPDATED and before is not None:
         undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
                   partial(swarm.relabel_config, item.name, before))
         swarm.relabel_config(item.name, config_labels(plan.stamp, item))
     return Outcome("config", item.name, Did(change))
+
+
+def _create_config(plan: DeployPlan, item: ConfigFile, swarm: SwarmPort, undo: Undo) -> bool:
+    """Create config `item` unless one of its name is there (ensure_config's own look); return True when it was
+    created. A kept version has no data here to make it from: it was removed since the plan listed it."""
+    if not item.data:
+        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
+                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
+    # registered first: a create whose answer is lost is still undone
+    undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
+    return swarm.ensure_config(plan.stamp, item)
+
+
+def _ensure_mounted(plan: DeployPlan, swarm: SwarmPort, undo: Undo) -> list[str]:
+    """Look up every config the service mounts, by name, right before the service is written, and return those
+    made again. The content step decided on the plan's read: a config removed since would be mounted missing (the
+    service write fails) and a kept version would be served by nothing; the page's and the Caddyfile are made
+    again, a kept version fails the run (`_create_config`)."""
+    there = swarm.configs_named([item.name for item in plan.contents])
+    return [item.name for item in plan.contents
+            if item.name not in there and _create_config(plan, item, swarm, undo)]
 
 
 # The undo removes only what carries this run's stamp: a resource of that name this run did not make (a config

@@ -1,0 +1,70 @@
+"""What another hand changes between a deploy's plan and its writes (a human in Cloudflare, a teardown run on
+another host, another configuration sharing the dynamic directory). A deploy decides on its survey's one read;
+a write that would remove, overwrite or add beside what that read found looks right before it, and refuses, or
+makes again what it needs, when the world is no longer what the plan decided on. The world changes through a
+reporter (fakes.Meanwhile) as a step starts, every port an in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from graphsite.config import Config
+from graphsite.errors import DeployError
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.outcomes import CREATED
+from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
+from graphsite.usecases.rollback import RollbackRequest, rollback
+from tests.publisher.fakes import FakeSwarm, Meanwhile, Recorder, fake_world
+
+
+def _deploy(config: Config, clients: Clients, root: Path, text: str, reporter: Recorder | None = None,
+            **request) -> DeployResult:
+    source = root / "report.md"
+    source.write_text(f"# A small report\n\n{text}\n")
+    return deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False, **request), clients,
+                  reporter or Recorder())
+
+
+def _two_versions(tmp_path: Path) -> tuple[Config, Clients, FakeSwarm, str]:
+    """Return a world where site-1 serves "Two." and keeps "One." (its page config, whose name is returned)."""
+    config, clients = fake_world(tmp_path)
+    swarm = clients.swarm
+    assert isinstance(swarm, FakeSwarm)
+    first = _deploy(config, clients, tmp_path, "One.")
+    _deploy(config, clients, tmp_path, "Two.")
+    return config, clients, swarm, f"site-1-page-{first.plan.sha256[:12]}"
+
+
+def _torn_down_elsewhere(swarm: FakeSwarm, config: str) -> Callable[[], None]:
+    """Return what a teardown run on another host (its lock is not this host's) does: the service first, then a
+    config (Docker refuses to remove a config a service mounts)."""
+
+    def tear_down() -> None:
+        assert swarm.remove_service("site-1") and swarm.remove_config(config)
+
+    return tear_down
+
+
+def test_a_kept_version_removed_after_the_plan_fails_the_run_before_a_service_mounts_it(tmp_path):
+    """Before, the content step judged the configs as the survey read them: a kept version removed since passed,
+    and the service was written mounting a config that is not there (Swarm refuses it)."""
+    config, clients, swarm, kept = _two_versions(tmp_path)
+    said = Meanwhile({"content": _torn_down_elsewhere(swarm, kept)})
+    swarm.faults.calls.clear()
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Three.", said)
+    assert refused.value.detail == f"config {kept}, a kept version, was removed while this deploy ran"
+    assert "content failed" in said.lines and "site-1" not in swarm.services_by_name
+    assert "ensure_service" not in swarm.faults.calls
+
+
+def test_a_rollback_target_removed_after_the_plan_is_made_again_from_the_page_it_read(tmp_path):
+    config, clients, swarm, target = _two_versions(tmp_path)
+    result = rollback(config, RollbackRequest("site-1", verify=False), clients,
+                      Meanwhile({"content": _torn_down_elsewhere(swarm, target)}))
+    assert ("config", target, CREATED) in {(o.resource, o.name, o.outcome) for o in result.outcomes}
+    assert target in swarm.config_labels and swarm.mounts["site-1"]["/srv/index.html"] == target
+    assert b"One." in swarm.config_data[target][1]
