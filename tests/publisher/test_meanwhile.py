@@ -17,7 +17,9 @@ from graphsite.publisher.clients import Clients
 from graphsite.publisher.outcomes import CREATED
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
-from tests.publisher.fakes import FakeSwarm, Meanwhile, Recorder, fake_world
+from tests.publisher.fakes import FakeDns, FakeSwarm, Meanwhile, Recorder, fake_world
+
+FQDN = "site-1.example.com"
 
 
 def _deploy(config: Config, clients: Clients, root: Path, text: str, reporter: Recorder | None = None,
@@ -68,3 +70,42 @@ def test_a_rollback_target_removed_after_the_plan_is_made_again_from_the_page_it
     assert ("config", target, CREATED) in {(o.resource, o.name, o.outcome) for o in result.outcomes}
     assert target in swarm.config_labels and swarm.mounts["site-1"]["/srv/index.html"] == target
     assert b"One." in swarm.config_data[target][1]
+
+
+def _dns(clients: Clients) -> FakeDns:
+    assert isinstance(clients.dns, FakeDns)
+    return clients.dns
+
+
+def test_a_record_added_by_hand_after_the_plan_is_never_written_beside(tmp_path):
+    """Before, the DNS step created graphsite's record beside it: two A records, round-robin to another address."""
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    said = Meanwhile({"dns": lambda: dns.add(FQDN, "made by hand", content="203.0.113.9")})
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "One.", said)
+    assert refused.value.detail == (f"DNS: {FQDN} already points at 203.0.113.9 (A id=rec1), not 127.0.0.1 (found "
+                                    "right before the write; this deploy's plan was to create the A record)")
+    assert [(r.content, r.comment) for r in dns.zone.values()] == [("203.0.113.9", "made by hand")]
+    assert dns.created == [] and dns.removed == []
+
+
+def test_with_force_a_record_repointed_after_the_plan_is_never_replaced_by_a_stale_id(tmp_path):
+    """Before, --force deleted the record the plan had read (gone: nothing deleted) and created graphsite's beside
+    the one that had replaced it."""
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    dns.add(FQDN, "ops", content="203.0.113.9")
+
+    def repointed() -> None:
+        dns.delete("rec1")
+        dns.add(FQDN, "ops, moved", content="203.0.113.10")
+
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "One.", Meanwhile({"dns": repointed}), force=True)
+    assert refused.value.detail == (
+        f"DNS: the records of {FQDN} changed since this deploy's plan read them: it was to replace the A record "
+        "id=rec1 (203.0.113.9, comment 'ops'), it would now replace the A record id=rec2 (203.0.113.10, comment "
+        "'ops, moved'); nothing was written")
+    assert [(r.id, r.content) for r in dns.zone.values()] == [("rec2", "203.0.113.10")]
+    assert dns.created == [] and dns.removed == ["record rec1"]  # rec1: the other hand's delete

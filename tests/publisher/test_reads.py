@@ -86,13 +86,14 @@ def test_a_deploy_and_a_redeploy_decide_on_one_read_of_the_service_its_configs_a
         # step and the removal of the old content all decide on it (ensure_service looks before its own write)
         assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
         # and the looks right before a write that would otherwise act on the survey's answer: the configs the
-        # service mounts, by name (one removed since)
+        # service mounts, by name (one removed since); the name's records, to decide the DNS step again (one added
+        # since would get graphsite's beside it, and --force would delete by a stale id)
         assert swarm.faults.calls.count("configs_named") == 1
-        assert dns.faults.calls.count("records") == 1
+        assert dns.faults.calls.count("records") == 2
         assert routes.faults.calls.count("temporaries") == binds.faults.calls.count("temporaries") == 1
         assert "exists" not in routes.faults.calls and "stamp" not in routes.faults.calls
         assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
-            == [{}, {}, {}]
+            == [{}, {"records": 2}, {}]
         if content == "config" and text != "One paragraph.":
             # the live page's config: read for what the new page changes against it, then as a kept version to
             # serve; a config never changes (its name carries its data's hash), so the two cannot disagree
@@ -110,9 +111,10 @@ def test_rollback_and_history_read_the_service_and_its_configs_once(tmp_path):
     swarm.read_configs.clear()
     rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
     # the version chosen and the plan serving the others are decided on the survey's one read; each page once
+    # (the records are read again right before the DNS step's write, as a deploy's are)
     assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
     assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
-        == [{}, {}, {}]
+        == [{}, {"records": 2}, {}]
     assert len(swarm.read_configs) == 2 and _twice(swarm.read_configs) == {}
     swarm, *_ = _cleared(clients)
     listed = history(SurveySettings.from_config(config), "site-1", clients)

@@ -40,7 +40,7 @@ from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
-from graphsite.publisher.ports import BindStore, Reporter, RouteStore, SwarmPort
+from graphsite.publisher.ports import BindStore, DnsPort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import EXISTS, Service, config_labels, runs
@@ -169,6 +169,7 @@ class _Prepared:
     proven: bool = False
     held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
     switch: Switch | None = None  # a redeploy to the other content mode: the former mode's versions it drops
+    force: bool = False  # --force: the DNS step may replace a record graphsite did not make (decided again there)
 
     @property
     def answers(self) -> Answers:
@@ -305,7 +306,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = mark(plan, access, document)
         decision = decide_record(list(answers.records), plan.record, config.site.domain, force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch)
+    return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch, request.force)
 
 
 # The systems a deploy decides on: one that cannot be read stops it before anything is made. (The page
@@ -483,7 +484,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("route"):
         outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven, prepared.seen.temporaries))
     with reporter.step("dns"):
-        line, outcome = _ensure_record(prepared, clients, undo)
+        line, outcome = _ensure_record(prepared, clients, undo, config.site.domain)
         outcomes.append(outcome)
     reporter.info(f"  {line}")
     return outcomes, line
@@ -606,9 +607,10 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 
 
-def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[str, Outcome]:
-    plan, decision, dns = prepared.plan, prepared.decision, clients.dns
+def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo, domain: str) -> tuple[str, Outcome]:
+    plan, dns = prepared.plan, clients.dns
     wanted = plan.record
+    decision = _record_decision_now(prepared, dns, domain)
 
     def remove_mine() -> bool:
         """Delete the records this run made: named like the plan's, with its comment (graphsite's stamp)."""
@@ -627,3 +629,31 @@ def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[s
                   lambda: bool(dns.restamp(earlier, earlier.comment)))
     line, _ = apply_record(dns, wanted, decision)
     return line, Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[decision.action])
+
+
+def _record_decision_now(prepared: _Prepared, dns: DnsPort, domain: str) -> RecordDecision:
+    """Return the DNS step's decision made again on the name's records read right before the write; raise when
+    it is not the plan's. The plan decided on the survey's read: a record added since would get graphsite's beside
+    it (two A records, round-robin to another address), and --force would delete a record by a stale id."""
+    planned, wanted = prepared.decision, prepared.plan.record
+    try:
+        now = decide_record(dns.records(wanted.name), wanted, domain, force=prepared.force)
+    except DeployError as refused:
+        raise DeployError(f"{refused.detail} (found right before the write; this deploy's plan was to "
+                          f"{_RECORD_PLAN[planned.action]})", hint=refused.hint) from None
+    if now != planned:
+        raise DeployError(f"DNS: the records of {wanted.name} changed since this deploy's plan read them: it was to "
+                          f"{_said(planned)}, it would now {_said(now)}; nothing was written",
+                          hint=f"look at the records of {wanted.name} in Cloudflare, then deploy again")
+    return now
+
+
+_RECORD_PLAN = {"create": "create the A record", "exists": "keep graphsite's A record",
+                "restamp": "restamp an earlier deploy's A record", "replace": "replace the A record"}
+
+
+def _said(decision: RecordDecision) -> str:
+    """Return what `decision` does, in words, with the record it acts on (its id, address and comment)."""
+    record = decision.existing
+    on = f" id={record.id} ({record.content}, comment {record.comment!r})" if record is not None else ""
+    return f"{_RECORD_PLAN[decision.action]}{on}"
