@@ -13,11 +13,13 @@ import pytest
 
 from graphsite.config import Config
 from graphsite.errors import DeployError
+from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.outcomes import CREATED
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
-from tests.publisher.fakes import FakeDns, FakeSwarm, Meanwhile, Recorder, fake_world
+from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Meanwhile, Recorder, fake_world
 
 FQDN = "site-1.example.com"
 
@@ -109,3 +111,23 @@ def test_with_force_a_record_repointed_after_the_plan_is_never_replaced_by_a_sta
         "'ops, moved'); nothing was written")
     assert [(r.id, r.content) for r in dns.zone.values()] == [("rec2", "203.0.113.10")]
     assert dns.created == [] and dns.removed == ["record rec1"]  # rec1: the other hand's delete
+
+
+@pytest.mark.parametrize("redeploy", [False, True], ids=["first deploy", "redeploy"])
+def test_a_route_another_configuration_wrote_after_the_plan_is_never_overwritten(tmp_path, redeploy):
+    """Before, the route step read the file right before its write (for its undo) but judged whose it was only
+    on the survey's read, and wrote over another configuration's route written since."""
+    config, clients = fake_world(tmp_path)
+    routes = clients.routes
+    assert isinstance(routes, FakeRoutes)
+    if redeploy:
+        _deploy(config, clients, tmp_path, "One.")
+    path = Path(config.deploy.dynamic_dir) / "site-1.yml"
+    other = Stamp("site-1", "site-1.other.org", "99999999", "2026-07-01T12:00:00Z")
+    theirs = route.dump(route.route_document(route.RouteSettings.from_config(config), "site-1",
+                                             "site-1.other.org"), other)
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"route": lambda: routes.files.__setitem__(path, theirs)}))
+    assert refused.value.detail == (f"{path} {'changed' if redeploy else 'appeared'} since this deploy's plan read "
+                                    "it: another graphsite configuration's (site-1.other.org); left as it is")
+    assert routes.files[path] == theirs

@@ -87,11 +87,14 @@ def test_a_deploy_and_a_redeploy_decide_on_one_read_of_the_service_its_configs_a
         assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
         # and the looks right before a write that would otherwise act on the survey's answer: the configs the
         # service mounts, by name (one removed since); the name's records, to decide the DNS step again (one added
-        # since would get graphsite's beside it, and --force would delete by a stale id)
+        # since would get graphsite's beside it, and --force would delete by a stale id); the route file's text,
+        # and when it has none whether anything is there (one written since would be overwritten)
         assert swarm.faults.calls.count("configs_named") == 1
         assert dns.faults.calls.count("records") == 2
         assert routes.faults.calls.count("temporaries") == binds.faults.calls.count("temporaries") == 1
-        assert "exists" not in routes.faults.calls and "stamp" not in routes.faults.calls
+        first = text == "One paragraph."
+        assert (routes.faults.calls.count("text"), routes.faults.calls.count("exists")) == (1, 1 if first else 0)
+        assert "stamp" not in routes.faults.calls
         assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
             == [{}, {"records": 2}, {}]
         if content == "config" and text != "One paragraph.":

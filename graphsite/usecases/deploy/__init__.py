@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -482,7 +482,7 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven, prepared.seen.temporaries))
+        outcomes.append(_ensure_route(prepared, clients.routes, undo))
     with reporter.step("dns"):
         line, outcome = _ensure_record(prepared, clients, undo, config.site.domain)
         outcomes.append(outcome)
@@ -578,11 +578,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool, left: tuple[Path, ...]) -> Outcome:
-    """Write the route file; first remove the half-written ones a killed run of the name `left` (as the plan's
-    survey judged them)."""
+def _ensure_route(prepared: _Prepared, routes: RouteStore, undo: Undo) -> Outcome:
+    """Write the route file, unless it is not as the plan's survey judged it; first remove the half-written ones
+    a killed run of the name left (as the survey judged them)."""
+    plan, proven = prepared.plan, prepared.proven
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = routes.text(path)  # read right before the write: what the undo puts back is what the write replaced
+    _refuse_changed_route(plan, old, routes, prepared.answers.routes, domain)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
         # looked up again, after the write: a write cut short by the failure leaves a temporary the survey
@@ -601,10 +603,32 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in left:
+    for stale in prepared.seen.temporaries:
         routes.remove(stale)
     written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
+
+
+def _refuse_changed_route(plan: DeployPlan, text: str | None, routes: RouteStore,
+                          surveyed: Mapping[Path, Stamp | None], domain: str) -> None:
+    """Raise DeployError when the route file, whose `text` was read right before the write, is not as the plan's
+    survey found it (`surveyed`): there or not, with the same stamp. Whose it is was judged on that read (a
+    route that is not this configuration's is refused there); one written or changed since, by another
+    configuration sharing the directory, would be overwritten unjudged."""
+    path = plan.route_path
+    there = text is not None or routes.exists(path)  # a file that is no UTF-8 text has no text, but is there
+    stamp = route.stamp_of_text(text, plan.subdomain) if text is not None else None
+    if (there, stamp) == (path in surveyed, surveyed.get(path)):
+        return
+    if not there:
+        raise DeployError(f"{path} was removed since this deploy's plan read it; nothing written",
+                          hint="something else changes deploy.dynamic_dir: look at what, then deploy again")
+    owner = claim(stamp, plan.subdomain, domain)
+    now = f"this configuration's, deployment {stamp.id}" if owner == Claim.OURS and stamp else whose(owner, stamp)
+    raise DeployError(f"{path} {'changed' if path in surveyed else 'appeared'} since this deploy's plan read it: "
+                      f"{now}; left as it is",
+                      hint="another graphsite configuration may deploy this name: look at the file, then choose "
+                           "another subdomain or deploy again")
 
 
 def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo, domain: str) -> tuple[str, Outcome]:
