@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
@@ -53,6 +53,9 @@ from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding
 from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
+
+if TYPE_CHECKING:  # the builder is imported only by a deploy that builds
+    from graphsite.builder.model import Report
 
 
 @dataclass(frozen=True)
@@ -139,13 +142,14 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
     and SIGHUP undo the run like any failure, then raise Stopped. Progress goes to `reporter`."""
     try:
         with interruptible():
+            report = _checked(config, request, reporter)
             with reporter.step("name"):
                 subdomain = choose_subdomain(config, request, clients)
             reporter.info(f"  subdomain {subdomain}")
             if request.dry_run:
-                return _dry_run(config, request, clients, subdomain, reporter)
+                return _dry_run(config, request, clients, subdomain, reporter, report)
             with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-                return _run(config, request, clients, subdomain, reporter)
+                return _run(config, request, clients, subdomain, reporter, report)
     except Interrupted as stop:
         what = {"kept": "what it had made was kept (--keep-on-failure): see above",
                 "live": "the new version was already live; its old content may be left for teardown or the next "
@@ -153,6 +157,18 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
         verb = "rollback" if request.version is not None else "deploy"
         raise Stopped(f"{verb} stopped by {stop.name}; {what}", signum=stop.signum) from None
+
+
+def _checked(config: Config, request: DeployRequest, reporter: Reporter) -> Report | None:
+    """Return the report of `request.source`, read and checked, not rendered yet (its page notes what it changes
+    against the live one, which the survey finds); None for a rollback, whose page is a kept version. First of
+    all: a report that does not build fails before any system is asked anything, the name's look included."""
+    if request.version is not None:
+        return None
+    from graphsite.usecases.build import checked_report  # the builder, only for a deploy that builds
+
+    with reporter.step("build"):
+        return checked_report(request.source, config=config)
 
 
 @dataclass(frozen=True)
@@ -178,9 +194,9 @@ class _Prepared:
         return self.seen.answers
 
 
-def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-         reporter: Reporter) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain, reporter)
+def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+         report: Report | None) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter, report)
     plan, undo = prepared.plan, Undo()
     try:
         outcomes, dns_line = _apply(prepared, clients, undo, config, reporter)
@@ -229,9 +245,9 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
                 reporter.info(f"  proof: nothing of {name} is left")
 
 
-def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-             reporter: Reporter) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain, reporter)
+def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+             report: Report | None) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter, report)
     if prepared.switch is not None:  # what a run says once the page is live
         dropped = prepared.switch.dropped
     else:
@@ -246,14 +262,15 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
                         changes=prepared.changes)
 
 
-def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-             reporter: Reporter) -> _Prepared:
-    """Build and plan; refuse (before anything is made) what the deploy must not do."""
+def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+             report: Report | None) -> _Prepared:
+    """Survey, render (or read the version rolled back to) and plan; refuse (before anything is made) what the
+    deploy must not do. `report`: the source's, read and checked (None for a rollback)."""
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     changes: LiveChanges | None = None
-    with reporter.step("version" if request.version is not None else "build"):
-        # the one look at what the systems hold for the name, under its lock: the live page the build compares
+    with reporter.step("survey"):  # a system that cannot be read fails here, in its own words
+        # the one look at what the systems hold for the name, under its lock: the live page the page compares
         # with, the version rolled back to, and every decision of the plan are made on this one answer
         seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain, required=_DECIDED_ON)
         held_now = seen.holdings[subdomain]
@@ -261,10 +278,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         if answers is None:  # the required systems raise instead: a guard, not a path
             raise DeployError(f"{subdomain}: not every system could be read", hint="run the deploy again")
         current = answers.service
-        if request.version is not None:
+    if report is None:
+        assert request.version is not None, "a deploy that builds checked its report first"
+        with reporter.step("version"):
             page = request.version(clients, held_now)
-        else:  # with what it changes against the live page, for the page's note
-            built, changes = deployed_page(request.source, subdomain, config, clients, current)
+    else:
+        with reporter.step("render"):  # with what it changes against the live page, for the page's note
+            built, changes = deployed_page(report, subdomain, config, clients, current)
             page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
