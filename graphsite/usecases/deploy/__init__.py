@@ -410,7 +410,9 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         domain = config.site.domain
         # the configs as the plan read them, not looked up again: the versions dropped are exactly those the plan
         # judged to fall off, and a config that appeared since was judged by nobody (this run's own are the
-        # plan's, kept)
+        # plan's, kept). That read is enough for a config, unlike a bind version (versions.drop_bind_versions
+        # reads again): its data cannot change under its name (the name carries its hash), one removed since is a
+        # removal that finds nothing, and Docker refuses to remove one a service mounts
         labelled = prepared.answers.configs
         found = read_versions(labelled, plan.deployment, domain)
         mine = {name for name, labels in labelled.items()

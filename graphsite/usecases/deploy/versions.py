@@ -171,6 +171,9 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
     """Remove the versions kept in the bind directory that the plan no longer serves (proven ones only), looked at
     again now that the new page is live."""
 
+    # Read again, not taken from the plan's read as the old configs are (_remove_old_content): a version folder is
+    # a directory anything may have written into, or restamped, since the plan read it, and its removal takes what
+    # it holds; a config's data cannot change under its name, and Docker refuses to remove one in use.
     assert plan.bind_dir is not None
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),
                          clients, content="bind")
