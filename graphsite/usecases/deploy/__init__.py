@@ -656,16 +656,19 @@ def _refuse_changed_route(plan: DeployPlan, text: str | None, routes: RouteStore
 def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo, domain: str) -> tuple[str, Outcome]:
     plan, dns = prepared.plan, clients.dns
     wanted = plan.record
-    decision = _record_decision_now(prepared, dns, domain)
 
     def remove_mine() -> bool:
         """Delete the records this run made: named like the plan's, with its comment (graphsite's stamp)."""
         mine = [r for r in dns.records(wanted.name) if r.type == "A" and r.comment == wanted.comment]
         return sum(dns.delete(r.id) for r in mine) > 0
 
-    if decision.action == "create":
+    # A create's undo removes only the records that carry this run's stamp, so it is registered as the step starts,
+    # before the look (wherever the step stops, the undo looks for such a record); the others put back the record
+    # the look confirms, so they wait for it: a record changed since must not be put back as the plan read it.
+    if prepared.decision.action == "create":
         undo.push(f"record A {wanted.name}", f"deleted record A {wanted.name}", remove_mine)
-    elif decision.action == "replace" and decision.existing is not None:
+    decision = _record_decision_now(prepared, dns, domain)
+    if decision.action == "replace" and decision.existing is not None:
         previous = decision.existing
         undo.push(f"record A {wanted.name}", f"pointed A {wanted.name} back at {previous.content}",
                   lambda: restore_record(dns, previous, remove_mine))
@@ -682,8 +685,9 @@ def _record_decision_now(prepared: _Prepared, dns: DnsPort, domain: str) -> Reco
     it is not the plan's. The plan decided on the survey's read: a record added since would get graphsite's beside
     it (two A records, round-robin to another address), and --force would delete a record by a stale id."""
     planned, wanted = prepared.decision, prepared.plan.record
+    found = dns.records(wanted.name)  # a look that fails is the run's failure, in the DNS port's words
     try:
-        now = decide_record(dns.records(wanted.name), wanted, domain, force=prepared.force)
+        now = decide_record(found, wanted, domain, force=prepared.force)
     except DeployError as refused:
         raise DeployError(f"{refused.detail} (found right before the write; this deploy's plan was to "
                           f"{_RECORD_PLAN[planned.action]})", hint=refused.hint) from None
