@@ -15,11 +15,12 @@ from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.outcomes import CREATED
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
-from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Meanwhile, Recorder, fake_world
+from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
 
 FQDN = "site-1.example.com"
 
@@ -90,6 +91,16 @@ def test_a_record_added_by_hand_after_the_plan_is_never_written_beside(tmp_path)
                                     "right before the write; this deploy's plan was to create the A record)")
     assert [(r.content, r.comment) for r in dns.zone.values()] == [("203.0.113.9", "made by hand")]
     assert dns.created == [] and dns.removed == []
+
+
+def test_a_look_at_the_records_that_fails_right_before_the_write_fails_the_run_in_cloudflare_s_words(tmp_path):
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    with pytest.raises(DnsError) as failed:
+        _deploy(config, clients, tmp_path, "One.", Meanwhile({"dns": lambda: dns.faults.inject("records",
+                                                                                               Fault.error())}))
+    assert failed.value.detail == "Cloudflare: records: refused (injected)"
+    assert dns.zone == {} and dns.faults.calls == ["records"] * 4  # the survey, the look, the undo, its proof
 
 
 def test_with_force_a_record_repointed_after_the_plan_is_never_replaced_by_a_stale_id(tmp_path):
