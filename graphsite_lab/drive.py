@@ -24,8 +24,9 @@ from pathlib import Path
 from graphsite_lab.client import Lab
 
 GRAPHSITE = str(Path(sys.executable).with_name("graphsite"))
-# The deploy steps, in order, as `graphsite deploy` prints them ("  content … done (0.03 s)").
-STEPS = ("name", "build", "plan", "content", "service", "converge", "route", "dns")
+# The deploy steps a run is stopped after, in order, as `graphsite deploy` prints them ("  content … done
+# (0.03 s)"); name (between build and survey) and render (between survey and plan) make nothing either.
+STEPS = ("build", "survey", "plan", "content", "service", "converge", "route", "dns")
 MAX_STALL = 8.0  # seconds a shared daemon may be stopped, at most
 
 

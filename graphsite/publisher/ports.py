@@ -11,6 +11,7 @@ keep them on this host's filesystem through `route.py` and `bind.py`, never thro
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,6 +42,10 @@ class SwarmPort(Protocol):
     def config_stamps(self, subdomain: str | None = None) -> dict[str, Stamp]: ...
 
     def labelled_configs(self, subdomain: str | None = None) -> dict[str, dict[str, str]]: ...
+
+    def configs_named(self, names: Collection[str]) -> frozenset[str]:
+        """Return which of `names` are configs now, whoever made them (one look, by exact name)."""
+        ...
 
     def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool: ...
 

@@ -4,6 +4,7 @@ route.py, bind.py and files.py, which read, write and remove without following a
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ class RouteFiles(_OnDisk):
     """Route files in Traefik's dynamic directory."""
 
     def routes(self, dynamic_dir: Path, name: str | None = None) -> dict[Path, Stamp | None]:
-        if not dynamic_dir.is_dir():  # Traefik's dynamic directory is there wherever a deploy could run
+        # Traefik's dynamic directory is there wherever a deploy could run; a look that failed (EACCES) raises
+        if files.looked_at(dynamic_dir, follow=True) is None:
             what = "is not a directory" if os.path.lexists(dynamic_dir) else "does not exist"  # as doctor says
             raise DeployError(f"deploy.dynamic_dir: {dynamic_dir} {what}",
                               hint="run the command on the host whose Traefik reads that directory, or point the "
@@ -37,8 +39,11 @@ class RouteFiles(_OnDisk):
                                    "/etc/dokploy/traefik/dynamic)")
         paths = [route_path_of(dynamic_dir, name)] if name is not None else \
             sorted(p for p in dynamic_dir.iterdir() if p.suffix == ".yml")  # iterdir raises what glob would hide
-        return {path: route_files.route_stamp(path) if path.is_file() and not path.is_symlink() else None
-                for path in paths if os.path.lexists(path)}
+        # each looked at once: a look that failed (EACCES) raises, never "no route file" (what deploy's refusal of
+        # a foreign route and teardown's and gc's proof of absence decide on); a link or no regular file has no stamp
+        modes = {path: files.looked_at(path) for path in paths}
+        return {path: route_files.route_stamp(path) if stat.S_ISREG(found) else None
+                for path, found in modes.items() if found is not None}
 
     def temporaries(self, dynamic_dir: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return route_files.temporaries(dynamic_dir, domain)

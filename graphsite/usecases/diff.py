@@ -12,6 +12,7 @@ from graphsite.values import frozen
 if TYPE_CHECKING:
     from graphsite.builder.build import BuiltPage
     from graphsite.builder.compare import Changes
+    from graphsite.builder.model import Report
     from graphsite.builder.outline import Outline
     from graphsite.config import Config
     from graphsite.publisher.clients import Clients
@@ -112,18 +113,17 @@ def held_outline(subdomain: str, config: Config, clients: Clients, current: Serv
         raise DeployError(f"{where}: its page is not UTF-8") from None
 
 
-def deployed_page(source: Path, subdomain: str, config: Config, clients: Clients,
+def deployed_page(report: Report, subdomain: str, config: Config, clients: Clients,
                   current: Service | None) -> tuple[BuiltPage, LiveChanges | None]:
-    """Return the page deploy publishes (with its "Changed since" note when site.show_changes and the live page
-    was read) and what it changes against the live page; None for a first deploy (no service of the name:
-    `current`, as deploy's survey read it), which has nothing to compare with. A live page that cannot be read
-    is an unknown, never "nothing changed"."""
+    """Return the page deploy publishes from `report` (read and checked: usecases.build.checked_report), with
+    its "Changed since" note when site.show_changes and the live page was read, and what it changes against the
+    live page; None for a first deploy (no service of the name: `current`, as deploy's survey read it), which has
+    nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed"."""
     from graphsite.builder.build import check_theme
     from graphsite.errors import GraphsiteError
-    from graphsite.usecases.build import checked_report, rendered_page
+    from graphsite.usecases.build import rendered_page
 
-    report = checked_report(source, config=config)  # a report that does not build fails first…
-    check_theme()  # …and a broken installation, before the live page is read
+    check_theme()  # a broken installation fails before the live page is read
     try:
         old = held_outline(subdomain, config, clients, current)
     except GraphsiteError as exc:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -169,6 +169,9 @@ class FakeSwarm:
             name: dict(labels) for name, labels in self.config_labels.items()
             if labels.get("graphsite.subdomain") and subdomain in (None, labels["graphsite.subdomain"])})
 
+    def configs_named(self, names: Collection[str]) -> frozenset[str]:
+        return self._run("configs_named", lambda: frozenset(n for n in names if n in self.config_labels))
+
     def ensure_config(self, stamp: Stamp, config: ConfigFile) -> bool:
         def create() -> bool:
             if config.name in self.config_labels:
@@ -219,6 +222,9 @@ class FakeSwarm:
             if current == wanted or (current and (current.labels, current.configs) == (wanted.labels,
                                                                                          wanted.configs)):
                 return "unchanged"
+            missing = sorted({c.name for c in spec.configs} - set(self.config_labels))
+            if missing:  # as the adapter refuses (and Swarm would): a spec that mounts a config that is not there
+                raise DeployError(f"Docker: config {missing[0]} is missing")
             if current:
                 self.previous[spec.name] = current
                 self.previous_mounts[spec.name] = self.mounts.get(spec.name, {})
@@ -735,6 +741,23 @@ class Recorder:
 
     def warn(self, message: str) -> None:
         self.lines.append(f"warning: {message}")
+
+
+class Meanwhile(Recorder):
+    """A reporter through which another hand changes the world as a step starts: `changes` maps a step's label to
+    what is done then, once (between a run's plan and the step's writes: a human in Cloudflare, another host)."""
+
+    def __init__(self, changes: dict[str, Callable[[], object]]) -> None:
+        super().__init__()
+        self.changes = changes
+
+    @contextmanager
+    def step(self, label: str) -> Iterator[None]:
+        change = self.changes.pop(label, None)
+        if change is not None:
+            change()
+        with super().step(label):
+            yield
 
 
 def _conforms(swarm: FakeSwarm, dns: FakeDns, edge: FakeEdge, routes: FakeRoutes, binds: FakeBinds,

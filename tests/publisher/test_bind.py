@@ -12,8 +12,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from graphsite.publisher.deployment import MARKER, Claim, Leftover, Stamp
 from graphsite.publisher.stores import BindDirectories
 from graphsite.usecases.deploy import DeployRequest, deploy
 from tests.publisher.fakes import Recorder, fake_world
+from tests.publisher.nobody import as_nobody
 
 # Bind mode chowns the page to uid 1000, as production does: root only (CI and `make test` run as root).
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
@@ -405,16 +404,6 @@ def test_a_bind_root_that_is_no_directory_is_named_never_blamed_on_the_names_dir
     assert str(root / "site-1") not in refused.value.detail
 
 
-@contextmanager
-def _as_nobody() -> Iterator[None]:
-    """Run the block with the effective uid of nobody (the real uid stays root, which takes it back)."""
-    os.seteuid(65534)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-
-
 def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_traceback_or_none(tmp_path):
     """Once opening v/ was refused as no directory, the look at what is there used os.path.lexists (an EACCES
     read as "absent") then Path.is_dir (an EACCES raised: a traceback), so a permission that changed between the
@@ -428,7 +417,7 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
         bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
         (directory / "v").write_text("not a directory")
         directory.chmod(0o700)  # owned by 1000: nobody may search deploy.bind_root, not this directory
-        with _as_nobody():
+        with as_nobody():
             refused = bind._unknown_versions(directory)
     assert type(refused) is DeployError  # not UnknownVersions: a read that failed
     assert refused.detail == f"{directory / 'v'}: cannot look at it: Permission denied", refused.detail
@@ -463,7 +452,7 @@ def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_neve
     (hidden / "srv" / "gs-bind").mkdir(parents=True)
     hidden.chmod(0o700)  # owned by root: nobody may not search it
     store = BindDirectories()
-    with _as_nobody():
+    with as_nobody():
         for look in (lambda: store.has_root(hidden / "srv"), lambda: store.exists(hidden / "srv" / "gs-bind")):
             with pytest.raises(DeployError, match=re.escape(f"{hidden / 'srv'}") + ".*cannot look at it: "
                                                   "Permission denied"):
@@ -604,20 +593,20 @@ def test_a_removal_the_filesystem_refuses_is_one_line_naming_the_path_and_keeps_
     is still there, so the deployment is still found and a rerun finishes. Before, a directory that could not be
     looked at (os.path.lexists: EACCES read as no directory) was "absent"."""
     directory = _with_versions(tmp_path)
-    with _as_nobody(), pytest.raises(DeployError) as unseen:  # pytest's tmp_path: nobody may not search it
+    with as_nobody(), pytest.raises(DeployError) as unseen:  # pytest's tmp_path: nobody may not search it
         bind_removal.remove_bind_dir(directory, STAMP)
     assert unseen.value.detail == f"{directory}: cannot look at it: Permission denied"
     with tempfile.TemporaryDirectory() as base:
         os.chmod(base, 0o755)
         directory = _with_versions(Path(base))
-        with _as_nobody(), pytest.raises(DeployError) as refused:  # the folders are 1000's: nobody may not unlink
+        with as_nobody(), pytest.raises(DeployError) as refused:  # the folders are 1000's: nobody may not unlink
             bind_removal.remove_bind_dir(directory, STAMP)
         where = directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.x1.tmp"  # the first, deepest
         assert refused.value.detail == f"{where}: cannot remove it: Permission denied"
         assert "deploy.bind_root's permissions" in str(refused.value.hint)
         assert bind.own_stamp(directory) == STAMP and bind.version_page(directory, "a" * 12) == b"<p>kept</p>"
         (directory / "v").chmod(0o700)  # 1000's: nobody may not list it
-        with _as_nobody(), pytest.raises(DeployError) as unread:
+        with as_nobody(), pytest.raises(DeployError) as unread:
             bind_removal.remove_bind_dir(directory, STAMP)
         assert unread.value.detail == f"{directory / 'v'}: cannot list what it holds: Permission denied"
         assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()

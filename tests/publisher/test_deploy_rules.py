@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graphsite.config import Config
-from graphsite.errors import DeployError
+from graphsite.errors import BuildError, DeployError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp, iso
@@ -70,9 +70,27 @@ def test_a_deploy_makes_each_resource_in_order_and_proves_it_with_seven_checks(t
         (name, "PASS") for name in ("service", "origin", "public", "tls", "redirect", "dns", "route")]
     assert _held(clients)[0] == ["site-1"] and _held(clients)[2:4] == [["site-1.example.com"], ["site-1.yml"]]
     steps = [line for line in said.lines if line.endswith(" done")]
-    assert steps == [f"{s} done" for s in ("name", "build", "plan", "content", "service", "converge", "route", "dns",
-                                          "verify", "remove old content")]
+    assert steps == [f"{s} done" for s in ("build", "name", "survey", "render", "plan", "content", "service",
+                                          "converge", "route", "dns", "verify", "remove old content")]
     assert result.as_json()["url"] == "https://site-1.example.com/" and result.content_checked
+
+
+def test_a_broken_report_fails_before_any_system_is_asked_and_a_failed_survey_says_survey(tmp_path):
+    """Before, the survey ran inside the step labelled "build": a Cloudflare or Swarm failure printed "build …
+    failed". The report is read and checked first of all (before the name's look), then the survey is a step."""
+    config, clients = fake_world(tmp_path)
+    fakes = _fakes(clients)[:4]
+    broken = tmp_path / "broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\n\n# A report\n")
+    said = Recorder()
+    with pytest.raises(BuildError, match="broken.md"):
+        _deploy(config, clients, broken, said, subdomain=None)  # a drawn name asks every system first
+    assert said.lines == ["build failed"] and [f.faults.calls for f in fakes] == [[], [], [], []]
+    fakes[1].faults.inject("records", Fault.error())
+    said = Recorder()
+    with pytest.raises(DnsError, match="records: refused"):
+        _deploy(config, clients, _source(tmp_path), said)
+    assert said.lines == ["build done", "name done", "subdomain site-1", "survey failed"]
 
 
 def test_a_dry_run_makes_nothing_and_says_what_a_run_would_do(tmp_path):

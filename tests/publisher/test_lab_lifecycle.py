@@ -48,8 +48,8 @@ def test_deploy_passes_every_check_through_the_edge(deployed, publab):
     assert data["subdomain"].startswith(publab.prefix + "-") and len(data["subdomain"]) == len(publab.prefix) + 7
     # progress on stderr, one line per step with its time
     steps = [line.split(" … ")[0].strip() for line in result.stderr.splitlines() if " … done (" in line]
-    assert steps == ["name", "build", "plan", "content", "service", "converge", "route", "dns", "verify",
-                     "remove old content"]
+    assert steps == ["build", "name", "survey", "render", "plan", "content", "service", "converge", "route", "dns",
+                     "verify", "remove old content"]
 
 
 def test_the_url_is_the_last_line_on_stdout(publab, deployed):

@@ -1,7 +1,7 @@
 """Issue 25's proof on the lab, one name for all of it: five deploys, then history lists five with the right shas
 and times; each version's URL serves its own bytes (noindex); rollback --to the second under constant requests
-fails none and verifies its sha; a sixth deploy drops the oldest; list counts the versions; teardown leaves
-nothing of any version."""
+fails none and verifies its sha; a sixth deploy drops the oldest; list counts the versions; a look at configs by
+name (deploy's, before its service step) finds exactly the kept ones; teardown leaves nothing of any version."""
 
 from __future__ import annotations
 
@@ -80,10 +80,15 @@ def test_versions_history_rollback_under_load_prune_and_teardown(lab, publab, tm
     assert listed.exit_code == 0, listed.stderr
     assert json.loads(listed.stdout)["deployments"][0]["versions"] == 5
 
-    gone = publab.run("teardown", name)
-    assert gone.exit_code == 0, gone.stderr
     clients = publab.clients()
     try:
+        # deploy's look, right before the service is written, at the configs it mounts: one request for all of
+        # them, by exact name (Docker's name filter matches a prefix: NAME-page is one of every page config)
+        pages = {f"{name}-page-{sha[:12]}" for sha in kept}
+        assert clients.docker.configs_named([*pages, f"{name}-page", f"{name}-page-{'0' * 12}"]) == pages
+        gone = publab.run("teardown", name)
+        assert gone.exit_code == 0, gone.stderr
         assert clients.docker.labelled_configs(name) == {} and clients.docker.service(name) is None
+        assert clients.docker.configs_named(pages) == frozenset()
     finally:
         clients.close()

@@ -1,7 +1,7 @@
 """One read of each resource per run: what a use case decides on is what it read once, so that two reads of one
 resource cannot disagree within a run. Counted on the in-memory fakes of the ports (every call is recorded in
 `faults.calls`); a second read fails the test, unless it is one the use case needs (after a write, to prove it
-landed), which the test names."""
+landed; right before a write that must not act on an older answer), which the test names."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _fakes(clients: Clients) -> tuple[FakeSwarm, FakeDns, FakeRoutes, FakeBinds]
 
 # The calls that only read, by port; `read_config` is counted per config (FakeSwarm.read_configs).
 _READS = {"swarm": {"node_id", "service", "services", "tasks", "node_names", "configs", "config_stamps",
-                    "labelled_configs", "daemon", "network"},
+                    "labelled_configs", "configs_named", "daemon", "network"},
           "dns": {"records", "a_records"},
           "routes": {"routes", "temporaries", "text", "document", "stamp", "exists", "link"}}
 
@@ -85,11 +85,18 @@ def test_a_deploy_and_a_redeploy_decide_on_one_read_of_the_service_its_configs_a
         # the survey's look under the lock: the live page compared with, the plan, the content step, the service
         # step and the removal of the old content all decide on it (ensure_service looks before its own write)
         assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
-        assert dns.faults.calls.count("records") == 1
+        # and the looks right before a write that would otherwise act on the survey's answer: the configs the
+        # service mounts, by name (one removed since); the name's records, to decide the DNS step again (one added
+        # since would get graphsite's beside it, and --force would delete by a stale id); the route file's text,
+        # and when it has none whether anything is there (one written since would be overwritten)
+        assert swarm.faults.calls.count("configs_named") == 1
+        assert dns.faults.calls.count("records") == 2
         assert routes.faults.calls.count("temporaries") == binds.faults.calls.count("temporaries") == 1
-        assert "exists" not in routes.faults.calls and "stamp" not in routes.faults.calls
+        first = text == "One paragraph."
+        assert (routes.faults.calls.count("text"), routes.faults.calls.count("exists")) == (1, 1 if first else 0)
+        assert "stamp" not in routes.faults.calls
         assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
-            == [{}, {}, {}]
+            == [{}, {"records": 2}, {}]
         if content == "config" and text != "One paragraph.":
             # the live page's config: read for what the new page changes against it, then as a kept version to
             # serve; a config never changes (its name carries its data's hash), so the two cannot disagree
@@ -107,9 +114,10 @@ def test_rollback_and_history_read_the_service_and_its_configs_once(tmp_path):
     swarm.read_configs.clear()
     rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder())
     # the version chosen and the plan serving the others are decided on the survey's one read; each page once
+    # (the records are read again right before the DNS step's write, as a deploy's are)
     assert (swarm.faults.calls.count("service"), swarm.faults.calls.count("labelled_configs")) == (1, 1)
     assert [_twice(f.faults.calls, port) for f, port in ((swarm, "swarm"), (dns, "dns"), (routes, "routes"))] \
-        == [{}, {}, {}]
+        == [{}, {"records": 2}, {}]
     assert len(swarm.read_configs) == 2 and _twice(swarm.read_configs) == {}
     swarm, *_ = _cleared(clients)
     listed = history(SurveySettings.from_config(config), "site-1", clients)

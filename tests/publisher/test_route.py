@@ -1,5 +1,6 @@
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,8 @@ from graphsite.atomic import TEMPORARY_SUFFIX
 from graphsite.errors import DeployError
 from graphsite.publisher import route, route_files
 from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.stores import RouteFiles
+from tests.publisher.nobody import as_nobody
 
 STAMP = Stamp("s1", "s1.hhdevs.space", "0a1b2c3d", "2026-07-01T12:00:00Z")
 
@@ -158,3 +161,27 @@ def test_a_fifo_named_like_a_route_does_not_hang_a_reader(tmp_path):
     os.mkfifo(tmp_path / "s1.yml")
     assert route_files.route_stamp(tmp_path / "s1.yml") is None and route_files.route_text(tmp_path / "s1.yml") is None
     assert _route_files(tmp_path) == {}
+
+
+def test_a_route_file_that_cannot_be_looked_at_is_a_failed_read_never_absent(production):
+    """RouteFiles.routes filtered with os.path.lexists, which answers False on EACCES: "could not look" read as
+    "no route file", which deploy's refusal of a foreign route and teardown's and gc's proof of absence decide on.
+    Each path is now looked at once and a look that failed raises, naming it, as nobody sees it: a directory it
+    may list but not search (mode 0744), and one below a directory it may not search (the dynamic directory
+    itself: Path.is_dir raised PermissionError, a traceback)."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        dynamic, hidden = Path(base) / "dynamic", Path(base) / "hidden"
+        (hidden / "dynamic").mkdir(parents=True)
+        document = route.route_document(route.RouteSettings.from_config(production), "s1", "s1.hhdevs.space")
+        route_files.write_route(dynamic / "s1.yml", document, STAMP)
+        assert RouteFiles().routes(dynamic, "s1") == RouteFiles().routes(dynamic) == {dynamic / "s1.yml": STAMP}
+        dynamic.chmod(0o744)  # nobody may list it, not look at what is in it
+        hidden.chmod(0o700)
+        with as_nobody():
+            for look, what in ((lambda: RouteFiles().routes(dynamic, "s1"), dynamic / "s1.yml"),
+                               (lambda: RouteFiles().routes(dynamic), dynamic / "s1.yml"),
+                               (lambda: RouteFiles().routes(hidden / "dynamic"), hidden / "dynamic")):
+                with pytest.raises(DeployError) as refused:
+                    look()
+                assert refused.value.detail == f"{what}: cannot look at it: Permission denied", refused.value.detail

@@ -41,7 +41,9 @@ def test_cloudflare_stalled_during_the_dns_step_deploy_fails_in_one_line_and_und
         run = driver.script([("  converge … done", lambda _: stack.enter_context(stopped(cloudflare_pid(lab))))],
                             *_deploy(name), env=FAST)
     assert run.code == 1, run
-    assert "Error: Cloudflare: create A" in run.stderr and "no answer from" in run.stderr, run
+    # the DNS step's first call is its look at the name's records, right before the create: it meets the stall
+    assert f"Error: Cloudflare: list records named {driver.fqdn(name)}" in run.stderr, run
+    assert "no answer from" in run.stderr, run
     assert f"undone: removed service {name}" in run.stderr and "undone: removed route" in run.stderr, run
     assert not run.traceback, run
     assert not driver.page_served(name)

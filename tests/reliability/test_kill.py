@@ -19,7 +19,7 @@ pytestmark = pytest.mark.lab
 
 MODES = ("config", "bind")
 # What a deploy has made once it printed that a step is done (a kill a moment later may find more).
-MADE = {"name": set(), "build": set(), "plan": set(), "content": {"config"}, "service": {"config", "service"},
+MADE = {"build": set(), "survey": set(), "plan": set(), "content": {"config"}, "service": {"config", "service"},
         "converge": {"config", "service"}, "route": {"config", "service", "route"},
         "dns": {"config", "service", "route", "record"}}
 COMPLETE = {"config": {"config", "service", "route", "record"},

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
@@ -40,7 +40,7 @@ from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
 from graphsite.publisher.outcomes import CREATED, REPLACED, UNCHANGED, UPDATED, Did, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
-from graphsite.publisher.ports import BindStore, Reporter, RouteStore, SwarmPort
+from graphsite.publisher.ports import BindStore, DnsPort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
 from graphsite.publisher.swarm import EXISTS, Service, config_labels, runs
@@ -53,6 +53,9 @@ from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding
 from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
+
+if TYPE_CHECKING:  # the builder is imported only by a deploy that builds
+    from graphsite.builder.model import Report
 
 
 @dataclass(frozen=True)
@@ -139,13 +142,14 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
     and SIGHUP undo the run like any failure, then raise Stopped. Progress goes to `reporter`."""
     try:
         with interruptible():
+            report = _checked(config, request, reporter)
             with reporter.step("name"):
                 subdomain = choose_subdomain(config, request, clients)
             reporter.info(f"  subdomain {subdomain}")
             if request.dry_run:
-                return _dry_run(config, request, clients, subdomain, reporter)
+                return _dry_run(config, request, clients, subdomain, reporter, report)
             with subdomain_lock(config.deploy.lock_dir, subdomain, wait=request.wait):
-                return _run(config, request, clients, subdomain, reporter)
+                return _run(config, request, clients, subdomain, reporter, report)
     except Interrupted as stop:
         what = {"kept": "what it had made was kept (--keep-on-failure): see above",
                 "live": "the new version was already live; its old content may be left for teardown or the next "
@@ -153,6 +157,18 @@ def deploy(config: Config, request: DeployRequest, clients: Clients, reporter: R
                 }.get(getattr(stop, "outcome", ""), "what it had made was undone (see above)")
         verb = "rollback" if request.version is not None else "deploy"
         raise Stopped(f"{verb} stopped by {stop.name}; {what}", signum=stop.signum) from None
+
+
+def _checked(config: Config, request: DeployRequest, reporter: Reporter) -> Report | None:
+    """Return the report of `request.source`, read and checked, not rendered yet (its page notes what it changes
+    against the live one, which the survey finds); None for a rollback, whose page is a kept version. First of
+    all: a report that does not build fails before any system is asked anything, the name's look included."""
+    if request.version is not None:
+        return None
+    from graphsite.usecases.build import checked_report  # the builder, only for a deploy that builds
+
+    with reporter.step("build"):
+        return checked_report(request.source, config=config)
 
 
 @dataclass(frozen=True)
@@ -169,6 +185,7 @@ class _Prepared:
     proven: bool = False
     held: Held | None = None  # the versions the bind directory held when the plan read it (bind mode only)
     switch: Switch | None = None  # a redeploy to the other content mode: the former mode's versions it drops
+    force: bool = False  # --force: the DNS step may replace a record graphsite did not make (decided again there)
 
     @property
     def answers(self) -> Answers:
@@ -177,9 +194,9 @@ class _Prepared:
         return self.seen.answers
 
 
-def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-         reporter: Reporter) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain, reporter)
+def _run(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+         report: Report | None) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter, report)
     plan, undo = prepared.plan, Undo()
     try:
         outcomes, dns_line = _apply(prepared, clients, undo, config, reporter)
@@ -228,9 +245,9 @@ def _undo(config: Config, clients: Clients, prepared: _Prepared, undo: Undo, rep
                 reporter.info(f"  proof: nothing of {name} is left")
 
 
-def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-             reporter: Reporter) -> DeployResult:
-    prepared = _prepare(config, request, clients, subdomain, reporter)
+def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+             report: Report | None) -> DeployResult:
+    prepared = _prepare(config, request, clients, subdomain, reporter, report)
     if prepared.switch is not None:  # what a run says once the page is live
         dropped = prepared.switch.dropped
     else:
@@ -245,14 +262,15 @@ def _dry_run(config: Config, request: DeployRequest, clients: Clients, subdomain
                         changes=prepared.changes)
 
 
-def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str,
-             reporter: Reporter) -> _Prepared:
-    """Build and plan; refuse (before anything is made) what the deploy must not do."""
+def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain: str, reporter: Reporter,
+             report: Report | None) -> _Prepared:
+    """Survey, render (or read the version rolled back to) and plan; refuse (before anything is made) what the
+    deploy must not do. `report`: the source's, read and checked (None for a rollback)."""
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     changes: LiveChanges | None = None
-    with reporter.step("version" if request.version is not None else "build"):
-        # the one look at what the systems hold for the name, under its lock: the live page the build compares
+    with reporter.step("survey"):  # a system that cannot be read fails here, in its own words
+        # the one look at what the systems hold for the name, under its lock: the live page the page compares
         # with, the version rolled back to, and every decision of the plan are made on this one answer
         seen = survey_of(SurveySettings.from_config(config), clients, name=subdomain, required=_DECIDED_ON)
         held_now = seen.holdings[subdomain]
@@ -260,10 +278,13 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         if answers is None:  # the required systems raise instead: a guard, not a path
             raise DeployError(f"{subdomain}: not every system could be read", hint="run the deploy again")
         current = answers.service
-        if request.version is not None:
+    if report is None:
+        assert request.version is not None, "a deploy that builds checked its report first"
+        with reporter.step("version"):
             page = request.version(clients, held_now)
-        else:  # with what it changes against the live page, for the page's note
-            built, changes = deployed_page(request.source, subdomain, config, clients, current)
+    else:
+        with reporter.step("render"):  # with what it changes against the live page, for the page's note
+            built, changes = deployed_page(report, subdomain, config, clients, current)
             page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
@@ -305,7 +326,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         plan = mark(plan, access, document)
         decision = decide_record(list(answers.records), plan.record, config.site.domain, force=request.force)
         route.check_route(plan.route, plan.route_path)
-    return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch)
+    return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch, request.force)
 
 
 # The systems a deploy decides on: one that cannot be read stops it before anything is made. (The page
@@ -391,7 +412,9 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         domain = config.site.domain
         # the configs as the plan read them, not looked up again: the versions dropped are exactly those the plan
         # judged to fall off, and a config that appeared since was judged by nobody (this run's own are the
-        # plan's, kept)
+        # plan's, kept). That read is enough for a config, unlike a bind version (versions.drop_bind_versions
+        # reads again): its data cannot change under its name (the name carries its hash), one removed since is a
+        # removal that finds nothing, and Docker refuses to remove one a service mounts
         labelled = prepared.answers.configs
         found = read_versions(labelled, plan.deployment, domain)
         mine = {name for name, labels in labelled.items()
@@ -451,16 +474,19 @@ _RECORD_OUTCOME = {"create": CREATED, "exists": UNCHANGED, "restamp": UPDATED, "
 
 def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
            reporter: Reporter) -> tuple[list[Outcome], str]:
-    plan, swarm, outcomes = prepared.plan, clients.docker, []
+    plan, swarm = prepared.plan, clients.docker
     with reporter.step("content"):
         existing = prepared.answers.configs  # as the plan judged them: ensure_config looks for its own name again
-        for item in plan.contents:
-            outcomes.append(_ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
-                                           prepared.proven))
+        configs = {item.name: _ensure_config(plan, item, existing.get(item.name), swarm, undo, config.site.domain,
+                                             prepared.proven) for item in plan.contents}
+        directory = []
         if plan.bind_dir:
             assert prepared.held is not None
-            outcomes.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                              prepared.seen, first=prepared.current is None))
+            directory.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
+                                               prepared.seen, first=prepared.current is None))
+        for name in _ensure_mounted(plan, swarm, undo):  # removed since the plan, made again
+            configs[name] = Outcome("config", name, CREATED)
+        outcomes = [*configs.values(), *directory]
     with reporter.step("service"):
         if prepared.current is None:
             undo.push(f"service {plan.subdomain}", f"removed service {plan.subdomain}",
@@ -481,9 +507,9 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
-        outcomes.append(_ensure_route(plan, clients.routes, undo, prepared.proven, prepared.seen.temporaries))
+        outcomes.append(_ensure_route(prepared, clients.routes, undo))
     with reporter.step("dns"):
-        line, outcome = _ensure_record(prepared, clients, undo)
+        line, outcome = _ensure_record(prepared, clients, undo, config.site.domain)
         outcomes.append(outcome)
     reporter.info(f"  {line}")
     return outcomes, line
@@ -493,17 +519,34 @@ def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | 
                    domain: str, proven: bool) -> Outcome:
     """Create the config; one an earlier deploy made (the same data) is kept and given this deploy's stamp."""
     change = config_change(plan, item, before, domain, proven=proven)
-    if change == CREATED and not item.data:  # a kept version, listed in the plan step, is gone
-        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
-                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
-    if change == CREATED:  # registered first: a create whose answer is lost is still undone
-        undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
-        return Outcome("config", item.name, CREATED if swarm.ensure_config(plan.stamp, item) else UNCHANGED)
+    if change == CREATED:
+        return Outcome("config", item.name, CREATED if _create_config(plan, item, swarm, undo) else UNCHANGED)
     if change == UPDATED and before is not None:
         undo.push(f"labels of config {item.name}", f"put back the previous labels of config {item.name}",
                   partial(swarm.relabel_config, item.name, before))
         swarm.relabel_config(item.name, config_labels(plan.stamp, item))
     return Outcome("config", item.name, Did(change))
+
+
+def _create_config(plan: DeployPlan, item: ConfigFile, swarm: SwarmPort, undo: Undo) -> bool:
+    """Create config `item` unless one of its name is there (ensure_config's own look); return True when it was
+    created. A kept version has no data here to make it from: it was removed since the plan listed it."""
+    if not item.data:
+        raise DeployError(f"config {item.name}, a kept version, was removed while this deploy ran",
+                          hint=f"deploy again; `graphsite history {plan.subdomain}` lists the versions kept")
+    # registered first: a create whose answer is lost is still undone
+    undo.push(f"config {item.name}", f"removed config {item.name}", partial(_remove_config_made, swarm, plan, item))
+    return swarm.ensure_config(plan.stamp, item)
+
+
+def _ensure_mounted(plan: DeployPlan, swarm: SwarmPort, undo: Undo) -> list[str]:
+    """Look up every config the service mounts, by name, right before the service is written, and return those
+    made again. The content step decided on the plan's read: a config removed since would be mounted missing (the
+    service write fails) and a kept version would be served by nothing; the page's and the Caddyfile are made
+    again, a kept version fails the run (`_create_config`)."""
+    there = swarm.configs_named([item.name for item in plan.contents])
+    return [item.name for item in plan.contents
+            if item.name not in there and _create_config(plan, item, swarm, undo)]
 
 
 # The undo removes only what carries this run's stamp: a resource of that name this run did not make (a config
@@ -560,11 +603,13 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
 
 
-def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool, left: tuple[Path, ...]) -> Outcome:
-    """Write the route file; first remove the half-written ones a killed run of the name `left` (as the plan's
-    survey judged them)."""
+def _ensure_route(prepared: _Prepared, routes: RouteStore, undo: Undo) -> Outcome:
+    """Write the route file, unless it is not as the plan's survey judged it; first remove the half-written ones
+    a killed run of the name left (as the survey judged them)."""
+    plan, proven = prepared.plan, prepared.proven
     path, domain = plan.route_path, plan.fqdn.split(".", 1)[1]
     old = routes.text(path)  # read right before the write: what the undo puts back is what the write replaced
+    _refuse_changed_route(plan, old, routes, prepared.answers.routes, domain)
 
     def remove() -> bool:  # only the route this run wrote (its stamp), and its own temporaries
         # looked up again, after the write: a write cut short by the failure leaves a temporary the survey
@@ -583,14 +628,36 @@ def _ensure_route(plan: DeployPlan, routes: RouteStore, undo: Undo, proven: bool
 
     undo.push(f"route {path}", f"removed route {path}" if old is None else f"put back the previous route {path}",
               remove if old is None else put_back)
-    for stale in left:
+    for stale in prepared.seen.temporaries:
         routes.remove(stale)
     written = routes.write(path, plan.route, plan.stamp)
     return Outcome("route", str(path), (UPDATED if old is not None else CREATED) if written else UNCHANGED)
 
 
-def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[str, Outcome]:
-    plan, decision, dns = prepared.plan, prepared.decision, clients.dns
+def _refuse_changed_route(plan: DeployPlan, text: str | None, routes: RouteStore,
+                          surveyed: Mapping[Path, Stamp | None], domain: str) -> None:
+    """Raise DeployError when the route file, whose `text` was read right before the write, is not as the plan's
+    survey found it (`surveyed`): there or not, with the same stamp. Whose it is was judged on that read (a
+    route that is not this configuration's is refused there); one written or changed since, by another
+    configuration sharing the directory, would be overwritten unjudged."""
+    path = plan.route_path
+    there = text is not None or routes.exists(path)  # a file that is no UTF-8 text has no text, but is there
+    stamp = route.stamp_of_text(text, plan.subdomain) if text is not None else None
+    if (there, stamp) == (path in surveyed, surveyed.get(path)):
+        return
+    if not there:
+        raise DeployError(f"{path} was removed since this deploy's plan read it; nothing written",
+                          hint="something else changes deploy.dynamic_dir: look at what, then deploy again")
+    owner = claim(stamp, plan.subdomain, domain)
+    now = f"this configuration's, deployment {stamp.id}" if owner == Claim.OURS and stamp else whose(owner, stamp)
+    raise DeployError(f"{path} {'changed' if path in surveyed else 'appeared'} since this deploy's plan read it: "
+                      f"{now}; left as it is",
+                      hint="another graphsite configuration may deploy this name: look at the file, then choose "
+                           "another subdomain or deploy again")
+
+
+def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo, domain: str) -> tuple[str, Outcome]:
+    plan, dns = prepared.plan, clients.dns
     wanted = plan.record
 
     def remove_mine() -> bool:
@@ -598,9 +665,13 @@ def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[s
         mine = [r for r in dns.records(wanted.name) if r.type == "A" and r.comment == wanted.comment]
         return sum(dns.delete(r.id) for r in mine) > 0
 
-    if decision.action == "create":
+    # A create's undo removes only the records that carry this run's stamp, so it is registered as the step starts,
+    # before the look (wherever the step stops, the undo looks for such a record); the others put back the record
+    # the look confirms, so they wait for it: a record changed since must not be put back as the plan read it.
+    if prepared.decision.action == "create":
         undo.push(f"record A {wanted.name}", f"deleted record A {wanted.name}", remove_mine)
-    elif decision.action == "replace" and decision.existing is not None:
+    decision = _record_decision_now(prepared, dns, domain)
+    if decision.action == "replace" and decision.existing is not None:
         previous = decision.existing
         undo.push(f"record A {wanted.name}", f"pointed A {wanted.name} back at {previous.content}",
                   lambda: restore_record(dns, previous, remove_mine))
@@ -610,3 +681,32 @@ def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo) -> tuple[s
                   lambda: bool(dns.restamp(earlier, earlier.comment)))
     line, _ = apply_record(dns, wanted, decision)
     return line, Outcome("record", f"A {plan.fqdn}", _RECORD_OUTCOME[decision.action])
+
+
+def _record_decision_now(prepared: _Prepared, dns: DnsPort, domain: str) -> RecordDecision:
+    """Return the DNS step's decision made again on the name's records read right before the write; raise when
+    it is not the plan's. The plan decided on the survey's read: a record added since would get graphsite's beside
+    it (two A records, round-robin to another address), and --force would delete a record by a stale id."""
+    planned, wanted = prepared.decision, prepared.plan.record
+    found = dns.records(wanted.name)  # a look that fails is the run's failure, in the DNS port's words
+    try:
+        now = decide_record(found, wanted, domain, force=prepared.force)
+    except DeployError as refused:
+        raise DeployError(f"{refused.detail} (found right before the write; this deploy's plan was to "
+                          f"{_RECORD_PLAN[planned.action]})", hint=refused.hint) from None
+    if now != planned:
+        raise DeployError(f"DNS: the records of {wanted.name} changed since this deploy's plan read them: it was to "
+                          f"{_said(planned)}, it would now {_said(now)}; nothing was written",
+                          hint=f"look at the records of {wanted.name} in Cloudflare, then deploy again")
+    return now
+
+
+_RECORD_PLAN = {"create": "create the A record", "exists": "keep graphsite's A record",
+                "restamp": "restamp an earlier deploy's A record", "replace": "replace the A record"}
+
+
+def _said(decision: RecordDecision) -> str:
+    """Return what `decision` does, in words, with the record it acts on (its id, address and comment)."""
+    record = decision.existing
+    on = f" id={record.id} ({record.content}, comment {record.comment!r})" if record is not None else ""
+    return f"{_RECORD_PLAN[decision.action]}{on}"

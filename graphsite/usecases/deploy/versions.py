@@ -174,6 +174,9 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
     again now that the new page is live; return those left in place (KEPT, saying why), each warned about. One
     refused (a stray in its folder) does not keep the older ones: each is removed or left on its own."""
 
+    # Read again, not taken from the plan's read as the old configs are (_remove_old_content): a version folder is
+    # a directory anything may have written into, or restamped, since the plan read it, and its removal takes what
+    # it holds; a config's data cannot change under its name, and Docker refuses to remove one in use.
     directory = plan.bind_dir
     assert directory is not None
     found, _ = read_kept(plan.subdomain, plan.deployment, config.site.domain, Path(config.deploy.bind_root),

@@ -1,0 +1,144 @@
+"""What another hand changes between a deploy's plan and its writes (a human in Cloudflare, a teardown run on
+another host, another configuration sharing the dynamic directory). A deploy decides on its survey's one read;
+a write that would remove, overwrite or add beside what that read found looks right before it, and refuses, or
+makes again what it needs, when the world is no longer what the plan decided on. The world changes through a
+reporter (fakes.Meanwhile) as a step starts, every port an in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from graphsite.config import Config
+from graphsite.errors import DeployError
+from graphsite.publisher import route
+from graphsite.publisher.clients import Clients
+from graphsite.publisher.cloudflare import DnsError
+from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.outcomes import CREATED
+from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
+from graphsite.usecases.rollback import RollbackRequest, rollback
+from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
+
+FQDN = "site-1.example.com"
+
+
+def _deploy(config: Config, clients: Clients, root: Path, text: str, reporter: Recorder | None = None,
+            **request) -> DeployResult:
+    source = root / "report.md"
+    source.write_text(f"# A small report\n\n{text}\n")
+    return deploy(config, DeployRequest(source=source, subdomain="site-1", verify=False, **request), clients,
+                  reporter or Recorder())
+
+
+def _two_versions(tmp_path: Path) -> tuple[Config, Clients, FakeSwarm, str]:
+    """Return a world where site-1 serves "Two." and keeps "One." (its page config, whose name is returned)."""
+    config, clients = fake_world(tmp_path)
+    swarm = clients.swarm
+    assert isinstance(swarm, FakeSwarm)
+    first = _deploy(config, clients, tmp_path, "One.")
+    _deploy(config, clients, tmp_path, "Two.")
+    return config, clients, swarm, f"site-1-page-{first.plan.sha256[:12]}"
+
+
+def _torn_down_elsewhere(swarm: FakeSwarm, config: str) -> Callable[[], None]:
+    """Return what a teardown run on another host (its lock is not this host's) does: the service first, then a
+    config (Docker refuses to remove a config a service mounts)."""
+
+    def tear_down() -> None:
+        assert swarm.remove_service("site-1") and swarm.remove_config(config)
+
+    return tear_down
+
+
+def test_a_kept_version_removed_after_the_plan_fails_the_run_before_a_service_mounts_it(tmp_path):
+    """Before, the content step judged the configs as the survey read them: a kept version removed since passed,
+    and the service was written mounting a config that is not there (Swarm refuses it)."""
+    config, clients, swarm, kept = _two_versions(tmp_path)
+    said = Meanwhile({"content": _torn_down_elsewhere(swarm, kept)})
+    swarm.faults.calls.clear()
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Three.", said)
+    assert refused.value.detail == f"config {kept}, a kept version, was removed while this deploy ran"
+    assert "content failed" in said.lines and "site-1" not in swarm.services_by_name
+    assert "ensure_service" not in swarm.faults.calls
+
+
+def test_a_rollback_target_removed_after_the_plan_is_made_again_from_the_page_it_read(tmp_path):
+    config, clients, swarm, target = _two_versions(tmp_path)
+    result = rollback(config, RollbackRequest("site-1", verify=False), clients,
+                      Meanwhile({"content": _torn_down_elsewhere(swarm, target)}))
+    assert ("config", target, CREATED) in {(o.resource, o.name, o.outcome) for o in result.outcomes}
+    assert target in swarm.config_labels and swarm.mounts["site-1"]["/srv/index.html"] == target
+    assert b"One." in swarm.config_data[target][1]
+
+
+def _dns(clients: Clients) -> FakeDns:
+    assert isinstance(clients.dns, FakeDns)
+    return clients.dns
+
+
+def test_a_record_added_by_hand_after_the_plan_is_never_written_beside(tmp_path):
+    """Before, the DNS step created graphsite's record beside it: two A records, round-robin to another address."""
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    said = Meanwhile({"dns": lambda: dns.add(FQDN, "made by hand", content="203.0.113.9")})
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "One.", said)
+    assert refused.value.detail == (f"DNS: {FQDN} already points at 203.0.113.9 (A id=rec1), not 127.0.0.1 (found "
+                                    "right before the write; this deploy's plan was to create the A record)")
+    assert [(r.content, r.comment) for r in dns.zone.values()] == [("203.0.113.9", "made by hand")]
+    assert dns.created == [] and dns.removed == []
+
+
+def test_a_look_at_the_records_that_fails_right_before_the_write_fails_the_run_in_cloudflare_s_words(tmp_path):
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    with pytest.raises(DnsError) as failed:
+        _deploy(config, clients, tmp_path, "One.", Meanwhile({"dns": lambda: dns.faults.inject("records",
+                                                                                               Fault.error())}))
+    assert failed.value.detail == "Cloudflare: records: refused (injected)"
+    assert dns.zone == {} and dns.faults.calls == ["records"] * 4  # the survey, the look, the undo, its proof
+
+
+def test_with_force_a_record_repointed_after_the_plan_is_never_replaced_by_a_stale_id(tmp_path):
+    """Before, --force deleted the record the plan had read (gone: nothing deleted) and created graphsite's beside
+    the one that had replaced it."""
+    config, clients = fake_world(tmp_path)
+    dns = _dns(clients)
+    dns.add(FQDN, "ops", content="203.0.113.9")
+
+    def repointed() -> None:
+        dns.delete("rec1")
+        dns.add(FQDN, "ops, moved", content="203.0.113.10")
+
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "One.", Meanwhile({"dns": repointed}), force=True)
+    assert refused.value.detail == (
+        f"DNS: the records of {FQDN} changed since this deploy's plan read them: it was to replace the A record "
+        "id=rec1 (203.0.113.9, comment 'ops'), it would now replace the A record id=rec2 (203.0.113.10, comment "
+        "'ops, moved'); nothing was written")
+    assert [(r.id, r.content) for r in dns.zone.values()] == [("rec2", "203.0.113.10")]
+    assert dns.created == [] and dns.removed == ["record rec1"]  # rec1: the other hand's delete
+
+
+@pytest.mark.parametrize("redeploy", [False, True], ids=["first deploy", "redeploy"])
+def test_a_route_another_configuration_wrote_after_the_plan_is_never_overwritten(tmp_path, redeploy):
+    """Before, the route step read the file right before its write (for its undo) but judged whose it was only
+    on the survey's read, and wrote over another configuration's route written since."""
+    config, clients = fake_world(tmp_path)
+    routes = clients.routes
+    assert isinstance(routes, FakeRoutes)
+    if redeploy:
+        _deploy(config, clients, tmp_path, "One.")
+    path = Path(config.deploy.dynamic_dir) / "site-1.yml"
+    other = Stamp("site-1", "site-1.other.org", "99999999", "2026-07-01T12:00:00Z")
+    theirs = route.dump(route.route_document(route.RouteSettings.from_config(config), "site-1",
+                                             "site-1.other.org"), other)
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"route": lambda: routes.files.__setitem__(path, theirs)}))
+    assert refused.value.detail == (f"{path} {'changed' if redeploy else 'appeared'} since this deploy's plan read "
+                                    "it: another graphsite configuration's (site-1.other.org); left as it is")
+    assert routes.files[path] == theirs
