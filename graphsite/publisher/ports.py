@@ -55,9 +55,11 @@ class SwarmPort(Protocol):
 
     def remove_config(self, name: str) -> bool: ...
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
         """Create the service or roll it to `spec` (created, updated, unchanged); with `new`, leave one found
-        under its name as it is and return `swarm.EXISTS`: the look before the write is the adapter's own."""
+        under its name as it is and return `swarm.EXISTS`; with `seen` (the id of the service the plan read),
+        leave it as it is unless it is that one (`swarm.GONE`, `swarm.ANOTHER`): the look before the write is the
+        adapter's own."""
         ...
 
     def restore_previous(self, spec: ServiceSpec) -> bool: ...

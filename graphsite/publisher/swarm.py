@@ -22,6 +22,9 @@ from graphsite.publisher.plan import ConfigFile, ServiceSpec
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
 _FAILED = {"failed", "rejected", "orphaned"}
 EXISTS = "exists"  # what ensure_service(new=True) says of a service it found and left alone
+# what ensure_service(seen=ID) says when the service under the name is not the one its caller's plan read: none
+# any more, or another made since (a teardown and a deploy run on another host); it is left as it is
+GONE, ANOTHER = "gone", "another"
 
 
 @dataclass(frozen=True)
@@ -171,12 +174,16 @@ class Swarm:
         """Return every service graphsite made (those labelled graphsite.subdomain)."""
         return [_service(raw) for raw in self.api.services(filters={"label": NAME})]
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
         """Create the service or roll it to `spec`; return created, updated or unchanged. With `new`, the caller
-        found none: one there now is left as it is (EXISTS), never rolled to `spec`."""
+        found none: one there now is left as it is (EXISTS), never rolled to `spec`. With `seen` (the id of the
+        service the caller's plan read), the one there now must be that one: none any more is GONE, another is
+        ANOTHER, and either is left as it is."""
         current = self.service(spec.name)
         if new and current is not None:
             return EXISTS
+        if seen is not None and (current is None or current.id != seen):
+            return GONE if current is None else ANOTHER
         if runs(current, spec):
             return "unchanged"
         template, config = self._task_template(spec), self._update_config()

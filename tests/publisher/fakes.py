@@ -31,7 +31,17 @@ from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.stores import RouteFiles
-from graphsite.publisher.swarm import EXISTS, DaemonFacts, NetworkFacts, Service, SwarmError, Task, config_labels
+from graphsite.publisher.swarm import (
+    ANOTHER,
+    EXISTS,
+    GONE,
+    DaemonFacts,
+    NetworkFacts,
+    Service,
+    SwarmError,
+    Task,
+    config_labels,
+)
 
 _T = TypeVar("_T")
 
@@ -210,11 +220,13 @@ class FakeSwarm:
 
         return self._run("remove_config", remove)
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False) -> str:
+    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
         def apply() -> str:
             current = self.services_by_name.get(spec.name)
             if new and current is not None:
                 return EXISTS
+            if seen is not None and (current is None or current.id != seen):  # as the adapter says
+                return GONE if current is None else ANOTHER
             wanted = Service(id=current.id if current else f"svc{next(self._ids)}", name=spec.name,
                              labels=dict(spec.labels), replicas=spec.replicas,
                              configs=tuple(sorted(c.name for c in spec.configs)),
@@ -237,9 +249,11 @@ class FakeSwarm:
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         def restore() -> bool:
-            previous = self.previous.pop(spec.name, None)
-            if previous is None:
-                return False
+            current, previous = self.services_by_name.get(spec.name), self.previous.get(spec.name)
+            applied = (dict(spec.labels), tuple(sorted(c.name for c in spec.configs)))
+            if current is None or previous is None or (current.labels, current.configs) != applied:
+                return False  # as the adapter: no service, no previous spec, or not the spec this run applied
+            del self.previous[spec.name]
             self.services_by_name[spec.name] = previous
             self.mounts[spec.name] = self.previous_mounts.pop(spec.name, {})
             return True
@@ -250,8 +264,12 @@ class FakeSwarm:
         return self._run("wait_converged", lambda: self.tasks(spec.name))
 
     def remove_service(self, name: str) -> bool:
-        return self._run("remove_service", lambda: _popped(self.services_by_name, name, f"service {name}",
-                                                           self.removed))
+        def remove() -> bool:
+            self.previous.pop(name, None)  # Swarm forgets a removed service's previous spec with it
+            self.previous_mounts.pop(name, None)
+            return _popped(self.services_by_name, name, f"service {name}", self.removed)
+
+        return self._run("remove_service", remove)
 
     def daemon(self) -> DaemonFacts:
         return self._run("daemon", lambda: DaemonFacts(version="27.0", api_version="1.46", swarm_state="active",

@@ -17,7 +17,6 @@ from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.outcomes import CREATED
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
@@ -66,13 +65,17 @@ def test_a_kept_version_removed_after_the_plan_fails_the_run_before_a_service_mo
     assert "ensure_service" not in swarm.faults.calls
 
 
-def test_a_rollback_target_removed_after_the_plan_is_made_again_from_the_page_it_read(tmp_path):
+def test_a_rollback_whose_deployment_was_torn_down_after_the_plan_brings_nothing_back(tmp_path):
+    """Another host tore the deployment down (its service, then the rollback target's config) between the plan and
+    the content step. The content step's look makes the target again from the page the plan read; the service
+    step then finds no service where the plan read one and stops, and the undo removes what this run made:
+    nothing of the torn-down deployment comes back (before, the service was made again, its undo a redeploy's)."""
     config, clients, swarm, target = _two_versions(tmp_path)
-    result = rollback(config, RollbackRequest("site-1", verify=False), clients,
-                      Meanwhile({"content": _torn_down_elsewhere(swarm, target)}))
-    assert ("config", target, CREATED) in {(o.resource, o.name, o.outcome) for o in result.outcomes}
-    assert target in swarm.config_labels and swarm.mounts["site-1"]["/srv/index.html"] == target
-    assert b"One." in swarm.config_data[target][1]
+    with pytest.raises(DeployError, match="site-1 was removed since this deploy's plan read it"):
+        rollback(config, RollbackRequest("site-1", verify=False), clients,
+                 Meanwhile({"content": _torn_down_elsewhere(swarm, target)}))
+    assert "site-1" not in swarm.services_by_name and target not in swarm.config_labels
+    assert f"config {target}" in swarm.created  # the content step made it again before the service step's look
 
 
 def _dns(clients: Clients) -> FakeDns:
@@ -142,3 +145,28 @@ def test_a_route_another_configuration_wrote_after_the_plan_is_never_overwritten
     assert refused.value.detail == (f"{path} {'changed' if redeploy else 'appeared'} since this deploy's plan read "
                                     "it: another graphsite configuration's (site-1.other.org); left as it is")
     assert routes.files[path] == theirs
+
+
+def test_a_redeploy_rolls_only_the_service_its_plan_read(tmp_path):
+    """A teardown and a deploy of another configuration, run on another host between this redeploy's plan and
+    its service step, leave a service of the same name that is not the one the plan judged: it is left as it is,
+    never rolled to this run's page; and one removed meanwhile is not made again as if it were a redeploy."""
+    config, clients = fake_world(tmp_path)
+    swarm = clients.swarm
+    assert isinstance(swarm, FakeSwarm)
+    _deploy(config, clients, tmp_path, "One.")
+    theirs = swarm.services_by_name["site-1"]
+
+    def replaced() -> None:
+        swarm.services_by_name["site-1"] = theirs.__class__(**{**vars(theirs), "id": "theirs",
+                                                              "labels": {"graphsite.fqdn": "site-1.other.org"}})
+
+    with pytest.raises(DeployError, match="site-1 was replaced by another service since this deploy's plan"):
+        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": replaced}))
+    assert swarm.services_by_name["site-1"].id == "theirs"
+    assert swarm.services_by_name["site-1"].labels == {"graphsite.fqdn": "site-1.other.org"}
+
+    swarm.services_by_name["site-1"] = theirs  # ours again, then removed by another host
+    with pytest.raises(DeployError, match="site-1 was removed since this deploy's plan"):
+        _deploy(config, clients, tmp_path, "Three.", Meanwhile({"service": lambda: swarm.remove_service("site-1")}))
+    assert "site-1" not in swarm.services_by_name

@@ -43,7 +43,7 @@ from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import BindStore, DnsPort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
-from graphsite.publisher.swarm import EXISTS, Service, config_labels, runs
+from graphsite.publisher.swarm import ANOTHER, EXISTS, GONE, Service, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
@@ -496,13 +496,21 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
                       lambda: swarm.restore_previous(plan.service))
         # an identical redeploy changes nothing here, so there is nothing to restore: Swarm's PreviousSpec is the
         # version before the live one, and putting it back would roll the live page back
-        # a new one is only created: ensure_service's own look (the one before its write) finds a service made
-        # since the plan, by a run of another configuration, and leaves it alone; the undo removes only a
-        # service with this run's stamp
-        changed = swarm.ensure_service(plan.service, new=prepared.current is None)
+        # ensure_service's own look (the one before its write) must find the service the plan read: a new one is
+        # only created (one made since, by a run of another configuration, is left alone; the undo removes only a
+        # service with this run's stamp), and a redeploy rolls only the service it judged, never one made since
+        # by another host's teardown and deploy, nor makes one again after another host removed it
+        seen = prepared.current.id if prepared.current is not None else None
+        changed = swarm.ensure_service(plan.service, new=seen is None, seen=seen)
         if changed == EXISTS:
             raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
                               hint="another graphsite configuration may deploy this name: choose another one")
+        if changed in (GONE, ANOTHER):
+            what = "was removed" if changed == GONE else "was replaced by another service"
+            raise DeployError(f"the Swarm service {plan.subdomain} {what} since this deploy's plan read it; "
+                              "left as it is",
+                              hint=f"run `graphsite list {plan.subdomain}` to see what holds the name, then deploy "
+                                   "again")
         outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
