@@ -169,6 +169,23 @@ def test_a_temporary_is_removed_only_as_it_was_judged_and_only_what_a_deploy_put
     assert bind_removal.remove_temporary(tmp_path / ".gs-bind.3mpty.tmp", None) is True
 
 
+def test_a_temporary_judged_without_a_marker_is_left_when_one_that_does_not_parse_appeared(tmp_path):
+    """Before, a temporary the survey saw with no marker was removed when a marker that does not parse (another
+    release's, another's) had appeared since: neither stamp was there to compare. Now what is there must be what
+    was judged: no marker at all."""
+    temporary = tmp_path / ".gs-bind.0123456789ab.tmp"
+    temporary.mkdir()
+    (temporary / "index.html").write_text("half")
+    assert bind.temporaries(tmp_path, "example.com")["gs-bind"][temporary].stamp is None
+    (temporary / MARKER).write_text("graphsite:3 a marker this release cannot parse\n")
+    before = _tree(temporary)
+    with pytest.raises(DeployError) as changed:
+        bind_removal.remove_temporary(temporary, None)
+    assert changed.value.detail == (f"{temporary}: a deploy's temporary directory whose marker changed since it "
+                                    "was judged; left in place")
+    assert _tree(temporary) == before
+
+
 def test_a_link_where_v_is_is_named_in_the_refusal_to_remove_a_version(tmp_path):
     """Before, a v/ that is a symbolic link made remove_version say the version was "no directory any more";
     now the refusal names the link and leaves it, its target untouched."""
