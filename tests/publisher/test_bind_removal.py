@@ -8,6 +8,7 @@ rest of the removal's rules."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -186,6 +187,19 @@ def test_a_temporary_judged_without_a_marker_is_left_when_one_that_does_not_pars
     assert _tree(temporary) == before
 
 
+def test_a_links_target_is_shown_escaped_in_a_refusal(tmp_path):
+    """Before, the target of a link where graphsite keeps its own folder went raw into the refusal: an escape
+    sequence whoever made the link chose reached the terminal. Now it is shown as output.shown shows a name."""
+    directory = _deployed(tmp_path)
+    shutil.rmtree(directory / "v")
+    (directory / "v").symlink_to("\x1b[2J\x1b[31mEVIL")
+    _refused_for_a_linked_v(directory, "'\\x1b[2J\\x1b[31mEVIL'")
+    (tmp_path / "gs-linked").symlink_to("\x07bell")  # where a page directory goes: said by link_said
+    with pytest.raises(DeployError) as linked:
+        bind_removal.remove_bind_dir(tmp_path / "gs-linked", STAMP)
+    assert linked.value.detail.startswith(f"{tmp_path / 'gs-linked'} is a symbolic link to '\\x07bell', where")
+
+
 def test_a_link_where_v_is_is_named_in_the_refusal_to_remove_a_version(tmp_path):
     """Before, a v/ that is a symbolic link made remove_version say the version was "no directory any more";
     now the refusal names the link and leaves it, its target untouched."""
@@ -193,10 +207,15 @@ def test_a_link_where_v_is_is_named_in_the_refusal_to_remove_a_version(tmp_path)
     outside = tmp_path / "outside"
     os.rename(directory / "v", outside)
     (directory / "v").symlink_to(outside)
+    _refused_for_a_linked_v(directory, str(outside))
+    assert (outside / SHA12 / "index.html").read_bytes() == b"<p>kept</p>"
+
+
+def _refused_for_a_linked_v(directory: Path, said: str) -> None:
+    """Assert remove_version refuses a version of `directory` whose v/ is a link, its target said as `said`."""
     with pytest.raises(DeployError) as refused:
         bind_removal.remove_version(directory, SHA12)
     assert refused.value.detail == (
-        f"{directory / 'v' / SHA12}: not removed: {directory / 'v'} is a symbolic link to {outside}, not something "
+        f"{directory / 'v' / SHA12}: not removed: {directory / 'v'} is a symbolic link to {said}, not something "
         "graphsite made: left as it is, the target untouched (graphsite never follows a link); remove the link by "
         "hand if it is not needed")
-    assert (outside / SHA12 / "index.html").read_bytes() == b"<p>kept</p>"
