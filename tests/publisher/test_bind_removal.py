@@ -141,7 +141,7 @@ def _temporary(root: Path) -> Path:
     """Return a temporary directory of gs-bind as a killed deploy leaves it: its marker and its page."""
     directory = root / "gs-bind"
     bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64)
-    return directory.rename(root / ".gs-bind.k1ll3d.tmp")
+    return directory.rename(root / ".gs-bind.k1ll3d00.tmp")
 
 
 def test_a_temporary_is_removed_only_as_it_was_judged_and_only_what_a_deploy_puts_there(tmp_path):
@@ -166,8 +166,8 @@ def test_a_temporary_is_removed_only_as_it_was_judged_and_only_what_a_deploy_put
     assert _tree(temporary) == before | {"v": None, f"v/{SHA12}": None, f"v/{SHA12}/index.html": b"kept"}
     os.rename(temporary / "v", tmp_path / "v")
     assert bind_removal.remove_temporary(temporary, STAMP) is True and not temporary.exists()
-    (tmp_path / ".gs-bind.3mpty.tmp").mkdir()  # killed before its marker: judged with none, removed with none
-    assert bind_removal.remove_temporary(tmp_path / ".gs-bind.3mpty.tmp", None) is True
+    (tmp_path / ".gs-bind.3mpty000.tmp").mkdir()  # killed before its marker: judged with none, removed with none
+    assert bind_removal.remove_temporary(tmp_path / ".gs-bind.3mpty000.tmp", None) is True
 
 
 def test_a_temporary_judged_without_a_marker_is_left_when_one_that_does_not_parse_appeared(tmp_path):
