@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import TypeVar
 
 TEMPORARY_SUFFIX = ".tmp"
+# The <random> part of every temporary name graphsite has written (a pattern): twelve hex digits (new_temporary),
+# eight of tempfile's letters, digits and underscore (the mkstemp/mkdtemp of earlier releases). Anything else in
+# that place is not graphsite's, and a name it reads there is never shown raw.
+TEMPORARY_RANDOM = r"(?:[0-9a-f]{12}|[a-z0-9_]{8})"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from graphsite import output
-from graphsite.atomic import TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
+from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, Stamp
@@ -30,7 +30,7 @@ BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
 VERSIONS = "v"  # the kept versions: v/<sha12>/index.html, each with its marker (publisher/versions.py)
 _SHA12 = re.compile(r"[0-9a-f]{12}")
-_TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX) + "$")
+_TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX) + "$")
 # a killed write's temporaries: of the page or the marker in the page directory, of a version folder under v/
 _OWN_TEMPORARY = re.compile(r"\.(?:index\.html|\.graphsite)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))
 _VERSION_TEMPORARY = re.compile(r"\.[0-9a-f]{12}\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))

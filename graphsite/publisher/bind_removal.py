@@ -92,7 +92,7 @@ def remove_temporary(directory: Path, stamp: Stamp | None) -> bool:
             return False
         marker = _marker(folder)
         found = Stamp.from_marker(marker.decode("utf-8", errors="replace")) if marker is not None else None
-        if (marker is not None or stamp is not None) and found != stamp:
+        if (marker is not None, found) != (stamp is not None, stamp):  # no marker then: none now, not even a bad one
             raise DeployError(f"{directory}: a deploy's temporary directory whose marker changed since it was "
                               "judged; left in place",
                               hint="run the command again: what it holds now is judged afresh")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from graphsite import output
 from graphsite.errors import DeployError
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -72,8 +73,9 @@ def refused_link(path: Path, target: str | None, what: str) -> DeployError | Non
 
 def link_said(path: Path, target: str, what: str) -> str:
     """Return what a symbolic link to `target` at `path` is, where graphsite keeps its own `what` (no advice:
-    a line of `list` says it as well as a refusal)."""
-    return f"{path} is a symbolic link to {target}, where graphsite keeps its own {what}: graphsite never follows one"
+    a line of `list` says it as well as a refusal). The target is anyone's who could make the link: shown escaped."""
+    return (f"{path} is a symbolic link to {output.shown(target)}, where graphsite keeps its own {what}: "
+            "graphsite never follows one")
 
 
 def kept_link(path: Path) -> str | None:
@@ -82,11 +84,12 @@ def kept_link(path: Path) -> str | None:
 
 
 def kept(target: str | None) -> str | None:
-    """Return why teardown leaves a symbolic link to `target` alone (None: no link there)."""
+    """Return why teardown leaves a symbolic link to `target` alone (None: no link there), its target escaped as
+    link_said's."""
     if target is None:
         return None
-    return (f"a symbolic link to {target}, not something graphsite made: left as it is, the target untouched "
-            "(graphsite never follows a link); remove the link by hand if it is not needed")
+    return (f"a symbolic link to {output.shown(target)}, not something graphsite made: left as it is, the target "
+            "untouched (graphsite never follows a link); remove the link by hand if it is not needed")
 
 
 @contextmanager

@@ -79,6 +79,7 @@ import json, sys
 from pathlib import Path
 from graphsite.errors import BuildError
 from graphsite.publisher.deployment import Deployment
+from graphsite.usecases.build import checked_report
 from graphsite.usecases.diff import deployed_page, held_outline
 from tests.publisher.fakes import fake_world
 
@@ -87,7 +88,7 @@ swarm = clients.docker
 swarm.add_service("graph-x", Deployment("graph-x", "graph-x.example.com", sha256="ab" * 32, id="abc123").labels())
 error, read = "", []
 try:
-    deployed_page(Path(sys.argv[2]), "graph-x", config, clients, swarm.service("graph-x"))
+    deployed_page(checked_report(Path(sys.argv[2])), "graph-x", config, clients, swarm.service("graph-x"))
 except BuildError as exc:
     error, read = exc.message, list(swarm.read_configs)
 try:  # the control: the live page deploy would have read (the fake holds no page: an error, after the read)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from graphsite.config import Config
-from graphsite.errors import DeployError, UnknownVersions
+from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
@@ -52,6 +52,7 @@ class Fault:
 
     kind: str = "error"  # error: fail before any effect; lost: the effect happens, the answer is lost; stall
     seconds: float = 0.0
+    hint: str | None = None  # an error's next step, as a real adapter's failure says one
 
     @classmethod
     def error(cls) -> Fault:
@@ -93,7 +94,10 @@ class _Faults:
         if fault.kind == "lost":
             effect()
             raise error(f"{method}: the answer was lost (injected)")
-        raise error(f"{method}: refused (injected)")
+        refused = error(f"{method}: refused (injected)")
+        if fault.hint is not None and isinstance(refused, GraphsiteError):
+            refused = type(refused)(refused.detail, hint=fault.hint)
+        raise refused
 
 
 _K = TypeVar("_K")

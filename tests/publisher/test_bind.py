@@ -100,16 +100,18 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
         return path
 
     page_temporary = temporary_prefix(Path("index.html")) + "abc" + TEMPORARY_SUFFIX
-    empty = make(".gs-a.k3j2" + TEMPORARY_SUFFIX)
-    half = make(".gs-b.x9" + TEMPORARY_SUFFIX, page_temporary, marker_for="gs-b")
-    make(".gs-c.x9" + TEMPORARY_SUFFIX, "notes.txt")  # a file graphsite never writes there: not ours
-    make(".gs-d.x9" + TEMPORARY_SUFFIX, marker_for="gs-other")  # the marker names another deployment
+    empty = make(".gs-a.k3j2_k3j" + TEMPORARY_SUFFIX)  # mkdtemp's shape, of an earlier release
+    half = make(".gs-b.0123456789ab" + TEMPORARY_SUFFIX, page_temporary, marker_for="gs-b")
+    make(".gs-c.x9x9x9x9" + TEMPORARY_SUFFIX, "notes.txt")  # a file graphsite never writes there: not ours
+    make(".gs-d.x9x9x9x9" + TEMPORARY_SUFFIX, marker_for="gs-other")  # the marker names another deployment
     make(".gs-e" + TEMPORARY_SUFFIX)  # no random part: not a name mkdtemp gives
+    for chosen in ("\x1b[2J\x1b]0;owned\x07", "x9", "0123456789abc", "X9X9X9X9"):  # nor is what graphsite never writes
+        make(f".gs-l.{chosen}" + TEMPORARY_SUFFIX)
     make("gs-f")
-    (tmp_path / (".gs-g.x9" + TEMPORARY_SUFFIX)).symlink_to(empty)
+    (tmp_path / (".gs-g.x9x9x9x9" + TEMPORARY_SUFFIX)).symlink_to(empty)
     whole = make("gs-h", marker_for="gs-h")
     foreign = make("gs-i", marker_for="gs-other")
-    staging = make(".gs-k.x9" + TEMPORARY_SUFFIX)  # another configuration's killed deploy, on a shared root
+    staging = make(".gs-k.x9x9x9x9" + TEMPORARY_SUFFIX)  # another configuration's killed deploy, on a shared root
     (staging / MARKER).write_text(Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
                                   .marker())
     # killed before its marker, it names no domain yet: ours only beside a proven resource of its name
@@ -117,7 +119,7 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
                                                          "gs-b": {half: Leftover(Claim.OURS, _stamp("gs-b"))}}
     assert bind.temporaries(tmp_path, "staging.example.com")["gs-k"] == {
         staging: Leftover(Claim.OURS, Stamp("gs-k", "gs-k.staging.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z"))}
-    # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.x9.tmp`).
+    # A temporary directory holds a marker too: it is no deployment of its own (list showed `.gs-b.0123456789ab.tmp`).
     # One judgement for list, list NAME, teardown and deploy: the marker must name the directory.
     assert bind.bind_dirs(tmp_path) == {"gs-h": (whole, _stamp("gs-h"))}
     assert not bind.made_by_graphsite(foreign) and not bind.made_by_graphsite(half)

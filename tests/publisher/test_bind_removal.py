@@ -8,6 +8,7 @@ rest of the removal's rules."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -140,7 +141,7 @@ def _temporary(root: Path) -> Path:
     """Return a temporary directory of gs-bind as a killed deploy leaves it: its marker and its page."""
     directory = root / "gs-bind"
     bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64)
-    return directory.rename(root / ".gs-bind.k1ll3d.tmp")
+    return directory.rename(root / ".gs-bind.k1ll3d00.tmp")
 
 
 def test_a_temporary_is_removed_only_as_it_was_judged_and_only_what_a_deploy_puts_there(tmp_path):
@@ -165,8 +166,38 @@ def test_a_temporary_is_removed_only_as_it_was_judged_and_only_what_a_deploy_put
     assert _tree(temporary) == before | {"v": None, f"v/{SHA12}": None, f"v/{SHA12}/index.html": b"kept"}
     os.rename(temporary / "v", tmp_path / "v")
     assert bind_removal.remove_temporary(temporary, STAMP) is True and not temporary.exists()
-    (tmp_path / ".gs-bind.3mpty.tmp").mkdir()  # killed before its marker: judged with none, removed with none
-    assert bind_removal.remove_temporary(tmp_path / ".gs-bind.3mpty.tmp", None) is True
+    (tmp_path / ".gs-bind.3mpty000.tmp").mkdir()  # killed before its marker: judged with none, removed with none
+    assert bind_removal.remove_temporary(tmp_path / ".gs-bind.3mpty000.tmp", None) is True
+
+
+def test_a_temporary_judged_without_a_marker_is_left_when_one_that_does_not_parse_appeared(tmp_path):
+    """Before, a temporary the survey saw with no marker was removed when a marker that does not parse (another
+    release's, another's) had appeared since: neither stamp was there to compare. Now what is there must be what
+    was judged: no marker at all."""
+    temporary = tmp_path / ".gs-bind.0123456789ab.tmp"
+    temporary.mkdir()
+    (temporary / "index.html").write_text("half")
+    assert bind.temporaries(tmp_path, "example.com")["gs-bind"][temporary].stamp is None
+    (temporary / MARKER).write_text("graphsite:3 a marker this release cannot parse\n")
+    before = _tree(temporary)
+    with pytest.raises(DeployError) as changed:
+        bind_removal.remove_temporary(temporary, None)
+    assert changed.value.detail == (f"{temporary}: a deploy's temporary directory whose marker changed since it "
+                                    "was judged; left in place")
+    assert _tree(temporary) == before
+
+
+def test_a_links_target_is_shown_escaped_in_a_refusal(tmp_path):
+    """Before, the target of a link where graphsite keeps its own folder went raw into the refusal: an escape
+    sequence whoever made the link chose reached the terminal. Now it is shown as output.shown shows a name."""
+    directory = _deployed(tmp_path)
+    shutil.rmtree(directory / "v")
+    (directory / "v").symlink_to("\x1b[2J\x1b[31mEVIL")
+    _refused_for_a_linked_v(directory, "'\\x1b[2J\\x1b[31mEVIL'")
+    (tmp_path / "gs-linked").symlink_to("\x07bell")  # where a page directory goes: said by link_said
+    with pytest.raises(DeployError) as linked:
+        bind_removal.remove_bind_dir(tmp_path / "gs-linked", STAMP)
+    assert linked.value.detail.startswith(f"{tmp_path / 'gs-linked'} is a symbolic link to '\\x07bell', where")
 
 
 def test_a_link_where_v_is_is_named_in_the_refusal_to_remove_a_version(tmp_path):
@@ -176,10 +207,15 @@ def test_a_link_where_v_is_is_named_in_the_refusal_to_remove_a_version(tmp_path)
     outside = tmp_path / "outside"
     os.rename(directory / "v", outside)
     (directory / "v").symlink_to(outside)
+    _refused_for_a_linked_v(directory, str(outside))
+    assert (outside / SHA12 / "index.html").read_bytes() == b"<p>kept</p>"
+
+
+def _refused_for_a_linked_v(directory: Path, said: str) -> None:
+    """Assert remove_version refuses a version of `directory` whose v/ is a link, its target said as `said`."""
     with pytest.raises(DeployError) as refused:
         bind_removal.remove_version(directory, SHA12)
     assert refused.value.detail == (
-        f"{directory / 'v' / SHA12}: not removed: {directory / 'v'} is a symbolic link to {outside}, not something "
+        f"{directory / 'v' / SHA12}: not removed: {directory / 'v'} is a symbolic link to {said}, not something "
         "graphsite made: left as it is, the target untouched (graphsite never follows a link); remove the link by "
         "hand if it is not needed")
-    assert (outside / SHA12 / "index.html").read_bytes() == b"<p>kept</p>"

@@ -17,7 +17,7 @@ from graphsite.usecases import gc
 from graphsite.usecases.deploy import DeployRequest, deploy
 from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.teardown import TeardownReport, TeardownSettings, teardown
-from tests.publisher.fakes import FakeBinds, Recorder, fake_world
+from tests.publisher.fakes import FakeBinds, Fault, Recorder, fake_world
 
 
 def _bind_deployed(tmp_path: Path) -> tuple[Config, Clients, FakeBinds, Path]:
@@ -108,6 +108,24 @@ def test_a_version_a_deploy_drops_is_left_with_what_graphsite_did_not_put_in_its
             f"not put v/{first}/notes there; left in place with its marker: move them out of it, and the next "
             "deploy of site-1 drops it")
     assert said in recorder.lines, recorder.lines
+
+
+def test_a_version_left_after_a_failure_with_a_hint_is_one_line_in_the_deploys_result(tmp_path):
+    """Before, a kept version a deploy could not drop was listed with the error's whole message, its hint on a
+    second line: the outcome's line split in two. Now the outcome says the failure; the hint is the warning's."""
+    config, clients, binds, directory = _bind_deployed(tmp_path)
+    (first,) = binds.kept[directory]
+    binds.faults.inject("remove_version", Fault(hint="check the disk, then run the command again"))
+    source, recorder = tmp_path / "report-2.md", Recorder()
+    source.write_text("# Report\n\nTwo.\n")
+    result = deploy(config.replace("deploy", keep_versions=1),
+                    DeployRequest(source=source, subdomain="site-1", verify=False), clients, recorder)
+    (left,) = (o for o in result.outcomes if o.resource == "version")
+    assert (left.name, left.outcome, left.detail) == (str(directory / "v" / first), KEPT,
+                                                      "bind directories: remove_version: refused (injected)")
+    assert "\n" not in left.line()
+    assert ("warning: old content of site-1 left in place: bind directories: remove_version: refused (injected)\n"
+            "  hint: check the disk, then run the command again") in recorder.lines
 
 
 def test_a_refused_version_does_not_keep_the_older_ones_each_left_is_warned_and_listed(tmp_path):

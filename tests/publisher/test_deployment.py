@@ -134,20 +134,22 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
 
     stamped = tmp_path / f"{temporary_prefix(tmp_path / 'gs-1.yml')}abcd1234.tmp"
     stamped.write_text(STAMP.route_comment().replace(STAMP.name, "gs-1") + "http: {}\n")
-    empty = tmp_path / ".gs-2.yml.zz99.tmp"  # killed between creating and writing it
+    empty = tmp_path / ".gs-2.yml.zz99zz99.tmp"  # killed between creating and writing it
     empty.write_text("")
-    first_version = tmp_path / ".gs-3.k2j4.graphsite-tmp"
+    first_version = tmp_path / ".gs-3.k2j4k2j4.graphsite-tmp"
     first_version.write_text("")
-    foreign = tmp_path / ".gs-4.yml.q1.tmp"
+    foreign = tmp_path / ".gs-4.yml.q1q1q1q1.tmp"
     foreign.write_text("# someone else's\n")
     (tmp_path / "gs-5.yml").write_text("http: {}\n")  # not a temporary file
-    cut = tmp_path / ".gs-6.yml.ab12.tmp"  # killed inside the stamp's first line
+    for chosen in (".yml.\x1b[2J\x1b]0;owned\x07.tmp", ".yml.x9.tmp", ".\x1b[2J.graphsite-tmp"):  # not graphsite's
+        (tmp_path / f".gs-5{chosen}").write_text("")
+    cut = tmp_path / ".gs-6.yml.ab12ab12.tmp"  # killed inside the stamp's first line
     cut.write_text(Stamp("gs-6", "gs-6.example.com", "0a1b2c3d", STAMP.created).route_comment()[:33])
-    (tmp_path / ".gs-7.yml.ab12.tmp").write_text(Stamp("gs-8").route_comment()[:40])  # names another deployment
+    (tmp_path / ".gs-7.yml.ab12ab12.tmp").write_text(Stamp("gs-8").route_comment()[:40])  # names another deployment
     staging = Stamp("gs-9", "gs-9.staging.example.com", "0a1b2c3d", STAMP.created).route_comment()
-    (tmp_path / ".gs-9.yml.ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
-    (tmp_path / ".gs-9.yml.cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
-    (tmp_path / ".gs-9.yml.ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
+    (tmp_path / ".gs-9.yml.ab12ab12.tmp").write_text(staging + "http: {}\n")  # another configuration's, whole
+    (tmp_path / ".gs-9.yml.cd34cd34.tmp").write_text(staging[:70])  # cut, but past its fqdn: another's too
+    (tmp_path / ".gs-9.yml.ef56ef56.tmp").write_text(staging[:45])  # cut inside an fqdn that is not this domain's
     # nothing written yet, or cut before its fqdn: it names no domain (ours only beside a proven resource)
     found = route_files.temporaries(tmp_path, "example.com")
     assert {name: {path: left.claim for path, left in paths.items()} for name, paths in found.items()} == {

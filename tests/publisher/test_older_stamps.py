@@ -75,11 +75,11 @@ def test_an_older_or_unfinished_temporary_is_removed_only_beside_a_proven_resour
     if proven:
         _made(config, clients, "blog")
     dynamic, srv = Path(config.deploy.dynamic_dir), Path(config.deploy.bind_root)
-    older_route = dynamic / ".blog.yml.x1y2.tmp"
+    older_route = dynamic / ".blog.yml.x1y2x1y2.tmp"
     older_route.write_text(V1_ROUTE.format(name="blog"))
-    cut_route = dynamic / ".blog.yml.z9.tmp"
+    cut_route = dynamic / ".blog.yml.z9z9z9z9.tmp"
     cut_route.write_text("# graphsite: stamp=2 name=blog ")  # killed before its fqdn
-    older_dir = srv / ".blog.x9.tmp"
+    older_dir = srv / ".blog.x9x9x9x9.tmp"
     older_dir.mkdir(parents=True)
     (older_dir / ".graphsite").write_text(V1_MARKER.format(name="blog"))
     seen = survey(SurveySettings.from_config(config), clients)
@@ -124,9 +124,9 @@ def test_a_deploy_removes_a_killed_run_s_unfinished_temporaries_only_when_the_na
     name no domain: another configuration's write in flight on a shared directory, for all it knows) too."""
     config, clients = fake_world(tmp_path)
     _, _, routes, binds, _ = _fakes(clients)
-    cut_route = tmp_path / "dynamic" / ".site-1.yml.z9.tmp"
+    cut_route = tmp_path / "dynamic" / ".site-1.yml.z9z9z9z9.tmp"
     routes.files[cut_route] = "# graphsite: stamp=2 name=site-1 fqdn=site-1.exam"
-    cut_dir = tmp_path / "srv" / ".site-1.x9.tmp"
+    cut_dir = tmp_path / "srv" / ".site-1.x9x9x9x9.tmp"
     binds.dirs[cut_dir] = {}  # no marker yet
     _deploy(config, clients, _source(tmp_path), content="bind", verify=False)  # the fake edge serves configs
     assert cut_route in routes.files and cut_dir in binds.dirs

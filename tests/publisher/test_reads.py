@@ -47,7 +47,7 @@ def test_a_survey_reads_each_temporary_once_for_whose_it_is_and_when_it_was_made
     dynamic, srv = Path(config.deploy.dynamic_dir), Path(config.deploy.bind_root)
     route_left = dynamic / ".site-1.yml.ab12cd34.tmp"
     routes.files[route_left] = STAMP.route_comment() + "http: {}\n"
-    directory_left = srv / ".site-1.x9y8.tmp"
+    directory_left = srv / ".site-1.x9y8x9y8.tmp"
     binds.dirs[directory_left] = {MARKER: STAMP.marker().encode()}
     for name in (None, "site-1"):  # list, and list NAME (teardown's and deploy's survey)
         for fake in (swarm, dns, routes, binds):

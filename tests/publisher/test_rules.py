@@ -343,7 +343,7 @@ def test_a_page_directory_of_graphsite_0_1_is_not_adopted_beside_a_temporary_fil
     (directory / ".graphsite").write_text("made by graphsite deploy: name=blog created=2026-06-01T00:00:00Z "
                                           "expires=\n")
     (directory / "index.html").write_text("production's page")
-    (Path(staging.deploy.dynamic_dir) / ".blog.yml.x1y2.tmp").write_text("")
+    (Path(staging.deploy.dynamic_dir) / ".blog.yml.x1y2x1y2.tmp").write_text("")
     seen = survey(SurveySettings.from_config(staging), clients)
     assert "blog" not in seen.holdings  # nothing of the name proves it: both are shown, neither is adopted
     assert [(f.kind, str(f.claim)) for f in seen.foreign] == [("temporary route", "unfinished write"),

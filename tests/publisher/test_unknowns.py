@@ -37,7 +37,7 @@ def test_a_temporary_cut_inside_its_fqdn_is_no_ones_without_proof_and_gc_keeps_i
     for domain in ("example.com", "example.org"):
         config = _config(tmp_path, domain)
         clients = _clients(config)
-        cut = Path(config.deploy.dynamic_dir) / ".blog.yml.ab12.tmp"
+        cut = Path(config.deploy.dynamic_dir) / ".blog.yml.ab12ab12.tmp"
         cut.write_text(f"{START}fqdn=blog.exam")
         inventory = survey(SurveySettings.from_config(config), clients)
         assert inventory.holdings == {}, domain
@@ -50,7 +50,7 @@ def test_a_temporary_cut_inside_its_fqdn_is_no_ones_without_proof_and_gc_keeps_i
 
 def test_gc_keeps_a_partial_deployment_it_cannot_date_and_says_so():
     """Before, a holding without a time was 'older than any grace period'."""
-    held = Holding("blog", "blog.example.com", temporaries=(Path("/dynamic/.blog.yml.ab12.tmp"),))
+    held = Holding("blog", "blog.example.com", temporaries=(Path("/dynamic/.blog.yml.ab12ab12.tmp"),))
     now = NOW + timedelta(days=30)
     assert gc_module.reason(held, now, 900.0) == ""
     kept = gc_module.undated(held, now)
@@ -59,11 +59,11 @@ def test_gc_keeps_a_partial_deployment_it_cannot_date_and_says_so():
 
 def test_gc_collects_a_leftover_temporary_route_its_whole_stamp_dates(tmp_path):
     """Before, the stamps of temporary page directories dated a holding but not those of temporary route files:
-    a killed write's `.blog.yml.ab12.tmp` carrying a whole stamp was kept forever as 'made at an unknown time'."""
+    a killed write's `.blog.yml.ab12ab12.tmp` carrying a whole stamp was kept forever as 'made at an unknown time'."""
     config = _config(tmp_path)
     clients = _clients(config)
     stamp = Stamp("blog", "blog.example.com", "0a1b2c3d", iso(NOW))
-    left = Path(config.deploy.dynamic_dir) / ".blog.yml.ab12.tmp"
+    left = Path(config.deploy.dynamic_dir) / ".blog.yml.ab12ab12.tmp"
     left.write_text(stamp.route_comment() + "http:\n  routers:\n")
     settings = gc_module.GcSettings.from_config(config)
     report = gc_module.collect(settings, clients, Recorder(), now=NOW + timedelta(days=30), dry_run=True)
@@ -77,7 +77,7 @@ def test_list_json_gives_an_unknown_age_as_null_as_the_table_says_unknown():
     """Before, `list --json` gave "age": "" where the table says unknown."""
     from graphsite.commands.present import _held_json
 
-    undated = Holding("blog", "blog.example.com", temporaries=(Path("/dynamic/.blog.yml.ab12.tmp"),))
+    undated = Holding("blog", "blog.example.com", temporaries=(Path("/dynamic/.blog.yml.ab12ab12.tmp"),))
     assert _held_json(undated, NOW)["age"] is None and _held_json(undated, NOW)["created"] is None
     dated = Holding("blog", "blog.example.com", stamps=(Stamp("blog", "blog.example.com", "0a1b2c3d", iso(NOW)),))
     assert _held_json(dated, NOW + timedelta(days=2))["age"] == "2d"

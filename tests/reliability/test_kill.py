@@ -148,7 +148,7 @@ def test_a_directory_half_filled_by_a_killed_run_is_listed_then_removed_by_the_r
 
     resumed, abandoned = names(), names()
     for name in (resumed, abandoned):
-        building = driver.bind_root / f".{name}.k1ll3d{TEMPORARY_SUFFIX}"
+        building = driver.bind_root / f".{name}.k1ll3d00{TEMPORARY_SUFFIX}"
         building.mkdir(parents=True)
         (building / MARKER).write_text(Stamp(name, f"{name}.{driver.lab.domain}", "0a1b2c3d",
                                                   "2026-07-01T12:00:00Z").marker("0" * 64))

@@ -188,7 +188,7 @@ def drop_bind_versions(config: Config, plan: DeployPlan, clients: Clients, repor
             removed = clients.binds.remove_version(directory, version.short)
         except GraphsiteError as exc:  # the deployment is live: a leftover is the next deploy's or teardown's
             reporter.warn(f"old content of {plan.subdomain} left in place: {exc.message}")
-            left.append(Outcome("version", str(directory / VERSIONS / version.short), KEPT, exc.message))
+            left.append(Outcome("version", str(directory / VERSIONS / version.short), KEPT, exc.detail))
             continue
         if removed:
             reporter.info(f"  {dropped_line(version, config.deploy.keep_versions)}")
