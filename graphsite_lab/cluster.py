@@ -236,7 +236,11 @@ def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     if netns_exists(worker.netns):
         _run("ip", "netns", "del", worker.netns)
     if link_exists(worker.veth):
-        _run("ip", "link", "del", worker.veth)
+        # removing the namespace takes the pair's other end with it, and the kernel may take this end too while
+        # this runs: a link gone by itself is removed; one still there is an error
+        deleted = _run("ip", "link", "del", worker.veth, check=False)
+        if deleted.returncode != 0 and link_exists(worker.veth):
+            raise LabError(f"`ip link del {worker.veth}` failed: {deleted.stderr.strip() or deleted.stdout.strip()}")
     for directory in (worker.root, worker.run):
         for mountpoint in mounts_under(directory):  # overlay2 layers and sandbox namespaces the daemon left
             _run("umount", "--lazy", mountpoint, check=False)
