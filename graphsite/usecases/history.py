@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.errors import DeployError
+from graphsite.output import shown
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
@@ -108,7 +109,7 @@ def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients
         return ""
     target = clients.binds.link(directory)
     if target is not None:
-        return f"a symbolic link to {target}, which graphsite never follows"
+        return f"a symbolic link to {shown(str(target))}, which graphsite never follows"
     stamp = clients.binds.own_stamp(directory)
     if stamp is None:
         return "no marker of graphsite's names it"

@@ -485,8 +485,9 @@ def test_a_bind_directory_that_is_not_the_deployments_is_an_unknown_history_neve
     directory = Path(config.deploy.bind_root) / "site-1"
     if planted == "link":
         binds.dirs.pop(directory), binds.kept.pop(directory)
-        binds.links[directory] = str(tmp_path / "elsewhere")
-        why = f"{directory} is not its page directory: a symbolic link to {tmp_path / 'elsewhere'}"
+        binds.links[directory] = f"{tmp_path}/elsewhere\x1b[2J"  # a target someone else chose: shown escaped
+        why = (f"{directory} is not its page directory: a symbolic link to "
+               f"{repr(f'{tmp_path}/elsewhere' + chr(27) + '[2J')}")
     elif planted == "link at v":
         binds.kept.pop(directory)
         binds.links[directory / "v"] = str(tmp_path / "elsewhere")
