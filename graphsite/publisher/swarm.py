@@ -194,7 +194,10 @@ class Swarm:
         if current is None:
             api.create_service(**kwargs)
             return "created"
-        api.update_service(current.id, current.version, **kwargs)
+        try:
+            api.update_service(current.id, current.version, **kwargs)
+        except docker.errors.NotFound:  # removed between the look above and this write: left as it is
+            return GONE
         return "updated"
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
