@@ -563,7 +563,8 @@ class FakeBinds:
 
     def remove_temporary(self, directory: Path, stamp: Stamp | None) -> bool:
         def removed() -> bool:
-            if directory in self.dirs and self._stamp(directory) != stamp:  # rewritten since the survey judged it
+            judged = (stamp is not None, stamp)  # as the adapter: a marker, or none, exactly as the survey saw it
+            if directory in self.dirs and (MARKER in self.dirs[directory], self._stamp(directory)) != judged:
                 raise DeployError(f"{directory}: a deploy's temporary directory whose marker changed since it was "
                                   "judged; left in place")
             return _popped(self.dirs, directory, f"directory {directory.name}", self.removed)

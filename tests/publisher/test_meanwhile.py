@@ -155,6 +155,7 @@ def test_a_redeploy_rolls_only_the_service_its_plan_read(tmp_path):
     swarm = clients.swarm
     assert isinstance(swarm, FakeSwarm)
     _deploy(config, clients, tmp_path, "One.")
+    _deploy(config, clients, tmp_path, "Two.")  # a redeploy: its undo would put "One." back, never over theirs
     theirs = swarm.services_by_name["site-1"]
 
     def replaced() -> None:
@@ -162,11 +163,11 @@ def test_a_redeploy_rolls_only_the_service_its_plan_read(tmp_path):
                                                               "labels": {"graphsite.fqdn": "site-1.other.org"}})
 
     with pytest.raises(DeployError, match="site-1 was replaced by another service since this deploy's plan"):
-        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": replaced}))
+        _deploy(config, clients, tmp_path, "Three.", Meanwhile({"service": replaced}))
     assert swarm.services_by_name["site-1"].id == "theirs"
     assert swarm.services_by_name["site-1"].labels == {"graphsite.fqdn": "site-1.other.org"}
 
     swarm.services_by_name["site-1"] = theirs  # ours again, then removed by another host
     with pytest.raises(DeployError, match="site-1 was removed since this deploy's plan"):
-        _deploy(config, clients, tmp_path, "Three.", Meanwhile({"service": lambda: swarm.remove_service("site-1")}))
+        _deploy(config, clients, tmp_path, "Four.", Meanwhile({"service": lambda: swarm.remove_service("site-1")}))
     assert "site-1" not in swarm.services_by_name
