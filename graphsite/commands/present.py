@@ -368,9 +368,6 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
     _answer(report.as_json(), as_json, problem)
 
 
-_shown = output.shown  # a label, a marker: what anyone who can write there chose
-
-
 def history(found: History, as_json: bool) -> None:
     """Show the versions newest first, the live one marked; the page configs not proven this deployment's apart.
     A name with nothing at all is an answer (exit 0): Swarm was read."""
@@ -381,14 +378,15 @@ def history(found: History, as_json: bool) -> None:
 
         for version in found.found.versions:
             mark = "live" if version.live else "    "
-            when = _shown(version.deployed[:19] + "Z") if version.deployed else "-"
-            made = _shown(version.made_by) if version.made_by else "-"
-            said = " ".join(part for part in (repr(version.title) if version.title else "", _shown(version.date))
+            when = output.shown(version.deployed[:19] + "Z") if version.deployed else "-"
+            made = output.shown(version.made_by) if version.made_by else "-"
+            said = " ".join(part for part in (repr(version.title) if version.title else "", output.shown(version.date))
                             if part)
             output.result(f"{mark} {version.short}  {when}  graphsite {made}  {said or '-'}  "
                           f"{version_url(found.fqdn, version.sha256)}")
         for unproven in found.found.unproven:
-            output.info(f"not counted, left alone: config {_shown(unproven.config)}: {_shown(unproven.why)}")
+            output.info(f"not counted, left alone: config {output.shown(unproven.config)}: "
+                        f"{output.shown(unproven.why)}")
         if found.deployment is not None and found.found.live is None:
             output.info(f"the live page ({found.deployment.sha256[:12]}) is no kept version: a deploy of this "
                         "release keeps it")
