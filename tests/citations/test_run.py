@@ -126,6 +126,25 @@ def test_a_signal_stops_the_run_and_keeps_the_verdicts_reached(workdir, pitfall_
     assert list(cache["results"]) == [pitfall_server.url("/ok")]
 
 
+# A check in a process of its own, the collector's state read after it.
+_GC_PROBE = """
+import gc, sys
+from graphsite.citations.live import check_links
+from graphsite.config import LinksConfig
+report = check_links([sys.argv[1]], LinksConfig(allow_private=True, retries=0, timeout=2.0, cache_dir=sys.argv[2]))
+print(report.results[0].state, gc.isenabled(), gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_network_half_is_imported_frozen_and_the_collector_left_on(tmp_path, pitfall_server):
+    """The ~16,000 objects asyncio and the checker make on import live as long as the process: they are frozen,
+    never scanned by a collection, and the collector is on again for what the check makes."""
+    result = subprocess.run([sys.executable, "-c", _GC_PROBE, pitfall_server.url("/ok"), str(tmp_path)],
+                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ok", "True", "True"]
+
+
 def test_two_runs_at_once_both_land_in_the_cache(workdir, pitfall_server):
     for name, paths in (("a.md", ["/host/1", "/host/2", "/ok"]), ("b.md", ["/host/3", "/host/4", "/page"])):
         (workdir / name).write_text("# R\n\n" + "".join(f"- [l]({pitfall_server.url(p)})\n" for p in paths))
