@@ -16,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -38,19 +38,19 @@ _GENERATION_AT = b'{"version":%d,"generation":"' % VERSION
 KEEP_FOR = 30 * 86400.0  # seconds an entry stays in the file (at least links.max_age): the file does not grow for ever
 
 
-@dataclass
 class LinkCache:
     """Verdicts by URL, loaded from and saved to one JSON file. Entries stay the file's dicts until one is
-    served: a cache of thousands of URLs costs a JSON parse, not thousands of objects."""
+    served: a cache of thousands of URLs costs a JSON parse, not thousands of objects. A plain class: made once a
+    run, and as a dataclass its class cost 2.5 M instructions to make (its methods compiled), every run."""
 
-    path: Path
-    max_age: float
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    # the generation of the file `entries` were read from (None: not read, not whole, or a file without one): a save
-    # that finds the file still holds it merges into them, instead of parsing the file again (a month of URLs is a
-    # megabyte: 15-20 ms of CPU)
-    read_from: str | None = field(default=None, repr=False)
+    def __init__(self, path: Path, max_age: float) -> None:
+        self.path, self.max_age = path, max_age
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.warnings: list[str] = []
+        # the generation of the file `entries` were read from (None: not read, not whole, or a file without one): a
+        # save that finds the file still holds it merges into them, instead of parsing the file again (a month of
+        # URLs is a megabyte: 15-20 ms of CPU)
+        self.read_from: str | None = None
 
     @classmethod
     def load(cls, directory: str | Path, max_age: float, *, read: bool = True) -> LinkCache:
