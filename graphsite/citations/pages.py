@@ -16,18 +16,21 @@ import html
 import re
 from urllib.parse import unquote
 
+from graphsite.patterns import lazy_pattern
+
 SNIFF_BYTES = 4096  # how much of the body is looked at for a BOM or a <meta> charset before decoding
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
-_META_CHARSET = re.compile(rb"""<meta\s[^>]*?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
+# The scanner's patterns are compiled when first used: a check whose links have no #fragment scans no page.
+_META_CHARSET = lazy_pattern(rb"""<meta\s[^>]*?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
 # Where the scanner looks next: a comment's opening, or a start tag (its name, then up to its '>' when it has
 # come). End tags, `<!doctype>` and `<?…>` hold no target and are passed over as text.
-_OPEN = re.compile(r"<(?:(!--)|([a-zA-Z][a-zA-Z0-9-]*)[^>]*(>)?)")
-_COMMENT_END = re.compile("-->")
+_OPEN = lazy_pattern(r"<(?:(!--)|([a-zA-Z][a-zA-Z0-9-]*)[^>]*(>)?)")
+_COMMENT_END = lazy_pattern("-->")
 # Raw text ends at `</script` or `</style` followed by a space, `/` or `>` (HTML's "appropriate end tag").
-_RAW_END = {"script": re.compile(r"</script[\s/>]", re.IGNORECASE),
-            "style": re.compile(r"</style[\s/>]", re.IGNORECASE)}
+_RAW_END = {"script": lazy_pattern(r"</script[\s/>]", re.IGNORECASE),
+            "style": lazy_pattern(r"</style[\s/>]", re.IGNORECASE)}
 _CARRY = 16  # the end of a chunk that may hold the start of a tag or of an ending the next chunk completes
-_ATTRIBUTE = re.compile(r"""[\s"'/](id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
+_ATTRIBUTE = lazy_pattern(r"""[\s"'/](id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""", re.IGNORECASE)
 
 
 _TITLE = re.compile(rb"<title[^>]*>([^<]{0,300})</title", re.IGNORECASE)
@@ -72,7 +75,7 @@ def sniff_charset(prefix: bytes, declared: str | None) -> str:
 
 
 def _meta_charset(prefix: bytes) -> str | None:
-    match = _META_CHARSET.search(prefix)
+    match = _META_CHARSET().search(prefix)
     return match.group(1).decode("ascii") if match else None
 
 
@@ -106,6 +109,7 @@ class AnchorScanner:
         self._carry = ""  # the end of the text so far that the next chunk may complete
         self._tag: list[str] = []  # the parts of a start tag whose '>' has not come yet
         self._inside: re.Pattern[str] | None = None  # the ending of the comment, script or style we are in
+        self._open, self._attribute = _OPEN(), _ATTRIBUTE()  # compiled by the first scanner of a run
 
     @property
     def done(self) -> bool:
@@ -150,7 +154,7 @@ class AnchorScanner:
                 return
             pos = len(text) if end < 0 else end + 1
             whole, self._tag = "".join(self._tag) + text[:pos], []
-            opened = _OPEN.match(whole)
+            opened = self._open.match(whole)
             assert opened is not None  # `whole` begins with the start tag _OPEN found when it was set aside
             self._start_tag(opened.group(2), whole)
         while pos < len(text):
@@ -160,11 +164,11 @@ class AnchorScanner:
                     self._carry = "" if final else text[max(pos, len(text) - _CARRY):]
                     return
                 pos, self._inside = ending.end(), None
-            for match in _OPEN.finditer(text, pos):
+            for match in self._open.finditer(text, pos):
                 comment, tag, closed = match.groups()
                 pos = match.end()
                 if comment:
-                    self._inside = _COMMENT_END
+                    self._inside = _COMMENT_END()
                     break
                 if not closed and not final:
                     self._tag = [text[match.start():]]
@@ -182,11 +186,12 @@ class AnchorScanner:
         tag = tag.lower()
         if "=" in text:
             self._attributes(tag, text)
-        self._inside = _RAW_END.get(tag)
+        raw = _RAW_END.get(tag)
+        self._inside = raw() if raw is not None else None
         return self._inside is not None
 
     def _attributes(self, tag: str, text: str) -> None:
-        for key, double, single, bare in _ATTRIBUTE.findall(text):
+        for key, double, single, bare in self._attribute.findall(text):
             if tag != "a" and key.lower() == "name":
                 continue
             value = double or single or bare

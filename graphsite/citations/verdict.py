@@ -12,6 +12,7 @@ from urllib.parse import urldefrag, urlsplit
 
 from graphsite.citations.pages import wanted_names
 from graphsite.citations.results import LinkResult, state_for_status
+from graphsite.patterns import lazy_pattern
 from graphsite.urls import mask
 from graphsite.values import frozen
 
@@ -105,13 +106,14 @@ def verdict(url: str, fragment: str, page: Page, now: float, settings: LinksConf
     return LinkResult(url, "ok", "", answer.status, final_url, redirects, now, warning=warning)
 
 
-_HOME = re.compile(r"^/(?:[a-z]{2}(?:[-_][a-z]{2})?/)?(?:(?:index|default|home)(?:\.\w+)?)?$", re.IGNORECASE)
+_HOME = lazy_pattern(r"^/(?:[a-z]{2}(?:[-_][a-z]{2})?/)?(?:(?:index|default|home)(?:\.\w+)?)?$", re.IGNORECASE)
 
 
 def _sent_home(url: str, final: str) -> str:
     """Return why a redirect reads as "the page is gone" (a deep link sent to the site's home page), else ""."""
     asked, reached = urlsplit(url), urlsplit(final)
-    if _HOME.match(asked.path or "/") or not _HOME.match(reached.path or "/") or reached.query \
+    home = _HOME()
+    if home.match(asked.path or "/") or not home.match(reached.path or "/") or reached.query \
             or asked.path.rstrip("/") == reached.path.rstrip("/"):  # /en to /en/ is the same page
         return ""
     return f"a deep link redirected to the site's home page ({final}): the page it named is likely gone"
