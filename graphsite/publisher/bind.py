@@ -31,9 +31,10 @@ PAGE = "index.html"
 VERSIONS = "v"  # the kept versions: v/<sha12>/index.html, each with its marker (publisher/versions.py)
 _SHA12 = re.compile(r"[0-9a-f]{12}")
 _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX) + "$")
-# a killed write's temporaries: of the page or the marker in the page directory, of a version folder under v/
-_OWN_TEMPORARY = re.compile(r"\.(?:index\.html|\.graphsite)\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))
-_VERSION_TEMPORARY = re.compile(r"\.[0-9a-f]{12}\.[^/.]+" + re.escape(TEMPORARY_SUFFIX))
+# a killed write's temporaries: of the page or the marker in the page directory, of a version folder under v/;
+# only a random part graphsite writes (atomic.TEMPORARY_RANDOM), so a file anyone else named like one is a stray
+_OWN_TEMPORARY = re.compile(r"\.(?:index\.html|\.graphsite)\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX))
+_VERSION_TEMPORARY = re.compile(r"\.[0-9a-f]{12}\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX))
 
 
 def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:

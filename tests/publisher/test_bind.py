@@ -441,9 +441,10 @@ def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_i
     (directory / "v" / "backup.tar").write_text("")
     (directory / "notes.txt").write_text("")
     (directory / "v" / ("a" * 12) / "notes").write_text("")  # in a version folder: it would go with it too
-    (directory / "v" / ("a" * 12) / ".index.html.x1.tmp").write_text("")
+    (directory / "v" / ("a" * 12) / ".index.html.k1ll3d00.tmp").write_text("")  # a killed write's: graphsite's
+    (directory / "v" / ("a" * 12) / ".index.html.x1.tmp").write_text("")  # a random part graphsite never writes
     assert bind.strays(directory) == ("notes.txt", "v/AAAAAAAAAAAA", "v/backup.tar", "v/notes",
-                                      f"v/{'a' * 12}/notes")
+                                      f"v/{'a' * 12}/.index.html.x1.tmp", f"v/{'a' * 12}/notes")
 
 
 def test_a_bind_root_or_directory_that_cannot_be_looked_at_is_a_failed_read_never_absent(tmp_path):
@@ -492,7 +493,7 @@ def _with_versions(root: Path) -> Path:
     (directory / ".index.html.0123456789ab.tmp").write_text("")
     (directory / "..graphsite.0123456789ab.tmp").write_text("")
     (directory / "v" / ".cccccccccccc.0123456789ab.tmp").mkdir()
-    (directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.x1.tmp").write_text("")
+    (directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.k1ll3d00.tmp").write_text("")
     return directory
 
 
@@ -603,7 +604,7 @@ def test_a_removal_the_filesystem_refuses_is_one_line_naming_the_path_and_keeps_
         directory = _with_versions(Path(base))
         with as_nobody(), pytest.raises(DeployError) as refused:  # the folders are 1000's: nobody may not unlink
             bind_removal.remove_bind_dir(directory, STAMP)
-        where = directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.x1.tmp"  # the first, deepest
+        where = directory / "v" / ".cccccccccccc.0123456789ab.tmp" / ".index.html.k1ll3d00.tmp"  # the first, deepest
         assert refused.value.detail == f"{where}: cannot remove it: Permission denied"
         assert "deploy.bind_root's permissions" in str(refused.value.hint)
         assert bind.own_stamp(directory) == STAMP and bind.version_page(directory, "a" * 12) == b"<p>kept</p>"

@@ -137,6 +137,27 @@ def test_a_stray_name_is_shown_escaped_on_one_line_whatever_bytes_it_holds(tmp_p
     assert shown.returncode == 0 and shown.stdout.decode() == message + "\n", shown.stderr
 
 
+def test_a_file_named_like_a_killed_writes_temporary_but_not_by_graphsite_is_left_and_named(tmp_path):
+    """Before, a page directory's file named `.index.html.<anything>.tmp` (or a v/ folder `.<sha12>.<anything>.tmp`)
+    was taken for a killed write's temporary and removed with the directory. Now only a random part graphsite
+    writes is its own: the lookalikes stay, named in the refusal, the directory whole with its marker; graphsite's
+    own temporaries beside them are no strays, and once the lookalikes are moved out the removal finishes."""
+    directory = _deployed(tmp_path)
+    (directory / ".index.html.0123456789ab.tmp").write_text("")  # a killed write's, as new_temporary names it
+    (directory / ".index.html.mine.tmp").write_text("an operator's")
+    (directory / "v" / ".bbbbbbbbbbbb.backup.tmp").mkdir()
+    before = _tree(directory)
+    with pytest.raises(DeployError) as refused:
+        bind_removal.remove_bind_dir(directory, STAMP)
+    assert refused.value.detail == (f"{directory}: not removed: graphsite did not put .index.html.mine.tmp, "
+                                    "v/.bbbbbbbbbbbb.backup.tmp there; left in place with its marker: move them out "
+                                    "of it, then run `graphsite teardown gs-bind` again")
+    assert _tree(directory) == before and bind.own_stamp(directory) == STAMP
+    (directory / ".index.html.mine.tmp").rename(tmp_path / "mine")
+    (directory / "v" / ".bbbbbbbbbbbb.backup.tmp").rename(tmp_path / "backup")
+    assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()
+
+
 def _temporary(root: Path) -> Path:
     """Return a temporary directory of gs-bind as a killed deploy leaves it: its marker and its page."""
     directory = root / "gs-bind"

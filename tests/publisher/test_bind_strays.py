@@ -80,10 +80,10 @@ def test_what_graphsite_made_in_a_page_directory_is_judged_by_name_and_kind():
     go, folders where v/ and its versions go, and nothing else; a link is never its own; what is below a
     stray is not listed (never read), and the directory's own strays come first."""
     F, D, L = Kind.FILE, Kind.DIRECTORY, Kind.OTHER
-    sha, temporary = "a" * 12, ".bbbbbbbbbbbb.x1y2.tmp"
-    own = {"index.html": F, ".graphsite": F, ".index.html.x1y2.tmp": F, "..graphsite.x1y2.tmp": F, "v": D,
-           f"v/{sha}": D, f"v/{sha}/index.html": F, f"v/{sha}/.graphsite": F, f"v/{sha}/.index.html.k.tmp": F,
-           f"v/{temporary}": D, f"v/{temporary}/.graphsite": F}
+    sha, temporary = "a" * 12, ".bbbbbbbbbbbb.0123456789ab.tmp"
+    own = {"index.html": F, ".graphsite": F, ".index.html.0123456789ab.tmp": F, "..graphsite.k1ll3d00.tmp": F,
+           "v": D, f"v/{sha}": D, f"v/{sha}/index.html": F, f"v/{sha}/.graphsite": F,
+           f"v/{sha}/.index.html.abcdef012345.tmp": F, f"v/{temporary}": D, f"v/{temporary}/.graphsite": F}
     assert not_made(own) == ()
     strays = {"zz": F, "index.html": D, ".graphsite": L, f"v/{sha}/v": D, f"v/{sha}/notes": F,
               "v/AAAAAAAAAAAA": D, f"v/{'c' * 12}": F, f"v/{'d' * 12}": L, "v/x/y/z": F}
@@ -91,6 +91,21 @@ def test_what_graphsite_made_in_a_page_directory_is_judged_by_name_and_kind():
         ".graphsite", "index.html", "zz", "v/AAAAAAAAAAAA", f"v/{'c' * 12}", f"v/{'d' * 12}", f"v/{sha}/notes",
         f"v/{sha}/v", "v/x/y/z")
     assert not_made({"v": F}) == ("v",) and not_made({"v": L}) == ("v",)
+
+
+def test_a_temporary_named_with_a_random_part_graphsite_never_writes_is_a_stray():
+    """Before, the temporaries of the page, the marker and a version folder took any random part ([^/.]+), while
+    the temporary page directories and route files took only what graphsite writes: a file someone else named
+    `.index.html.mine.tmp` was removed as graphsite's. Now it is a stray, named, as a route's lookalike is not
+    ours: only twelve hex digits or eight of mkstemp's letters (atomic.TEMPORARY_RANDOM) are graphsite's."""
+    F, D = Kind.FILE, Kind.DIRECTORY
+    sha = "a" * 12
+    lookalikes = {".index.html.mine.tmp": F, "..graphsite.ABCDEFGHIJKL.tmp": F, ".index.html.0123456789abc.tmp": F,
+                  f"v/{sha}/.index.html.x1.tmp": F, "v/.bbbbbbbbbbbb.backup.tmp": D,
+                  "v/.bbbbbbbbbbbb.k1ll3d0.tmp": D}
+    assert not_made({"v": D, f"v/{sha}": D} | lookalikes) == (
+        "..graphsite.ABCDEFGHIJKL.tmp", ".index.html.0123456789abc.tmp", ".index.html.mine.tmp",
+        "v/.bbbbbbbbbbbb.backup.tmp", "v/.bbbbbbbbbbbb.k1ll3d0.tmp", f"v/{sha}/.index.html.x1.tmp")
 
 
 def test_a_version_a_deploy_drops_is_left_with_what_graphsite_did_not_put_in_its_folder(tmp_path):
