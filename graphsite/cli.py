@@ -15,8 +15,8 @@ from graphsite import VERSION_MESSAGE, __version__
 from graphsite.codes import Exit
 from graphsite.commands import words
 from graphsite.commands.options import click_command
-from graphsite.errors import GraphsiteError
 
+_AS_JSON = "graphsite.as_json"  # ctx.meta: whether the command line asks for --json, as _wants_json reads it
 # command name -> "module:attribute" of a click.Command, or of a words.Command (commands/words.py)
 COMMANDS = {
     "build": "graphsite.commands.build:COMMAND",
@@ -62,6 +62,20 @@ class LazyGroup(click.Group):
         module = COMMANDS[name].partition(":")[0]
         return importlib.util.find_spec(module) is not None
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        as_json = _wants_json(args)  # before click parses `args` (it takes the words out of the list)
+        ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[_AS_JSON] = as_json
+        return ctx
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command as graphsite/entry.py runs the lines it reads: its failure, an interrupt and a reader
+        that left become its status in `present.run`, before click's own handling (Abort) sees them."""
+        from graphsite.commands import present
+
+        return present.run(lambda: super(LazyGroup, self).invoke(ctx), as_json=ctx.meta[_AS_JSON])
+
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         target = COMMANDS.get(name)
         if target is None or not self._available(name):
@@ -72,8 +86,8 @@ class LazyGroup(click.Group):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
-        """Run the command; every failure, a usage error included, is shown by `present.failure` (one JSON object
-        on stdout with --json) and ends with its status of `codes.Exit`."""
+        """Run the command; every failure, a usage error included, is shown by `present` (one JSON object on stdout
+        with --json) and ends with its status of `codes.Exit`: the command's own in `invoke`, click's here."""
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         from graphsite import output
@@ -87,13 +101,14 @@ class LazyGroup(click.Group):
 
             error.show()
             status = failure_shown(*_click_failure(error), as_json=_wants_json(args))
-        except (GraphsiteError, KeyboardInterrupt, click.Abort) as error:
+        except (click.Abort, KeyboardInterrupt, EOFError) as error:
             from graphsite.commands.present import failure
 
-            # click turns Ctrl-C into Abort, from the KeyboardInterrupt (a signals.Interrupted names its signal)
+            # Ctrl-C or the end of input while click read the line, outside `invoke`: click wrote the blank line and
+            # raised Abort from the KeyboardInterrupt or EOFError (a signals.Interrupted names its signal)
             cause = error.__cause__ if isinstance(error, click.Abort) else error
-            status = failure(cause if isinstance(cause, GraphsiteError | KeyboardInterrupt | EOFError)
-                             else KeyboardInterrupt(), as_json=_wants_json(args))
+            status = failure(cause if isinstance(cause, KeyboardInterrupt | EOFError) else KeyboardInterrupt(),
+                             as_json=_wants_json(args))
         sys.exit(status if isinstance(status, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import errno
 import gc
 import importlib
 import os
@@ -70,36 +69,14 @@ def _plain_line(args: list[str]) -> words.Line | None:
 
 def _run(line: words.Line) -> None:
     """Run a command line read without click as the click group runs it (graphsite/cli.py): the same output
-    settings, the same failures shown, the same exit statuses."""
+    settings, and its end decided by the same `present.run`."""
     from graphsite import output
-    from graphsite.errors import GraphsiteError
+    from graphsite.commands import present  # every command imports it as it starts: no start-up cost of its own
 
     output.configure(verbosity=line.verbosity)
     module, _, name = line.command.run.partition(":")
-    try:
-        getattr(importlib.import_module(module), name)(**line.arguments)
-    except (GraphsiteError, KeyboardInterrupt, EOFError) as error:
-        from graphsite.commands.present import failure
-
-        if not isinstance(error, GraphsiteError):
-            print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
-        sys.exit(failure(error, as_json=bool(line.arguments.get("as_json"))))
-    except OSError as error:
-        if error.errno != errno.EPIPE:
-            raise
-        _quiet_closed_pipes()  # `graphsite links | head`: the reader left; as click does, end with 1, silently
-        sys.exit(1)
-    sys.exit(0)
-
-
-def _quiet_closed_pipes() -> None:
-    """Send what is still to be written to a stream whose reader has gone to /dev/null instead, so the flushes of
-    the exit do not fail again."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except OSError:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    sys.exit(present.run(lambda: getattr(importlib.import_module(module), name)(**line.arguments),
+                         as_json=bool(line.arguments.get("as_json"))))
 
 
 def _end_now(code: object) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -143,14 +145,17 @@ def test_anything_unusual_is_left_to_click(argv: list[str], paths: dict[str, str
     assert _direct_reads(argv) is None
 
 
+# The executable, saying on stderr as it ends whether it imported click.
+_PROBE = ("import atexit, sys\n"
+          "atexit.register(lambda: 'click' in sys.modules and print('click imported', file=sys.stderr))\n"
+          "sys.argv = ['graphsite', *sys.argv[1:]]\n"
+          "from graphsite.entry import main\n"
+          "main()\n")
+
+
 def _graphsite(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    probe = ("import atexit, sys\n"
-             "atexit.register(lambda: 'click' in sys.modules and print('click imported', file=sys.stderr))\n"
-             "sys.argv = ['graphsite', *sys.argv[1:]]\n"
-             "from graphsite.entry import main\n"
-             "main()\n")
     environment = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), **env}
-    return subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=environment,
+    return subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, env=environment,
                           cwd=tmp_path, timeout=120)
 
 
@@ -208,3 +213,34 @@ def test_a_reader_that_leaves_ends_the_run_quietly_either_way(tmp_path: Path) ->
         run.stderr.close()
     assert [status for status, _ in ends] == [1, 1], ends
     assert not [stderr for _, stderr in ends if "Traceback" in stderr], ends
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_an_interrupt_reads_the_same_either_way(as_json: list[str], tmp_path: Path) -> None:
+    """Ctrl-C while `graphsite build -` waits for its report on standard input, once read directly and once by
+    click: the same blank line closing the terminal's ^C echo, the same `stopped by SIGINT` (with --json, on
+    stdout too), the same status, 130. Both paths end a command in one function (commands/present.py's run)."""
+    ends = []
+    for twice in ([], ["--strict", "--strict"]):  # a flag given twice: click reads the line
+        argv = [sys.executable, "-c", _PROBE, "build", "-", "--out", str(tmp_path / "site"), *as_json, *twice]
+        run = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        _wait_reading_a_pipe(run.pid)
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+        ends.append((run.returncode, out, err.replace("click imported\n", "")))
+        assert ("click imported" in err) == bool(twice), err
+    assert ends[0] == ends[1]
+    status, out, err = ends[0]
+    assert (status, err) == (130, "\nError: stopped by SIGINT\n")
+    assert (json.loads(out) if as_json else out) == ({"error": "stopped by SIGINT", "hint": None, "status": 130}
+                                                     if as_json else "")
+
+
+def _wait_reading_a_pipe(pid: int) -> None:
+    """Return once the process `pid` waits in a read of a pipe (its standard input: it opens no other)."""
+    deadline = time.monotonic() + 60
+    while "pipe" not in Path(f"/proc/{pid}/wchan").read_text():
+        assert time.monotonic() < deadline, f"{pid} never read its standard input"
+        time.sleep(0.01)

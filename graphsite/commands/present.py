@@ -5,8 +5,10 @@ the table of `codes.Exit`."""
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,34 @@ SHOWN_WARNINGS = 20  # more would bury the build's summary line; -v shows them a
 
 
 # --- failures ----------------------------------------------------------------------------------------------------
+
+
+def run(command: Callable[[], object], *, as_json: bool) -> int:
+    """Run `command` (a command's work, its words read); return its exit status: 0, or that of the failure it
+    ended with, shown by `failure`; a reader that left (`graphsite links | head`) ends it with 1, silently, as
+    click ends it. The one place a command's failure becomes its status, whether click read the line or not."""
+    try:
+        command()
+    except (GraphsiteError, KeyboardInterrupt, EOFError) as error:
+        if not isinstance(error, GraphsiteError):
+            print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
+        return failure(error, as_json=as_json)
+    except OSError as error:
+        if error.errno != errno.EPIPE:
+            raise
+        _quiet_closed_pipes()
+        return 1
+    return 0
+
+
+def _quiet_closed_pipes() -> None:
+    """Send what is still to be written to a stream whose reader has gone to /dev/null instead, so the flushes of
+    the exit do not fail again."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
 
 
 def failure(error: GraphsiteError | KeyboardInterrupt | EOFError, *, as_json: bool) -> int:
