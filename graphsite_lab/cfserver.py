@@ -84,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
             app.answered += 1
             entry["seq"] = app.answered
             app.requests.append(entry)
-            del app.requests[:-2000]
+            del app.requests[:-app.requests_kept]
         injected = f" (injected {fault.kind}, exempt from the contract)" if fault else ""
         app.log(f"{self.command} {path} {reply.status}{injected}")
         self._send(reply)

@@ -17,6 +17,7 @@ from graphsite_lab import faults, processes, records
 from graphsite_lab.contract import Contract
 
 REDACTED = "[REDACTED-TOKEN]"
+REQUESTS_KEPT = 2000  # the request log keeps the last calls only: a long-lived lab would grow it without end
 
 
 class FakeCloudflare:
@@ -34,7 +35,8 @@ class FakeCloudflare:
         self.fault = faults.Fault()
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
-        self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps the last 2,000)
+        self.requests_kept = REQUESTS_KEPT
+        self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps `requests_kept`)
 
     def _load(self) -> tuple[dict[str, Any], ...]:
         try:

@@ -57,6 +57,11 @@ class LabCloudflare:
         """Return the API calls received so far: method, path, query, body, status, fault (never the token)."""
         return self._call("GET", "requests")
 
+    def answered(self) -> int:
+        """Return how many API calls it has answered since it started, every one (`requests` keeps the last
+        2,000 only: its length stops growing there), a reset included."""
+        return int(self.health()["answered"])
+
     def records(self) -> list[dict[str, Any]]:
         """Return every DNS record of the zone, as stored."""
         return self._call("GET", "records")

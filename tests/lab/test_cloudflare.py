@@ -5,6 +5,7 @@ its control API before each test; the restart test has a server of its own. No l
 from __future__ import annotations
 
 import json
+import threading
 
 import cloudflare
 import httpx
@@ -166,3 +167,36 @@ def test_250_records_come_back_in_3_pages_of_100_whose_totals_add_up(unstarted_c
             for p in pages} == {(100, 250, 3)}
     assert [record["id"] for page in pages for record in page["result"]] == made
     assert fraction.status_code == 400 and "per_page=2.5" in fraction.json()["errors"][0]["message"]
+
+
+def test_the_benchmark_counts_every_call_past_what_the_request_log_keeps(tmp_path):
+    """Before, benchmarks/api_calls.py counted the fake's calls by the length of its request log, which keeps the
+    last 2,000: on a lab the tests had used, every step made "Cloudflare 0". It now reads the fake's count of the
+    calls it answered. The fake here runs in this process, its log keeping 3."""
+    from benchmarks.api_calls import _Counting
+    from graphsite_lab import cfserver
+    from graphsite_lab.client import LabCloudflare
+    from tests.lab.conftest import ZONE, ZONE_ID
+
+    (tmp_path / "cf-token").write_text("t0ken\n")
+    server = cfserver.serve(tmp_path, 0, ZONE, ZONE_ID)
+    server.RequestHandlerClass.app.requests_kept = 3
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        control, counting = LabCloudflare(base), _Counting(LabCloudflare(base))
+
+        def call() -> None:
+            answer = httpx.get(f"{base}/client/v4/zones/{ZONE_ID}/dns_records", params={"name.exact": f"a.{ZONE}"},
+                               headers={"Authorization": "Bearer t0ken"})
+            assert answer.status_code == 200, answer.text
+
+        for _ in range(4):  # the log is full
+            call()
+        before = counting.dns_requests()
+        for _ in range(5):
+            call()
+        assert (counting.dns_requests() - before, len(control.requests())) == (5, 3)
+    finally:
+        server.shutdown()
+        server.server_close()
