@@ -80,12 +80,29 @@ class LiveChanges:
     noted: bool = False
 
 
+@frozen
+class LivePage:
+    """The page a deployment serves, as the systems hold it, read once for a redeploy: the one it compares the
+    new version with, and the one it keeps beside it (its CSP is read from it). `config`: the Swarm config it was
+    read from ('' in bind mode: there it is the directory's index.html, not a kept version's)."""
+
+    sha256: str
+    config: str
+    data: bytes
+
+
 def held_outline(subdomain: str, config: Config, clients: Clients, current: Service | None) -> Outline | None:
-    """The outline of the page the deployment `subdomain` serves, as the systems hold it (its page config, or its
+    """The outline of the page the deployment `subdomain` serves, as `held_page` reads it; None when there is no
+    service of the name."""
+    page = held_page(subdomain, config, clients, current)
+    return _outline_of(page) if page is not None else None
+
+
+def held_page(subdomain: str, config: Config, clients: Clients, current: Service | None) -> LivePage | None:
+    """The page the deployment `subdomain` serves, as the systems hold it (its page config, or its
     directory in bind mode; no request to the edge, so a private page needs no password); None when there is no
-    service of the name (`current`: as the caller read it). A page that cannot be found, read or parsed is an
-    error, never "no page"."""
-    from graphsite.builder.outline import read_outline
+    service of the name (`current`: as the caller read it). A page that cannot be found or read is an error,
+    never "no page"."""
     from graphsite.errors import DeployError, GraphsiteError
     from graphsite.publisher.deployment import Deployment, bind_dir
     from graphsite.publisher.plan import config_name
@@ -96,41 +113,54 @@ def held_outline(subdomain: str, config: Config, clients: Clients, current: Serv
     if live is None or not live.sha256:
         raise DeployError(f"service {subdomain}: its labels do not say which page it serves")
     where = f"the live version {live.sha256[:12]}"
+    name = "" if live.content == "bind" else config_name(subdomain, "page", live.sha256)
     try:
         if live.content == "bind":
             held = clients.binds.page(bind_dir(config.deploy.bind_root, subdomain))
         else:
-            held = clients.docker.read_config(config_name(subdomain, "page", live.sha256))
+            held = clients.docker.read_config(name)
     except GraphsiteError as exc:
         raise DeployError(f"{where}: cannot read its page: {exc.message.splitlines()[0]}") from None
     except OSError as exc:
         raise DeployError(f"{where}: cannot read its page: {exc.strerror or exc}") from None
     if held is None:
         raise DeployError(f"{where}: its page was not found")
+    return LivePage(live.sha256, name, held)
+
+
+def _outline_of(page: LivePage) -> Outline:
+    """The outline of the live `page`; a page that does not parse or is no UTF-8 is an error."""
+    from graphsite.builder.outline import read_outline
+    from graphsite.errors import DeployError
+
+    where = f"the live version {page.sha256[:12]}"
     try:
-        return read_outline(held.decode("utf-8"), where=where)
+        return read_outline(page.data.decode("utf-8"), where=where)
     except UnicodeDecodeError:
         raise DeployError(f"{where}: its page is not UTF-8") from None
 
 
 def deployed_page(report: Report, subdomain: str, config: Config, clients: Clients,
-                  current: Service | None) -> tuple[BuiltPage, LiveChanges | None]:
+                  current: Service | None) -> tuple[BuiltPage, LiveChanges | None, LivePage | None]:
     """Return the page deploy publishes from `report` (read and checked: usecases.build.checked_report), with
     its "Changed since" note when site.show_changes and the live page was read, and what it changes against the
     live page; None for a first deploy (no service of the name: `current`, as deploy's survey read it), which has
-    nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed"."""
+    nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed". Last, the
+    live page as read (None: none, or its read failed), for the deploy to keep without reading it again."""
     from graphsite.builder.build import check_theme
     from graphsite.errors import GraphsiteError
     from graphsite.usecases.build import rendered_page
 
     check_theme()  # a broken installation fails before the live page is read
+    live: LivePage | None = None
     try:
-        old = held_outline(subdomain, config, clients, current)
+        live = held_page(subdomain, config, clients, current)
+        old = _outline_of(live) if live is not None else None
     except GraphsiteError as exc:
         old, unknown = None, exc.message.splitlines()[0]
     else:
         unknown = ""
     page = rendered_page(report, subdomain=subdomain, config=config, since=old, note=config.site.show_changes)
     if old is None:
-        return page, (LiveChanges(unknown=unknown) if unknown else None)
-    return page, LiveChanges(page.changes, noted=page.report.changes is not None)
+        return page, (LiveChanges(unknown=unknown) if unknown else None), live
+    return page, LiveChanges(page.changes, noted=page.report.changes is not None), live

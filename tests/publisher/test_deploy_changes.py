@@ -113,3 +113,26 @@ def test_with_show_changes_off_deploy_still_says_what_changed_but_the_page_has_n
     human, data = _answer(result, capsys)
     assert "Changes against the live page: 1 section rewritten" in human.splitlines(), human
     assert data["changes"]["noted"] is False and data["changes"]["sections"]["rewritten"] == 1
+
+
+def test_a_redeploy_in_config_mode_reads_the_live_pages_config_once(tmp_path, capsys):
+    """Before, a redeploy read the live page's config twice: in the render step for what the new version changes,
+    and in the plan step for the CSP of the version it keeps beside the new one. Swarm never changes a config's
+    data: the plan keeps the page the render step read. A live page that could not be read then is read again."""
+    config, clients = fake_world(tmp_path)
+    _deploy(config, clients, _write(tmp_path, OLD))
+    swarm = clients.docker
+    assert isinstance(swarm, FakeSwarm) and config.deploy.keep_versions > 1
+    live = f"site-1-page-{swarm.services_by_name['site-1'].labels['graphsite.sha256'][:12]}"
+    swarm.read_configs.clear()
+    result = _deploy(config, clients, _write(tmp_path, OLD.replace("one thing", "two things")))
+    assert swarm.read_configs == [live]
+    assert live[-12:] in dict(result.plan.server.versions), result.plan.server.versions  # kept, its CSP read
+    assert "Changes against the live page: 1 section rewritten" in _answer(result, capsys)[0]
+
+    live = f"site-1-page-{swarm.services_by_name['site-1'].labels['graphsite.sha256'][:12]}"
+    swarm.read_configs.clear()
+    swarm.faults.inject("read_config", Fault.error())  # the render step's read: the plan reads it itself
+    again = _deploy(config, clients, _write(tmp_path, OLD.replace("one thing", "three things")))
+    assert again.changes is not None and again.changes.unknown and live in swarm.read_configs
+    assert live[-12:] in dict(again.plan.server.versions)

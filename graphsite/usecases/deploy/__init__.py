@@ -48,7 +48,7 @@ from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.deploy import versions
-from graphsite.usecases.diff import LiveChanges, deployed_page
+from graphsite.usecases.diff import LiveChanges, LivePage, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
 from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding
 from graphsite.usecases.inventory import survey as survey_of
@@ -269,6 +269,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
     if request.verify:
         probe.tls_context(config.verify.ca_bundle)
     changes: LiveChanges | None = None
+    live: LivePage | None = None  # a rollback's version is read by request.version: no page to compare with
     with reporter.step("survey"):  # a system that cannot be read fails here, in its own words
         # the one look at what the systems hold for the name, under its lock: the live page the page compares
         # with, the version rolled back to, and every decision of the plan are made on this one answer
@@ -284,7 +285,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
             page = request.version(clients, held_now)
     else:
         with reporter.step("render"):  # with what it changes against the live page, for the page's note
-            built, changes = deployed_page(report, subdomain, config, clients, current)
+            built, changes, live = deployed_page(report, subdomain, config, clients, current)
             page = Page(built.html, built.sha256, built.title, built.report.front.date)
     content = request.content or page.content or config.deploy.content
     with reporter.step("plan"):
@@ -316,7 +317,7 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
         held = versions.read_held(plan, clients)
         switch = versions.switch(config, plan, previous, clients, answers.configs)
         plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held,
-                                      answers.configs)
+                                      answers.configs, live)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsite import __version__
 from graphsite.config import Config
@@ -38,6 +39,9 @@ from graphsite.publisher.versions import (
     version_marker,
 )
 from graphsite.usecases.history import held_here, read_kept
+
+if TYPE_CHECKING:
+    from graphsite.usecases.diff import LivePage
 
 Labelled = Mapping[str, Mapping[str, str]]  # {config: its labels}, as Swarm listed a name's
 
@@ -98,12 +102,13 @@ def _held(plan: DeployPlan, bind_root: Path, clients: Clients) -> bool:
 
 
 def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients, title: str,
-                  date: str, held: Held | None, labelled: Labelled) -> DeployPlan:
+                  date: str, held: Held | None, labelled: Labelled, live: LivePage | None = None) -> DeployPlan:
     """Return the plan serving, beside the new page (the source's `title` and `date`), the kept versions of the
     deployment (the newest deploy.keep_versions - 1 others): the ones that fall off are removed once the new page
     is live. Raise DeployError when a bind redeploy's versions are unknown here (its directory is not on this
     host, or not the deployment's): a directory that is not there is no proof that none is kept. `held` and
-    `labelled` are the plan step's reads of the bind directory's v/ and of the name's configs."""
+    `labelled` are the plan step's reads of the bind directory's v/ and of the name's configs; `live`, the live
+    page the render step read (its config's data is immutable: it is not read again for its CSP)."""
 
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             title, date, __version__)
@@ -124,7 +129,10 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
         labels = same.labels()
     served, configs = [], []
     for version in kept(found.versions, plan.sha256, config.deploy.keep_versions, replaced=previous.sha256):
-        data = read(version)
+        if live is not None and plan.bind_dir is None and live.config == version.config != "":
+            data: bytes | None = live.data  # the render step read this very config (Swarm never changes its data)
+        else:
+            data = read(version)
         if data is None:  # removed since it was listed
             continue
         served.append((version.sha256, served_csp(version, data)))
