@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import importlib
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -157,7 +159,7 @@ class FoundLinks:
         first in the order they are asked, one host at a time in turn (network.interleave), so that the first
         requests are spread over as many hosts as before."""
         if len(early) > first:
-            _import_network_half()
+            _import_network_half(checker=False)  # a rerun whose every link is cached never needs the checker
             from graphsite.citations.network import interleave
 
             early = interleave(list(early))
@@ -225,25 +227,31 @@ def _over_the_network(early: list[str], found: FoundLinks, settings: LinksConfig
                                          "empty for certifi's") from None
 
 
-def _import_network_half() -> None:
-    """Import graphsite/citations/network.py and the checker, the first time without a collection of the cyclic
-    garbage collector, every object alive then frozen (gc.freeze).
+def _import_network_half(*, checker: bool = True) -> None:
+    """Import graphsite/citations/network.py (and the checker, unless `checker` is false), the first time without
+    a collection of the cyclic garbage collector, every object alive then frozen (gc.freeze).
 
     The import makes about 16,000 objects that live as long as the process (asyncio's, the checker's), and the
     collection it set off in the middle of asyncio scanned every one of them for nothing: 7 ms of CPU, a twentieth
     of a check of 200 links (benchmarks/links_vs_peers.py). Frozen, they are never scanned; the collections of
-    the check see only what the check makes. Once a process: frozen objects that become garbage in a cycle stay."""
-    if "graphsite.citations.network" in sys.modules:
+    the check see only what the check makes. Once a process: frozen objects that become garbage in a cycle stay.
+    One thread at a time: a second thread would read the collector as the first one left it (off) and keep it off."""
+    wanted = ("graphsite.citations.network", *(("graphsite.citations.checker",) if checker else ()))
+    if all(name in sys.modules for name in wanted):
         return
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        import graphsite.citations.checker
-        import graphsite.citations.network  # noqa: F401
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
+    with _NETWORK_IMPORT:
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for name in wanted:
+                importlib.import_module(name)
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
+
+
+_NETWORK_IMPORT = threading.Lock()
 
 
 def _save(cache: LinkCache, checked: dict[str, LinkResult]) -> list[str]:
