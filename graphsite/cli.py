@@ -3,6 +3,7 @@ so `graphsite build` never pays for docker, cloudflare or httpx imports."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import sys
@@ -97,18 +98,17 @@ class LazyGroup(click.Group):
         try:
             status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as error:
-            from graphsite.commands.present import failure_shown
+            from graphsite.commands.present import unless_reader_left
 
-            error.show()
-            status = failure_shown(*_click_failure(error), as_json=_wants_json(args))
+            status = unless_reader_left(functools.partial(_show_click_failure, error, _wants_json(args)))
         except (click.Abort, KeyboardInterrupt, EOFError) as error:
-            from graphsite.commands.present import failure
+            from graphsite.commands.present import failure, unless_reader_left
 
             # Ctrl-C or the end of input while click read the line, outside `invoke`: click wrote the blank line and
             # raised Abort from the KeyboardInterrupt or EOFError (a signals.Interrupted names its signal)
             cause = error.__cause__ if isinstance(error, click.Abort) else error
-            status = failure(cause if isinstance(cause, KeyboardInterrupt | EOFError) else KeyboardInterrupt(),
-                             as_json=_wants_json(args))
+            interrupt = cause if isinstance(cause, KeyboardInterrupt | EOFError) else KeyboardInterrupt()
+            status = unless_reader_left(lambda: failure(interrupt, as_json=_wants_json(args)))
         sys.exit(status if isinstance(status, int) else 0)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -134,6 +134,14 @@ def _wants_json(args: list[str]) -> bool:
     """Return whether the command line asks for --json: read from the words, since a usage error stops click
     before it has parsed them (words after `--` are arguments, not options)."""
     return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _show_click_failure(error: click.ClickException, as_json: bool) -> int:
+    """Show click's own error (a usage error) as `present` shows a failure; return its exit status."""
+    from graphsite.commands.present import failure_shown
+
+    error.show()
+    return failure_shown(*_click_failure(error), as_json=as_json)
 
 
 def _click_failure(error: click.ClickException) -> tuple[int, dict[str, Any]]:

@@ -215,6 +215,24 @@ def test_a_reader_that_leaves_ends_the_run_quietly_either_way(tmp_path: Path) ->
     assert not [stderr for _, stderr in ends if "Traceback" in stderr], ends
 
 
+@pytest.mark.parametrize("words_given", [["build", "MISSING", "--json"], ["build", "MISSING", "--json", "--strict",
+                                          "--strict"], ["nosuch", "--json"]])
+def test_a_failure_shown_to_a_reader_that_left_ends_quietly(words_given: list[str], tmp_path: Path) -> None:
+    """A failing command with --json whose reader has already left (`graphsite build … --json | true`): the JSON
+    of the failure meets a closed pipe; the run ends with 1 and no traceback, read directly, by click, or refused
+    by click as a usage error."""
+    argv = [str(tmp_path / "missing.md") if w == "MISSING" else w for w in words_given]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        run = subprocess.run([sys.executable, "-m", "graphsite", *argv], stdout=write, stderr=subprocess.PIPE,
+                             text=True, cwd=tmp_path, timeout=60)
+    finally:
+        os.close(write)
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr, run.stderr
+
+
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
 def test_an_interrupt_reads_the_same_either_way(as_json: list[str], tmp_path: Path) -> None:
     """Ctrl-C while `graphsite build -` waits for its report on standard input, once read directly and once by

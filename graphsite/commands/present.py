@@ -40,20 +40,32 @@ SHOWN_WARNINGS = 20  # more would bury the build's summary line; -v shows them a
 
 def run(command: Callable[[], object], *, as_json: bool) -> int:
     """Run `command` (a command's work, its words read); return its exit status: 0, or that of the failure it
-    ended with, shown by `failure`; a reader that left (`graphsite links | head`) ends it with 1, silently, as
-    click ends it. The one place a command's failure becomes its status, whether click read the line or not."""
+    ended with, shown by `failure`; a reader that left (`graphsite links | head`), while the command wrote or
+    while its failure was shown, ends it with 1, silently, as click ends it. The one place a command's failure
+    becomes its status, whether click read the line or not."""
+
+    def attempt() -> int:
+        try:
+            command()
+        except (GraphsiteError, KeyboardInterrupt, EOFError) as error:
+            if not isinstance(error, GraphsiteError):
+                print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
+            return failure(error, as_json=as_json)
+        return 0
+
+    return unless_reader_left(attempt)
+
+
+def unless_reader_left(show: Callable[[], int]) -> int:
+    """Return the status `show` returns, or 1, silently, when the reader of stdout or stderr has left on the way
+    (a closed pipe: `graphsite links --json | head -c 10`): nothing more can reach it, and no traceback."""
     try:
-        command()
-    except (GraphsiteError, KeyboardInterrupt, EOFError) as error:
-        if not isinstance(error, GraphsiteError):
-            print(file=sys.stderr)  # as click does: the blank line closes the terminal's ^C echo
-        return failure(error, as_json=as_json)
+        return show()
     except OSError as error:
         if error.errno != errno.EPIPE:
             raise
         _quiet_closed_pipes()
         return 1
-    return 0
 
 
 def _quiet_closed_pipes() -> None:
