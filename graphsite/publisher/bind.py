@@ -21,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from graphsite import output
-from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX, new_temporary, temporary_prefix, write_atomic_at
+from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX, new_temporary, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, Stamp
@@ -132,8 +132,7 @@ def temporary_claim(entries: dict[str, bool], stamp: Stamp | None, name: str, do
     domain), else None (something _fill does not write, a marker that does not parse, another's)."""
     ours = {MARKER, PAGE}
     for entry, regular in entries.items():
-        written = entry in ours or any(entry.startswith(temporary_prefix(Path(known)))
-                                       and entry.endswith(TEMPORARY_SUFFIX) for known in ours)
+        written = entry in ours or bool(_OWN_TEMPORARY.fullmatch(entry))  # as removal judges it (not_filled)
         if not written or not regular:
             return None
     if MARKER not in entries:  # killed before the marker was written

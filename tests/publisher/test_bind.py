@@ -99,12 +99,15 @@ def test_only_a_killed_deploys_own_temporary_directories_are_found(tmp_path):
             (path / MARKER).write_text(_stamp(marker_for).marker())
         return path
 
-    page_temporary = temporary_prefix(Path("index.html")) + "abc" + TEMPORARY_SUFFIX
+    page_temporary = temporary_prefix(Path("index.html")) + "0a1b2c3d4e5f" + TEMPORARY_SUFFIX
     empty = make(".gs-a.k3j2_k3j" + TEMPORARY_SUFFIX)  # mkdtemp's shape, of an earlier release
     half = make(".gs-b.0123456789ab" + TEMPORARY_SUFFIX, page_temporary, marker_for="gs-b")
     make(".gs-c.x9x9x9x9" + TEMPORARY_SUFFIX, "notes.txt")  # a file graphsite never writes there: not ours
     make(".gs-d.x9x9x9x9" + TEMPORARY_SUFFIX, marker_for="gs-other")  # the marker names another deployment
     make(".gs-e" + TEMPORARY_SUFFIX)  # no random part: not a name mkdtemp gives
+    # a page temporary with a random part graphsite never writes: a file of someone else's, so not ours (removal,
+    # which judges each file the same way, would refuse it)
+    make(".gs-m.x9x9x9x9" + TEMPORARY_SUFFIX, temporary_prefix(Path("index.html")) + "mine" + TEMPORARY_SUFFIX)
     for chosen in ("\x1b[2J\x1b]0;owned\x07", "x9", "0123456789abc", "X9X9X9X9"):  # nor is what graphsite never writes
         make(f".gs-l.{chosen}" + TEMPORARY_SUFFIX)
     make("gs-f")
