@@ -126,9 +126,10 @@ def _answer(data: dict[str, Any], as_json: bool, problem: GraphsiteError | None 
 
 def build_summary(outcome: BuildOutcome) -> None:
     """The build's warnings and its one-line summary, on stderr."""
-    summary = outcome.summary()
+    if output.verbosity() < 0:  # -q shows none of it: nothing is counted
+        return
     shown = hidden = 0
-    for warning in summary["warnings"]:
+    for warning in outcome.warnings():
         where = f"line {warning['line']}: " if warning["line"] else ""
         text = f"{where}{warning['code']}: {warning['message']}"
         if warning.get("accepted"):
@@ -141,6 +142,7 @@ def build_summary(outcome: BuildOutcome) -> None:
             hidden += 1
     if hidden:
         output.warn(f"… and {hidden} more (-v shows them, --json lists them)")
+    summary = outcome.counts()
     counts = summary["citations"]
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "
@@ -188,13 +190,15 @@ def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = No
           fail_on: Sequence[str] = ()) -> None:
     """The build's JSON object (with the link check's, when it ran), and the link table; raise when a link
     failed."""
+    problem = None if links is None else _links_table(links, fail_on, as_json)
+    if not as_json:  # the object is made for --json only: build_summary showed the build's lines
+        return _answer({}, as_json, problem)
     summary = outcome.summary()
     if outcome.changes is not None:
         summary["changes"] = changes_json(outcome.changes, outcome.page.report.changes is not None)
-    if links is None:
-        return _answer(summary, as_json)
-    problem = _links_table(links, fail_on, as_json)
-    _answer({**summary, "links": links.as_dict()}, as_json, problem)
+    if links is not None:
+        summary["links"] = links.as_dict()
+    _answer(summary, as_json, problem)
 
 
 def printed(pdf: Path) -> None:

@@ -47,19 +47,20 @@ class BuildOutcome:
 
     def summary(self) -> dict[str, Any]:
         """Return the --json object."""
+        return {"output": str(self.path), **self.counts(), "sha256": self.page.sha256, "title": self.page.title,
+                "js_bytes": self.page.js_bytes, "warnings": self.warnings()}
+
+    def counts(self) -> dict[str, Any]:
+        """Return the summary line's numbers: the page's bytes, its sections and its citations' counts."""
         report = self.page.report
-        return {
-            "output": str(self.path),
-            "bytes": len(self.page.html.encode("utf-8")),
-            "sha256": self.page.sha256,
-            "title": self.page.title,
-            "sections": len(report.sections),
-            "citations": citation_counts(report.citations, report.references, report.links).as_dict(),
-            "js_bytes": self.page.js_bytes,
-            "warnings": [{"code": f.code, "message": f.message, "line": f.line, "number": f.number,
-                          **({"accepted": f.accepted} if f.accepted else {})}
-                         for f in (*report.warnings, *report.findings)],
-        }
+        return {"bytes": len(self.page.html.encode("utf-8")), "sections": len(report.sections),
+                "citations": citation_counts(report.citations, report.references, report.links).as_dict()}
+
+    def warnings(self) -> list[dict[str, Any]]:
+        """Return the build's warnings and the citation findings, as the --json object lists them."""
+        report = self.page.report
+        return [{"code": f.code, "message": f.message, "line": f.line, "number": f.number,
+                 **({"accepted": f.accepted} if f.accepted else {})} for f in (*report.warnings, *report.findings)]
 
 
 def build_settings(config: Config) -> dict[str, Any]:
