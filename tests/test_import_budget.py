@@ -24,9 +24,10 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
 # random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key is its
 # dist-info RECORD, read without importing it); the task-list plugin, with the uuid and platform it imports
-# (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py).
+# (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py); hashlib with OpenSSL's
+# _hashlib (the build's digests are CPython's own: graphsite/digests.py).
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools",
-        "mdit_py_plugins.tasklists", "uuid", "platform")
+        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """

@@ -7,10 +7,10 @@ the report this module returns (see docs/ARCHITECTURE.md for the import rules).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphsite import digests
 from graphsite.atomic import write_atomic
 from graphsite.builder.fonts import check_faces
 from graphsite.builder.images import DEFAULT_IMAGE_LIMITS, ImageLimits, embed, load_images, local_sources
@@ -30,11 +30,15 @@ if TYPE_CHECKING:
 @frozen
 class BuiltPage:
     html: str
-    sha256: str
     title: str
     report: Report
     js_bytes: int
     changes: Changes | None = None  # what the page changes against the version it was rendered since (None: none)
+
+    @property
+    def sha256(self) -> str:
+        """Return the sha256 of the page's UTF-8 bytes (hex): made when asked (deploy, --json), not by every build."""
+        return digests.sha256(self.html.encode("utf-8")).hexdigest()
 
 
 def _warnings(report: Report, fonts: str) -> tuple[Finding, ...]:
@@ -102,8 +106,8 @@ def rendered(report: Report, *, subdomain: str | None = None, fonts: str = DEFAU
                   since=since, note=note)
     if page.noted:
         report = dataclasses.replace(report, changes=page.changes)
-    return BuiltPage(html=page.html, sha256=hashlib.sha256(page.html.encode("utf-8")).hexdigest(),
-                     title=report.title, report=report, js_bytes=len(theme.js.encode("utf-8")), changes=page.changes)
+    return BuiltPage(html=page.html, title=report.title, report=report, js_bytes=len(theme.js.encode("utf-8")),
+                     changes=page.changes)
 
 
 def check_theme(fonts: str = DEFAULT_FONTS) -> None:

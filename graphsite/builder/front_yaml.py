@@ -19,13 +19,13 @@ A node an alias names twice is one list (a recursive alias, a recursive list), a
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 from typing import Any
 
+from graphsite.digests import sha256
 from graphsite.errors import SourceError
 from graphsite.paths import PrivateDir, installed_record, private_cache
 
@@ -41,7 +41,7 @@ def load_front_yaml(path: Path, text: str) -> tuple[Any, Node | None]:
     installed = _installed_yaml()
     if installed is None:
         return _parse(path, text)
-    key = hashlib.sha256(b"\0".join([_FORMAT, *installed, text.encode("utf-8", "surrogatepass")])).hexdigest()
+    key = sha256(b"\0".join([_FORMAT, *installed, text.encode("utf-8", "surrogatepass")])).hexdigest()
     with private_cache("yaml") as cache:
         found = _read(cache, f"{key}.marshal") if cache else None
         if found is not None:
@@ -75,7 +75,7 @@ def _installed_yaml() -> tuple[bytes, bytes] | None:
 def seal(payload: bytes) -> bytes:
     """Return `payload` as a cache file holds it: its sha256, then itself (`_read` loads only a payload that matches:
     marshal is not safe against damaged input, which can crash the interpreter rather than raise)."""
-    return hashlib.sha256(payload).digest() + payload
+    return sha256(payload).digest() + payload
 
 
 def _loader() -> bytes:
@@ -89,7 +89,7 @@ def _read(cache: PrivateDir, name: str) -> tuple[Any, Node | None] | None:
     """Return the result kept in the file `name` of `cache`, or None when there is none this module could have
     written."""
     raw = cache.read(name)
-    if raw is None or raw[:_DIGEST] != hashlib.sha256(raw[_DIGEST:]).digest():
+    if raw is None or raw[:_DIGEST] != sha256(raw[_DIGEST:]).digest():
         return None  # marshal.loads of damaged bytes can crash the interpreter: only what was written is loaded
     try:
         kept = marshal.loads(raw[_DIGEST:])

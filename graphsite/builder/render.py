@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import hashlib
 import html
 import os
 import re
@@ -14,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphsite import digests
 from graphsite.builder.fonts import font_face_css, page_characters
 from graphsite.builder.fragments import Citable, citables, page_fragment, public_url, reference_title, unlinked_note
 from graphsite.builder.ladder import ladder, vertical_ladder
@@ -71,7 +71,7 @@ def _theme_file(path: Path) -> str:
 
 
 def _digest(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+    return "'sha256-" + base64.b64encode(digests.sha256(text.encode("utf-8")).digest()).decode() + "'"
 
 
 def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",

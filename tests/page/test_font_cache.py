@@ -19,8 +19,8 @@ FACE = theme_dir() / "fonts" / fonts.FACES[0].file
 def _cached_name(characters: str) -> str:
     # the installed fontTools is known by its dist-info RECORD (the sha256 of its files), as PyYAML is
     (record,) = Path(fontTools.__file__).parents[1].glob("[fF]ont[tT]ools-*.dist-info")
-    key = b"\0".join([FACE.read_bytes(), characters.encode(), (record / "RECORD").read_bytes(), b"v3"])
-    return hashlib.sha256(key).hexdigest() + ".woff2"
+    key = b"\0".join([FACE.read_bytes(), characters.encode(), (record / "RECORD").read_bytes(), b"v4"])
+    return hashlib.blake2b(key, digest_size=32).hexdigest() + ".woff2"
 
 
 def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
