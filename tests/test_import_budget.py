@@ -25,9 +25,10 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
 # random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key is its
 # dist-info RECORD, read without importing it); the task-list plugin, with the uuid and platform it imports
 # (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py); hashlib with OpenSSL's
-# _hashlib (the build's digests are CPython's own: graphsite/digests.py).
+# _hashlib (the build's digests are CPython's own: graphsite/digests.py); importlib.util (an installed package's
+# folder is found by importlib.machinery's PathFinder: graphsite/paths.py).
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools",
-        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib")
+        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib", "importlib.util")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """
