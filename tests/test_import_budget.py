@@ -26,9 +26,9 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
 # dist-info RECORD, read without importing it); the task-list plugin, with the uuid and platform it imports
 # (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py); hashlib with OpenSSL's
 # _hashlib (the build's digests are CPython's own: graphsite/digests.py); importlib.util (an installed package's
-# folder is found by importlib.machinery's PathFinder: graphsite/paths.py).
+# folder is found by importlib.machinery's PathFinder: graphsite/paths.py); datetime (only PyYAML makes a date).
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools",
-        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib", "importlib.util")
+        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib", "importlib.util", "datetime")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """

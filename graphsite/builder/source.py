@@ -7,7 +7,6 @@ knows exactly what to fix; nothing here touches the output directory.
 from __future__ import annotations
 
 import codecs
-import datetime
 import os
 import re
 import stat
@@ -206,6 +205,13 @@ def _line(node: Node) -> int:
     return int(node[0]) + 2  # +1 for 1-based lines, +1 for the opening ---
 
 
+def _is_date(value: object) -> bool:
+    """Return whether `value` is a date (or a datetime), as YAML reads one unquoted: only PyYAML makes one, and it
+    imports datetime, which a build without front matter never does (sys.modules tells, without importing it)."""
+    module = sys.modules.get("datetime")
+    return module is not None and isinstance(value, module.date)
+
+
 class _Fields:
     """Type checks of front-matter values, each error naming the field path and its line."""
 
@@ -221,9 +227,11 @@ class _Fields:
         value = item.value
         if value is None:
             return ""
-        if isinstance(value, bool) or not isinstance(value, (str, int, float, datetime.date)):
+        if _is_date(value):
+            return str(value.isoformat())
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise self.fail(item, field, "text")
-        return value.isoformat() if isinstance(value, datetime.date) else str(value).strip()
+        return str(value).strip()
 
     def items(self, item: _Value, field: str, expected: str) -> list[_Value]:
         if not isinstance(item.value, list):

@@ -9,7 +9,6 @@ import errno
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,8 @@ from graphsite.codes import CheckStatus, stopped_by
 from graphsite.errors import GraphsiteError, Incomplete, LinkCheckError, Stopped
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from graphsite.builder.compare import Changes
     from graphsite.citations.results import LinkReport
     from graphsite.publisher.check import CheckResult
