@@ -23,12 +23,11 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
 # Imported only by what needs them, so a warm build of a plain document (its font subsets cached) never does: json
 # (--json), shutil with its bz2 and lzma (emptying a cache directory found open), idna (a name outside ASCII),
 # random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key is its
-# dist-info RECORD, read without importing it); the task-list plugin, with the uuid and platform it imports
-# (only a text holding `[ ]`, `[x]` or `[X]` may have a task-list item: builder/markdown.py); hashlib with OpenSSL's
-# _hashlib (the build's digests are CPython's own: graphsite/digests.py); importlib.util (an installed package's
-# folder is found by importlib.machinery's PathFinder: graphsite/paths.py); datetime (only PyYAML makes a date).
-LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools",
-        "mdit_py_plugins.tasklists", "uuid", "platform", "hashlib", "_hashlib", "importlib.util", "datetime")
+# dist-info RECORD, read without importing it); hashlib with OpenSSL's _hashlib (the build's digests are CPython's
+# own: graphsite/digests.py); importlib.util (an installed package's folder is found by importlib.machinery's
+# PathFinder: graphsite/paths.py); datetime (only PyYAML makes a date).
+LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools", "hashlib", "_hashlib",
+        "importlib.util", "datetime")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """
@@ -72,6 +71,19 @@ def test_a_plain_document_imports_nothing_it_does_not_use(tmp_path: Path) -> Non
     assert _denied(second["modules"], DENIED + LAZY) == []
     # nor compiles a regular expression of raw HTML, images, dates, leftovers… (graphsite/patterns.py)
     assert second["compiled"] == []
+
+
+# The task-list plugin, with the uuid and platform it imports: a task list is graphsite's own rule
+# (builder/tasklists.py), at every build.
+TASK_LISTS = ("mdit_py_plugins.tasklists", "uuid", "platform")
+
+
+def test_a_task_list_imports_no_plugin(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.md"
+    source.write_text("# Tasks\n\n- [ ] to do\n- [x] done\n", encoding="utf-8")
+    modules = _build(tmp_path, source)["modules"]
+    assert _denied(modules, TASK_LISTS) == []
+    assert "graphsite.builder.tasklists" in _denied(modules, ("graphsite.builder",))  # the probe sees the rule
 
 
 def test_the_budget_sees_an_import(tmp_path: Path) -> None:

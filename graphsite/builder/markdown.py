@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.common import normalize_url
@@ -29,13 +28,11 @@ from graphsite.builder.model import Finding, InlineCitation
 from graphsite.builder.rawhtml import Guard, guard_tokens, install_block_rule, unclosed_warnings
 from graphsite.builder.sanitize import RESERVED_IDS, clean_html, is_reserved_id, is_safe_url
 from graphsite.builder.targets import Targets, resolve_fragments, slugify
+from graphsite.builder.tasklists import install_tasklists
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
 from graphsite.urls import memoise_short
 from graphsite.values import frozen
-
-if TYPE_CHECKING:
-    from markdown_it.rules_core import StateCore
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
@@ -116,43 +113,13 @@ def _normalized_link(url: str) -> str:
 def markdown() -> MarkdownIt:
     """Return the one configured parser (building it costs more than parsing a report)."""
     md = _Markdown("commonmark", {"html": True, "maxNesting": MAX_NESTING})
-    md.enable(["table", "strikethrough"]).use(footnote_plugin).use(_tasklists_where_written)
+    md.enable(["table", "strikethrough"]).use(footnote_plugin).use(install_tasklists)
     install_block_rule(md)
     install_footnote_tail(md)
     install_math(md)
     md.add_render_rule("link_open", _render_link_open)
     md.add_render_rule("link_close", _render_link_close)
     return md
-
-
-# What a task-list item starts with (mdit_py_plugins.tasklists: `[ ]`, `[x]` or `[X]`, then whitespace), as it is
-# written in the source: a text holding none of these has no task-list item.
-_TASK_BOXES = ("[ ]", "[x]", "[X]")
-
-
-def _tasklists_where_written(md: MarkdownIt) -> None:
-    """Install the task-list plugin's rule where the plugin puts it, run only on a text that can hold a task-list
-    item: importing the plugin brings uuid, and with it platform, about 2 % of a small build's instructions spent
-    for nothing on every report without one (issue 24). The page is the same either way."""
-    rule: list[Callable[[StateCore], None]] = []
-
-    def tasklists(state: StateCore) -> None:
-        if not any(box in state.src for box in _TASK_BOXES):
-            return
-        if not rule:
-            rule.append(_tasklists_rule())
-        rule[0](state)
-
-    md.core.ruler.after("inline", "github-tasklists", tasklists)
-
-
-def _tasklists_rule() -> Callable[[StateCore], None]:
-    """Return the task-list plugin's own rule, as the plugin installs it (disabled checkboxes, no label)."""
-    from mdit_py_plugins.tasklists import tasklists_plugin
-
-    scratch = MarkdownIt("zero")
-    tasklists_plugin(scratch)
-    return next(rule.fn for rule in scratch.core.ruler.__rules__ if rule.name == "github-tasklists")
 
 
 @lru_cache(maxsize=1)
