@@ -25,9 +25,9 @@ DENIED = ("click", "jinja2", "markupsafe", "yaml", "docker", "cloudflare", "http
 # random and secrets (the page's mark comes from os.urandom), tempfile, and fontTools (the font cache's key is its
 # dist-info RECORD, read without importing it); hashlib with OpenSSL's _hashlib (the build's digests are CPython's
 # own: graphsite/digests.py); importlib.util (an installed package's folder is found by importlib.machinery's
-# PathFinder: graphsite/paths.py); datetime (only PyYAML makes a date).
+# PathFinder: graphsite/paths.py); datetime (only PyYAML makes a date); base64 (binascii encodes the page's data).
 LAZY = ("json", "shutil", "bz2", "lzma", "idna", "random", "secrets", "tempfile", "fontTools", "hashlib", "_hashlib",
-        "importlib.util", "datetime")
+        "importlib.util", "datetime", "base64")
 
 # The executable's own entry, as `graphsite -q build SOURCE --out SITE` runs it; what it imported is read as it ends.
 _PROBE = """

@@ -18,7 +18,7 @@ so the image's bytes go into the page. Rules, each failure a SourceError naming 
 
 from __future__ import annotations
 
-import base64
+import binascii
 import errno
 import html
 import os
@@ -133,7 +133,7 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
             if mime is None:
                 raise SourceError(report_path, f"image {src!r} is not a PNG, JPEG, GIF, WebP, AVIF or SVG image",
                                   line=line, hint="convert it to one of these formats")
-            uris[src] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            uris[src] = f"data:{mime};base64,{binascii.b2a_base64(data, newline=False).decode('ascii')}"
     return uris, missing
 
 

@@ -4,7 +4,7 @@ with `--fonts google`)."""
 
 from __future__ import annotations
 
-import base64
+import binascii
 import dataclasses
 import html
 import os
@@ -71,7 +71,7 @@ def _theme_file(path: Path) -> str:
 
 
 def _digest(text: str) -> str:
-    return "'sha256-" + base64.b64encode(digests.sha256(text.encode("utf-8")).digest()).decode() + "'"
+    return "'sha256-" + binascii.b2a_base64(digests.sha256(text.encode("utf-8")).digest(), newline=False).decode() + "'"
 
 
 def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",
