@@ -25,7 +25,7 @@ from graphsite.values import frozen
 _CITE = re.compile(r'<sup class="cite"><a\b([^>]*)>\[(\d+)\]</a></sup>')
 _LINK = re.compile(r"<a\b([^>]*)>(.*?)</a>", re.DOTALL)
 _HREF = re.compile(r'\shref="([^"]*)"')
-_REL = re.compile(r'\srel="[^"]*"')
+_REL = lazy_pattern(r'\srel="[^"]*"')
 _PERMALINK = re.compile(r'(<h([1-6]) id="([^"]+)">)((?:(?!</h[1-6]>).)*?)<a class="permalink" href="#\3" '
                         r'aria-label="Permalink"(?: rel="noopener noreferrer")?>', re.DOTALL)
 _SCROLLERS = re.compile(r"<(pre|table)\b|</(pre|table)>")
@@ -134,7 +134,7 @@ def _link(match: re.Match[str]) -> str:
     href_match = _HREF.search(attributes)
     if href_match is None:
         if 'class="neutralised"' not in attributes:  # an anchor the author named (`<a name=…>`): keep it,
-            return f"<a{_REL.sub('', attributes)}>{text}</a>"  # without the rel that needs an href
+            return f"<a{_REL().sub('', attributes)}>{text}</a>"  # without the rel that needs an href
     else:
         href = html.unescape(href_match.group(1))
         scheme = url_scheme(href)

@@ -42,7 +42,7 @@ IMAGE_MISSING = "image-missing"
 
 DEFAULT_MAX_IMAGE_BYTES = 2 * 1024 * 1024  # build.max_image_bytes: a large screenshot
 DEFAULT_MAX_PAGE_IMAGE_BYTES = 10 * 1024 * 1024  # build.max_page_image_bytes: all of one page's images
-_ALT = re.compile(r'\salt="([^"]*)"')
+_ALT = lazy_pattern(r'\salt="([^"]*)"')
 _svg = lazy_pattern(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]", re.DOTALL)
 
 
@@ -87,7 +87,7 @@ def embed(fragment: str, uris: dict[str, str | None]) -> str:
             return match.group(0)
         uri = uris[src]
         if uri is None:
-            alt = _ALT.search(match.group(0))
+            alt = _ALT().search(match.group(0))
             return f'<span class="image-missing">{alt.group(1) if alt else ""}</span>'
         return f"{match.group(1)}{uri}{match.group(3)}"
 

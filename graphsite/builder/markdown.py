@@ -31,20 +31,21 @@ from graphsite.builder.targets import Targets, resolve_fragments, slugify
 from graphsite.builder.tasklists import install_tasklists
 from graphsite.builder.tex import convert_math, install_math
 from graphsite.builder.written import written_links
+from graphsite.patterns import lazy_pattern
 from graphsite.urls import memoise_short
 from graphsite.values import frozen
 
 # A heading's own number: `3.` or `3.2` or `3.2.` before the title; `2026 roadmap` starts with a year, not a number.
 HEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)+|\d+(?=\.\s))\.?(?=\s)")
-_XREF = re.compile(r"§\s?(\d+(?:\.\d+)*)")
-_SEPARATOR = re.compile(r"\s*[,;]\s*")
+_XREF = lazy_pattern(r"§\s?(\d+(?:\.\d+)*)")
+_SEPARATOR = lazy_pattern(r"\s*[,;]\s*")
 _RESERVED_PATTERN = re.compile(r"^(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)$")
-_ALIGN = re.compile(r"text-align:\s*(left|center|right)")
+_ALIGN = lazy_pattern(r"text-align:\s*(left|center|right)")
 # GFM's extended autolinks (www. and http(s)://), not linkify's fuzzy bare domains: what GitHub links, no more.
 _AUTOLINK = re.compile(r"(?<![\w/.@:-])(?:https?://|www\.)[\w-][^\s<]*", re.IGNORECASE)
-_RAW_A_OPEN = re.compile(r"<a[\s>]", re.IGNORECASE)
-_RAW_A_CLOSE = re.compile(r"</a\s*>", re.IGNORECASE)
-_ENTITY_TAIL = re.compile(r"&[a-zA-Z0-9]{1,32};$")
+_RAW_A_OPEN = lazy_pattern(r"<a[\s>]", re.IGNORECASE)
+_RAW_A_CLOSE = lazy_pattern(r"</a\s*>", re.IGNORECASE)
+_ENTITY_TAIL = lazy_pattern(r"&[a-zA-Z0-9]{1,32};$")
 # The title names the list itself ("References", "7. Sources", "Reference list (60+ citations)"), not a section
 # about some sources ("Primary sources", "Data sources"), whose numbered list is the author's text.
 REFERENCES_TITLE = re.compile(r"^(?:\d{1,9}(?:\.\d{1,9}){0,8}\.?\s+)?(?:references?|reference list|bibliography|sources"
@@ -380,7 +381,7 @@ def _citation_group(children: list[Token], start: int) -> tuple[list[int], int |
         text = children[after].content if after < len(children) and children[after].type == "text" else ""
         if text.startswith("]"):
             return links, after
-        if _SEPARATOR.fullmatch(text) and _is_citation(children, after + 1):
+        if _SEPARATOR().fullmatch(text) and _is_citation(children, after + 1):
             at = after + 1
             continue
         break
@@ -418,7 +419,7 @@ def _link_xrefs(children: list[Token], numbers: dict[str, str]) -> list[Token]:
             result.append(child)
             continue
         position = 0
-        for match in _XREF.finditer(child.content):
+        for match in _XREF().finditer(child.content):
             target = numbers.get(match.group(1).rstrip("."))
             if target is None:
                 continue
@@ -433,9 +434,9 @@ def _link_xrefs(children: list[Token], numbers: dict[str, str]) -> list[Token]:
 
 def _link_step(token: Token) -> int:
     """Return +1 when `token` opens a link (Markdown or raw `<a>`), -1 when it closes one, else 0."""
-    if token.type == "link_open" or (token.type == "html_inline" and _RAW_A_OPEN.match(token.content)):
+    if token.type == "link_open" or (token.type == "html_inline" and _RAW_A_OPEN().match(token.content)):
         return 1
-    if token.type == "link_close" or (token.type == "html_inline" and _RAW_A_CLOSE.match(token.content)):
+    if token.type == "link_close" or (token.type == "html_inline" and _RAW_A_CLOSE().match(token.content)):
         return -1
     return 0
 
@@ -450,7 +451,7 @@ def _autolink_end(url: str) -> str:
         if last in "?!.,:*_~'\"" or last == ")" and surplus > 0:
             surplus -= last == ")"
             end -= 1
-        elif last == ";" and (entity := _ENTITY_TAIL.search(url, max(0, end - 34), end)) is not None:
+        elif last == ";" and (entity := _ENTITY_TAIL().search(url, max(0, end - 34), end)) is not None:
             surplus -= url.count(")", entity.start(), end) - url.count("(", entity.start(), end)
             end = entity.start()
         else:
@@ -486,7 +487,7 @@ def _autolink(children: list[Token]) -> list[Token]:
 
 def _align_class(token: Token) -> None:
     style = str(token.attrGet("style") or "")
-    match = _ALIGN.search(style)
+    match = _ALIGN().search(style)
     if match:
         token.attrs.pop("style", None)
         token.attrSet("class", f"al-{match.group(1)}")

@@ -33,7 +33,7 @@ from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
 
 _URL_ATTRIBUTE = re.compile(r'\s(href|src)="([^"]*)"')
-_ID_ATTRIBUTE = re.compile(r'\s(id|name)="([^"]*)"')
+_ID_ATTRIBUTE = lazy_pattern(r'\s(id|name)="([^"]*)"')
 
 
 def read_report(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Report:
@@ -265,7 +265,7 @@ class _UniqueIds:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
         # In tags only: `<a id="x">` written in a code span is text, and stays whole.
-        return CLEAN_TAG.sub(lambda tag: _ID_ATTRIBUTE.sub(self._keep_first, tag.group(0)), fragment)
+        return CLEAN_TAG.sub(lambda tag: _ID_ATTRIBUTE().sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))

@@ -24,7 +24,7 @@ SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 RESERVED_IDS = frozenset({"top", "toc", "toc-title", "toolbar", "cards", "rules", "rules-title", "ladder",
                           "ladder-title", "report", "intro", "references", "notes", "notes-title", "teardown",
                           "teardown-title", "footer", "hosted", "changes", "changes-title"})
-_REFERENCE_ID = re.compile(r"ref-\d+")
+_REFERENCE_ID = lazy_pattern(r"ref-\d+")
 # Ids the renderer generates: reference entries, footnotes and their back-references.
 _generated_id = lazy_pattern(r"(?:ref-\d+|fn\d+|fnref\d+(?::\d+)?|sec-\d+)")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
@@ -107,7 +107,7 @@ def _cleaner() -> nh3.Cleaner:
 
 def _keep_attribute(element: str, attribute: str, value: str) -> str | None:
     """Return the attribute's value, or None for an id (or name) the page itself owns."""
-    if attribute in ("id", "name") and (value in RESERVED_IDS or _REFERENCE_ID.fullmatch(value)):
+    if attribute in ("id", "name") and (value in RESERVED_IDS or _REFERENCE_ID().fullmatch(value)):
         return None
     return value
 
@@ -117,7 +117,7 @@ def is_reserved_id(value: str) -> bool:
     return value in RESERVED_IDS or bool(_generated_id().fullmatch(value))
 
 
-_CHECKBOX = re.compile(r"<input\b[^>]*>")
+_CHECKBOX = lazy_pattern(r"<input\b[^>]*>")
 
 
 def _named_checkbox(match: re.Match[str]) -> str:
@@ -132,7 +132,7 @@ def _named_checkbox(match: re.Match[str]) -> str:
 def clean_html(html: str) -> str:
     """Return `html` with everything outside the allow-list removed."""
     cleaned = _cleaner().clean(html)
-    return _CHECKBOX.sub(_named_checkbox, cleaned) if "<input" in cleaned else cleaned
+    return _CHECKBOX().sub(_named_checkbox, cleaned) if "<input" in cleaned else cleaned
 
 
 @memoise_short

@@ -23,7 +23,7 @@ _ABBREVIATIONS = frozenset({
     "e.g", "i.e", "cf", "vs", "viz", "al", "approx", "ca", "c", "pp", "p", "vol", "vols", "no", "nos", "ed", "eds",
     "fig", "figs", "eq", "ch", "sec", "art", "ref", "refs", "inc", "ltd", "co", "corp", "jan", "feb", "mar",
     "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "est", "op", "ibid", "v"})
-_LAST_WORD = re.compile(r"(\S+)$")
+_LAST_WORD = lazy_pattern(r"(\S+)$")
 # A copy must not repeat an id (a footnote reference), nor raw HTML (which may carry one), nor an image.
 _NOT_COPIED = frozenset({"footnote_ref", "html_inline", "image"})
 
@@ -59,7 +59,7 @@ def is_sentence_end(text: str, end: int) -> bool:
     following = text[end:].lstrip()
     if following[:1].islower():
         return False
-    found = _LAST_WORD.search(mark[:-1])
+    found = _LAST_WORD().search(mark[:-1])
     word = found.group(1).lstrip("\"'([“‘").lower() if found else ""
     if not word:
         return True

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from graphsite.config import Acceptance
 
 _FENCE = re.compile(r"^---[ \t]*$")
-_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+_CLOSE = lazy_pattern(r"^(?:---|\.\.\.)[ \t]*$")
 # Front matter starts with a `key:` line; a document that merely opens with a `---` rule does not.
-_KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
+_KEY_LINE = lazy_pattern(r"^[A-Za-z_][\w-]*[ \t]*:(?:[ \t]|$)")
 # C0 controls (other than tab, newline, form feed, carriage return) are HTML parse errors: show them as the
 # Unicode control pictures (U+0001 → ␁), visible and faithful, instead of passing them through.
 _CONTROLS = {code: 0x2400 + code for code in (*range(0x09), 0x0B, *range(0x0E, 0x20))} | {0x7F: 0x2421}
@@ -169,7 +169,7 @@ def decode(path: Path, raw: bytes) -> str:
 
 
 def _opens_front_matter(lines: list[str]) -> bool:
-    return len(lines) >= 2 and bool(_FENCE.match(lines[0])) and bool(_KEY_LINE.match(lines[1]))
+    return len(lines) >= 2 and bool(_FENCE.match(lines[0])) and bool(_KEY_LINE().match(lines[1]))
 
 
 def _front_matter_end(lines: list[str]) -> int | None:
@@ -177,7 +177,7 @@ def _front_matter_end(lines: list[str]) -> int | None:
     if not _opens_front_matter(lines):
         return None
     for index in range(1, len(lines)):
-        if _CLOSE.match(lines[index]):
+        if _CLOSE().match(lines[index]):
             return index
     return None
 

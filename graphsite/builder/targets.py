@@ -29,7 +29,7 @@ _raw_href = lazy_pattern(r"""(\shref\s*=\s*)("#[^"]*"|'#[^']*'|#[^\s"'=<>`]*)"""
 
 
 # Ids the page makes after the body is parsed: reference entries (`ref-N`) and the template's section ids.
-_LATER_IDS = re.compile(r"(?:ref-\d+|sec-\d+)")
+_LATER_IDS = lazy_pattern(r"(?:ref-\d+|sec-\d+)")
 
 
 def slugify(text: str) -> str:
@@ -51,7 +51,7 @@ class Targets:
 
     def resolve(self, fragment: str) -> str | None:
         """Return the id `fragment` stands for (itself when it is one), or None when it matches none."""
-        if fragment in self.exact or _LATER_IDS.fullmatch(fragment):
+        if fragment in self.exact or _LATER_IDS().fullmatch(fragment):
             return fragment
         written = unquote(fragment)
         slug = slugify(written)
