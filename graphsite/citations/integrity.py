@@ -184,7 +184,16 @@ def _matches(acceptance: Acceptance, raw: _Raw) -> bool:
     if not acceptance.url:
         return True
     pattern = urls.normalize(acceptance.url)
-    return any(fnmatch.fnmatchcase(urls.normalize(u), pattern) for u in raw.urls)
+    return any(_fnmatch(urls.normalize(u), pattern) for u in raw.urls)
+
+
+def _fnmatch(url: str, pattern: str) -> bool:
+    """Return fnmatch.fnmatchcase(url, pattern), without compiling a regular expression for a pattern that is a
+    URL without `*`, `?` or `[` (most acceptances: the URL itself), or one with a single `*`, at its end."""
+    head = pattern[:-1] if pattern.endswith("*") else pattern
+    if any(c in head for c in "*?["):
+        return fnmatch.fnmatchcase(url, pattern)
+    return url.startswith(head) if head != pattern else url == pattern
 
 
 def _apply(raw: _Raw, accept: Sequence[Acceptance]) -> Finding:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphsite import urls
 from graphsite.builder.model import InlineCitation, Reference
 from graphsite.builder.report import read_report
-from graphsite.citations.integrity import CODES, check_citations, citation_counts, unmatched_acceptances
+from graphsite.citations.integrity import CODES, _fnmatch, check_citations, citation_counts, unmatched_acceptances
 from graphsite.config import Acceptance, load_config
 from graphsite.errors import ConfigError
 
@@ -255,3 +258,14 @@ def test_normalize_is_memoised_and_origin_keys_a_host_however_it_is_written():
     assert origin("http://example.org/") != origin("https://example.org/")
     assert origin("https://u@Example.org.:443/x") == origin("https://example.org/") == "https://example.org"
     assert origin("http://[::1]:8080/") == "http://[::1]:8080"
+
+
+# an acceptance's URL pattern against a finding's URL: fnmatch's answer, with or without a compiled pattern
+_GLOB = st.text(alphabet="ab/:.*?[]!\n", max_size=8)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(_GLOB, _GLOB)
+def test_an_acceptance_pattern_matches_as_fnmatch_does(url: str, pattern: str) -> None:
+    assert _fnmatch(url, pattern) == fnmatch.fnmatchcase(url, pattern)
+    assert _fnmatch(url + pattern, pattern + "*") == fnmatch.fnmatchcase(url + pattern, pattern + "*")
