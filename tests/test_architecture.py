@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "graphsite"
 # The shared modules at the root of the package: every part may use them; they use no part.
 SHARED = {"config", "errors", "output", "paths", "labels", "atomic", "signals", "urls", "codes", "values", "patterns",
-          "trust",
+          "trust", "digests",
           "__init__", "__main__"}
 # Each external client, and the only modules allowed to import it (the lab is tooling with its own clients).
 ADAPTERS = {
