@@ -2,10 +2,10 @@
 history make on the lab, step by step.
 
 Not a test, and not timed: it counts requests. The Docker ones through a response hook on the docker SDK's own
-session (the client handed to `Swarm`), the Cloudflare ones from the lab's fake Cloudflare count of the calls it
-answered. The
-converge and verify steps poll until the world has converged, so their count depends on timing: it is printed
-apart. To compare with an older commit, run the same file with that commit's `graphsite` first on the path:
+session (the client handed to `Swarm`), the Cloudflare ones from the lab's fake Cloudflare's count of the calls
+it answered. The converge and verify steps poll until the world has converged, so their count depends on timing:
+it is printed apart. To compare with an older commit, run the same file with that commit's `graphsite` first on
+the path:
 
     scripts/lab up
     .venv/bin/python benchmarks/api_calls.py [--content config|bind] [--no-verify] [--each]

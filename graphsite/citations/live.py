@@ -234,7 +234,8 @@ def _import_network_half(*, checker: bool = True) -> None:
     The import makes about 16,000 objects that live as long as the process (asyncio's, the checker's), and the
     collection it set off in the middle of asyncio scanned every one of them for nothing: 7 ms of CPU, a twentieth
     of a check of 200 links (benchmarks/links_vs_peers.py). Frozen, they are never scanned; the collections of
-    the check see only what the check makes. Once a process: frozen objects that become garbage in a cycle stay.
+    the check see only what the check makes. Each call that imports freezes what is alive then (the order's
+    import, then the checker's, may freeze twice in a run): frozen objects that become garbage in a cycle stay.
     One thread at a time: a second thread would read the collector as the first one left it (off) and keep it off."""
     wanted = ("graphsite.citations.network", *(("graphsite.citations.checker",) if checker else ()))
     if all(name in sys.modules for name in wanted):

@@ -146,7 +146,7 @@ def deployed_page(report: Report, subdomain: str, config: Config, clients: Clien
     its "Changed since" note when site.show_changes and the live page was read, and what it changes against the
     live page; None for a first deploy (no service of the name: `current`, as deploy's survey read it), which has
     nothing to compare with. A live page that cannot be read is an unknown, never "nothing changed". Last, the
-    live page as read (None: none, or its read failed), for the deploy to keep without reading it again."""
+    live page as read (None: none, or it could not be read), for the deploy to keep without reading it again."""
     from graphsite.builder.build import check_theme
     from graphsite.errors import GraphsiteError
     from graphsite.usecases.build import rendered_page
