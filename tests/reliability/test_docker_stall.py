@@ -38,7 +38,9 @@ def test_dockerd_stalled_past_the_client_timeout_mid_deploy_fails_in_one_line_an
 
 def test_dockerd_stalled_mid_teardown_no_traceback_and_a_later_teardown_is_clean(driver, names):
     """The stall starts when teardown prints its first step (it used to start before the process did: a
-    start-up slower than the stall minus the client timeout, on a busy machine, let dockerd answer)."""
+    start-up slower than the stall minus the client timeout, on a busy machine, let dockerd answer). Which Docker
+    step it meets depends on how fast the stop lands: the service's removal takes about 10 ms, and the test's
+    SIGSTOP, sent once it has read the route's line, may come after it (then the configs' removal meets it)."""
     name = names()
     made = driver.run("deploy", "--subdomain", name, "--no-verify")
     assert made.code == 0, made
@@ -49,7 +51,8 @@ def test_dockerd_stalled_mid_teardown_no_traceback_and_a_later_teardown_is_clean
     assert run.signalled, run
     assert run.code == 1, run
     assert not run.traceback, run
-    assert "failed    service" in run.stdout and "the Docker daemon did not answer in time" in run.stdout, str(run)
+    stalled = [line for line in run.stdout.splitlines() if line.startswith(("failed    service", "failed    config"))]
+    assert any("the Docker daemon did not answer in time" in line for line in stalled), str(run)
     assert f"run `graphsite teardown {name}` again" in run.stderr, run
     again = driver.run("teardown", name)
     assert again.code == 0, again
