@@ -66,8 +66,7 @@ def remove_bind_dir(directory: Path, stamp: Stamp) -> bool:
     with _page_directory(directory) as folder:
         if folder is None:
             return False
-        marker = files.ours(directory / MARKER, "the page directory's marker",
-                            partial(files.read_own_at, folder.fd, MARKER, directory / MARKER))
+        marker = _marker(folder)
         found = Stamp.from_marker(marker.decode("utf-8", errors="replace")) if marker is not None else None
         if found is None or found.name != directory.name:
             raise DeployError(f"{directory} exists but graphsite did not make it; left in place",
@@ -151,13 +150,11 @@ def _opened(stack: contextlib.ExitStack, parent: int | None, name: str) -> int:
 
 
 def _marker(folder: _Folder) -> bytes | None:
-    """Return the marker of `folder` to put back should the folder not go; None when there is none that can be
-    graphsite's (a link, no file) or it cannot be read (then it is not removed either: unlink fails alike, or
-    the listing does)."""
-    try:
-        return files.read_own_at(folder.fd, MARKER, folder.path / MARKER)
-    except OSError:
-        return None
+    """Return the marker of `folder` (to judge it by, and to put back should the folder not go); None when there
+    is none that can be graphsite's (no file, a link, no regular file). One that cannot be read raises
+    DeployError: an unreadable marker is not "no marker", and unlinking it needs no right to read it."""
+    path = folder.path / MARKER
+    return files.ours(path, "its marker", partial(files.read_own_at, folder.fd, MARKER, path))
 
 
 def _said(stamp: Stamp) -> str:

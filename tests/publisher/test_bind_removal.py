@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, bind_removal
 from graphsite.publisher.deployment import MARKER, Stamp
+from tests.publisher.nobody import as_nobody
 
 # Bind mode chowns the page to uid 1000, as production does; chattr needs root too.
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="bind mode chowns to uid 1000: run as root")
@@ -206,6 +208,26 @@ def test_a_temporary_judged_without_a_marker_is_left_when_one_that_does_not_pars
     assert changed.value.detail == (f"{temporary}: a deploy's temporary directory whose marker changed since it "
                                     "was judged; left in place")
     assert _tree(temporary) == before
+
+
+def test_a_temporary_judged_without_a_marker_is_left_when_one_that_cannot_be_read_appeared():
+    """Before, a marker that could not be read counted as none: a temporary the survey saw without one was
+    removed, the marker that had appeared unlinked unread (unlinking needs the directory's rights, not the
+    file's). Now a marker that cannot be read is a failed read, named, and nothing is removed."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        temporary = Path(base) / ".gs-bind.0123456789ab.tmp"
+        temporary.mkdir()
+        (temporary / "index.html").write_text("half")
+        assert bind.temporaries(Path(base), "example.com")["gs-bind"][temporary].stamp is None
+        (temporary / MARKER).write_text("not nobody's to read\n")
+        (temporary / MARKER).chmod(0o600)  # root's: nobody may not read it
+        temporary.chmod(0o777)  # but may unlink what is in the directory
+        before = _tree(temporary)
+        with as_nobody(), pytest.raises(DeployError) as unread:
+            bind_removal.remove_temporary(temporary, None)
+        assert unread.value.detail == f"{temporary / MARKER}: cannot read its marker: Permission denied"
+        assert _tree(temporary) == before
 
 
 def test_a_links_target_is_shown_escaped_in_a_refusal(tmp_path):
