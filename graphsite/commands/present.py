@@ -130,7 +130,7 @@ def build_summary(outcome: BuildOutcome) -> None:
     if output.verbosity() < 0:  # -q shows none of it: nothing is counted
         return
     shown = hidden = 0
-    for warning in outcome.warnings():
+    for warning in outcome.warnings:
         where = f"line {warning['line']}: " if warning["line"] else ""
         text = f"{where}{warning['code']}: {warning['message']}"
         if warning.get("accepted"):
@@ -143,7 +143,7 @@ def build_summary(outcome: BuildOutcome) -> None:
             hidden += 1
     if hidden:
         output.warn(f"… and {hidden} more (-v shows them, --json lists them)")
-    summary = outcome.counts()
+    summary = outcome.counts
     counts = summary["citations"]
     output.info(f"Built {outcome.path} ({summary['bytes'] / 1024:.0f} KB) in {outcome.seconds:.2f} s: "
                 f"{summary['sections']} sections, {counts['inline']} citations, {counts['references']} "

@@ -7,6 +7,7 @@ citation checks, and the citation checks import only the builder's report model 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,17 +48,19 @@ class BuildOutcome:
 
     def summary(self) -> dict[str, Any]:
         """Return the --json object."""
-        return {"output": str(self.path), **self.counts(), "sha256": self.page.sha256, "title": self.page.title,
-                "js_bytes": self.page.js_bytes, "warnings": self.warnings()}
+        return {"output": str(self.path), **self.counts, "sha256": self.page.sha256, "title": self.page.title,
+                "js_bytes": self.page.js_bytes, "warnings": self.warnings}
 
+    @functools.cached_property  # made once for the summary line and --json's object alike, and only when asked
     def counts(self) -> dict[str, Any]:
-        """Return the summary line's numbers: the page's bytes, its sections and its citations' counts."""
+        """The summary line's numbers: the page's bytes, its sections and its citations' counts."""
         report = self.page.report
         return {"bytes": len(self.page.html.encode("utf-8")), "sections": len(report.sections),
                 "citations": citation_counts(report.citations, report.references, report.links).as_dict()}
 
+    @functools.cached_property
     def warnings(self) -> list[dict[str, Any]]:
-        """Return the build's warnings and the citation findings, as the --json object lists them."""
+        """The build's warnings and the citation findings, as the --json object lists them."""
         report = self.page.report
         return [{"code": f.code, "message": f.message, "line": f.line, "number": f.number,
                  **({"accepted": f.accepted} if f.accepted else {})} for f in (*report.warnings, *report.findings)]
