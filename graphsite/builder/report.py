@@ -265,7 +265,8 @@ class _UniqueIds:
         if 'id="' not in fragment and 'name="' not in fragment:
             return fragment
         # In tags only: `<a id="x">` written in a code span is text, and stays whole.
-        return CLEAN_TAG.sub(lambda tag: _ID_ATTRIBUTE().sub(self._keep_first, tag.group(0)), fragment)
+        ids = _ID_ATTRIBUTE()
+        return CLEAN_TAG.sub(lambda tag: ids.sub(self._keep_first, tag.group(0)), fragment)
 
     def _keep_first(self, match: re.Match[str]) -> str:
         key = (match.group(1), match.group(2))

@@ -176,8 +176,9 @@ def _front_matter_end(lines: list[str]) -> int | None:
     """Return the index of the closing `---` when the file opens with YAML front matter."""
     if not _opens_front_matter(lines):
         return None
+    close = _CLOSE()
     for index in range(1, len(lines)):
-        if _CLOSE().match(lines[index]):
+        if close.match(lines[index]):
             return index
     return None
 
