@@ -70,16 +70,17 @@ def _theme_file(path: Path) -> str:
         raise BuildError(f"{path}: cannot read the theme's file: {why}", hint="reinstall graphsite") from None
 
 
-def _digest(text: str) -> str:
+def csp_source(text: str) -> str:
+    """Return the CSP source that allows the inline script or style `text` (`'sha256-…'`)."""
     return "'sha256-" + binascii.b2a_base64(digests.sha256(text.encode("utf-8")).digest(), newline=False).decode() + "'"
 
 
 def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",
                             fonts_js: str = "") -> str:
     """Return the page's CSP: nothing by default, then exactly its own style, script, fonts and images."""
-    style = ([_digest(font_css)] if font_css else []) + [_digest(css)]  # in the page's order
+    style = ([csp_source(font_css)] if font_css else []) + [csp_source(css)]  # in the page's order
     style += ["https://fonts.googleapis.com"] if fonts == "google" else []
-    script = ([_digest(fonts_js)] if fonts_js else []) + [_digest(js)]  # in the page's order
+    script = ([csp_source(fonts_js)] if fonts_js else []) + [csp_source(js)]  # in the page's order
     parts = ["default-src 'none'", f"style-src {' '.join(style)}", f"script-src {' '.join(script)}"]
     if fonts == "google":
         parts.append("font-src https://fonts.gstatic.com")

@@ -4,8 +4,6 @@ long-polls the server: a new good build reloads the page; a failed one shows an 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html as html_text
 import json
 import mimetypes
@@ -19,7 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from graphsite import output
+from graphsite import digests, output
+from graphsite.builder.render import csp_source
 from graphsite.errors import GraphsiteError
 
 EVENTS = "/__graphsite/events"
@@ -65,7 +64,7 @@ RELOAD_JS = """(() => {
 def inject_reload(html: str, page: int) -> str:
     """Return `html` with the reload script before </body>, its hash and `connect-src 'self'` added to the CSP."""
     script = RELOAD_JS % {"page": page, "events": EVENTS}
-    digest = "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
+    digest = csp_source(script)
 
     def widen(match: re.Match[str]) -> str:
         parts = [p.strip() for p in html_text.unescape(match[2]).split(";") if p.strip()]
@@ -136,7 +135,7 @@ class Preview:
         stamps: dict[Path, bytes | None] = {}
         for path in self._watched():
             try:
-                stamps[path] = hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+                stamps[path] = digests.blake2b(path.read_bytes(), digest_size=16).digest()
             except OSError:
                 stamps[path] = None
         return stamps
