@@ -13,7 +13,10 @@
    total concurrency). Beside the wall time: the CPU time (user + system, whole process, and per URL; "past
    start" is per URL after the tool's start-up CPU on a report without links) and the wall time from the start
    to the first request a host received; every run's wall time is listed under the
-   median (to see whether graphsite is ahead in each run, not only in the median). The start-up of each tool on
+   median (to see whether graphsite is ahead in each run, not only in the median). Under each scenario, the floor:
+   the CPU of a process that only starts the interpreter, imports asyncio and parses the report with the page's
+   own parser (graphsite's builder), a lower bound of any check in Python of exactly what the page links to. The
+   start-up of each tool on
    a report without links is printed first. A tool that takes more than 30 s runs once, and is stopped at 150 s.
 2. Pitfalls: each tool on the pitfall paths of tests/citations (one fresh server per tool), with a 1 s timeout
    and fragment checking switched on where the tool has it; each verdict beside the right one. Two rows are
@@ -263,7 +266,9 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
                   f"{'CPU ms/URL':>10} {'past start':>10} {'1st req s':>9} {'peak MiB':>9}  {'most per host':>13}  "
                   "exit")
             runs: dict[str, list[tuple[Run, int]]] = {tool: [] for tool in _tools()}
+            floors: list[Run] = []
             for _ in range(rounds):  # the tools take turns, so that a change in the machine's load hits all
+                floors.append(_run(_floor_command(markdown), work))
                 for tool in _tools():
                     if runs[tool] and runs[tool][0][0].seconds >= SLOW_TOOL:
                         continue  # a tool that takes minutes runs once
@@ -286,7 +291,31 @@ def speed(work: Path, rounds: int, scenarios: list[tuple[int, int]]) -> dict[str
                       f"{peak or 0:>9.0f}  {most:>13}  {done[-1][0].code:>4}"
                       + ("" if len(done) == rounds else f"  ({len(done)} run)"))
                 print(f"{'':<12}  every run (wall s): " + " ".join(f"{r.seconds:.2f}" for r, _ in done))
+            floor = statistics.median(r.cpu for r in floors)
+            peer = {tool: statistics.median(r.cpu for r, _ in done) for tool, done in runs.items()}
+            print(f"floor: {floor:.3f} s CPU, what any check in Python that reads links with the page's own parser "
+                  "spends before its first answer is read (the interpreter, asyncio, the builder's parse of this "
+                  "report; no request)" + (f": {floor / peer['lychee']:.2f}x lychee's whole run"
+                                           if "lychee" in peer else ""))
     return medians
+
+
+# The floor: the interpreter, asyncio and the builder's parse of the report, with graphsite's own collector setting,
+# and nothing else (no request, no verdict, no output): a lower bound of graphsite's whole run on that report.
+_FLOOR = """
+import gc, sys
+from graphsite.entry import START_UP_GC_THRESHOLD
+gc.set_threshold(*START_UP_GC_THRESHOLD)
+import asyncio
+from pathlib import Path
+from graphsite.builder.report import report_from_source
+from graphsite.builder.source import read_source
+report_from_source(read_source(Path(sys.argv[1]), max_bytes=1 << 30))
+"""
+
+
+def _floor_command(markdown: Path) -> list[str]:
+    return [sys.executable, "-c", _FLOOR, str(markdown)]
 
 
 def _verdicts(tool: str, stdout: str, base: str, paths: list[str]) -> dict[str, str]:
