@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the adapters' value types; importing them here must not imp
     from graphsite.publisher.deployment import Leftover, Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
-    from graphsite.publisher.swarm import DaemonFacts, NetworkFacts, Service, Task
+    from graphsite.publisher.swarm import DaemonFacts, Expected, NetworkFacts, Service, ServiceOutcome, Task
 
 
 class SwarmPort(Protocol):
@@ -55,11 +55,9 @@ class SwarmPort(Protocol):
 
     def remove_config(self, name: str) -> bool: ...
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
-        """Create the service or roll it to `spec` (created, updated, unchanged); with `new`, leave one found
-        under its name as it is and return `swarm.EXISTS`; with `seen` (the id of the service the plan read),
-        leave it as it is unless it is that one (`swarm.GONE`, `swarm.ANOTHER`): the look before the write is the
-        adapter's own."""
+    def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
+        """Create the service or roll it to `spec` where the name holds what `expected` says the plan read
+        (`swarm.service_verdict`, the look before the write being the adapter's own)."""
         ...
 
     def restore_previous(self, spec: ServiceSpec) -> bool: ...

@@ -7,6 +7,7 @@ import contextlib
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import docker
@@ -21,10 +22,6 @@ from graphsite.publisher.plan import ConfigFile, ServiceSpec
 
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
 _FAILED = {"failed", "rejected", "orphaned"}
-EXISTS = "exists"  # what ensure_service(new=True) says of a service it found and left alone
-# what ensure_service(seen=ID) says when the service under the name is not the one its caller's plan read: none
-# any more, or another made since (a teardown and a deploy run on another host); it is left as it is
-GONE, ANOTHER = "gone", "another"
 
 
 @dataclass(frozen=True)
@@ -174,31 +171,25 @@ class Swarm:
         """Return every service graphsite made (those labelled graphsite.subdomain)."""
         return [_service(raw) for raw in self.api.services(filters={"label": NAME})]
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
-        """Create the service or roll it to `spec`; return created, updated or unchanged. With `new`, the caller
-        found none: one there now is left as it is (EXISTS), never rolled to `spec`. With `seen` (the id of the
-        service the caller's plan read), the one there now must be that one: none any more is GONE, another is
-        ANOTHER, and either is left as it is."""
+    def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
+        """Create the service or roll it to `spec`, only where the name holds what `expected` says the caller's
+        plan read (service_verdict); return what was done, or why the name was left as it is."""
         current = self.service(spec.name)
-        if new and current is not None:
-            return EXISTS
-        if seen is not None and (current is None or current.id != seen):
-            return GONE if current is None else ANOTHER
-        if runs(current, spec):
-            return "unchanged"
+        verdict = service_verdict(current, spec, expected)
+        if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
+            return verdict
         template, config = self._task_template(spec), self._update_config()
         kwargs = {"task_template": template, "name": spec.name, "labels": dict(spec.labels),
                   "mode": types.ServiceMode("replicated", replicas=spec.replicas), "update_config": config,
                   "endpoint_spec": types.EndpointSpec(mode=spec.endpoint_mode)}
-        api = self.api.doing(f"{'create' if current is None else 'update'} service {spec.name}")
         if current is None:
-            api.create_service(**kwargs)
-            return "created"
+            self.api.doing(f"create service {spec.name}").create_service(**kwargs)
+            return verdict
         try:
-            api.update_service(current.id, current.version, **kwargs)
+            self.api.doing(f"update service {spec.name}").update_service(current.id, current.version, **kwargs)
         except docker.errors.NotFound:  # removed between the look above and this write: left as it is
-            return GONE
-        return "updated"
+            return ServiceOutcome.GONE
+        return verdict
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         """Put the service back on the spec it had before `spec` was applied (the undo of a redeploy); return
@@ -435,6 +426,44 @@ def runs(current: Service | None, spec: ServiceSpec) -> bool:
     return current is not None and (current.labels == dict(spec.labels) and current.replicas == spec.replicas
             and same_image(current.image, spec.image)
             and current.configs == tuple(sorted(c.name for c in spec.configs)))
+
+
+class ServiceOutcome(StrEnum):
+    """What ensure_service did under a service's name (service_verdict decides it before the write)."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    EXISTS = "exists"  # one is there where the plan read none: left as it is, never rolled to this run's spec
+    GONE = "gone"  # none is there where the plan read one (another host's teardown): not made again
+    ANOTHER = "another"  # another service holds the name (another host's teardown, then a deploy): left as it is
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a caller's plan read under a service's name, the only thing ensure_service may change there: no
+    service (`Expected.read(None)`), or the service `id` as it was at Swarm's `version` index."""
+
+    id: str | None = None
+    version: int = 0
+
+    @classmethod
+    def read(cls, service: Service | None) -> Expected:
+        """Return what a plan that read `service` (None: no service) expects."""
+        return cls() if service is None else cls(service.id, service.version)
+
+
+def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
+    """Return what ensure_service does with `current`, the service under `spec`'s name now, given what the plan
+    read (pure): create it, roll it to `spec`, leave it unchanged, or leave it as it is because it is not what the
+    plan read."""
+    if expected.id is None:
+        return ServiceOutcome.CREATED if current is None else ServiceOutcome.EXISTS
+    if current is None:
+        return ServiceOutcome.GONE
+    if current.id != expected.id:
+        return ServiceOutcome.ANOTHER
+    return ServiceOutcome.UNCHANGED if runs(current, spec) else ServiceOutcome.UPDATED
 
 
 def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:

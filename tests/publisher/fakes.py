@@ -32,15 +32,16 @@ from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, Ro
 from graphsite.publisher.probe import Probe
 from graphsite.publisher.stores import RouteFiles
 from graphsite.publisher.swarm import (
-    ANOTHER,
-    EXISTS,
-    GONE,
     DaemonFacts,
+    Expected,
     NetworkFacts,
     Service,
+    ServiceOutcome,
     SwarmError,
     Task,
     config_labels,
+    runs,
+    service_verdict,
 )
 
 _T = TypeVar("_T")
@@ -224,41 +225,35 @@ class FakeSwarm:
 
         return self._run("remove_config", remove)
 
-    def ensure_service(self, spec: ServiceSpec, *, new: bool = False, seen: str | None = None) -> str:
-        def apply() -> str:
+    def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
+        def apply() -> ServiceOutcome:
             current = self.services_by_name.get(spec.name)
-            if new and current is not None:
-                return EXISTS
-            if seen is not None and (current is None or current.id != seen):  # as the adapter says
-                return GONE if current is None else ANOTHER
-            wanted = Service(id=current.id if current else f"svc{next(self._ids)}", name=spec.name,
-                             labels=dict(spec.labels), replicas=spec.replicas,
-                             configs=tuple(sorted(c.name for c in spec.configs)),
-                             version=(current.version + 1) if current else 1, image=spec.image)
-            if current == wanted or (current and (current.labels, current.configs) == (wanted.labels,
-                                                                                         wanted.configs)):
-                return "unchanged"
+            verdict = service_verdict(current, spec, expected)  # the adapter's own rule
+            if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
+                return verdict
             missing = sorted({c.name for c in spec.configs} - set(self.config_labels))
             if missing:  # as the adapter refuses (and Swarm would): a spec that mounts a config that is not there
                 raise DeployError(f"Docker: config {missing[0]} is missing")
             if current:
                 self.previous[spec.name] = current
                 self.previous_mounts[spec.name] = self.mounts.get(spec.name, {})
-            self.services_by_name[spec.name] = wanted
+            self.services_by_name[spec.name] = Service(
+                id=current.id if current else f"svc{next(self._ids)}", name=spec.name, labels=dict(spec.labels),
+                replicas=spec.replicas, configs=tuple(sorted(c.name for c in spec.configs)),
+                version=(current.version + 1) if current else 1, image=spec.image)
             self.mounts[spec.name] = {c.target: c.name for c in spec.configs}
             self.created.append(f"service {spec.name}")
-            return "updated" if current else "created"
+            return verdict
 
         return self._run("ensure_service", apply)
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         def restore() -> bool:
             current, previous = self.services_by_name.get(spec.name), self.previous.get(spec.name)
-            applied = (dict(spec.labels), tuple(sorted(c.name for c in spec.configs)))
-            if current is None or previous is None or (current.labels, current.configs) != applied:
+            if current is None or previous is None or not runs(current, spec):
                 return False  # as the adapter: no service, no previous spec, or not the spec this run applied
             del self.previous[spec.name]
-            self.services_by_name[spec.name] = previous
+            self.services_by_name[spec.name] = replace(previous, version=current.version + 1)
             self.mounts[spec.name] = self.previous_mounts.pop(spec.name, {})
             return True
 

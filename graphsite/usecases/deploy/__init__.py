@@ -43,7 +43,7 @@ from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import BindStore, DnsPort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
-from graphsite.publisher.swarm import ANOTHER, EXISTS, GONE, Service, config_labels, runs
+from graphsite.publisher.swarm import Expected, Service, ServiceOutcome, config_labels, runs
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
@@ -501,13 +501,12 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         # only created (one made since, by a run of another configuration, is left alone; the undo removes only a
         # service with this run's stamp), and a redeploy rolls only the service it judged, never one made since
         # by another host's teardown and deploy, nor makes one again after another host removed it
-        seen = prepared.current.id if prepared.current is not None else None
-        changed = swarm.ensure_service(plan.service, new=seen is None, seen=seen)
-        if changed == EXISTS:
+        changed = swarm.ensure_service(plan.service, Expected.read(prepared.current))
+        if changed is ServiceOutcome.EXISTS:
             raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
                               hint="another graphsite configuration may deploy this name: choose another one")
-        if changed in (GONE, ANOTHER):
-            what = "was removed" if changed == GONE else "was replaced by another service"
+        if changed in (ServiceOutcome.GONE, ServiceOutcome.ANOTHER):
+            what = "was removed" if changed is ServiceOutcome.GONE else "was replaced by another service"
             raise DeployError(f"the Swarm service {plan.subdomain} {what} since this deploy's plan read it; "
                               "left as it is",
                               hint=f"run `graphsite list {plan.subdomain}` to see what holds the name, then deploy "

@@ -1,0 +1,89 @@
+"""ensure_service's rule (swarm.service_verdict), on the fake that shares it with the adapter: what is created,
+rolled, left unchanged, or left as it is because the name no longer holds what the plan read."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from graphsite.publisher.plan import DeployPlan
+from graphsite.publisher.swarm import Expected, Service, ServiceOutcome
+from tests.publisher.fakes import FakeSwarm
+
+
+def _swarm(plan: DeployPlan) -> FakeSwarm:
+    swarm = FakeSwarm()
+    for item in plan.service.configs:
+        swarm.ensure_config(plan.stamp, item)
+    return swarm
+
+
+def _deployed(plan: DeployPlan) -> tuple[FakeSwarm, Service]:
+    """Return a swarm where the plan's service runs, and the service as a plan reads it."""
+    swarm = _swarm(plan)
+    assert swarm.ensure_service(plan.service, Expected.read(None)) is ServiceOutcome.CREATED
+    read = swarm.service(plan.service.name)
+    assert read is not None
+    return swarm, read
+
+
+def test_none_read_and_none_there_is_created(fixed_plan):
+    swarm = _swarm(fixed_plan)
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(None)) is ServiceOutcome.CREATED
+    assert swarm.created[-1] == f"service {fixed_plan.service.name}"
+
+
+def test_none_read_but_one_there_now_is_left_as_it_is(fixed_plan):
+    swarm = _swarm(fixed_plan)
+    swarm.add_service(fixed_plan.service.name, {"graphsite.fqdn": "other.example.org"})
+    theirs = swarm.services_by_name[fixed_plan.service.name]
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(None)) is ServiceOutcome.EXISTS
+    assert swarm.services_by_name[fixed_plan.service.name] == theirs
+
+
+def test_the_service_read_running_the_spec_is_unchanged(fixed_plan):
+    swarm, read = _deployed(fixed_plan)
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(read)) is ServiceOutcome.UNCHANGED
+    assert swarm.services_by_name[fixed_plan.service.name] == read
+
+
+@pytest.mark.parametrize("other", [
+    {"labels": {"graphsite.title": "Before"}},
+    {"configs": ("another-config",)},
+    {"replicas": 2},
+    {"image": "caddy:2.7-alpine"},
+], ids=["labels", "configs", "replicas", "image"])
+def test_the_service_read_running_another_spec_is_rolled_to_this_one(fixed_plan, other):
+    """Before, the fake judged "unchanged" from the labels and configs only, while the adapter also compares the
+    replicas and the image: a rule proven on the fake was not the adapter's."""
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    swarm.services_by_name[name] = before = replace(read, **other)
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(before)) is ServiceOutcome.UPDATED
+    now = swarm.services_by_name[name]
+    assert (replace(now, version=read.version), now.version) == (read, before.version + 1)
+
+
+def test_an_image_swarm_resolved_to_a_digest_is_the_configured_one(fixed_plan):
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    swarm.services_by_name[name] = resolved = replace(read, image=f"{read.image}@sha256:{'0' * 64}")
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(resolved)) is ServiceOutcome.UNCHANGED
+
+
+def test_a_service_removed_since_the_read_is_not_made_again(fixed_plan):
+    swarm, read = _deployed(fixed_plan)
+    swarm.remove_service(fixed_plan.service.name)
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(read)) is ServiceOutcome.GONE
+    assert fixed_plan.service.name not in swarm.services_by_name
+
+
+def test_another_service_made_since_the_read_is_left_as_it_is(fixed_plan):
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    swarm.remove_service(name)
+    swarm.add_service(name, {"graphsite.fqdn": "other.example.org"})
+    theirs = swarm.services_by_name[name]
+    assert swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read)) is ServiceOutcome.ANOTHER
+    assert swarm.services_by_name[name] == theirs
