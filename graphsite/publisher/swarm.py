@@ -173,7 +173,9 @@ class Swarm:
 
     def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
         """Create the service or roll it to `spec`, only where the name holds what `expected` says the caller's
-        plan read (service_verdict); return what was done, or why the name was left as it is."""
+        plan read (service_verdict); return what was done, or why the name was left as it is. An update is sent
+        at the version the plan read: Docker refuses it when another run changed the service since, and so does
+        this (a SwarmError that says so), never overwriting that change."""
         current = self.service(spec.name)
         verdict = service_verdict(current, spec, expected)
         if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
@@ -186,9 +188,13 @@ class Swarm:
             self.api.doing(f"create service {spec.name}").create_service(**kwargs)
             return verdict
         try:
-            self.api.doing(f"update service {spec.name}").update_service(current.id, current.version, **kwargs)
+            self.api.doing(f"update service {spec.name}").update_service(current.id, expected.version, **kwargs)
         except docker.errors.NotFound:  # removed between the look above and this write: left as it is
             return ServiceOutcome.GONE
+        except SwarmError as exc:
+            if "update out of sequence" in str(exc.__cause__):
+                raise changed_since(spec.name, expected) from exc
+            raise
         return verdict
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
@@ -456,7 +462,7 @@ class Expected:
 def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
     """Return what ensure_service does with `current`, the service under `spec`'s name now, given what the plan
     read (pure): create it, roll it to `spec`, leave it unchanged, or leave it as it is because it is not what the
-    plan read."""
+    plan read. The version is not compared here: the write carries it, and Docker's answer decides."""
     if expected.id is None:
         return ServiceOutcome.CREATED if current is None else ServiceOutcome.EXISTS
     if current is None:
@@ -464,6 +470,14 @@ def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expect
     if current.id != expected.id:
         return ServiceOutcome.ANOTHER
     return ServiceOutcome.UNCHANGED if runs(current, spec) else ServiceOutcome.UPDATED
+
+
+def changed_since(name: str, expected: Expected) -> SwarmError:
+    """Return the refusal of an update Docker answered "update out of sequence": the service is no longer at the
+    version the plan read."""
+    return SwarmError(f"Docker: service {name} was changed by another run since this run read it (at version "
+                      f"{expected.version}); this run's update was refused and the service left as it is",
+                      hint="run the command again: it will read the service as it is now and decide again")
 
 
 def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:

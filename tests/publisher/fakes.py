@@ -39,6 +39,7 @@ from graphsite.publisher.swarm import (
     ServiceOutcome,
     SwarmError,
     Task,
+    changed_since,
     config_labels,
     runs,
     service_verdict,
@@ -231,6 +232,8 @@ class FakeSwarm:
             verdict = service_verdict(current, spec, expected)  # the adapter's own rule
             if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
                 return verdict
+            if current is not None and current.version != expected.version:  # as Docker refuses a stale update
+                raise changed_since(spec.name, expected)
             missing = sorted({c.name for c in spec.configs} - set(self.config_labels))
             if missing:  # as the adapter refuses (and Swarm would): a spec that mounts a config that is not there
                 raise DeployError(f"Docker: config {missing[0]} is missing")

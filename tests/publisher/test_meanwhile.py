@@ -7,6 +7,7 @@ reporter (fakes.Meanwhile) as a step starts, every port an in-memory fake."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,25 @@ def test_a_redeploy_rolls_only_the_service_its_plan_read(tmp_path):
     with pytest.raises(DeployError, match="site-1 was removed since this deploy's plan"):
         _deploy(config, clients, tmp_path, "Four.", Meanwhile({"service": lambda: swarm.remove_service("site-1")}))
     assert "site-1" not in swarm.services_by_name
+
+
+def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_the_plan(tmp_path):
+    """Another host rolls the same service (its own redeploy, or `docker service update`) between this redeploy's
+    plan and its service step: the same service, so the id alone passed, and its change was overwritten. The update
+    carries the version the plan read: it is refused, theirs kept, and what this run made is undone."""
+    config, clients = fake_world(tmp_path)
+    swarm = clients.swarm
+    assert isinstance(swarm, FakeSwarm)
+    _deploy(config, clients, tmp_path, "One.")
+    read = swarm.services_by_name["site-1"]
+
+    def redeployed() -> None:
+        swarm.services_by_name["site-1"] = replace(read, replicas=2, version=read.version + 1)
+
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": redeployed}))
+    assert refused.value.detail == ("Docker: service site-1 was changed by another run since this run read it (at "
+                                    f"version {read.version}); this run's update was refused and the service left "
+                                    "as it is")
+    assert swarm.services_by_name["site-1"] == replace(read, replicas=2, version=read.version + 1)
+    assert set(swarm.config_labels) == set(read.configs)  # this run's page config was undone

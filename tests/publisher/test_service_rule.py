@@ -1,5 +1,6 @@
 """ensure_service's rule (swarm.service_verdict), on the fake that shares it with the adapter: what is created,
-rolled, left unchanged, or left as it is because the name no longer holds what the plan read."""
+rolled, left unchanged, or left as it is because the name no longer holds what the plan read; and the version
+the plan read, which an update carries (a service changed since is refused, as Docker refuses it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from graphsite.publisher.plan import DeployPlan
-from graphsite.publisher.swarm import Expected, Service, ServiceOutcome
+from graphsite.publisher.swarm import Expected, Service, ServiceOutcome, SwarmError
 from tests.publisher.fakes import FakeSwarm
 
 
@@ -87,3 +88,29 @@ def test_another_service_made_since_the_read_is_left_as_it_is(fixed_plan):
     theirs = swarm.services_by_name[name]
     assert swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read)) is ServiceOutcome.ANOTHER
     assert swarm.services_by_name[name] == theirs
+
+
+def test_an_update_from_a_stale_read_is_refused_and_the_other_run_s_change_kept(fixed_plan):
+    """Another run (another host) rolls the service between this run's read and its write: the write carries the
+    version this run read, and is refused as Docker refuses it ("update out of sequence"), never overwriting."""
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    theirs = replace(fixed_plan.service, labels=(*fixed_plan.service.labels, ("ops.note", "theirs")))
+    assert swarm.ensure_service(theirs, Expected.read(swarm.service(name))) is ServiceOutcome.UPDATED
+    changed = swarm.services_by_name[name]
+    with pytest.raises(SwarmError) as refused:
+        swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read))
+    assert refused.value.detail == (f"Docker: service {name} was changed by another run since this run read it (at "
+                                    f"version {read.version}); this run's update was refused and the service left "
+                                    "as it is")
+    assert refused.value.hint == "run the command again: it will read the service as it is now and decide again"
+    assert swarm.services_by_name[name] == changed
+
+
+def test_a_stale_read_of_a_service_that_already_runs_the_spec_writes_nothing(fixed_plan):
+    """Nothing to write, nothing to refuse: another run put exactly this spec there since the read."""
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    swarm.services_by_name[name] = now = replace(read, version=read.version + 1)
+    assert swarm.ensure_service(fixed_plan.service, Expected.read(read)) is ServiceOutcome.UNCHANGED
+    assert swarm.services_by_name[name] == now

@@ -500,7 +500,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         # ensure_service's own look (the one before its write) must find the service the plan read: a new one is
         # only created (one made since, by a run of another configuration, is left alone; the undo removes only a
         # service with this run's stamp), and a redeploy rolls only the service it judged, never one made since
-        # by another host's teardown and deploy, nor makes one again after another host removed it
+        # by another host's teardown and deploy, nor makes one again after another host removed it; its update
+        # carries the version the plan read, so one that another host redeployed since is refused, not overwritten
         changed = swarm.ensure_service(plan.service, Expected.read(prepared.current))
         if changed is ServiceOutcome.EXISTS:
             raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
