@@ -107,11 +107,15 @@ def test_a_redeploy_that_fails_verification_restores_the_previous_version(publab
     assert publab.run("teardown", name).exit_code == 0
 
 
+def _docker(*args: str) -> str:
+    done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def _as_made_by_an_older_release(publab, name: str, deployed: dict, tmp_path) -> None:
     """Make the service what the release before graphsite.version made: no version label, and a Caddyfile that
     sends no security headers (the configs stay stamped, so teardown still knows them)."""
-    import subprocess
-
     from graphsite.publisher.caddy import CADDYFILE_PATH
     from graphsite.publisher.deployment import VERSION, Stamp
 
@@ -121,18 +125,39 @@ def _as_made_by_an_older_release(publab, name: str, deployed: dict, tmp_path) ->
     config_name = f"{name}-caddyfile-older"
     current = next(c["name"] for c in deployed["service"]["configs"] if c["target"] == CADDYFILE_PATH)
 
-    def docker(*args: str) -> str:
-        done = subprocess.run(["docker", *args], capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
     # the deployment's own stamp, as on its other configs (before, a stamp with its fields out of place was not
     # proven ours, so neither the redeploy nor teardown removed the config and each run left one on the swarm)
-    stamp = json.loads(docker("config", "inspect", "--format", "{{json .Spec.Labels}}", current))
+    stamp = json.loads(_docker("config", "inspect", "--format", "{{json .Spec.Labels}}", current))
     assert Stamp.from_labels(stamp) is not None and Stamp.from_labels(stamp).fqdn == deployed["fqdn"]
-    docker("config", "create", *(f"--label={key}={value}" for key, value in stamp.items()), config_name, str(older))
-    docker("service", "update", "--quiet", "--label-rm", VERSION, "--config-rm", current,
-           "--config-add", f"source={config_name},target={CADDYFILE_PATH},mode=0444", name)
+    _docker("config", "create", *(f"--label={key}={value}" for key, value in stamp.items()), config_name, str(older))
+    _docker("service", "update", "--quiet", "--label-rm", VERSION, "--config-rm", current,
+            "--config-add", f"source={config_name},target={CADDYFILE_PATH},mode=0444", name)
+    _until_served_from(name, config_name)
+
+
+def _until_served_from(name: str, config_name: str, seconds: float = 60) -> None:
+    """Return once service `name` mounts `config_name`, its update completed and each running task mounts it;
+    fail saying what the swarm shows otherwise. `docker service update` exits 0 after the swarm rolled the update
+    back (failure_action rollback), and a start-first update leaves the old task serving for a moment."""
+    deadline, seen = time.monotonic() + seconds, "nothing yet"
+    while time.monotonic() < deadline:
+        service = json.loads(_docker("service", "inspect", name))[0]
+        status = service.get("UpdateStatus") or {}
+        mounted = [c["ConfigName"] for c in service["Spec"]["TaskTemplate"]["ContainerSpec"].get("Configs", [])]
+        if status.get("State") in ("rollback_started", "rollback_completed", "rollback_paused", "paused"):
+            history = _docker("service", "ps", "--no-trunc", "--format", "{{.Name}} {{.CurrentState}} {{.Error}}", name)
+            pytest.fail(f"the swarm did not take the test's update of {name} ({status['State']}: "
+                        f"{status.get('Message')}); its tasks:\n{history}")
+        ids = _docker("service", "ps", "--quiet", "--no-trunc", name).split()  # the old task too, while it stops
+        tasks = json.loads(_docker("inspect", "--type", "task", *ids)) if ids else []
+        serving = [[c["ConfigName"] for c in t["Spec"]["ContainerSpec"].get("Configs", [])] for t in tasks
+                   if t["Status"]["State"] == "running"]
+        seen = f"update {status.get('State')}, spec mounts {mounted}, running tasks mount {serving}"
+        if status.get("State") == "completed" and config_name in mounted and serving \
+                and all(config_name in configs for configs in serving):
+            return
+        time.sleep(0.5)
+    pytest.fail(f"service {name} did not come to serve {config_name} in {seconds:.0f} s: {seen}")
 
 
 def test_a_deployment_of_an_older_graphsite_says_so_in_a_few_short_lines(publab, tmp_path):
