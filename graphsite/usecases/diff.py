@@ -91,13 +91,6 @@ class LivePage:
     data: bytes
 
 
-def held_outline(subdomain: str, config: Config, clients: Clients, current: Service | None) -> Outline | None:
-    """The outline of the page the deployment `subdomain` serves, as `held_page` reads it; None when there is no
-    service of the name."""
-    page = held_page(subdomain, config, clients, current)
-    return _outline_of(page) if page is not None else None
-
-
 def held_page(subdomain: str, config: Config, clients: Clients, current: Service | None) -> LivePage | None:
     """The page the deployment `subdomain` serves, as the systems hold it (its page config, or its
     directory in bind mode; no request to the edge, so a private page needs no password); None when there is no

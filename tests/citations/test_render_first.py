@@ -80,7 +80,7 @@ from pathlib import Path
 from graphsite.errors import BuildError
 from graphsite.publisher.deployment import Deployment
 from graphsite.usecases.build import checked_report
-from graphsite.usecases.diff import deployed_page, held_outline
+from graphsite.usecases.diff import deployed_page, held_page
 from tests.publisher.fakes import fake_world
 
 config, clients = fake_world(Path(sys.argv[1]))
@@ -92,7 +92,7 @@ try:
 except BuildError as exc:
     error, read = exc.message, list(swarm.read_configs)
 try:  # the control: the live page deploy would have read (the fake holds no page: an error, after the read)
-    held_outline("graph-x", config, clients, swarm.service("graph-x"))
+    held_page("graph-x", config, clients, swarm.service("graph-x"))
 except Exception as exc:
     print(json.dumps([error, read, swarm.read_configs, str(exc)]))
 """
