@@ -193,7 +193,9 @@ def build(outcome: BuildOutcome, as_json: bool, *, links: LinkReport | None = No
     failed."""
     problem = None if links is None else _links_table(links, fail_on, as_json)
     if not as_json:  # the object is made for --json only: build_summary showed the build's lines
-        return _answer({}, as_json, problem)
+        if problem:
+            raise problem
+        return
     summary = outcome.summary()
     if outcome.changes is not None:
         summary["changes"] = changes_json(outcome.changes, outcome.page.report.changes is not None)
