@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,14 +81,17 @@ def cluster_plan(lab: LabInstance, nodes: int) -> ClusterPlan:
     return ClusterPlan(bridge=f"gsl{tag}b", host_address=f"10.213.{subnet}.1", prefix=24, workers=workers)
 
 
-def _run(*argv: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _run(*argv: str, check: bool = True, timeout: float = 60,
+         unless: Callable[[], bool] | None = None) -> subprocess.CompletedProcess[str]:
+    """Return the finished command `argv`; with `check`, a failure is an error unless `unless()` then holds (what
+    the command was to do came about by itself)."""
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError:
         raise LabError(f"`{argv[0]}` is not installed", hint="a multi-node lab needs iproute2 and util-linux") from None
     except subprocess.TimeoutExpired:
         raise LabError(f"`{' '.join(argv[:4])}` did not finish in {timeout:.0f} s") from None
-    if check and done.returncode != 0:
+    if check and done.returncode != 0 and not (unless is not None and unless()):
         raise LabError(f"`{' '.join(argv[:6])}` failed: {done.stderr.strip() or done.stdout.strip()}")
     return done
 
@@ -238,9 +242,7 @@ def remove_worker(plan: ClusterPlan, worker: Worker, record: dict) -> str:
     if link_exists(worker.veth):
         # removing the namespace takes the pair's other end with it, and the kernel may take this end too while
         # this runs: a link gone by itself is removed; one still there is an error
-        deleted = _run("ip", "link", "del", worker.veth, check=False)
-        if deleted.returncode != 0 and link_exists(worker.veth):
-            raise LabError(f"`ip link del {worker.veth}` failed: {deleted.stderr.strip() or deleted.stdout.strip()}")
+        _run("ip", "link", "del", worker.veth, unless=lambda: not link_exists(worker.veth))
     for directory in (worker.root, worker.run):
         for mountpoint in mounts_under(directory):  # overlay2 layers and sandbox namespaces the daemon left
             _run("umount", "--lazy", mountpoint, check=False)
