@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from graphsite_lab import faults, records, routes
-from graphsite_lab.cfstate import FakeCloudflare
+from graphsite_lab.cfstate import REQUESTS_KEPT, FakeCloudflare
 
 API = "/client/v4"
 
@@ -84,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
             app.answered += 1
             entry["seq"] = app.answered
             app.requests.append(entry)
-            del app.requests[:-app.requests_kept]
+            del app.requests[:max(0, len(app.requests) - app.requests_kept)]  # [:-0] would keep them all
         injected = f" (injected {fault.kind}, exempt from the contract)" if fault else ""
         app.log(f"{self.command} {path} {reply.status}{injected}")
         self._send(reply)
@@ -113,9 +113,11 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-def serve(lab_dir: Path, port: int, zone: str, zone_id: str) -> ThreadingHTTPServer:
-    """Return the bound server (call serve_forever); 127.0.0.1 only."""
-    app = FakeCloudflare(lab_dir, zone, zone_id)
+def serve(lab_dir: Path, port: int, zone: str, zone_id: str, *,
+          requests_kept: int = REQUESTS_KEPT) -> ThreadingHTTPServer:
+    """Return the bound server (call serve_forever); 127.0.0.1 only. Its request log keeps the last
+    `requests_kept` calls."""
+    app = FakeCloudflare(lab_dir, zone, zone_id, requests_kept)
     handler = type("BoundHandler", (Handler,), {"app": app})
     server = _Server(("127.0.0.1", port), handler)
     app.log(f"listening on http://127.0.0.1:{port}{API} (zone {zone} {zone_id}, pid {os.getpid()})")

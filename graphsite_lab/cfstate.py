@@ -23,7 +23,9 @@ REQUESTS_KEPT = 2000  # the request log keeps the last calls only: a long-lived 
 class FakeCloudflare:
     """The server's state: the zone, injected faults and latency, the request log. Thread-safe."""
 
-    def __init__(self, lab_dir: Path, zone: str, zone_id: str) -> None:
+    def __init__(self, lab_dir: Path, zone: str, zone_id: str, requests_kept: int = REQUESTS_KEPT) -> None:
+        if requests_kept < 0:
+            raise ValueError(f"requests_kept: expected 0 or more calls to keep, got {requests_kept}")
         self.lab_dir = lab_dir
         self.state_path = lab_dir / "cloudflare-state.json"
         self.log_path = lab_dir / "cloudflare.log"
@@ -35,7 +37,7 @@ class FakeCloudflare:
         self.fault = faults.Fault()
         self.latency_ms = 0
         self.requests: list[dict[str, Any]] = []
-        self.requests_kept = REQUESTS_KEPT
+        self.requests_kept = requests_kept
         self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps `requests_kept`)
 
     def _load(self) -> tuple[dict[str, Any], ...]:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import cloudflare
 import httpx
@@ -169,34 +172,56 @@ def test_250_records_come_back_in_3_pages_of_100_whose_totals_add_up(unstarted_c
     assert fraction.status_code == 400 and "per_page=2.5" in fraction.json()["errors"][0]["message"]
 
 
+@contextmanager
+def _in_process(tmp_path: Path, requests_kept: int) -> Iterator[str]:
+    """Yield the base URL of a fake Cloudflare run in this process (its own directory), its log keeping
+    `requests_kept` calls."""
+    from graphsite_lab import cfserver
+    from tests.lab.conftest import ZONE, ZONE_ID
+
+    (tmp_path / "cf-token").write_text("t0ken\n")
+    server = cfserver.serve(tmp_path, 0, ZONE, ZONE_ID, requests_kept=requests_kept)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _list_call(base: str) -> None:
+    from tests.lab.conftest import ZONE, ZONE_ID
+
+    answer = httpx.get(f"{base}/client/v4/zones/{ZONE_ID}/dns_records", params={"name.exact": f"a.{ZONE}"},
+                       headers={"Authorization": "Bearer t0ken"})
+    assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("kept", [0, 1, 3, 5, 9])
+def test_the_request_log_keeps_the_last_calls_it_is_told_to_and_counts_them_all(tmp_path, kept):
+    """Before, a log told to keep 0 kept every call (`del requests[:-0]` deletes nothing)."""
+    from graphsite_lab.client import LabCloudflare
+
+    with _in_process(tmp_path, kept) as base:
+        for _ in range(5):
+            _list_call(base)
+        control = LabCloudflare(base)
+        assert [entry["seq"] for entry in control.requests()] == list(range(1, 6))[5 - min(kept, 5):]
+        assert control.answered() == 5
+
+
 def test_the_benchmark_counts_every_call_past_what_the_request_log_keeps(tmp_path):
     """Before, benchmarks/api_calls.py counted the fake's calls by the length of its request log, which keeps the
     last 2,000: on a lab the tests had used, every step made "Cloudflare 0". It now reads the fake's count of the
     calls it answered. The fake here runs in this process, its log keeping 3."""
     from benchmarks.api_calls import _Counting
-    from graphsite_lab import cfserver
     from graphsite_lab.client import LabCloudflare
-    from tests.lab.conftest import ZONE, ZONE_ID
 
-    (tmp_path / "cf-token").write_text("t0ken\n")
-    server = cfserver.serve(tmp_path, 0, ZONE, ZONE_ID)
-    server.RequestHandlerClass.app.requests_kept = 3
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
+    with _in_process(tmp_path, 3) as base:
         control, counting = LabCloudflare(base), _Counting(LabCloudflare(base))
-
-        def call() -> None:
-            answer = httpx.get(f"{base}/client/v4/zones/{ZONE_ID}/dns_records", params={"name.exact": f"a.{ZONE}"},
-                               headers={"Authorization": "Bearer t0ken"})
-            assert answer.status_code == 200, answer.text
-
         for _ in range(4):  # the log is full
-            call()
+            _list_call(base)
         before = counting.dns_requests()
         for _ in range(5):
-            call()
+            _list_call(base)
         assert (counting.dns_requests() - before, len(control.requests())) == (5, 3)
-    finally:
-        server.shutdown()
-        server.server_close()
