@@ -35,27 +35,49 @@ class _Counting:
     def __init__(self, cloudflare: Any) -> None:
         self.step_now, self.cloudflare = "", cloudflare
         self.docker: Counter[tuple[bool, str]] = Counter()
-        self.dns_polled = 0  # the Cloudflare requests of the polling steps
+        self.dns_polled: int | None = 0  # the Cloudflare requests of the polling steps (None: unknown)
 
     def on_docker(self, response: Any, *args: Any, **kwargs: Any) -> None:
         path = re.sub(r"^/v[0-9.]+", "", response.request.path_url.split("?")[0])
         path = re.sub(r"/(services|configs|tasks|nodes|networks)/[^/]+", lambda m: f"/{m[1]}/ID", path)
         self.docker[(self.step_now in POLLING, f"{response.request.method} {path}")] += 1
 
-    def dns_requests(self) -> int:
-        """Return how many API calls the lab's fake Cloudflare has answered: its count, not the length of its
-        request log, which keeps the last 2,000 (on a lab the tests have used, every difference was 0)."""
-        return self.cloudflare.answered()
+    def dns_count(self) -> tuple[str, int]:
+        """Return the lab's fake Cloudflare's run (an id of its start) and how many API calls it has answered in
+        it: its count, not the length of its request log, which keeps the last 2,000 (on a lab the tests have
+        used, every difference was 0)."""
+        health = self.cloudflare.health()
+        if not health.get("run"):
+            sys.exit("the fake Cloudflare does not say which run it is: `scripts/lab up` restarts it as it is now")
+        return str(health["run"]), int(health["answered"])
+
+    def dns_since(self, before: tuple[str, int]) -> int | None:
+        """Return how many API calls the fake Cloudflare has answered since the count `before`; None (unknown) when
+        it restarted meanwhile, for its count began again (the difference could be anything, even negative)."""
+        run, answered = self.dns_count()
+        return answered - before[1] if run == before[0] and answered >= before[1] else None
 
     @contextmanager
     def step(self, label: str) -> Iterator[None]:
-        before, self.step_now = self.dns_requests() if label in POLLING else 0, label
+        before, self.step_now = self.dns_count() if label in POLLING else None, label
         try:
             yield
         finally:
-            if label in POLLING:
-                self.dns_polled += self.dns_requests() - before
+            if before is not None:
+                polled = self.dns_since(before)
+                self.dns_polled = None if polled is None or self.dns_polled is None else self.dns_polled + polled
             self.step_now = ""
+
+    def line(self, label: str, before: tuple[str, int]) -> str:
+        """Return the line of the run `label`, begun at the fake Cloudflare's count `before`."""
+        fixed = sum(n for (polled, _), n in self.docker.items() if not polled)
+        polled = sum(n for (polled, _), n in self.docker.items() if polled)
+        total = self.dns_since(before)
+        if total is None or self.dns_polled is None:
+            dns = "Cloudflare unknown (the fake Cloudflare restarted during the step: its count began again)"
+        else:
+            dns = f"Cloudflare {total - self.dns_polled:2} (+{self.dns_polled} in verify)"
+        return f"{label:9} Docker {fixed:3} (+{polled} while polling)  {dns}"
 
     def info(self, message: str) -> None:
         return None
@@ -98,13 +120,9 @@ def main() -> None:
 
     def run(label: str, action: Callable[[], object]) -> None:
         counting.docker.clear()
-        counting.dns_polled, before = 0, counting.dns_requests()
+        counting.dns_polled, before = 0, counting.dns_count()
         action()
-        dns = counting.dns_requests() - before - counting.dns_polled
-        fixed = sum(n for (polled, _), n in counting.docker.items() if not polled)
-        polled = sum(n for (polled, _), n in counting.docker.items() if polled)
-        print(f"{label:9} Docker {fixed:3} (+{polled} while polling)  Cloudflare {dns:2} "
-              f"(+{counting.dns_polled} in verify)")
+        print(counting.line(label, before))
         for (was_polled, request), n in sorted(counting.docker.items()) if options.each else ():
             if not was_polled:
                 print(f"    {n:3} {request}")

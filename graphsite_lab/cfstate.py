@@ -6,6 +6,7 @@ other."""
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 import time
 from dataclasses import replace
@@ -39,6 +40,7 @@ class FakeCloudflare:
         self.requests: list[dict[str, Any]] = []
         self.requests_kept = requests_kept
         self.answered = 0  # API calls answered since the start: the log's `seq` (the log keeps `requests_kept`)
+        self.run = secrets.token_hex(8)  # this start's: after a restart another, and `answered` counts from 0
 
     def _load(self) -> tuple[dict[str, Any], ...]:
         try:

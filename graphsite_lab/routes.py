@@ -135,7 +135,7 @@ def control(app: FakeCloudflare, method: str, path: str, body: bytes) -> tuple[i
         return 400, {"error": "body is not JSON"}
     if method == "GET" and path == "/__lab/health":
         return 200, {"ok": True, "zone": app.zone.name, "zone_id": app.zone.zone_id, "pid": os.getpid(),
-                     "lab_dir": str(app.lab_dir), "code": app.code, "answered": app.answered}
+                     "lab_dir": str(app.lab_dir), "code": app.code, "answered": app.answered, "run": app.run}
     if method == "GET" and path == "/__lab/requests":
         with app.lock:
             return 200, list(app.requests)

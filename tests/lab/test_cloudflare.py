@@ -172,21 +172,35 @@ def test_250_records_come_back_in_3_pages_of_100_whose_totals_add_up(unstarted_c
     assert fraction.status_code == 400 and "per_page=2.5" in fraction.json()["errors"][0]["message"]
 
 
-@contextmanager
-def _in_process(tmp_path: Path, requests_kept: int) -> Iterator[str]:
-    """Yield the base URL of a fake Cloudflare run in this process (its own directory), its log keeping
-    `requests_kept` calls."""
+def _start(tmp_path: Path, requests_kept: int = 3, port: int = 0):
+    """Return a fake Cloudflare serving in this process (its own directory), its log keeping `requests_kept`
+    calls; its base URL is `_base(server)`."""
     from graphsite_lab import cfserver
     from tests.lab.conftest import ZONE, ZONE_ID
 
     (tmp_path / "cf-token").write_text("t0ken\n")
-    server = cfserver.serve(tmp_path, 0, ZONE, ZONE_ID, requests_kept=requests_kept)
+    server = cfserver.serve(tmp_path, port, ZONE, ZONE_ID, requests_kept=requests_kept)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _stop(server) -> None:
+    server.shutdown()
+    server.server_close()
+
+
+def _base(server) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@contextmanager
+def _in_process(tmp_path: Path, requests_kept: int) -> Iterator[str]:
+    """Yield the base URL of a fake Cloudflare `_start`ed for the block."""
+    server = _start(tmp_path, requests_kept)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield _base(server)
     finally:
-        server.shutdown()
-        server.server_close()
+        _stop(server)
 
 
 def _list_call(base: str) -> None:
@@ -221,7 +235,35 @@ def test_the_benchmark_counts_every_call_past_what_the_request_log_keeps(tmp_pat
         control, counting = LabCloudflare(base), _Counting(LabCloudflare(base))
         for _ in range(4):  # the log is full
             _list_call(base)
-        before = counting.dns_requests()
+        before = counting.dns_count()
         for _ in range(5):
             _list_call(base)
-        assert (counting.dns_requests() - before, len(control.requests())) == (5, 3)
+        assert (counting.dns_since(before), len(control.requests())) == (5, 3)
+        assert counting.line("deploy", before).endswith("Cloudflare  5 (+0 in verify)")
+
+
+@pytest.mark.parametrize("in_verify", [False, True])
+@pytest.mark.parametrize("after_restart", [1, 5])
+def test_the_benchmark_says_unknown_when_the_fake_restarted_during_a_step(tmp_path, after_restart, in_verify):
+    """The fake's count begins again when it restarts: a step's difference was negative (1 call after a restart,
+    3 before) or too small (5 after): now the step says unknown, and so does its verify when it was there."""
+    from benchmarks.api_calls import _Counting
+    from graphsite_lab.client import LabCloudflare
+
+    server = _start(tmp_path)
+    try:
+        base, port = _base(server), server.server_address[1]
+        counting = _Counting(LabCloudflare(base))
+        for _ in range(3):
+            _list_call(base)
+        before = counting.dns_count()
+        with counting.step("verify" if in_verify else "plan"):
+            _stop(server)
+            server = _start(tmp_path, port=port)  # the same address, started again
+            for _ in range(after_restart):
+                _list_call(base)
+        assert counting.dns_since(before) is None and (counting.dns_polled is None) == in_verify
+        assert counting.line("deploy", before).endswith(
+            "Cloudflare unknown (the fake Cloudflare restarted during the step: its count began again)")
+    finally:
+        _stop(server)
