@@ -5,7 +5,6 @@ the page for a font, and a private network reads it the same as the Internet.
 
 from __future__ import annotations
 
-import binascii
 import contextlib
 import html
 import io
@@ -13,7 +12,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from graphsite.digests import blake2b
+from graphsite.digests import base64_text, blake2b
 from graphsite.errors import BuildError
 from graphsite.paths import PrivateDir, installed_record, private_cache
 from graphsite.values import frozen
@@ -135,7 +134,7 @@ def font_face_css(directory: Path, characters: str) -> str:
     with private_cache("fonts") as cache:  # checked once a page, not once a face
         subsets = [subset_woff2(directory / face.file, characters, cache) for face in FACES]
     for face, subset in zip(FACES, subsets, strict=True):
-        data = binascii.b2a_base64(subset, newline=False).decode("ascii")
+        data = base64_text(subset)
         rules.append(f"@font-face{{font-family:{face.family};font-style:{face.style};font-weight:{face.weight};"
                      f"font-display:swap;src:url(data:font/woff2;base64,{data}) format(\"woff2\")}}")
     return "\n".join(rules)

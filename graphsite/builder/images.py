@@ -18,7 +18,6 @@ so the image's bytes go into the page. Rules, each failure a SourceError naming 
 
 from __future__ import annotations
 
-import binascii
 import errno
 import html
 import os
@@ -33,6 +32,7 @@ from graphsite.builder.model import Finding
 from graphsite.builder.sanitize import url_scheme
 from graphsite.builder.source import STDIN_NAME
 from graphsite.builder.tags import CLEAN_IMG_SRC
+from graphsite.digests import base64_text
 from graphsite.errors import SourceError
 from graphsite.paths import open_below, open_directory
 from graphsite.patterns import lazy_pattern
@@ -133,7 +133,7 @@ def load_images(report_path: Path, body: str, body_line: int, sources: list[str]
             if mime is None:
                 raise SourceError(report_path, f"image {src!r} is not a PNG, JPEG, GIF, WebP, AVIF or SVG image",
                                   line=line, hint="convert it to one of these formats")
-            uris[src] = f"data:{mime};base64,{binascii.b2a_base64(data, newline=False).decode('ascii')}"
+            uris[src] = f"data:{mime};base64,{base64_text(data)}"
     return uris, missing
 
 

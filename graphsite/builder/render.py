@@ -4,7 +4,6 @@ with `--fonts google`)."""
 
 from __future__ import annotations
 
-import binascii
 import dataclasses
 import html
 import os
@@ -72,7 +71,7 @@ def _theme_file(path: Path) -> str:
 
 def csp_source(text: str) -> str:
     """Return the CSP source that allows the inline script or style `text` (`'sha256-…'`)."""
-    return "'sha256-" + binascii.b2a_base64(digests.sha256(text.encode("utf-8")).digest(), newline=False).decode() + "'"
+    return f"'sha256-{digests.base64_text(digests.sha256(text.encode('utf-8')).digest())}'"
 
 
 def content_security_policy(css: str, js: str, fonts: str, image_sources: list[str], font_css: str = "",
