@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,6 +118,20 @@ def pytest_xdist_make_scheduler(config, log):
 def _no_user_cache(request, monkeypatch):
     """Put XDG_CACHE_HOME back to the run's cache (`pytest_configure`) for every test, whatever one before did."""
     monkeypatch.setenv("XDG_CACHE_HOME", request.config.test_cache_home)
+
+
+def aged_cache(directory: Path, suffix: str, count: int) -> Path:
+    """Fill the cache `directory` with `count` empty files ending in `suffix`, named by their number in 64 hex
+    digits and written that many seconds after the epoch (0 the oldest), and one file of another kind written at
+    0; return that one (a prune must leave it)."""
+    for number in range(count):
+        old = directory / f"{number:064x}{suffix}"
+        old.write_bytes(b"")
+        os.utime(old, ns=(number * 10**9, number * 10**9))
+    other = directory / "not-the-caches.txt"
+    other.write_bytes(b"")
+    os.utime(other, ns=(0, 0))
+    return other
 
 
 class Calls(collections.Counter[str]):

@@ -47,6 +47,9 @@ FACES = (
     Face("gs-symbols", 400, "normal", "dejavu-sans-mono-symbols.woff2"),
     Face("gs-emoji", 400, "normal", "noto-emoji-2-400-normal.woff2"),
 )
+# The cache keeps the subsets written last, as the front matter's does its files (front_yaml.KEEP): every face's
+# for the last 32 sets of characters (about 10 KB each), so a page's own are never the ones removed.
+KEEP = 32 * len(FACES)
 
 
 
@@ -80,6 +83,7 @@ def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes
     if cache and key:
         with contextlib.suppress(OSError):
             cache.write(f"{key}.woff2", data)
+            cache.prune(".woff2", KEEP)  # or the subsets of every older fontTools, font and page stay forever
     return data
 
 

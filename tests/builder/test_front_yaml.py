@@ -15,6 +15,7 @@ import pytest
 from graphsite.builder.front_yaml import seal
 from graphsite.builder.source import parse_source
 from graphsite.errors import SourceError
+from tests.conftest import aged_cache
 
 from .conftest import DEFAULT_REPORT, FIXTURES
 
@@ -184,13 +185,7 @@ def test_the_cache_keeps_only_the_newest_files(cache: Path) -> None:
     from graphsite.builder.front_yaml import KEEP
 
     _read(DOCUMENTS["unused keys"])
-    for number in range(KEEP):
-        old = cache / f"{number:064x}.marshal"
-        old.write_bytes(b"")
-        os.utime(old, ns=(number * 10**9, number * 10**9))  # 0 the oldest
-    other = cache / "not-the-caches.txt"
-    other.write_bytes(b"")
-    os.utime(other, ns=(0, 0))
+    other = aged_cache(cache, ".marshal", KEEP)
     _read(DOCUMENTS["a key twice"])
     kept = {path.name for path in cache.iterdir()}
     assert len(kept) == KEEP + 1 and other.name in kept

@@ -12,6 +12,7 @@ import fontTools
 
 from graphsite.builder import fonts
 from graphsite.paths import private_cache, theme_dir
+from tests.conftest import aged_cache
 
 FACE = theme_dir() / "fonts" / fonts.FACES[0].file
 
@@ -83,6 +84,23 @@ def test_a_linked_cache_directory_is_resolved_once_then_walked_without_links(tmp
         assert cache is not None  # the link is resolved once, then the real path is walked without links
         cache.write("probe", b"x")
     assert (target / "probe").read_bytes() == b"x"
+
+
+def test_the_cache_keeps_only_the_newest_subsets(tmp_path, monkeypatch):
+    """The cache does not grow without bound (before, the subsets of every older fontTools, font and page stayed):
+    a write removes the oldest subsets beyond the newest KEEP, as the front matter's cache does its files."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = tmp_path / "graphsite" / "fonts"
+    with private_cache("fonts"):
+        pass
+    other = aged_cache(directory, ".woff2", fonts.KEEP)
+    fonts.subset_woff2.cache_clear()
+    with private_cache("fonts") as cache:
+        fonts.subset_woff2(FACE, "pruned", cache)
+    fonts.subset_woff2.cache_clear()
+    kept = {path.name for path in directory.iterdir()}
+    assert len(kept) == fonts.KEEP + 1 and {other.name, _cached_name("pruned")} <= kept
+    assert f"{0:064x}.woff2" not in kept and f"{1:064x}.woff2" in kept
 
 
 def test_a_face_is_subset_once_a_process_across_builds(tmp_path, monkeypatch):
