@@ -87,7 +87,12 @@ def installed_record(module: str, distribution: str) -> tuple[Path, bytes] | Non
     """Return the folder of the installed package `module` and the dist-info RECORD of its distribution (the
     sha256 of each of its files, a compiled one included): what tells one installed build of it from another
     in a cache key, found and read without importing it. None when it is not installed, or not from exactly one
-    dist-info of `distribution` beside it."""
+    dist-info of `distribution` beside it.
+
+    Only sys.path is searched (importlib.machinery.PathFinder), not the finders on sys.meta_path: a module that
+    one of those serves, as an editable install's finder does (setuptools'), is not found here, or is found with
+    no dist-info beside it (an editable install's folder on sys.path). Either way None: its caller keys no cache
+    on it and does the work at every build. Safe, only slower; an installed wheel is found as its import finds it."""
     from importlib.machinery import PathFinder  # imported already; importlib.util costs 4% of a short build
 
     spec = PathFinder.find_spec(module)  # a top-level module, looked for on sys.path as its import would
