@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -240,11 +241,12 @@ def test_an_interrupt_reads_the_same_either_way(as_json: list[str], tmp_path: Pa
     stdout too), the same status, 130. Both paths end a command in one function (commands/present.py's run)."""
     ends = []
     for twice in ([], ["--strict", "--strict"]):  # a flag given twice: click reads the line
-        argv = [sys.executable, "-c", _PROBE, "build", "-", "--out", str(tmp_path / "site"), *as_json, *twice]
+        argv = [sys.executable, "-c", _ANNOUNCING + _PROBE, "build", "-", "--out", str(tmp_path / "site"), *as_json,
+                *twice]
         run = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")},
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        _wait_reading_a_pipe(run.pid)
+        _wait_reading(run)
         run.send_signal(signal.SIGINT)
         out, err = run.communicate(timeout=60)
         ends.append((run.returncode, out, err.replace("click imported\n", "")))
@@ -256,9 +258,29 @@ def test_an_interrupt_reads_the_same_either_way(as_json: list[str], tmp_path: Pa
                                                      if as_json else "")
 
 
-def _wait_reading_a_pipe(pid: int) -> None:
-    """Return once the process `pid` waits in a read of a pipe (its standard input: it opens no other)."""
-    deadline = time.monotonic() + 60
-    while "pipe" not in Path(f"/proc/{pid}/wchan").read_text():
-        assert time.monotonic() < deadline, f"{pid} never read its standard input"
+# Standard input that says on stderr when it is read, just before it waits in the read
+_READING = "reading standard input"
+_ANNOUNCING = ("import io, sys\n"
+               "class Announcing(io.BufferedReader):\n"
+               "    def read(self, size=-1):\n"
+               f"        print({_READING!r}, file=sys.stderr, flush=True)\n"
+               "        return super().read(size)\n"
+               "sys.stdin = io.TextIOWrapper(Announcing(sys.stdin.buffer.detach()))\n")
+
+
+def _wait_reading(run: subprocess.Popen[str], seconds: float = 60) -> None:
+    """Return once `run` (started with `_ANNOUNCING`) waits in the read of its standard input: it has said it
+    reads, and it sleeps (/proc/PID/stat; /proc/PID/wchan, which named the pipe, reads 0 on some kernels)."""
+    deadline, said, line = time.monotonic() + seconds, b"", f"{_READING}\n".encode()
+    assert run.stderr is not None
+    while not said.endswith(b"\n"):  # its print may come in more than one write
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([run.stderr], [], [], left)[0], f"{run.pid} never read its standard input"
+        chunk = os.read(run.stderr.fileno(), 4096)  # past the text wrapper: communicate reads the rest from the fd
+        assert chunk, f"{run.pid} ended before it read its standard input: {said!r}"
+        said += chunk
+    assert said == line, said
+    stat = Path(f"/proc/{run.pid}/stat")
+    while stat.read_text().rpartition(")")[2].split()[0] != "S":  # after its comm, which may hold anything
+        assert time.monotonic() < deadline, f"{run.pid} said it reads its standard input, then never waited"
         time.sleep(0.01)
