@@ -18,7 +18,7 @@ from graphsite.publisher.deployment import Stamp
 from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
 from graphsite.publisher.ports import Reporter
 from graphsite.usecases.inventory import Holding, holding, survey
-from graphsite.usecases.teardown import TeardownReport, TeardownSettings, teardown_locked
+from graphsite.usecases.teardown import TeardownReport, TeardownSettings, check_edge, teardown_locked
 
 TORE_DOWN, WOULD_TEAR_DOWN, RENEWED, BUSY, FAILED = "tore down", "would tear down", "kept", "skipped", "failed"
 GONE, UNDECIDED = "already gone", "not decided"
@@ -93,6 +93,7 @@ def collect(settings: GcSettings, clients: Clients, reporter: Reporter, *, dry_r
     """Tear down every expired deployment and every partial one older than `deploy.gc_grace` whose name starts
     with `prefix`; return one outcome per name visited (each teardown's progress goes to `reporter`)."""
     grace = settings.grace
+    check_edge(settings.teardown)  # a CA bundle that cannot load refuses the run, before any name is visited
     inventory = survey(settings.teardown.survey, clients)
     if not inventory.complete:  # nothing is decided, let alone removed, on a state that was not fully read
         return GcReport((), dict(inventory.unreadable), dry_run)

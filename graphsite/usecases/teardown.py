@@ -21,7 +21,7 @@ from typing import Any
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
-from graphsite.publisher import files
+from graphsite.publisher import files, probe
 from graphsite.publisher.clients import DIRECTORIES, ROUTES, Clients
 from graphsite.publisher.deployment import bind_dir, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
@@ -82,8 +82,16 @@ def teardown(settings: TeardownSettings, name: str, clients: Clients, reporter: 
     """Remove every resource of NAME (a subdomain or its fqdn) under its lock; return what happened. Progress
     goes to `reporter`."""
     subdomain = subdomain_of(name, settings.survey.domain)
+    check_edge(settings)
     with subdomain_lock(settings.lock_dir, subdomain, wait=wait):
         return teardown_locked(settings, subdomain, clients, reporter)
+
+
+def check_edge(settings: TeardownSettings) -> None:
+    """Raise ConfigError when the edge is to be asked and `verify.ca_bundle` cannot be loaded: a teardown (or a
+    gc) refuses before it removes anything, not in its proof after everything is gone and the report lost."""
+    if settings.edge_address:
+        probe.tls_context(settings.ca_bundle)
 
 
 def teardown_locked(settings: TeardownSettings, subdomain: str, clients: Clients,
@@ -219,7 +227,11 @@ def page_offline(settings: TeardownSettings, held: Holding, edge: EdgePort,
     sha256 = held.deployment.sha256 if held.deployment else ""
     deadline = time.monotonic() + wait
     while True:
-        result = edge.fetch("https", held.fqdn, address, ca_bundle=settings.ca_bundle, timeout=3.0)
+        try:
+            result = edge.fetch("https", held.fqdn, address, ca_bundle=settings.ca_bundle, timeout=3.0)
+        except GraphsiteError as exc:  # the CA bundle (check_edge loaded it before the teardown) cannot load now
+            return PageState.NOT_PROVEN, (f"not asked: {exc.message.splitlines()[0]}: the page's absence is not "
+                                          "proven")
         if result.error and "CERTIFICATE_VERIFY_FAILED" in result.error:
             # Traefik answers a name it no longer routes with its default certificate: ask again, unverified,
             # for the HTTP answer (only whether it is the page counts, never its content)
