@@ -519,6 +519,8 @@ def gc(report: GcReport, as_json: bool) -> None:
             output.result(item.line())
         if not report.collected:
             output.info("nothing has expired and nothing was left halfway")
+    for path, why in report.locks_left:
+        output.warn(f"left in the lock directory: {output.shown(str(path))}: {output.shown(why)}")
     problem = None
     if not report.ok:
         failed = [c.name for c in report.collected if c.failed]
@@ -529,7 +531,8 @@ def gc(report: GcReport, as_json: bool) -> None:
         problem = Incomplete("gc is not finished: " + "; ".join(parts),
                              hint="run `graphsite gc` again; `graphsite teardown NAME` removes one name")
     _answer({"dry_run": report.dry_run, "collected": [c.as_json() for c in report.collected],
-             "unreadable": report.unreadable}, as_json, problem)
+             "unreadable": report.unreadable,
+             "locks_left": [{"path": str(path), "why": why} for path, why in report.locks_left]}, as_json, problem)
 
 
 def diff(found: Changes, old: str, new: str, as_json: bool) -> None:

@@ -10,12 +10,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.errors import DeployError
+
+_PID = re.compile(rb"(pid [0-9]{1,10})?")  # what a run writes in its lock file (empty: killed before it wrote)
 
 
 class LockBusy(DeployError):
@@ -23,15 +28,14 @@ class LockBusy(DeployError):
 
 
 def _open(directory: Path, path: Path, create: bool) -> int:
-    """Open the lock file (made when `create`; else FileNotFoundError when there is none)."""
+    """Open the lock file: made when `create` (DeployError when it cannot be); else only an existing one, any
+    OSError raised as it is (FileNotFoundError when there is none)."""
+    if not create:
+        return os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     try:
-        if not create:
-            return os.open(path, os.O_RDWR | os.O_NOFOLLOW)
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)  # others may not add locks (doctor warns)
         return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except FileNotFoundError:
-        if not create:
-            raise
         raise DeployError(f"deploy.lock_dir: cannot create a lock in {directory}: it was removed",
                           hint="set deploy.lock_dir to a writable directory") from None
     except OSError as exc:
@@ -57,13 +61,9 @@ def _still_named(fd: int, path: Path) -> bool:
         return False
 
 
-@contextmanager
-def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, create: bool = True
-                   ) -> Iterator[Path]:
-    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it.
-    Without `create`, only an existing lock file is taken (FileNotFoundError when there is none)."""
-    directory = Path(lock_dir)
-    path = directory / f"{subdomain}.lock"
+def _take(directory: Path, path: Path, subdomain: str, wait: float, create: bool) -> int:
+    """Return a descriptor of the lock file at `path`, locked, and still named `path`; raise LockBusy when
+    another run holds it after `wait` seconds."""
     deadline = time.monotonic() + wait
     while True:
         fd = _open(directory, path, create)
@@ -79,8 +79,18 @@ def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, c
             time.sleep(0.1)
             continue
         if _still_named(fd, path):
-            break
+            return fd
         os.close(fd)  # the holder removed the file after we opened it: take the lock of the current one
+
+
+@contextmanager
+def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, create: bool = True
+                   ) -> Iterator[Path]:
+    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it.
+    Without `create`, only an existing lock file is taken (FileNotFoundError when there is none)."""
+    directory = Path(lock_dir)
+    path = directory / f"{subdomain}.lock"
+    fd = _take(directory, path, subdomain, wait, create)
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
@@ -91,20 +101,85 @@ def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, c
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def sweep(lock_dir: str | Path, prefix: str = "") -> list[str]:
-    """Remove the lock files no run holds (left by a run that was SIGKILLed) whose names start with `prefix`;
-    return their names. A lock some run holds is left alone."""
+@dataclass(frozen=True)
+class Swept:
+    """What a sweep did: the names whose stale lock file it removed, and every entry it left, with why."""
+
+    removed: tuple[str, ...] = ()
+    left: tuple[tuple[Path, str], ...] = ()  # (path, why): not a lock file graphsite made, or not readable
+
+
+def sweep(lock_dir: str | Path, prefix: str = "") -> Swept:
+    """Remove the lock files no run holds (left by a run that was SIGKILLed) whose names start with `prefix`.
+    Each entry is judged on its own: a lock some run holds is left alone; one that is not a lock file graphsite
+    made (a directory, a symbolic link, another user's file, other content) or cannot be opened is left and
+    named, and the sweep goes on."""
     directory = Path(lock_dir)
-    removed = []
-    for path in sorted(directory.glob("*.lock")) if directory.is_dir() else ():
-        name = path.name.removesuffix(".lock")
+    try:
+        entries = sorted(entry for entry in os.listdir(directory) if entry.endswith(".lock"))
+    except FileNotFoundError:
+        return Swept()  # no lock directory: no run has left a lock in it
+    except OSError as exc:
+        return Swept(left=((directory, f"cannot list it: {exc.strerror}"),))
+    removed, left = [], []
+    for entry in entries:
+        name = entry.removesuffix(".lock")
         if not name.startswith(prefix):
             continue
         try:
-            # Taking it and letting go removes the file. Never made here: a file its holder removed since the
-            # listing must not come back, locked by this sweep, in the way of the name's next run.
-            with subdomain_lock(directory, name, create=False):
-                removed.append(name)
-        except (LockBusy, FileNotFoundError):
+            why = _remove_stale(directory, name)
+        except (LockBusy, FileNotFoundError):  # a run holds it, or its holder removed it since the listing
             continue
-    return removed
+        if why:
+            left.append((directory / entry, why))
+        else:
+            removed.append(name)
+    return Swept(tuple(removed), tuple(left))
+
+
+def _remove_stale(directory: Path, name: str) -> str:
+    """Remove `name`'s lock file if no run holds it and it is provably one graphsite made: a regular file of
+    this user, empty or saying `pid N`. Return '' when removed, else why it was left; raise LockBusy when a run
+    holds it, FileNotFoundError when it is gone."""
+    path = directory / f"{name}.lock"
+    try:
+        why = _not_a_lock(os.lstat(path))  # judged before it is opened: a fifo or a device is never opened
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        return f"cannot look at it: {exc.strerror}"
+    if why:
+        return why
+    try:
+        # never made here: a file its holder removed since the listing must not come back, locked by this
+        # sweep, in the way of the name's next run
+        fd = _take(directory, path, name, 0.0, create=False)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        return f"cannot open it: {exc.strerror}"
+    try:
+        why = _not_a_lock(os.fstat(fd))  # the file that was locked, not whatever the name led to before
+        text = os.pread(fd, 64, 0)
+        if not why and not _PID.fullmatch(text):
+            why = f"not a lock file graphsite made: it holds {text[:32]!r}, not 'pid N'"
+        if not why:
+            os.unlink(path)  # while still holding it, as a run that ends does
+        return why
+    except OSError as exc:
+        return f"cannot remove it: {exc.strerror}"
+    finally:
+        os.close(fd)
+
+
+def _not_a_lock(facts: os.stat_result) -> str:
+    """Return why the entry `facts` describe is not a lock file graphsite made, or ''."""
+    if stat.S_ISLNK(facts.st_mode):
+        return "not a lock file graphsite made: a symbolic link (graphsite follows none)"
+    if stat.S_ISDIR(facts.st_mode):
+        return "not a lock file graphsite made: a directory"
+    if not stat.S_ISREG(facts.st_mode):
+        return "not a lock file graphsite made: not a regular file"
+    if facts.st_uid != os.geteuid():
+        return f"owned by uid {facts.st_uid}, not this user (uid {os.geteuid()}): left to its owner"
+    return ""

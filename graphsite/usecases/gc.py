@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from graphsite.config import Config
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import Stamp
-from graphsite.publisher.lock import LockBusy, subdomain_lock, sweep
+from graphsite.publisher.lock import LockBusy, Swept, subdomain_lock, sweep
 from graphsite.publisher.ports import Reporter
 from graphsite.usecases.inventory import Holding, holding, survey
 from graphsite.usecases.teardown import TeardownReport, TeardownSettings, check_edge, teardown_locked
@@ -82,6 +83,8 @@ class GcReport:
     collected: tuple[Collected, ...]
     unreadable: dict[str, str]
     dry_run: bool
+    # the lock directory's entries the sweep left, with why (a warning: no deployment's state is in them)
+    locks_left: tuple[tuple[Path, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -110,9 +113,10 @@ def collect(settings: GcSettings, clients: Clients, reporter: Reporter, *, dry_r
             collected.append(Collected(name, WOULD_TEAR_DOWN, why))
             continue
         collected.append(_collect_one(settings, clients, reporter, name, wait, now))
-    if not dry_run:
-        sweep(settings.teardown.lock_dir, prefix)  # lock files of runs that were killed: no run holds them
-    return GcReport(tuple(collected), dict(inventory.unreadable), dry_run)
+    # lock files of runs that were killed (no run holds them); an entry it cannot judge is named, never raised:
+    # the teardowns above are done and their report must be shown
+    swept = Swept() if dry_run else sweep(settings.teardown.lock_dir, prefix)
+    return GcReport(tuple(collected), dict(inventory.unreadable), dry_run, swept.left)
 
 
 def _collect_one(settings: GcSettings, clients: Clients, reporter: Reporter, name: str, wait: float,

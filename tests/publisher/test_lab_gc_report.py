@@ -1,10 +1,12 @@
 """teardown and gc against the lab, through the command, when what they meet is not right: a `verify.ca_bundle`
-that cannot be loaded refuses them before anything is removed."""
+that cannot be loaded refuses them before anything is removed; an entry of the lock directory that is not a lock
+file graphsite made is named in gc's report, which still shows every teardown."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +44,28 @@ def test_a_ca_bundle_that_cannot_load_refuses_teardown_and_gc_before_anything_is
     assert [(c["subdomain"], c["outcome"]) for c in json.loads(done.stdout)["collected"]] == [(name, "tore down")]
     assert _left(publab, name) == []
 
+
+def test_gc_names_lock_entries_it_cannot_sweep_and_still_shows_what_it_tore_down(publab):
+    """A directory and a symbolic link named like lock files made gc's sweep raise after its teardowns: the
+    command ended in `deploy.lock_dir: cannot create a lock …: Is a directory`, and what it destroyed was never
+    shown."""
+    name = _deploy(publab)
+    locks = Path(publab.config.deploy.lock_dir)
+    strays = [locks / f"{name}-dir.lock", locks / f"{name}-link.lock"]
+    strays[0].mkdir()
+    strays[1].symlink_to("x")
+    try:
+        done = publab.run("gc", "--prefix", name, "--now", LATER, "--json")
+        assert done.exit_code == 0, done.stdout + done.stderr
+        data = json.loads(done.stdout)
+        assert [(c["subdomain"], c["outcome"]) for c in data["collected"]] == [(name, "tore down")]
+        assert data["locks_left"] == [
+            {"path": str(strays[0]), "why": "not a lock file graphsite made: a directory"},
+            {"path": str(strays[1]), "why": "not a lock file graphsite made: a symbolic link (graphsite follows "
+                                            "none)"}]
+        assert f"warning: left in the lock directory: {strays[0]}: not a lock file graphsite made: a directory" \
+            in done.stderr
+        assert _left(publab, name) == [] and strays[0].is_dir() and strays[1].is_symlink()
+    finally:
+        strays[0].rmdir()
+        strays[1].unlink()

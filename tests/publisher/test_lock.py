@@ -1,7 +1,9 @@
 """Per-subdomain locks: a second run on the same name waits or fails clearly; other names are free."""
 
 import os
+import tempfile
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -75,4 +77,69 @@ def test_a_sweep_takes_only_existing_lock_files_and_never_makes_one(tmp_path):
         pass
     assert not (tmp_path / "gone.lock").exists()
     (tmp_path / "left.lock").write_text("pid 1")  # a killed run's
-    assert sweep(tmp_path) == ["left"] and list(tmp_path.iterdir()) == []
+    assert sweep(tmp_path).removed == ("left",) and list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_judges_each_entry_on_its_own_and_names_what_it_leaves(tmp_path):
+    """gc's sweep opened every `*.lock` entry as a lock file: a directory or a symbolic link named like one
+    raised, after gc's teardowns, and their report was lost. Each entry is now judged alone: a stale lock file
+    graphsite made goes, anything else is left and named, a held lock is left alone, and the sweep goes on."""
+    from graphsite.publisher.lock import sweep
+
+    (tmp_path / "a-dir.lock").mkdir()
+    (tmp_path / "b-link.lock").symlink_to("x")
+    (tmp_path / "c-link.lock").symlink_to(tmp_path / "d-killed.lock")  # a link to a real lock file
+    (tmp_path / "d-killed.lock").write_text("pid 1")
+    (tmp_path / "e-empty.lock").write_text("")  # a run killed between making it and writing its pid
+    (tmp_path / "f-notes.lock").write_text("do not delete")
+    os.mkfifo(tmp_path / "g-fifo.lock")
+    (tmp_path / "h-other.txt").write_text("pid 1")
+    with subdomain_lock(tmp_path, "i-running"):
+        swept = sweep(tmp_path)
+        assert swept.removed == ("d-killed", "e-empty")
+        assert [(path.name, why) for path, why in swept.left] == [
+            ("a-dir.lock", "not a lock file graphsite made: a directory"),
+            ("b-link.lock", "not a lock file graphsite made: a symbolic link (graphsite follows none)"),
+            ("c-link.lock", "not a lock file graphsite made: a symbolic link (graphsite follows none)"),
+            ("f-notes.lock", "not a lock file graphsite made: it holds b'do not delete', not 'pid N'"),
+            ("g-fifo.lock", "not a lock file graphsite made: not a regular file")]
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            "a-dir.lock", "b-link.lock", "c-link.lock", "f-notes.lock", "g-fifo.lock", "h-other.txt",
+            "i-running.lock"]
+        assert (tmp_path / "f-notes.lock").read_text() == "do not delete"
+
+
+def test_a_sweep_leaves_another_user_s_lock_file_and_one_it_cannot_open_and_names_them():
+    """As nobody (root opens everything): root's lock file is another user's; one of nobody's own it may not
+    open, or not remove, fails with EACCES; a lock directory it may not list: each is named, never a traceback
+    nor silence."""
+    from graphsite.publisher.lock import Swept, sweep
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        locks = Path(base) / "locks"
+        locks.mkdir()
+        os.chmod(base, 0o755)
+        os.chown(locks, 65534, 65534)
+        (locks / "root-killed.lock").write_text("pid 1")
+        sealed = locks / "sealed.lock"
+        sealed.write_text("pid 2")
+        os.chown(sealed, 65534, 65534)
+        sealed.chmod(0)
+        with as_nobody():
+            swept = sweep(locks)
+        assert swept.removed == ()
+        assert [(path.name, why) for path, why in swept.left] == [
+            ("root-killed.lock", "owned by uid 0, not this user (uid 65534): left to its owner"),
+            ("sealed.lock", "cannot open it: Permission denied")]
+        assert sorted(p.name for p in locks.iterdir()) == ["root-killed.lock", "sealed.lock"]
+        locks.chmod(0o300)  # nobody's own directory it may not list
+        with as_nobody():
+            assert sweep(locks).left == ((locks, "cannot list it: Permission denied"),)
+        rooted = Path(base) / "rooted"  # root's directory: nobody's stale lock file in it cannot be unlinked
+        rooted.mkdir(mode=0o755)
+        (rooted / "stuck.lock").write_text("pid 3")
+        os.chown(rooted / "stuck.lock", 65534, 65534)
+        with as_nobody():
+            assert sweep(rooted) == Swept(left=((rooted / "stuck.lock", "cannot remove it: Permission denied"),))
+        assert (rooted / "stuck.lock").read_text() == "pid 3"

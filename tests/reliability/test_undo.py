@@ -65,6 +65,6 @@ def test_gc_sweeps_the_lock_files_of_killed_runs_and_leaves_a_held_one(tmp_path)
     (tmp_path / "gsx-killed.lock").write_text("pid 1")  # what a SIGKILLed run leaves
     (tmp_path / "other-killed.lock").write_text("pid 2")
     with subdomain_lock(tmp_path, "gsx-running"):
-        assert sweep(tmp_path, "gsx") == ["gsx-killed"]
+        assert sweep(tmp_path, "gsx").removed == ("gsx-killed",)
         assert sorted(p.name for p in tmp_path.iterdir()) == ["gsx-running.lock", "other-killed.lock"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other-killed.lock"]
