@@ -24,7 +24,7 @@ from graphsite import output
 from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX, new_temporary, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
-from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, Stamp
+from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, PageDirectory, Stamp
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -171,6 +171,18 @@ def own_stamp(directory: Path) -> Stamp | None:
     (one whose marker names another deployment, or a killed deploy's `.NAME.<random>.tmp`, is not that name's)."""
     stamp = bind_stamp(directory)
     return stamp if stamp is not None and stamp.name == directory.name else None
+
+
+def page_directory(directory: Path) -> PageDirectory:
+    """Return what is at the page directory `directory`, from one look: whether anything is there, where a link
+    there leads, and the stamp its marker holds (whatever name it gives: whose it is is the caller's judgement).
+    A look or a marker that cannot be read raises DeployError naming it: unknown, never "absent"."""
+    target = files.link_target(directory)
+    if target is not None:  # never followed: what is behind it is no marker of graphsite's
+        return PageDirectory(directory, there=True, link=target)
+    if files.looked_at(directory) is None:
+        return PageDirectory(directory)
+    return PageDirectory(directory, there=True, stamp=bind_stamp(directory))
 
 
 def made_by_graphsite(directory: Path) -> bool:

@@ -103,6 +103,26 @@ class Leftover:
     stamp: Stamp | None = None
 
 
+@dataclass(frozen=True)
+class PageDirectory:
+    """A deployment's page directory (`bind_dir`) as one look found it: whether anything is there, where a
+    symbolic link there leads (never followed: a link is never graphsite's, it has no marker), and the stamp its
+    marker holds, whatever name it gives (None: no marker that can be graphsite's, or one that does not parse).
+    Whose it is and whether it is a deployment's are judged on this one read. A marker that could not be read is
+    no PageDirectory: that look raises, naming the file."""
+
+    path: Path
+    there: bool = False
+    link: str | None = None
+    stamp: Stamp | None = None
+
+    @property
+    def own_stamp(self) -> Stamp | None:
+        """Return the stamp when it names the directory's own name (one naming another deployment is not this
+        name's), else None."""
+        return self.stamp if self.stamp is not None and self.stamp.name == self.path.name else None
+
+
 def adopted(owner: Claim | None, proven: bool) -> bool:
     """Return whether a resource whose stamp claims `owner` is this configuration's: the one rule of ownership.
 

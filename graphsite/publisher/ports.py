@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the adapters' value types; importing them here must not import docker or httpx
     from graphsite.publisher.cloudflare import Record
-    from graphsite.publisher.deployment import Leftover, Stamp
+    from graphsite.publisher.deployment import Leftover, PageDirectory, Stamp
     from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
     from graphsite.publisher.probe import Probe
     from graphsite.publisher.swarm import DaemonFacts, Expected, NetworkFacts, Service, ServiceOutcome, Task
@@ -154,7 +154,10 @@ class BindStore(Protocol):
         both from one read of its marker."""
         ...
 
-    def own_stamp(self, directory: Path) -> Stamp | None: ...
+    def page_directory(self, directory: Path) -> PageDirectory:
+        """Return what one look at the page directory `directory` found: whether anything is there (a link
+        included), where a link there leads, the stamp its marker holds. A marker that cannot be read raises."""
+        ...
 
     def stamp(self, directory: Path) -> Stamp | None: ...
 

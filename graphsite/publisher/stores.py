@@ -11,7 +11,7 @@ from typing import Any
 from graphsite.atomic import write_atomic
 from graphsite.errors import DeployError
 from graphsite.publisher import bind, bind_removal, files, route_files
-from graphsite.publisher.deployment import Leftover, Stamp
+from graphsite.publisher.deployment import Leftover, PageDirectory, Stamp
 from graphsite.publisher.deployment import route_path as route_path_of
 
 
@@ -79,8 +79,8 @@ class BindDirectories(_OnDisk):
     def temporaries(self, bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]:
         return bind.temporaries(bind_root, domain)
 
-    def own_stamp(self, directory: Path) -> Stamp | None:
-        return bind.own_stamp(directory)
+    def page_directory(self, directory: Path) -> PageDirectory:
+        return bind.page_directory(directory)
 
     def stamp(self, directory: Path) -> Stamp | None:
         return bind.bind_stamp(directory)

@@ -13,11 +13,11 @@ from typing import Any
 from graphsite.errors import DeployError
 from graphsite.output import shown
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Claim, Deployment, bind_dir, claim, whose
+from graphsite.publisher.deployment import Claim, Deployment, PageDirectory, bind_dir, claim, whose
 from graphsite.publisher.names import fqdn as make_fqdn
 from graphsite.publisher.swarm import Service
 from graphsite.publisher.versions import Held, Version, Versions, bind_pages, read_versions
-from graphsite.usecases.inventory import SurveySettings
+from graphsite.usecases.inventory import SurveySettings, Unread, known
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,12 @@ def history(settings: SurveySettings, name: str, clients: Clients) -> History:
 
 
 def kept_versions(settings: SurveySettings, name: str, clients: Clients, service: Service | None, *,
-                  labelled: Mapping[str, Mapping[str, str]] | None = None) -> Kept:
-    """Return the versions deployment `name` keeps, judged by its service (`service`, as the caller read it) and
-    its page configs (`labelled`, as the caller read them, else read now): what `history` lists and `rollback`
-    chooses from, one sequence for both. Raise DeployError when the service is not this configuration's, or its
-    versions are not held here; a read that fails raises."""
+                  labelled: Mapping[str, Mapping[str, str]] | None = None,
+                  directory: PageDirectory | Unread | None = None) -> Kept:
+    """Return the versions deployment `name` keeps, judged by its service (`service`, as the caller read it), its
+    page configs (`labelled`) and its page directory (`directory`), as the caller read them, else read now: what
+    `history` lists and `rollback` chooses from, one sequence for both. Raise DeployError when the service is not
+    this configuration's, or its versions are not held here; a read that fails raises."""
     deployment = Deployment.from_labels(service.labels) if service is not None else None
     if service is not None:
         owner = claim(deployment.stamp if deployment else None, name, settings.domain)
@@ -71,46 +72,46 @@ def kept_versions(settings: SurveySettings, name: str, clients: Clients, service
                               f"{whose(owner, deployment.stamp if deployment else None)}",
                               hint="graphsite shows and rolls back the versions of its own deployments only")
     if deployment is not None:
-        held_here(name, deployment, settings.bind_root, clients)
+        held_here(name, deployment, settings.bind_root, clients, directory)
     # without a service nothing proves which deployment the pages belong to: none of them is counted
     found, read = read_kept(name, deployment or Deployment(name, make_fqdn(name, settings.domain)),
                             settings.domain, settings.bind_root, clients, labelled=labelled)
     return Kept(deployment, found, read)
 
 
-def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clients) -> None:
+def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clients,
+              seen: PageDirectory | Unread | None = None) -> None:
     """Raise DeployError when `deployment` keeps its page in a bind directory this host does not hold (another
     node's, a container without the mount), or when what is there is not its page directory (a link, another
-    deployment's): its versions are unknown here, not none."""
+    deployment's): its versions are unknown here, not none. `seen`: the survey's look at that directory (None:
+    looked at now); a look that failed raises its error."""
     if deployment.content != "bind":
         return
-    binds, directory = clients.binds, bind_dir(bind_root, name)
-    if not binds.has_root(bind_root):
-        missing = bind_root
-    elif not binds.exists(directory):
-        missing = directory
-    else:
-        why = _not_its_directory(directory, deployment, clients)
+    directory = bind_dir(bind_root, name)
+    found = known(seen) if seen is not None else clients.binds.page_directory(directory)
+    assert found.path == directory, "a directory is judged on a look at itself, never at another"
+    if found.there:
+        why = _not_its_directory(found, deployment)
         if why:
             raise DeployError(f"the versions of {name} are unknown: {directory} is not its page directory: {why}",
                               hint="nothing is decided on versions that were not read: look at it, and deploy "
                                    f"{name} again once it is the deployment's")
         return
+    missing = directory if clients.binds.has_root(bind_root) else bind_root  # only which one the message names
     raise DeployError(f"the versions of {name} are unknown here: {missing} does not exist on this host, and {name} "
                       f"keeps its page in {directory}",
                       hint=f"run the command on the node that holds it (`docker service ps {name}` names it)")
 
 
-def _not_its_directory(directory: Path, deployment: Deployment, clients: Clients) -> str:
-    """Return why `directory` is not the page directory of `deployment` (a link, no marker of graphsite's,
-    another deployment's), '' when it is, or when `deployment` has no id: a release before versions, whose pages
-    no marker can prove (none of them is counted)."""
+def _not_its_directory(found: PageDirectory, deployment: Deployment) -> str:
+    """Return why the directory `found` is not the page directory of `deployment` (a link, no marker of
+    graphsite's, another deployment's), '' when it is, or when `deployment` has no id: a release before versions,
+    whose pages no marker can prove (none of them is counted)."""
     if not deployment.id:
         return ""
-    target = clients.binds.link(directory)
-    if target is not None:
-        return f"a symbolic link to {shown(str(target))}, which graphsite never follows"
-    stamp = clients.binds.own_stamp(directory)
+    if found.link is not None:
+        return f"a symbolic link to {shown(found.link)}, which graphsite never follows"
+    stamp = found.own_stamp
     if stamp is None:
         return "no marker of graphsite's names it"
     if stamp.id != deployment.id or stamp.fqdn != deployment.fqdn:

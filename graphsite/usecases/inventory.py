@@ -23,6 +23,7 @@ from graphsite.publisher.deployment import (
     Claim,
     Deployment,
     Leftover,
+    PageDirectory,
     Stamp,
     adopted,
     claim,
@@ -34,8 +35,23 @@ from graphsite.publisher.ports import BindStore, RouteStore
 from graphsite.publisher.swarm import Service
 from graphsite.publisher.versions import bind_pages, read_versions
 
-__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Answers", "Foreign", "Holding", "Inventory", "age", "holding",
-           "survey"]
+__all__ = ["DIRECTORIES", "DNS", "ROUTES", "SWARM", "Answers", "Foreign", "Holding", "Inventory", "Unread", "age",
+           "holding", "known", "survey"]
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A look that failed, kept as its answer: whoever decides on it raises its error (`known`); it is never
+    taken for "nothing there"."""
+
+    error: GraphsiteError
+
+
+def known(answer: PageDirectory | Unread) -> PageDirectory:
+    """Return the page directory as the survey's look found it; raise that look's error when it failed."""
+    if isinstance(answer, Unread):
+        raise answer.error
+    return answer
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,9 @@ class Answers:
     configs: dict[str, dict[str, str]]  # {config: its labels} of every config labelled with NAME, anyone's
     routes: dict[Path, Stamp | None]  # NAME.yml with its stamp (None: not graphsite's shape, a link), when there
     records: tuple[Record, ...]  # every record called NAME's fqdn, of any type and anyone's
+    # NAME's page directory under deploy.bind_root, anyone's: whether it is there, a link, the stamp its marker
+    # holds; Unread when that look failed (a marker that cannot be read: decided on by nobody, see `known`)
+    directory: PageDirectory | Unread
 
 
 @dataclass(frozen=True)
@@ -197,13 +216,17 @@ class _Found:
     labelled: dict[str, dict[str, str]] | None = None
     route_files: dict[Path, Stamp | None] | None = None
     named_records: tuple[Record, ...] | None = None
+    page_directory: PageDirectory | Unread | None = None
 
     def answers(self) -> Answers | None:
-        """Return what Swarm, the route directory and Cloudflare answered for one name, None unless all did."""
+        """Return what Swarm, the route directory and Cloudflare answered for one name, and the look at its page
+        directory (failed or not); None unless all did."""
         if self.service_of_name is None or self.labelled is None or self.route_files is None \
-                or self.named_records is None or {SWARM, ROUTES, DNS} & set(self.unreadable):
+                or self.named_records is None or self.page_directory is None \
+                or {SWARM, ROUTES, DNS} & set(self.unreadable):
             return None
-        return Answers(self.service_of_name[0], self.labelled, self.route_files, self.named_records)
+        return Answers(self.service_of_name[0], self.labelled, self.route_files, self.named_records,
+                       self.page_directory)
 
     def judge(self, kind: str, what: str, stamp: Stamp | None, resource: str, domain: str) -> bool:
         """Return True when the resource is this configuration's; remember it as foreign (or, made by an
@@ -385,10 +408,14 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
                       versions: bool) -> None:
     if name is None:
         directories = binds.directories(bind_root)
-    elif (stamp := binds.own_stamp(bind_dir_of(bind_root, name))) is not None:
-        directories = {name: (bind_dir_of(bind_root, name), stamp)}
     else:
-        directories = {}
+        try:
+            found.page_directory = binds.page_directory(bind_dir_of(bind_root, name))
+        except GraphsiteError as exc:  # kept as the answer, failed: whoever would decide on it refuses
+            found.page_directory = Unread(exc)
+            raise
+        stamp = found.page_directory.own_stamp
+        directories = {name: (found.page_directory.path, stamp)} if stamp is not None else {}
     for owner, (path, stamp) in directories.items():
         if found.judge("directory", str(path), stamp, owner, domain):
             found.directories[owner] = (path, stamp)

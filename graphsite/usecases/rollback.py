@@ -37,7 +37,7 @@ def rollback(config: Config, request: RollbackRequest, clients: Clients, reporte
             raise DeployError(f"nothing to roll back: no service of {name} that graphsite made",
                               hint="`graphsite list` shows what is deployed")
         kept = kept_versions(SurveySettings.from_config(config), name, clients, answers.service,
-                             labelled=answers.configs)
+                             labelled=answers.configs, directory=answers.directory)
         live, found, read = kept.deployment, kept.found, kept.read
         if live is None:  # kept_versions refuses a service whose labels are not graphsite's: a guard
             raise DeployError(f"nothing to roll back: no service of {name} that graphsite made")

@@ -25,7 +25,7 @@ from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind, caddy, files, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError, Record
-from graphsite.publisher.deployment import MARKER, Leftover, Stamp
+from graphsite.publisher.deployment import MARKER, Leftover, PageDirectory, Stamp
 from graphsite.publisher.dynamic import parse_text
 from graphsite.publisher.plan import ConfigFile, DnsRecord, ServiceSpec
 from graphsite.publisher.ports import BindStore, DnsPort, EdgePort, Reporter, RouteStore, SwarmPort
@@ -508,8 +508,13 @@ class FakeBinds:
 
         return self._run("temporaries", found)
 
-    def own_stamp(self, directory: Path) -> Stamp | None:
-        return self._run("own_stamp", lambda: self._own(directory))
+    def page_directory(self, directory: Path) -> PageDirectory:
+        def looked() -> PageDirectory:
+            if directory in self.links:  # never followed
+                return PageDirectory(directory, there=True, link=self.links[directory])
+            return PageDirectory(directory, there=directory in self.dirs, stamp=self._stamp(directory))
+
+        return self._run("page_directory", looked)
 
     def stamp(self, directory: Path) -> Stamp | None:
         return self._run("stamp", lambda: self._stamp(directory))

@@ -19,9 +19,10 @@ import pytest
 from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix
 from graphsite.errors import DeployError, GraphsiteError, UnknownVersions
 from graphsite.publisher import bind, bind_removal
-from graphsite.publisher.deployment import MARKER, Claim, Leftover, Stamp
+from graphsite.publisher.deployment import MARKER, Claim, Leftover, PageDirectory, Stamp
 from graphsite.publisher.stores import BindDirectories
 from graphsite.usecases.deploy import DeployRequest, deploy
+from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, Unread, known, survey
 from tests.publisher.fakes import Recorder, fake_world
 from tests.publisher.nobody import as_nobody
 
@@ -616,3 +617,44 @@ def test_a_removal_the_filesystem_refuses_is_one_line_naming_the_path_and_keeps_
             bind_removal.remove_bind_dir(directory, STAMP)
         assert unread.value.detail == f"{directory / 'v'}: cannot list what it holds: Permission denied"
         assert bind_removal.remove_bind_dir(directory, STAMP) is True and not directory.exists()
+
+
+def test_one_look_at_a_page_directory_says_whether_it_is_there_a_link_and_its_markers_stamp(tmp_path, planted):
+    """What the survey keeps for deploy's refusal of a foreign directory and history's proof that it is the
+    deployment's: nothing there; a link (never followed: no stamp, whatever the target holds); a directory with
+    the stamp its marker holds, whatever name it gives (whose it is is the caller's judgement)."""
+    link, target, before = planted
+    root = link.parent
+    assert bind.page_directory(root / "gs-none") == PageDirectory(root / "gs-none")
+    assert bind.page_directory(link) == PageDirectory(link, there=True, link=str(target))
+    other = Stamp("gs-other", "gs-other.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
+    bind.ensure_bind_dir(root / "gs-bind", b"<p>one</p>", other, "a" * 64)
+    found = bind.page_directory(root / "gs-bind")
+    assert (found.there, found.link, found.stamp, found.own_stamp) == (True, None, other, None)
+    (root / "gs-file").write_text(STAMP.marker())
+    assert bind.page_directory(root / "gs-file") == PageDirectory(root / "gs-file", there=True)
+    assert _state(target) == before
+
+
+def test_a_marker_that_cannot_be_read_is_a_failed_look_the_survey_keeps_never_no_marker():
+    """The survey's look at the name's page directory is what a bind deploy decides on: a marker nobody may read
+    is kept as that look's failure, naming the file, and raised by whoever would decide on it (`known`)."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        config, clients = fake_world(Path(base))
+        clients.binds = BindDirectories()
+        directory = Path(config.deploy.bind_root) / "gs-bind"
+        bind.ensure_bind_dir(directory, b"<p>one</p>", STAMP, "a" * 64)
+        (directory / MARKER).chmod(0o600)  # owned by 1000: nobody may not read it
+        with as_nobody(), pytest.raises(DeployError) as unread:
+            bind.page_directory(directory)
+        assert unread.value.detail == f"{directory / MARKER}: cannot read the page directory's marker: " \
+                                      "Permission denied"
+        with as_nobody():
+            inventory = survey(SurveySettings.from_config(config), clients, name="gs-bind")
+        answers = inventory.holdings["gs-bind"].answers
+        assert answers is not None and isinstance(answers.directory, Unread)
+        assert inventory.unreadable == {DIRECTORIES: unread.value.detail}
+        with pytest.raises(DeployError) as decided:
+            known(answers.directory)
+        assert decided.value.detail == unread.value.detail

@@ -229,7 +229,7 @@ def test_a_bind_deploy_fills_a_directory_and_its_undo_removes_it(tmp_path):
     result = _deploy(config, clients, _source(tmp_path), content="bind", verify=False)
     directory = Path(config.deploy.bind_root) / "site-1"
     assert ("directory", CREATED) in {(o.resource, o.outcome) for o in result.outcomes}
-    assert binds.own_stamp(directory) == result.plan.stamp and binds.page(directory) == result.plan.page
+    assert binds.page_directory(directory).own_stamp == result.plan.stamp and binds.page(directory) == result.plan.page
     edge.page = b"other"
     with pytest.raises(DeployError):  # a redeploy in place: its undo puts the previous page back
         _deploy(config, clients, _source(tmp_path, "Changed."), content="bind")

@@ -148,3 +148,61 @@ def test_history_and_rollback_judge_a_service_by_one_sequence(tmp_path):
         refusals.append((refused.value.message, refused.value.hint))
     assert refusals[0] == refusals[1] and "another graphsite configuration's (site-1.other.org)" in refusals[0][0]
     assert swarm.created == [] and swarm.removed == []
+
+
+# What reads a page directory's marker, on the bind store: the look at the directory (its marker's stamp, whether it
+# is there, a link) and the stamp alone; a temporary's marker is read by `temporaries`, a version's by `versions`.
+_MARKER_READS = ("page_directory", "stamp")
+
+
+def _marker_reads(binds: FakeBinds) -> list[str]:
+    return [call for call in binds.faults.calls if call in _MARKER_READS]
+
+
+def test_a_bind_deploy_a_redeploy_and_a_rollback_judge_the_page_directory_on_the_surveys_one_look(tmp_path):
+    """Before, the plan step read the marker three times: the survey (whose the directory is), the refusal of a
+    foreign one, and the proof that it is the deployment's before its versions are read (held_here, a rollback's
+    version step too). Now the survey's look is the answer all three decide on."""
+    config, clients = fake_world(tmp_path)
+    runs = [lambda text=text: deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1",
+                                                           content="bind", verify=False), clients, Recorder())
+            for text in ("One paragraph.", "Another paragraph.", "Another paragraph.")]  # new, other page, same
+    runs += [lambda: rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()),
+             lambda: rollback(config, RollbackRequest("site-1", dry_run=True), clients, Recorder())]
+    for run in runs:
+        binds = _cleared(clients)[3]
+        run()
+        # the stamp: the removal of the old content's look, once the page is live (it removes a page directory
+        # only after a switch to config mode)
+        assert _marker_reads(binds) == ["page_directory", "stamp"][:1 if run is runs[-1] else 2], \
+            binds.faults.calls
+
+
+def test_a_switch_from_bind_mode_reads_the_marker_once_to_plan_and_once_right_before_the_removal(tmp_path):
+    """The switch's plan proves the directory the deployment's on the survey's look; the removal of the old
+    directory, once the new page is live, looks at its marker again on purpose: it may have changed since."""
+    config, clients = fake_world(tmp_path)
+    deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="bind",
+                                 verify=False), clients, Recorder())
+    binds = _cleared(clients)[3]
+    deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="config",
+                                 verify=False), clients, Recorder())
+    assert _marker_reads(binds) == ["page_directory", "stamp"], binds.faults.calls
+    assert not binds.dirs
+
+
+def test_a_page_directory_whose_look_failed_is_refused_by_a_bind_deploy_never_taken_for_absent(tmp_path):
+    """The survey keeps a look that failed as its answer (Unread): a bind deploy, which decides on the directory,
+    raises that look's error and makes nothing; a deploy in config mode, which does not, goes on."""
+    config, clients = fake_world(tmp_path)
+    swarm, dns, routes, binds = _fakes(clients)
+    binds.faults.inject("page_directory", Fault.error())
+    request = DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="bind", verify=False)
+    with pytest.raises(GraphsiteError, match=r"^bind directories: page_directory: refused \(injected\)$"):
+        deploy(config, request, clients, Recorder())
+    assert swarm.created == dns.created == routes.created == binds.created == []
+    assert binds.faults.calls.count("page_directory") == 1  # never asked a second time
+    binds.faults.inject("page_directory", Fault.error())
+    deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="config",
+                                 verify=False), clients, Recorder())
+    assert binds.faults.failed == ["page_directory", "page_directory"] and "site-1" in swarm.services_by_name

@@ -50,7 +50,7 @@ from graphsite.signals import Interrupted, interruptible, last_chance
 from graphsite.usecases.deploy import versions
 from graphsite.usecases.diff import LiveChanges, LivePage, deployed_page
 from graphsite.usecases.doctor import WARN, preflight, preflight_error
-from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding
+from graphsite.usecases.inventory import Answers, Foreign, Holding, SurveySettings, holding, known
 from graphsite.usecases.inventory import survey as survey_of
 from graphsite.usecases.verify import VerifySettings, reads_content, run_checks
 
@@ -315,9 +315,9 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
                 reporter.warn(check.evidence + (f" (fix: {check.fix})" if check.fix else ""))
         # read once: what the plan serves and what the content step keeps are decided from the same answer
         held = versions.read_held(plan, clients)
-        switch = versions.switch(config, plan, previous, clients, answers.configs)
+        switch = versions.switch(config, plan, previous, clients, answers.configs, answers.directory)
         plan = versions.keep_versions(config, plan, previous, clients, page.title, page.date, held,
-                                      answers.configs, live)
+                                      answers.configs, answers.directory, live)
         access = decide_access(plan.route_path, subdomain, private=request.private, public=request.public,
                                auth_file=request.auth_file, new_password=request.new_password,
                                was_private=previous is not None and previous.access == "private",
@@ -340,11 +340,14 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
                     proven: bool, foreign: tuple[Foreign, ...], answers: Answers) -> None:
     """Refuse to take over a service, a route file or a directory that is not this configuration's deployment
     of this name (one an older graphsite made for it is taken over: the redeploy writes this release's stamp).
-    The service and the route file are judged as the survey read them (`answers`)."""
+    The service, the route file and the page directory are judged as the survey read them (`answers`)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
-    routes, binds = clients.routes, clients.binds
-    for path, store, what in ((plan.route_path, routes, "route file"), (plan.bind_dir, binds, "page directory")):
-        refusal = path and files.refused_link(path, store.link(path), what)  # a link is never followed, never ours
+    directory = known(answers.directory) if plan.bind_dir else None  # a look that failed refuses here
+    assert directory is None or directory.path == plan.bind_dir, "the survey looked at the plan's own directory"
+    # a link is never followed, never ours
+    for path, target, what in ((plan.route_path, clients.routes.link(plan.route_path), "route file"),
+                               (plan.bind_dir, directory.link if directory else None, "page directory")):
+        refusal = path and files.refused_link(path, target, what)
         if refusal:
             raise refusal
     if current is not None:
@@ -365,8 +368,8 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
             if path not in answers.routes:
                 continue
             stamp = answers.routes[path]
-        elif binds.exists(path):
-            stamp = binds.stamp(path)
+        elif directory is not None and directory.there:
+            stamp = directory.stamp
         else:
             continue
         owner = claim(stamp, plan.subdomain, domain)

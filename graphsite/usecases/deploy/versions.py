@@ -18,7 +18,7 @@ from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher.bind import VERSIONS
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Deployment, Stamp, adopted, bind_dir, claim
+from graphsite.publisher.deployment import Deployment, PageDirectory, Stamp, adopted, bind_dir, claim
 from graphsite.publisher.outcomes import KEPT, Outcome
 from graphsite.publisher.plan import ConfigFile, DeployPlan
 from graphsite.publisher.ports import BindStore, Reporter
@@ -39,6 +39,7 @@ from graphsite.publisher.versions import (
     version_marker,
 )
 from graphsite.usecases.history import held_here, read_kept
+from graphsite.usecases.inventory import Unread, known
 
 if TYPE_CHECKING:
     from graphsite.usecases.diff import LivePage
@@ -53,18 +54,19 @@ def read_held(plan: DeployPlan, clients: Clients) -> Held | None:
 
 
 def switch(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients,
-           labelled: Labelled) -> Switch | None:
+           labelled: Labelled, directory: PageDirectory | Unread) -> Switch | None:
     """Return the versions of the former content mode a redeploy to the other one drops; raise DeployError when it
     must not (Switch.refusal) or when they cannot be read (unknown, not none). With deploy.keep_versions = 1,
     which keeps none, a bind directory this host does not hold is not asked for: nothing of it is here to drop
-    (it stays where it is). `labelled`: the name's configs, as the plan step's survey read them."""
+    (it stays where it is). `labelled` and `directory`: the name's configs and page directory, as the plan step's
+    survey read them."""
 
     if previous is None or previous.content == plan.content_mode:
         return None
     bind_root = Path(config.deploy.bind_root)
-    if config.deploy.keep_versions == 1 and previous.content == "bind" and not _held(plan, bind_root, clients):
+    if config.deploy.keep_versions == 1 and previous.content == "bind" and not known(directory).there:
         return Switch(previous.content, plan.content_mode, ())
-    held_here(plan.subdomain, previous, bind_root, clients)
+    held_here(plan.subdomain, previous, bind_root, clients, directory)
     found, _ = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients, labelled=labelled)
     # a bind directory is removed whole, with what is under v/ and not proven the deployment's and what graphsite
     # did not put there; unproven configs are left where they are
@@ -94,21 +96,16 @@ def _strays(bind_root: Path, name: str, clients: Clients) -> tuple[Unproven, ...
                  for entry in clients.binds.strays(directory))
 
 
-def _held(plan: DeployPlan, bind_root: Path, clients: Clients) -> bool:
-    """True when this host holds the name's bind directory, or something in its place (a link, another
-    deployment's directory: held_here refuses those whatever deploy.keep_versions says)."""
-    binds = clients.binds
-    return binds.has_root(bind_root) and binds.exists(bind_dir(bind_root, plan.subdomain))
-
-
 def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None, clients: Clients, title: str,
-                  date: str, held: Held | None, labelled: Labelled, live: LivePage | None = None) -> DeployPlan:
+                  date: str, held: Held | None, labelled: Labelled, directory: PageDirectory | Unread,
+                  live: LivePage | None = None) -> DeployPlan:
     """Return the plan serving, beside the new page (the source's `title` and `date`), the kept versions of the
     deployment (the newest deploy.keep_versions - 1 others): the ones that fall off are removed once the new page
     is live. Raise DeployError when a bind redeploy's versions are unknown here (its directory is not on this
-    host, or not the deployment's): a directory that is not there is no proof that none is kept. `held` and
-    `labelled` are the plan step's reads of the bind directory's v/ and of the name's configs; `live`, the live
-    page the render step read (its config's data is immutable: it is not read again for its CSP)."""
+    host, or not the deployment's): a directory that is not there is no proof that none is kept. `held`,
+    `labelled` and `directory` are the plan step's reads of the bind directory's v/, of the name's configs and of
+    the page directory itself; `live`, the live page the render step read (its config's data is immutable: it is
+    not read again for its CSP)."""
 
     labels = version_labels(datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
                             title, date, __version__)
@@ -116,12 +113,12 @@ def keep_versions(config: Config, plan: DeployPlan, previous: Deployment | None,
         return plan.with_versions(labels, ())
     bind_root = Path(config.deploy.bind_root)
     if previous.content == plan.content_mode == "bind" and previous.id and (
-            config.deploy.keep_versions > 1 or _held(plan, bind_root, clients)):
+            config.deploy.keep_versions > 1 or known(directory).there):
         # else the deploy would make a new directory here, pin the service here and strand the kept versions
         # where they are, or take over a directory that is not the deployment's (a link, another's marker);
         # keep_versions = 1 keeps none, so a directory not here is not asked for, and a deployment without an id
         # has none that can be proven
-        held_here(plan.subdomain, previous, bind_root, clients)
+        held_here(plan.subdomain, previous, bind_root, clients, directory)
     found, read = read_kept(plan.subdomain, previous, config.site.domain, bind_root, clients,
                             content=plan.content_mode, held=held, labelled=labelled)
     same = next((v for v in found.versions if v.sha256 == plan.sha256 and v.deployed), None)
