@@ -162,7 +162,9 @@ def _marker_reads(binds: FakeBinds) -> list[str]:
 def test_a_bind_deploy_a_redeploy_and_a_rollback_judge_the_page_directory_on_the_surveys_one_look(tmp_path):
     """Before, the plan step read the marker three times: the survey (whose the directory is), the refusal of a
     foreign one, and the proof that it is the deployment's before its versions are read (held_here, a rollback's
-    version step too). Now the survey's look is the answer all three decide on."""
+    version step too); once the page was live, the removal of the old content read it once more, for nothing:
+    it removes a page directory only after a switch to config mode. Now the survey's look is the answer all three
+    decide on, and the removal looks only when it may remove."""
     config, clients = fake_world(tmp_path)
     runs = [lambda text=text: deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1",
                                                            content="bind", verify=False), clients, Recorder())
@@ -172,10 +174,7 @@ def test_a_bind_deploy_a_redeploy_and_a_rollback_judge_the_page_directory_on_the
     for run in runs:
         binds = _cleared(clients)[3]
         run()
-        # the stamp: the removal of the old content's look, once the page is live (it removes a page directory
-        # only after a switch to config mode)
-        assert _marker_reads(binds) == ["page_directory", "stamp"][:1 if run is runs[-1] else 2], \
-            binds.faults.calls
+        assert _marker_reads(binds) == ["page_directory"], binds.faults.calls
 
 
 def test_a_switch_from_bind_mode_reads_the_marker_once_to_plan_and_once_right_before_the_removal(tmp_path):

@@ -433,9 +433,10 @@ def _remove_old_content(config: Config, plan: DeployPlan, clients: Clients, repo
         if plan.bind_dir is not None:
             left_versions += versions.drop_bind_versions(config, plan, clients, reporter)
         # the previous version's page directory, not one another configuration made for this name (a link there
-        # is refused, never followed: bind_stamp does not read through one)
+        # is refused, never followed: bind_stamp does not read through one); looked at right before its removal,
+        # which only a deploy in config mode makes (in bind mode it is the live page's: its marker is not read)
         binds = clients.binds
-        page_stamp = binds.stamp(directory)
+        page_stamp = binds.stamp(directory) if plan.bind_dir is None else None
         previous_page = adopted(claim(page_stamp, plan.subdomain, domain), proven)
         if plan.bind_dir is None and binds.exists(directory) and previous_page and page_stamp is not None:
             # the plan's look at it is not enough: what appeared there since would go with it, unread
