@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -29,6 +30,14 @@ T = TypeVar("T")
 def temporary_prefix(path: Path) -> str:
     """Return the prefix of `path`'s temporary files: `.NAME.` (a leading dot hides it from readers)."""
     return f".{path.name}."
+
+
+def temporary_pattern(name_regex: str) -> re.Pattern[str]:
+    """Return the pattern of the temporary names graphsite writes for a name matching `name_regex` (its groups are
+    the pattern's): `.NAME.<random>.tmp` as `new_temporary` makes them, <random> only what graphsite has written
+    there (TEMPORARY_RANDOM). It is anchored at both ends (no trailing newline either): a name it matches is one
+    graphsite wrote, whatever method asks."""
+    return re.compile(rf"\A\.(?:{name_regex})\.{TEMPORARY_RANDOM}{re.escape(TEMPORARY_SUFFIX)}\Z")
 
 
 def new_temporary(name: str, create: Callable[[str], T]) -> tuple[str, T]:

@@ -21,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from graphsite import output
-from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX, new_temporary, write_atomic_at
+from graphsite.atomic import new_temporary, temporary_pattern, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, PageDirectory, Stamp
@@ -30,11 +30,12 @@ BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
 VERSIONS = "v"  # the kept versions: v/<sha12>/index.html, each with its marker (publisher/versions.py)
 _SHA12 = re.compile(r"[0-9a-f]{12}")
-_TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX) + "$")
+# a killed deploy's page directory (ensure_bind_dir's), of the deployment it names
+_TEMPORARY = temporary_pattern(r"(?P<name>[a-z0-9-]+)")
 # a killed write's temporaries: of the page or the marker in the page directory, of a version folder under v/;
 # only a random part graphsite writes (atomic.TEMPORARY_RANDOM), so a file anyone else named like one is a stray
-_OWN_TEMPORARY = re.compile(r"\.(?:index\.html|\.graphsite)\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX))
-_VERSION_TEMPORARY = re.compile(r"\.[0-9a-f]{12}\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX))
+_OWN_TEMPORARY = temporary_pattern("|".join(re.escape(name) for name in (PAGE, MARKER)))
+_VERSION_TEMPORARY = temporary_pattern(_SHA12.pattern)
 
 
 def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
@@ -122,8 +123,8 @@ def temporaries(bind_root: Path, domain: str) -> dict[str, dict[Path, Leftover]]
 
 def temporary_name(dirname: str) -> str:
     """Return the deployment a temporary page directory's name (`.NAME.<random>.tmp`) carries, else ''."""
-    match = _TEMPORARY.match(dirname)
-    return match["name"] if match and dirname.endswith(TEMPORARY_SUFFIX) else ""
+    match = _TEMPORARY.fullmatch(dirname)
+    return match["name"] if match else ""
 
 
 def temporary_claim(entries: dict[str, bool], stamp: Stamp | None, name: str, domain: str) -> Claim | None:

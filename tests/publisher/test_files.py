@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from graphsite.atomic import TEMPORARY_SUFFIX, temporary_prefix, write_atomic, write_atomic_at
-from graphsite.publisher import files
+from graphsite.atomic import (
+    TEMPORARY_SUFFIX,
+    new_temporary,
+    temporary_pattern,
+    temporary_prefix,
+    write_atomic,
+    write_atomic_at,
+)
+from graphsite.publisher import bind, files
+from graphsite.publisher.bind import PAGE, Kind
+from graphsite.publisher.deployment import MARKER
 
 
 @pytest.fixture
@@ -96,3 +107,43 @@ def test_a_temporary_name_is_never_one_a_link_holds(tmp_path, outside, monkeypat
     write_atomic(tmp_path / "route.yml", "new")
     assert (tmp_path / "route.yml").read_text() == "new" and _unchanged(outside)
     assert (tmp_path / planted).is_symlink()
+
+
+# What each temporary graphsite writes is written for (the name new_temporary is given), and how the code that finds
+# a killed write's temporaries recognises one: a page directory (by the deployment it names), the page's and the
+# marker's (not strays), a version folder's (a version's name).
+_RECOGNISED: dict[str, Callable[[str], bool]] = {
+    "gs-bind": lambda temporary: bind.temporary_name(temporary) == "gs-bind",
+    PAGE: lambda temporary: bind.not_made({temporary: Kind.FILE}) == (),
+    MARKER: lambda temporary: bind.not_made({temporary: Kind.FILE}) == (),
+    "0123456789ab": bind.version_name,
+}
+
+
+@pytest.mark.parametrize("name", _RECOGNISED)
+def test_a_temporary_is_recognised_by_every_name_new_temporary_writes_and_no_lookalike(tmp_path, name):
+    """atomic.temporary_pattern, which every recogniser uses, is held against new_temporary's own output: files
+    it really created (and mkstemp's, of earlier releases) are recognised; the same name with another random
+    part, or anything after `.tmp`, is not."""
+    recognised = _RECOGNISED[name]
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        drawn = [new_temporary(name, lambda temporary: os.close(os.open(temporary, os.O_CREAT | os.O_EXCL,
+                                                                         dir_fd=fd)))[0] for _ in range(64)]
+    finally:
+        os.close(fd)
+    older = Path(tempfile.mkstemp(prefix=temporary_prefix(Path(name)), suffix=TEMPORARY_SUFFIX, dir=tmp_path)[1])
+    written = sorted(path.name for path in tmp_path.iterdir())
+    assert written == sorted([*drawn, older.name])
+    assert [temporary for temporary in written if not recognised(temporary)] == []
+    prefix = temporary_prefix(Path(name))
+    lookalikes = [prefix + other + TEMPORARY_SUFFIX  # the random part: one digit short or over, upper case, not hex
+                  for other in ("0123456789a", "0123456789abc", "0123456789AB", "0123456789ag", "k3j2-k3j", "")]
+    lookalikes += [drawn[0] + "\n", drawn[0] + "~", drawn[0][1:], "." + drawn[0], drawn[0][:-len(TEMPORARY_SUFFIX)]]
+    assert [lookalike for lookalike in lookalikes if recognised(lookalike)] == []
+
+
+def test_a_temporary_pattern_is_anchored_and_keeps_the_name_s_groups():
+    pattern = temporary_pattern(r"(?P<name>[a-z0-9-]+)")
+    assert pattern.fullmatch(".gs-bind.0123456789ab.tmp")["name"] == "gs-bind"
+    assert pattern.match(".gs-bind.0123456789ab.tmp\n") is None and pattern.search("x.gs-bind.0123456789ab.tmp") is None
