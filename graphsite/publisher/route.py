@@ -22,7 +22,7 @@ from graphsite.publisher.dynamic import schema_errors
 # version named it `.NAME.<random>.graphsite-tmp`. Both still carry the deployment's name; <random> is only what
 # graphsite writes there (atomic.TEMPORARY_RANDOM), so a name anyone else chose is never taken for one.
 _TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.(?:yml\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX)
-                        + "|" + TEMPORARY_RANDOM + r"\.graphsite-tmp)$")
+                        + "|" + TEMPORARY_RANDOM + r"\.graphsite-tmp)\Z")
 
 # Traefik's dynamic configuration as YAML data: its shape is Traefik's v3 schema's to check (check_route), not
 # a Python type's, so its values stay Any.

@@ -141,7 +141,8 @@ def test_a_temporary_route_file_a_killed_write_left_is_found_with_its_name(tmp_p
     foreign = tmp_path / ".gs-4.yml.q1q1q1q1.tmp"
     foreign.write_text("# someone else's\n")
     (tmp_path / "gs-5.yml").write_text("http: {}\n")  # not a temporary file
-    for chosen in (".yml.\x1b[2J\x1b]0;owned\x07.tmp", ".yml.x9.tmp", ".\x1b[2J.graphsite-tmp"):  # not graphsite's
+    for chosen in (".yml.\x1b[2J\x1b]0;owned\x07.tmp", ".yml.x9.tmp", ".\x1b[2J.graphsite-tmp",  # not graphsite's
+                   ".yml.ab12ab12.tmp\n", ".ab12ab12.graphsite-tmp\n"):  # a name ends where graphsite's does
         (tmp_path / f".gs-5{chosen}").write_text("")
     cut = tmp_path / ".gs-6.yml.ab12ab12.tmp"  # killed inside the stamp's first line
     cut.write_text(Stamp("gs-6", "gs-6.example.com", "0a1b2c3d", STAMP.created).route_comment()[:33])
