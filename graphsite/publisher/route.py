@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 
 import yaml
 
-from graphsite.atomic import TEMPORARY_RANDOM, TEMPORARY_SUFFIX
+from graphsite.atomic import TEMPORARY_RANDOM, temporary_pattern
 from graphsite.config import Config
 from graphsite.errors import DeployError
 from graphsite.publisher.deployment import NEEDS_PROOF, Claim, Leftover, Stamp
@@ -19,10 +19,11 @@ from graphsite.publisher.dynamic import schema_errors
 
 # Traefik's file provider reads only .yml, .yaml and .toml files (pkg/provider/file: loadFileConfigFromDirectory):
 # a temporary file ending otherwise is ignored. graphsite.atomic names it `.NAME.yml.<random>.tmp`; the first
-# version named it `.NAME.<random>.graphsite-tmp`. Both still carry the deployment's name; <random> is only what
-# graphsite writes there (atomic.TEMPORARY_RANDOM), so a name anyone else chose is never taken for one.
-_TEMPORARY = re.compile(r"^\.(?P<name>[a-z0-9-]+)\.(?:yml\." + TEMPORARY_RANDOM + re.escape(TEMPORARY_SUFFIX)
-                        + "|" + TEMPORARY_RANDOM + r"\.graphsite-tmp)\Z")
+# version named it `.NAME.<random>.graphsite-tmp`, still recognised (_LEGACY_TEMPORARY) so that what a killed write
+# of that version left is found and removed. Both carry the deployment's name; <random> is only what graphsite
+# writes there (atomic.TEMPORARY_RANDOM), so a name anyone else chose is never taken for one.
+_TEMPORARY = temporary_pattern(r"(?P<name>[a-z0-9-]+)\.yml")
+_LEGACY_TEMPORARY = re.compile(r"\.(?P<name>[a-z0-9-]+)\." + TEMPORARY_RANDOM + r"\.graphsite-tmp")
 
 # Traefik's dynamic configuration as YAML data: its shape is Traefik's v3 schema's to check (check_route), not
 # a Python type's, so its values stay Any.
@@ -140,7 +141,7 @@ def stamp_of_text(text: str, name: str) -> Stamp | None:
 
 def temporary_name(filename: str) -> str | None:
     """Return the deployment a temporary route file's name carries, or None when it is not one."""
-    match = _TEMPORARY.match(filename)
+    match = _TEMPORARY.fullmatch(filename) or _LEGACY_TEMPORARY.fullmatch(filename)
     return match["name"] if match else None
 
 

@@ -19,7 +19,7 @@ from graphsite.atomic import (
     write_atomic,
     write_atomic_at,
 )
-from graphsite.publisher import bind, files
+from graphsite.publisher import bind, files, route
 from graphsite.publisher.bind import PAGE, Kind
 from graphsite.publisher.deployment import MARKER
 
@@ -111,12 +111,13 @@ def test_a_temporary_name_is_never_one_a_link_holds(tmp_path, outside, monkeypat
 
 # What each temporary graphsite writes is written for (the name new_temporary is given), and how the code that finds
 # a killed write's temporaries recognises one: a page directory (by the deployment it names), the page's and the
-# marker's (not strays), a version folder's (a version's name).
+# marker's (not strays), a version folder's (a version's name), a route file's (by the deployment it names).
 _RECOGNISED: dict[str, Callable[[str], bool]] = {
     "gs-bind": lambda temporary: bind.temporary_name(temporary) == "gs-bind",
     PAGE: lambda temporary: bind.not_made({temporary: Kind.FILE}) == (),
     MARKER: lambda temporary: bind.not_made({temporary: Kind.FILE}) == (),
     "0123456789ab": bind.version_name,
+    "s1.yml": lambda temporary: route.temporary_name(temporary) == "s1",
 }
 
 
