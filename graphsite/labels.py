@@ -13,6 +13,12 @@ _IDNA_HINT = ("give the xn-- form of the name you mean (xn--bcher-kva for büche
               "prints its xn-- form), or a name without xn--")
 
 
+def is_label(name: str) -> bool:
+    """Return whether `name` has the shape of a DNS label as graphsite writes one (lower case, RFC 1123): what a
+    subdomain's own files are named after, so a file named otherwise is never one of them."""
+    return bool(_LABEL.match(name)) and name.isascii() and "\n" not in name
+
+
 def check_label(name: str, *, what: str = "--subdomain") -> str:
     """Return `name` lower-cased when it is a valid DNS label (RFC 1123; an `xn--` label only when it is valid
     IDNA), else raise ConfigError."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsite.errors import DeployError
+from graphsite.labels import is_label
 
 _PID = re.compile(rb"(pid [0-9]{1,10})?")  # what a run writes in its lock file (empty: killed before it wrote)
 
@@ -70,35 +71,46 @@ def _take(directory: Path, path: Path, subdomain: str, wait: float, create: bool
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            if time.monotonic() >= deadline:  # who holds it is read only to say so (a retry need not know)
-                holder = _holder(fd)
+            try:
+                if time.monotonic() >= deadline:  # who holds it is read only to say so (a retry need not know)
+                    raise LockBusy(f"{subdomain} is being deployed or torn down by {_holder(fd)} ({path})",
+                                   hint="wait for it to finish, or pass --wait SECONDS") from None
+            finally:
                 os.close(fd)
-                raise LockBusy(f"{subdomain} is being deployed or torn down by {holder} ({path})",
-                               hint="wait for it to finish, or pass --wait SECONDS") from None
-            os.close(fd)
             time.sleep(0.1)
             continue
-        if _still_named(fd, path):
+        except BaseException:
+            os.close(fd)  # a failure to lock (ENOLCK on a network file system): no descriptor left open
+            raise
+        try:
+            named = _still_named(fd, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        if named:
             return fd
         os.close(fd)  # the holder removed the file after we opened it: take the lock of the current one
 
 
 @contextmanager
-def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0, create: bool = True
-                   ) -> Iterator[Path]:
-    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it.
-    Without `create`, only an existing lock file is taken (FileNotFoundError when there is none)."""
+def subdomain_lock(lock_dir: str | Path, subdomain: str, *, wait: float = 0.0) -> Iterator[Path]:
+    """Hold the lock of `subdomain`, waiting up to `wait` seconds; raise LockBusy when another run holds it."""
     directory = Path(lock_dir)
     path = directory / f"{subdomain}.lock"
-    fd = _take(directory, path, subdomain, wait, create)
+    fd = _take(directory, path, subdomain, wait, create=True)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
+        _say_held(fd)
         yield path
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)  # while still holding it: whoever opens the name next makes a new file
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def _say_held(fd: int) -> None:
+    """Write who holds the locked file `fd` (`pid N`), for a run refused meanwhile to read."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()}".encode(), 0)
 
 
 @dataclass(frozen=True)
@@ -111,9 +123,11 @@ class Swept:
 
 def sweep(lock_dir: str | Path, prefix: str = "") -> Swept:
     """Remove the lock files no run holds (left by a run that was SIGKILLed) whose names start with `prefix`.
-    Each entry is judged on its own: a lock some run holds is left alone; one that is not a lock file graphsite
-    made (a directory, a symbolic link, another user's file, other content) or cannot be opened is left and
-    named, and the sweep goes on."""
+    Only entries named as graphsite names a lock (`NAME.lock`, NAME a DNS label) are looked at: anything else in
+    the directory (another program's lock in a shared /run/lock) is never touched nor named. Each is judged on its
+    own: a lock some run holds is left alone; one that is not like a lock file graphsite makes (a directory, a
+    symbolic link, another user's file, other content) or cannot be opened is left and named, and the sweep goes
+    on."""
     directory = Path(lock_dir)
     try:
         entries = sorted(entry for entry in os.listdir(directory) if entry.endswith(".lock"))
@@ -124,7 +138,7 @@ def sweep(lock_dir: str | Path, prefix: str = "") -> Swept:
     removed, left = [], []
     for entry in entries:
         name = entry.removesuffix(".lock")
-        if not name.startswith(prefix):
+        if not name.startswith(prefix) or not is_label(name):
             continue
         try:
             why = _remove_stale(directory, name)
@@ -138,9 +152,9 @@ def sweep(lock_dir: str | Path, prefix: str = "") -> Swept:
 
 
 def _remove_stale(directory: Path, name: str) -> str:
-    """Remove `name`'s lock file if no run holds it and it is provably one graphsite made: a regular file of
-    this user, empty or saying `pid N`. Return '' when removed, else why it was left; raise LockBusy when a run
-    holds it, FileNotFoundError when it is gone."""
+    """Remove `name`'s lock file if no run holds it and it is like one graphsite makes: a regular file of this
+    user, empty or saying `pid N`. Return '' when removed, else why it was left; raise LockBusy when a run holds
+    it, FileNotFoundError when it is gone."""
     path = directory / f"{name}.lock"
     try:
         why = _not_a_lock(os.lstat(path))  # judged before it is opened: a fifo or a device is never opened
@@ -161,10 +175,17 @@ def _remove_stale(directory: Path, name: str) -> str:
     try:
         why = _not_a_lock(os.fstat(fd))  # the file that was locked, not whatever the name led to before
         text = os.pread(fd, 64, 0)
-        if not why and not _PID.fullmatch(text):
-            why = f"not a lock file graphsite made: it holds {text[:32]!r}, not 'pid N'"
+        if not why and not _PID.fullmatch(text):  # what it holds is not shown: it may be anything of anyone's
+            why = f"not a lock file graphsite made: it holds {len(text)}{'+' if len(text) == 64 else ''} bytes " \
+                  "that are not 'pid N'"
         if not why:
-            os.unlink(path)  # while still holding it, as a run that ends does
+            _say_held(fd)  # a run refused meanwhile is told who holds it: this sweep, not the dead run
+            try:
+                os.unlink(path)  # while still holding it, as a run that ends does
+            except OSError:
+                os.ftruncate(fd, 0)  # left as it was found
+                os.pwrite(fd, text, 0)
+                raise
         return why
     except OSError as exc:
         return f"cannot remove it: {exc.strerror}"

@@ -70,14 +70,47 @@ def test_a_holder_still_writing_its_pid_is_named_not_called_another_process(tmp_
 
 def test_a_sweep_takes_only_existing_lock_files_and_never_makes_one(tmp_path):
     """gc's sweep listed a lock file, its holder removed it, and the sweep made it again (locked, in the way
-    of the name's next run). Without `create`, a missing file stays missing."""
-    from graphsite.publisher.lock import sweep
+    of the name's next run). A missing file stays missing."""
+    from graphsite.publisher.lock import _remove_stale, sweep
 
-    with pytest.raises(FileNotFoundError), subdomain_lock(tmp_path, "gone", create=False):
-        pass
+    with pytest.raises(FileNotFoundError):
+        _remove_stale(tmp_path, "gone")
     assert not (tmp_path / "gone.lock").exists()
     (tmp_path / "left.lock").write_text("pid 1")  # a killed run's
     assert sweep(tmp_path).removed == ("left",) and list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_never_touches_nor_names_a_file_not_named_as_graphsite_names_a_lock(tmp_path):
+    """deploy.lock_dir may be a shared directory (/run/lock): another program's empty lock file there, held with
+    a POSIX lock flock does not see, was removed. Only `NAME.lock` with NAME a DNS label is graphsite's shape."""
+    from graphsite.publisher.lock import sweep
+
+    for name in ("Xorg.lock", "dpkg_frontend.lock", "-x.lock", "a.b.lock", "x" * 64 + ".lock"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "s1.lock").write_text("")  # graphsite's shape: a run killed before it wrote its pid
+    swept = sweep(tmp_path)
+    assert (swept.removed, swept.left) == (("s1",), ())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["Xorg.lock", "dpkg_frontend.lock", "-x.lock", "a.b.lock", "x" * 64 + ".lock"])
+
+
+def test_a_sweep_writes_its_own_pid_before_it_removes_a_stale_lock(tmp_path, monkeypatch):
+    """A run refused while the sweep held a stale lock was told the dead run's pid: the sweep now says it holds
+    it, in the file, before removing it."""
+    from graphsite.publisher import lock
+
+    (tmp_path / "s1.lock").write_text("pid 999999")
+    seen: list[str] = []
+    unlink = os.unlink
+
+    def looking(path, *args, **kwargs):  # what a run opening the name just before the removal would read
+        seen.append(Path(path).read_text())
+        unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(lock.os, "unlink", looking)
+    assert lock.sweep(tmp_path).removed == ("s1",)
+    monkeypatch.undo()
+    assert seen == [f"pid {os.getpid()}"]
 
 
 def test_a_sweep_judges_each_entry_on_its_own_and_names_what_it_leaves(tmp_path):
@@ -101,7 +134,7 @@ def test_a_sweep_judges_each_entry_on_its_own_and_names_what_it_leaves(tmp_path)
             ("a-dir.lock", "not a lock file graphsite made: a directory"),
             ("b-link.lock", "not a lock file graphsite made: a symbolic link (graphsite follows none)"),
             ("c-link.lock", "not a lock file graphsite made: a symbolic link (graphsite follows none)"),
-            ("f-notes.lock", "not a lock file graphsite made: it holds b'do not delete', not 'pid N'"),
+            ("f-notes.lock", "not a lock file graphsite made: it holds 13 bytes that are not 'pid N'"),
             ("g-fifo.lock", "not a lock file graphsite made: not a regular file")]
         assert sorted(p.name for p in tmp_path.iterdir()) == [
             "a-dir.lock", "b-link.lock", "c-link.lock", "f-notes.lock", "g-fifo.lock", "h-other.txt",
@@ -109,6 +142,7 @@ def test_a_sweep_judges_each_entry_on_its_own_and_names_what_it_leaves(tmp_path)
         assert (tmp_path / "f-notes.lock").read_text() == "do not delete"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="it chowns to nobody and back: run as root")
 def test_a_sweep_leaves_another_user_s_lock_file_and_one_it_cannot_open_and_names_them():
     """As nobody (root opens everything): root's lock file is another user's; one of nobody's own it may not
     open, or not remove, fails with EACCES; a lock directory it may not list: each is named, never a traceback
