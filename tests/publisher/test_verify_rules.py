@@ -159,6 +159,17 @@ def test_a_service_with_fewer_running_tasks_than_replicas_fails_at_the_deadline(
     assert _checks(config, clients, target)["service"].evidence == "no service site-1"
 
 
+def test_a_service_scaled_to_zero_fails_rather_than_passing_zero_of_zero(tmp_path):
+    """Before, `0/0 replicas running` was a PASS: after `docker service scale NAME=0` nothing serves the page."""
+    config, clients, target, _ = _world(tmp_path)
+    swarm = _fakes(clients)[0]
+    swarm.services_by_name["site-1"] = dataclasses.replace(swarm.services_by_name["site-1"], replicas=0)
+    check = _checks(config, clients, target)["service"]
+    assert check.status == FAIL and check.evidence == (
+        "service site-1 is scaled to 0 replicas: nothing serves the page; deploy it again, or "
+        "docker service scale site-1=1")
+
+
 def test_a_title_other_than_the_deployed_one_fails_the_public_check(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     checks = _checks(config, clients, dataclasses.replace(target, title="Another title"))
