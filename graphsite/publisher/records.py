@@ -27,10 +27,12 @@ def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force:
     when it must not."""
     others = [r for r in found if r.type in ("CNAME", "AAAA")]
     if others:
-        kinds = ", ".join(f"{r.type} {r.content} (id={r.id})" for r in others)
+        kinds = ", ".join(map(named, others))
         raise DeployError(f"DNS: {wanted.name} already has {kinds}; an A record beside it would conflict",
                           hint="choose another subdomain, or remove that record in Cloudflare first")
     a_records = [r for r in found if r.type == "A"]
+    if len(a_records) > 1:
+        _refuse_several(a_records, wanted, domain)
     same = [r for r in a_records if r.content == wanted.content]
     if same and same[0].claim(domain) == Claim.OURS:
         # an earlier deploy's record (this release's, or an older graphsite's without an id) carries this deploy's
@@ -49,6 +51,26 @@ def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force:
                               f"not {wanted.content}", hint="choose another subdomain, or pass --force to repoint it")
         return RecordDecision("replace", a_records[0])
     return RecordDecision("create")
+
+
+def _refuse_several(a_records: list[Record], wanted: DnsRecord, domain: str) -> None:
+    """Raise for a name with several A records: resolvers hand out each of them, so readers are split between
+    the addresses, and graphsite's record (kept, or one that --force would repoint) does not change that."""
+    ours = [r for r in a_records if r.content == wanted.content and r.claim(domain) == Claim.OURS]
+    if ours:
+        beside = ", ".join(named(r) for r in a_records if r is not ours[0])
+        raise DeployError(f"DNS: {wanted.name} has {beside} beside graphsite's {named(ours[0])}: readers are split "
+                          "between the addresses",
+                          hint=f"remove the other A records in Cloudflare (graphsite keeps one A record of "
+                               f"{wanted.name}, id={ours[0].id}), then deploy again")
+    raise DeployError(f"DNS: {wanted.name} has {len(a_records)} A records ({', '.join(map(named, a_records))}), "
+                      "not one", hint="choose another subdomain, or remove them in Cloudflare first (--force "
+                                      "repoints one A record, never several)")
+
+
+def named(record: Record) -> str:
+    """Return the record as messages name it: 'A 192.0.2.7 (id=…)'."""
+    return f"{record.type} {record.content} (id={record.id})"
 
 
 def describe(record: Record) -> str:

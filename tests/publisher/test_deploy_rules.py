@@ -207,6 +207,36 @@ def test_what_is_not_this_configuration_s_is_refused_before_anything_is_made(tmp
     assert _held(clients) == before and swarm.created == dns.created == routes.created == []
 
 
+def test_a_record_added_beside_graphsite_s_a_record_refuses_the_redeploy(tmp_path):
+    """Before, a redeploy said `EXISTS` for graphsite's A record while another A record at the name sent some
+    readers to another host: one A record of graphsite's is not the name's whole answer."""
+    config, clients = fake_world(tmp_path)
+    _deploy(config, clients, _source(tmp_path), verify=False)
+    dns = _fakes(clients)[1]
+    (ours,) = dns.zone.values()
+    other = dns.add("site-1.example.com", "made by hand", "203.0.113.9")
+    before = _held(clients)
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, _source(tmp_path, "Changed."), verify=False)
+    assert refused.value.detail == (f"DNS: site-1.example.com has A 203.0.113.9 (id={other.id}) beside graphsite's "
+                                    f"A 127.0.0.1 (id={ours.id}): readers are split between the addresses")
+    assert "remove the other A records in Cloudflare" in (refused.value.hint or "")
+    assert _held(clients) == before
+
+
+def test_two_a_records_of_a_name_are_refused_even_with_force(tmp_path):
+    """--force repoints one A record: with two, the other would still send readers elsewhere."""
+    config, clients = fake_world(tmp_path)
+    dns = _fakes(clients)[1]
+    first, second = (dns.add("site-1.example.com", "made by hand", address) for address in ("192.0.2.7", "192.0.2.8"))
+    for force in (False, True):
+        with pytest.raises(DeployError) as refused:
+            _deploy(config, clients, _source(tmp_path), force=force)
+        assert refused.value.detail == (f"DNS: site-1.example.com has 2 A records (A 192.0.2.7 (id={first.id}), "
+                                        f"A 192.0.2.8 (id={second.id})), not one")
+    assert list(dns.zone.values()) == [first, second] and dns.created == []
+
+
 def test_a_service_made_meanwhile_by_another_run_is_not_taken_over(tmp_path):
     config, clients = fake_world(tmp_path)
     swarm = _fakes(clients)[0]

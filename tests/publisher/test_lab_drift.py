@@ -36,3 +36,29 @@ def test_a_service_scaled_to_zero_fails_the_service_check(publab):
     assert (service["status"], service["evidence"]) == (
         "FAIL", f"service {name} is scaled to 0 replicas: nothing serves the page; deploy it again, or "
                 f"docker service scale {name}=1")
+
+
+@pytest.mark.parametrize("kind,content", [("A", "203.0.113.9"), ("AAAA", "2001:db8::9")])
+def test_an_address_record_added_beside_graphsite_s_fails_verify_and_refuses_a_redeploy(publab, kind, content):
+    """Before, verify kept only the A records and said `dns PASS` while the record added through Cloudflare's API
+    sent some readers to another host, and a redeploy said `EXISTS`."""
+    name = _deployed(publab)
+    fqdn = f"{name}.{publab.config.site.domain}"
+    clients = publab.clients()
+    try:
+        (ours,) = clients.dns.records(fqdn)
+    finally:
+        clients.close()
+    made = publab.api("POST", "dns_records", type=kind, name=fqdn, content=content, ttl=60)
+    assert made.status_code == 200, made.text
+    other = made.json()["result"]
+    try:
+        dns = _checks(publab, name)["dns"]
+        assert (dns["status"], dns["evidence"]) == (
+            "FAIL", f"A id={ours.id} → 127.0.0.1, but {fqdn} also has {kind} {content} (id={other['id']}): readers "
+                    "are split between hosts; remove what is not graphsite's in Cloudflare")
+        again = publab.run("deploy", "--subdomain", name, "--no-verify")
+        assert again.exit_code == 1 and f"{kind} {content} (id={other['id']})" in again.stderr, again.stderr
+    finally:
+        assert publab.api("DELETE", f"dns_records/{other['id']}").status_code == 200
+    assert publab.run("verify", name, env=SHORT).exit_code == 0  # graphsite's record alone passes again

@@ -140,6 +140,20 @@ def test_a_record_that_is_missing_or_points_elsewhere_fails(tmp_path):
     assert checks["dns"].status == FAIL and "no A site-1.example.com → 127.0.0.1" in checks["dns"].evidence
 
 
+@pytest.mark.parametrize("kind,content", [("A", "203.0.113.9"), ("AAAA", "2001:db8::9")])
+def test_another_address_record_beside_the_wanted_one_fails(tmp_path, kind, content):
+    """Before, verify kept only the A records and passed when the wanted one was among them: another A or an
+    AAAA at the name sends some readers to another host."""
+    config, clients, target, _ = _world(tmp_path)
+    dns = _fakes(clients)[1]
+    (ours,) = dns.zone.values()
+    other = dns.add("site-1.example.com", "made by hand", content, type_=kind)
+    check = _checks(config, clients, target)["dns"]
+    assert check.status == FAIL and check.evidence == (
+        f"A id={ours.id} → 127.0.0.1, but site-1.example.com also has {kind} {content} (id={other.id}): readers "
+        "are split between hosts; remove what is not graphsite's in Cloudflare")
+
+
 def test_a_proxied_record_passes_without_a_resolver_override(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     dns = _fakes(clients)[1]
