@@ -40,17 +40,35 @@ class DynamicFile:
         return tuple(sorted(defined)) if isinstance(defined, dict) else ()
 
 
+class UnlistedDirectory(Exception):
+    """A directory of the dynamic directory (it, or one under it) this user cannot list: which files Traefik
+    reads there is unknown, since Traefik lists it as its own user (on Dokploy, root)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"cannot list {path}: {reason}")
+        self.path = path
+
+
 def provider_files(directory: Path) -> list[Path]:
-    """Return the files Traefik's file provider reads in `directory`, in the order it reads them."""
+    """Return the files Traefik's file provider reads in `directory`, in the order it reads them; raise
+    UnlistedDirectory for a directory this user cannot list. One removed since it was seen (another deploy's
+    teardown) holds nothing, as for Traefik's next reload."""
     found: list[Path] = []
     try:
         entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return found
+    except OSError as exc:
+        raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
     for entry in entries:
-        if entry.is_dir():
+        try:  # a directory that may be read but not searched lists names, but not what each is
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.suffix.lower() in EXTENSIONS and entry.is_file()
+        except OSError as exc:
+            raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
+        if is_dir:
             found.extend(provider_files(entry))
-        elif entry.suffix.lower() in EXTENSIONS and entry.is_file():
+        elif is_file:
             found.append(entry)
     return found
 
@@ -58,7 +76,8 @@ def provider_files(directory: Path) -> list[Path]:
 def read_directory(directory: Path) -> list[DynamicFile]:
     """Return every file Traefik's file provider reads in `directory`, parsed, in its order. A file removed
     between the listing and its reading (another deploy's teardown, an editor's save) is not there any more:
-    it is left out rather than reported as unreadable, as Traefik's next reload would leave it out."""
+    it is left out rather than reported as unreadable, as Traefik's next reload would leave it out. Raise
+    UnlistedDirectory for a directory this user cannot list: an unread directory is never an empty one."""
     return [parsed for parsed in map(parse_file, provider_files(directory)) if not parsed.gone]
 
 
@@ -112,7 +131,8 @@ def schema_problems(parsed: DynamicFile) -> list[str]:
 
 
 def blocking_files(directory: Path) -> list[str]:
-    """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'."""
+    """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'; raise
+    UnlistedDirectory for a directory this user cannot list."""
     lines = []
     for parsed in read_directory(directory):
         problems = schema_problems(parsed)

@@ -356,7 +356,11 @@ def _route(target: Deployment, settings: VerifySettings, routes: RouteStore) -> 
         return FAIL, f"{path}: no basicAuth middleware, but the deployment is private (label graphsite.access)"
     if document != route.route_document(settings.route, target.name, target.fqdn, users=users):
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
-    blocked = dynamic.blocking_files(path.parent)
+    try:
+        blocked = dynamic.blocking_files(path.parent)
+    except dynamic.UnlistedDirectory as unlisted:  # Traefik (root on Dokploy) may list it: unknown, not empty
+        return FAIL, (f"{unlisted}: whether Traefik applies the route is unknown (one file it cannot load blocks "
+                      f"every change); run verify as a user who may list every directory under {path.parent}")
     if blocked:
         return FAIL, f"Traefik applies no change while a file is broken: {blocked[0]}"
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")

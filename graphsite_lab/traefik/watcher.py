@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 
 from graphsite.atomic import write_atomic
-from graphsite.publisher.dynamic import provider_files
+from graphsite.publisher.dynamic import UnlistedDirectory, provider_files
 from graphsite_lab.traefik.files import Problem, load_directory
 from graphsite_lab.traefik.translate import EdgeSettings, Translation, caddy_config
 
@@ -34,7 +34,11 @@ HEARTBEAT_SECONDS = 5.0
 def snapshot(directory: Path) -> tuple[tuple[str, int, int, int], ...]:
     """Return what identifies the directory's readable files now: a change in any means reload."""
     found = []
-    for path in provider_files(directory):
+    try:
+        listed = provider_files(directory)
+    except UnlistedDirectory as unlisted:  # a change all the same: the reload names it, and rejects the directory
+        return ((str(unlisted), 0, 0, 0),)
+    for path in listed:
         try:
             stat = path.stat()
         except OSError:

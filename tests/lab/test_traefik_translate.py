@@ -302,6 +302,30 @@ def test_one_bad_file_rejects_the_whole_directory_naming_the_file_and_key(tmp_pa
     assert message in problems[0].message
 
 
+def test_a_directory_the_stand_in_cannot_list_rejects_the_whole_directory_naming_it():
+    """As Traefik's file provider does (it returns the directory's read error): never a directory read as empty.
+    Proven as nobody, since the lab's watcher runs as root."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from graphsite_lab.traefik.watcher import snapshot
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        directory = Path(base)
+        _write(directory, "good.yml", "http:\n  services:\n    s: {loadBalancer: {servers: [{url: 'http://s'}]}}\n")
+        (directory / "hidden").mkdir(mode=0o700)  # root's: nobody may not list it
+        with as_nobody():
+            dynamic, problems = load_directory(directory)
+            seen = snapshot(directory)
+    assert dynamic is None
+    assert [(p.file, p.key, p.message) for p in problems] == [
+        ("hidden", "", f"cannot list {directory / 'hidden'}: Permission denied")]
+    assert seen == ((f"cannot list {directory / 'hidden'}: Permission denied", 0, 0, 0),)
+
+
 def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
     """`caddy validate` provisions the whole configuration: what the unit tests above check as data is also
     what the real Caddy accepts (handlers, matchers, issuers, connection policies)."""

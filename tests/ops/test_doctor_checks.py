@@ -124,6 +124,30 @@ def test_an_unparsable_route_file_names_the_file_and_line(tmp_path):
     assert "notes.txt" not in check.evidence
 
 
+def test_a_directory_this_user_cannot_list_fails_the_files_check_and_skips_the_middlewares():
+    """Before, a directory under deploy.dynamic_dir this user could not list read as empty: traefik.files passed
+    (and so deploy's preflight) while Traefik, as root, read a file there it cannot load. Proven as nobody."""
+    import os
+    import tempfile
+
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        facts = good(Path(base))
+        directory = Path(base) / "dynamic"
+        (directory / "hidden").mkdir(mode=0o700)  # root's: nobody may not list it
+        (directory / "hidden" / "broken.yml").write_text("http: [\n")
+        with as_nobody():
+            unlisted = dynamic_dir_facts(directory)
+        checks = by_name(evaluate(Config(), good(Path(base), dynamic_dir=unlisted)))
+    assert unlisted.files == Unknown(f"cannot list {directory / 'hidden'}: Permission denied")
+    assert checks["traefik.files"].status == FAIL
+    assert checks["traefik.files"].evidence.startswith(f"cannot list {directory / 'hidden'}: Permission denied: ")
+    assert (checks["traefik.middleware"].status, checks["traefik.middlewares"].status) == (SKIP, SKIP)
+    assert by_name(evaluate(Config(), facts))["traefik.files"].status == PASS  # as root, before it was made
+
+
 def test_a_missing_middleware_and_directory(tmp_path):
     empty = DynamicDir(tmp_path, exists=True, is_dir=True, writable=True, files=(RouteFile(tmp_path / "a.yml"),))
     check = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=empty)))["traefik.middleware"]

@@ -120,6 +120,35 @@ def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
     assert "line 2, column 1" in lines[0] and "http.routers.r" in lines[1]
 
 
+def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(tmp_path):
+    """Before, a subdirectory of the dynamic directory this user could not list read as empty (`except OSError:
+    return found`), though Traefik, as root, reads it: a broken file in it blocked nothing that deploy, verify or
+    doctor saw. Proven as nobody: root may list everything."""
+    import tempfile
+
+    from graphsite.publisher.dynamic import UnlistedDirectory, read_directory
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        directory = Path(base)
+        directory.chmod(0o755)
+        (directory / "ok.yml").write_text("http: {}\n")
+        for name, mode in (("hidden", 0o700), ("unsearchable", 0o744)):  # root's: nobody may not list / search it
+            (directory / name).mkdir(mode=mode)
+            (directory / name / "broken.yml").write_text("http: [\n")
+            (directory / name).chmod(mode)
+        with as_nobody():
+            for look in (blocking_files, read_directory):
+                with pytest.raises(UnlistedDirectory, match=re.escape(f"cannot list {directory / 'hidden'}: "
+                                                                      "Permission denied")):
+                    look(directory)
+        (directory / "hidden").chmod(0o755)
+        with as_nobody(), pytest.raises(UnlistedDirectory) as unsearched:  # names listed, but not what each is
+            blocking_files(directory)
+        assert str(unsearched.value) == f"cannot list {directory / 'unsearchable'}: Permission denied"
+        assert len(blocking_files(directory)) == 2  # root lists both: the broken file in each blocks Traefik
+
+
 def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_broken(tmp_path):
     """Another deploy's teardown removes its route file while this deploy's preflight reads the directory: the
     file is gone, not broken (CI once refused a deploy over it). A real race, bounded: one thread writes and

@@ -4,7 +4,9 @@ signal does, and what gc decides when the world changes between its survey and i
 
 from __future__ import annotations
 
+import os
 import signal
+import tempfile
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +34,7 @@ from tests.publisher.fakes import (
     SignalledSwarm,
     fake_world,
 )
+from tests.publisher.nobody import as_nobody
 
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -235,6 +238,27 @@ def test_two_a_records_of_a_name_are_refused_even_with_force(tmp_path):
         assert refused.value.detail == (f"DNS: site-1.example.com has 2 A records (A 192.0.2.7 (id={first.id}), "
                                         f"A 192.0.2.8 (id={second.id})), not one")
     assert list(dns.zone.values()) == [first, second] and dns.created == []
+
+
+def test_a_directory_in_the_dynamic_directory_this_user_cannot_list_refuses_the_deploy():
+    """Before, the preflight read a subdirectory this user could not list as empty and passed, though a file in
+    it that Traefik (root) cannot load blocks the new route. Proven as nobody, who may write everywhere else."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        root = Path(base)
+        root.chmod(0o755)
+        config, clients = fake_world(root)
+        (root / "locks").mkdir()
+        for path in (root / "dynamic", root / "srv", root / "locks"):
+            os.chown(path, 65534, 65534)
+        hidden = root / "dynamic" / "hidden"
+        hidden.mkdir(mode=0o700)  # root's: nobody may not list it
+        (hidden / "broken.yml").write_text("http: [\n")
+        source = _source(root)
+        swarm, dns, routes, _, _ = _fakes(clients)
+        with as_nobody(), pytest.raises(DeployError) as refused:
+            _deploy(config, clients, source)
+        assert f"traefik.files: cannot list {hidden}: Permission denied" in refused.value.detail
+        assert swarm.created == dns.created == routes.created == []
 
 
 def test_a_service_made_meanwhile_by_another_run_is_not_taken_over(tmp_path):

@@ -5,6 +5,8 @@ for until the deadline, and what it skips (a private page without its password).
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from graphsite.publisher.deployment import Deployment
 from graphsite.usecases.deploy import DeployRequest, deploy
 from graphsite.usecases.verify import FAIL, PASS, SKIP, UNREAD, VerifySettings, run_checks, verify
 from tests.publisher.fakes import FakeClock, FakeDns, FakeEdge, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
+from tests.publisher.nobody import as_nobody
 
 CHECKS = ("service", "origin", "public", "tls", "redirect", "dns", "route")
 
@@ -128,6 +131,22 @@ def test_a_broken_file_beside_the_route_fails_it_since_traefik_applies_nothing(t
     (Path(config.deploy.dynamic_dir) / "broken.yml").write_text("http:\n  routers: [not, a, mapping]\n")
     checks = _checks(config, clients, target)
     assert checks["route"].status == FAIL and "Traefik applies no change" in checks["route"].evidence
+
+
+def test_a_directory_beside_the_route_this_user_cannot_list_fails_the_route_never_passes_it():
+    """Before, a subdirectory of the dynamic directory this user could not list read as empty: a file in it that
+    Traefik (root) cannot load blocks the route, yet the route check passed. Proven as nobody."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        config, clients, target, _ = _world(Path(base))
+        assert _checks(config, clients, target)["route"].status == PASS  # and every lazy import made, as root
+        hidden = Path(config.deploy.dynamic_dir) / "hidden"
+        hidden.mkdir(mode=0o700)  # root's: nobody may not list it
+        (hidden / "broken.yml").write_text("http: [\n")
+        with as_nobody():
+            check = _checks(config, clients, target)["route"]
+    assert check.status == FAIL and check.evidence.startswith(f"cannot list {hidden}: Permission denied: whether "
+                                                              "Traefik applies the route is unknown"), check
 
 
 def test_a_record_that_is_missing_or_points_elsewhere_fails(tmp_path):

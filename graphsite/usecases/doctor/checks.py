@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.publisher.check import FAIL, PASS, SKIP, WARN, CheckResult
-from graphsite.usecases.doctor.model import DynamicDir, Facts, Permissions, Token, Unknown
+from graphsite.usecases.doctor.model import Facts, Permissions, RouteFile, Token, Unknown
 
 if TYPE_CHECKING:
     from graphsite.publisher.swarm import DaemonFacts, ImageFacts, NetworkFacts
@@ -177,12 +177,19 @@ def traefik_checks(config: Config, facts: Facts) -> list[CheckResult]:
                 _skip("traefik.files", f"{path} is not a directory"),
                 _skip("traefik.middleware", f"{path} is not a directory"),
                 _skip("traefik.middlewares", f"{path} is not a directory")]
-    files = _count(len(directory.files), "file")
+    listed = directory.files
+    files = _count(len(listed), "file") if not isinstance(listed, Unknown) else "not every directory listed"
     checks = [CheckResult("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
               if directory.writable else
               CheckResult("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
                           "run graphsite as a user who may write there (on Dokploy: root)")]
-    broken = [f for f in directory.files if f.errors]
+    if isinstance(listed, Unknown):  # Traefik lists it as its own user: what it loads there is unknown, not nothing
+        return [*checks,
+                CheckResult("traefik.files", FAIL, f"{listed.why}: the files Traefik reads there cannot be checked "
+                            "(one it cannot load blocks every change of the file provider)",
+                            f"run graphsite as a user who may list every directory under {path} (on Dokploy: root)"),
+                _skip("traefik.middleware", listed.why), _skip("traefik.middlewares", listed.why)]
+    broken = [f for f in listed if f.errors]
     if broken:
         lines = [f"{f.path}: {error}" for f in broken for error in f.errors[:3]]
         checks.append(CheckResult("traefik.files", FAIL,
@@ -191,12 +198,12 @@ def traefik_checks(config: Config, facts: Facts) -> list[CheckResult]:
                                   "fix or remove " + ", ".join(str(f.path) for f in broken)))
     else:
         checks.append(CheckResult("traefik.files", PASS, f"{files}: each parses and fits Traefik's v3 schema"))
-    checks.append(_middleware(config, directory))
-    checks.append(_operator_middlewares(config, directory))
+    checks.append(_middleware(config, path, listed))
+    checks.append(_operator_middlewares(config, path, listed))
     return checks
 
 
-def _operator_middlewares(config: Config, directory: DynamicDir) -> CheckResult:
+def _operator_middlewares(config: Config, path: Path, listed: tuple[RouteFile, ...]) -> CheckResult:
     """deploy.middlewares: each of the file provider's defined in some file of the directory (FAIL, or WARN with
     deploy.undefined_middleware = "warn"); another provider's is not visible from here."""
     from graphsite.publisher.route import qualified_middlewares
@@ -204,35 +211,35 @@ def _operator_middlewares(config: Config, directory: DynamicDir) -> CheckResult:
     names = qualified_middlewares(config.deploy.middlewares)
     if not names:
         return CheckResult("traefik.middlewares", PASS, "deploy.middlewares: none (the page's router has only its own)")
-    defined = {f"{name}@file" for f in directory.files for name in f.middlewares}
+    defined = {f"{name}@file" for f in listed for name in f.middlewares}
     undefined = [name for name in names if name.endswith("@file") and name not in defined]
     others = [name for name in names if not name.endswith("@file")]
     elsewhere = f"; {', '.join(others)}: another provider's, not visible from here" if others else ""
     if not undefined:
         found = [name for name in names if name.endswith("@file")]
         return CheckResult("traefik.middlewares", PASS,
-                           (f"deploy.middlewares: {', '.join(found)} defined in {directory.path}" if found else
+                           (f"deploy.middlewares: {', '.join(found)} defined in {path}" if found else
                       "deploy.middlewares: none of the file provider's") + elsewhere)
     refuse = config.deploy.undefined_middleware != "warn"
     return CheckResult("traefik.middlewares", FAIL if refuse else WARN,
-                       f"deploy.middlewares: {', '.join(undefined)} defined in no file of {directory.path}: Traefik "
+                       f"deploy.middlewares: {', '.join(undefined)} defined in no file of {path}: Traefik "
                        f"{'would not build' if refuse else 'will not build'} the page's router until it is",
                        "define it there, fix the name"
                        + (', or set deploy.undefined_middleware = "warn"' if refuse else ""))
 
 
-def _middleware(config: Config, directory: DynamicDir) -> CheckResult:
+def _middleware(config: Config, path: Path, listed: tuple[RouteFile, ...]) -> CheckResult:
     name = config.deploy.redirect_middleware
     qualified = name if "@" in name else f"{name}@file"
     if not qualified.endswith("@file"):
         return _skip("traefik.middleware", f"deploy.redirect_middleware {name} comes from another provider, "
                      "not visible from here")
     bare = qualified.removesuffix("@file")
-    defined = [f.path for f in directory.files if bare in f.middlewares]
+    defined = [f.path for f in listed if bare in f.middlewares]
     if defined:
         return CheckResult("traefik.middleware", PASS, f"{qualified} is defined in {defined[0]}")
     return CheckResult("traefik.middleware", FAIL,
-                       f"deploy.redirect_middleware: {qualified} is defined in no file of {directory.path}",
+                       f"deploy.redirect_middleware: {qualified} is defined in no file of {path}",
                        f"define it there (http.middlewares.{bare}.redirectScheme: {{scheme: https, permanent: "
                        "true}) or name a middleware that exists")
 

@@ -55,13 +55,17 @@ def route_file(parsed: DynamicFile) -> RouteFile:
 
 def dynamic_dir_facts(directory: Path) -> DynamicDir:
     """Return the directory's state and every file Traefik's file provider reads there (subdirectories too)."""
-    from graphsite.publisher.dynamic import read_directory
+    from graphsite.publisher.dynamic import UnlistedDirectory, read_directory
 
     if not directory.exists():
         return DynamicDir(directory, exists=False, is_dir=False, writable=False)
     if not directory.is_dir():
         return DynamicDir(directory, exists=True, is_dir=False, writable=False)
-    files = tuple(route_file(parsed) for parsed in read_directory(directory))
+    files: tuple[RouteFile, ...] | Unknown
+    try:
+        files = tuple(route_file(parsed) for parsed in read_directory(directory))
+    except UnlistedDirectory as unlisted:
+        files = Unknown(str(unlisted))
     return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
                       files=files)
 

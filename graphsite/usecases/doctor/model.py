@@ -34,7 +34,7 @@ class DynamicDir:
     exists: bool
     is_dir: bool
     writable: bool
-    files: tuple[RouteFile, ...] = ()
+    files: tuple[RouteFile, ...] | Unknown = ()  # Unknown: a directory in it this user cannot list
 
 
 @dataclass(frozen=True)
