@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import hashlib
+import json
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -21,6 +23,9 @@ from graphsite.publisher.deployment import NAME, SHA256, Stamp
 from graphsite.publisher.plan import ConfigFile, ServiceSpec
 
 _SECOND = 1_000_000_000  # Swarm durations are nanoseconds
+# Swarm writes a service again by itself (its updater marks a rollout started, then completed one monitor period
+# after its last task): an update refused at a version only that moved is sent again at the new one, this often
+_BOOKKEEPING_RETRIES = 2
 _FAILED = {"failed", "rejected", "orphaned"}
 
 
@@ -69,6 +74,8 @@ class Service:
     configs: tuple[str, ...]
     version: int
     image: str = ""
+    # the sha256 of the Spec as inspected: what the service is, whatever Swarm's bookkeeping did to its version
+    spec_digest: str = ""
 
 
 # Everything the Docker SDK and its transport can raise: the SDK's own errors, and requests/urllib3's (a daemon
@@ -174,8 +181,9 @@ class Swarm:
     def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
         """Create the service or roll it to `spec`, only where the name holds what `expected` says the caller's
         plan read (service_verdict); return what was done, or why the name was left as it is. An update is sent
-        at the version the plan read: Docker refuses it when another run changed the service since, and so does
-        this (a SwarmError that says so), never overwriting that change."""
+        at the version the plan read: when Docker refuses it ("update out of sequence"), the service is looked
+        at again, and rolled at its new version only when its Spec is still the one the plan read (Swarm's own
+        bookkeeping moved the version); another run's change is never overwritten (a SwarmError says so)."""
         current = self.service(spec.name)
         verdict = service_verdict(current, spec, expected)
         if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
@@ -187,15 +195,32 @@ class Swarm:
         if current is None:
             self.api.doing(f"create service {spec.name}").create_service(**kwargs)
             return verdict
-        try:
-            self.api.doing(f"update service {spec.name}").update_service(current.id, expected.version, **kwargs)
-        except docker.errors.NotFound:  # removed between the look above and this write: left as it is
-            return ServiceOutcome.GONE
-        except SwarmError as exc:
-            if "update out of sequence" in str(exc.__cause__):
-                raise changed_since(spec.name, expected) from exc
-            raise
-        return verdict
+        return self._update(spec, current.id, expected, kwargs)
+
+    def _update(self, spec: ServiceSpec, service_id: str, expected: Expected,
+                kwargs: dict[str, Any]) -> ServiceOutcome:
+        """Roll the service the plan read to `spec` at the version it read; refused as out of sequence, look
+        again: the same service with the same Spec (Swarm's own bookkeeping moved the version: an update's
+        start or end) is rolled at its new version, a few times at most; anything else is left as it is."""
+        version, retries = expected.version, 0
+        while True:
+            try:
+                self.api.doing(f"update service {spec.name}").update_service(service_id, version, **kwargs)
+                return ServiceOutcome.UPDATED
+            except docker.errors.NotFound:  # removed between the look and this write: left as it is
+                return ServiceOutcome.GONE
+            except SwarmError as exc:
+                if "update out of sequence" not in str(exc.__cause__):
+                    raise
+                now = self.service(spec.name)
+                verdict = service_verdict(now, spec, expected)
+                if now is None or verdict is not ServiceOutcome.UPDATED:  # removed or replaced since
+                    return verdict
+                if now.spec_digest != expected.spec_digest:
+                    raise changed_since(spec.name, expected) from exc
+                if retries == _BOOKKEEPING_RETRIES:
+                    raise _kept_moving(spec.name, version) from exc
+                version, retries = now.version, retries + 1
 
     def restore_previous(self, spec: ServiceSpec) -> bool:
         """Put the service back on the spec it had before `spec` was applied (the undo of a redeploy); return
@@ -379,7 +404,14 @@ def _service(raw: Mapping[str, Any]) -> Service:
     return Service(id=raw["ID"], name=spec["Name"], labels=spec.get("Labels") or {},
                    replicas=((spec.get("Mode") or {}).get("Replicated") or {}).get("Replicas", 0),
                    configs=tuple(sorted(c["ConfigName"] for c in container.get("Configs") or [])),
-                   version=raw["Version"]["Index"], image=container.get("Image", ""))
+                   version=raw["Version"]["Index"], image=container.get("Image", ""),
+                   spec_digest=spec_digest(spec))
+
+
+def spec_digest(spec: Mapping[str, Any]) -> str:
+    """Return the sha256 of a service's Spec as Docker reports it (its keys sorted): equal while nobody changed
+    the service, whatever Swarm's own bookkeeping (UpdateStatus, the version index) did meanwhile."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _task(raw: Mapping[str, Any]) -> Task:
@@ -448,15 +480,17 @@ class ServiceOutcome(StrEnum):
 @dataclass(frozen=True)
 class Expected:
     """What a caller's plan read under a service's name, the only thing ensure_service may change there: no
-    service (`Expected.read(None)`), or the service `id` as it was at Swarm's `version` index."""
+    service (`Expected.read(None)`), or the service `id` as it was at Swarm's `version` index, its Spec then
+    hashed to `spec_digest`."""
 
     id: str | None = None
     version: int = 0
+    spec_digest: str = ""
 
     @classmethod
     def read(cls, service: Service | None) -> Expected:
         """Return what a plan that read `service` (None: no service) expects."""
-        return cls() if service is None else cls(service.id, service.version)
+        return cls() if service is None else cls(service.id, service.version, service.spec_digest)
 
 
 def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
@@ -473,11 +507,17 @@ def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expect
 
 
 def changed_since(name: str, expected: Expected) -> SwarmError:
-    """Return the refusal of an update Docker answered "update out of sequence": the service is no longer at the
-    version the plan read."""
+    """Return the refusal of an update Docker answered "update out of sequence" whose service's Spec is no longer
+    the one the plan read."""
     return SwarmError(f"Docker: service {name} was changed by another run since this run read it (at version "
                       f"{expected.version}); this run's update was refused and the service left as it is",
                       hint="run the command again: it will read the service as it is now and decide again")
+
+
+def _kept_moving(name: str, version: int) -> SwarmError:
+    return SwarmError(f"Docker: update service {name}: refused as out of sequence {_BOOKKEEPING_RETRIES + 1} times "
+                      f"(last at version {version}), though its spec stayed the one this run read; the service was "
+                      "left as it is", hint="run the command again")
 
 
 def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:

@@ -43,6 +43,7 @@ from graphsite.publisher.swarm import (
     config_labels,
     runs,
     service_verdict,
+    spec_digest,
 )
 
 _T = TypeVar("_T")
@@ -136,8 +137,15 @@ class FakeSwarm:
     # --- what tests arrange -------------------------------------------------------------------------------
 
     def add_service(self, name: str, labels: dict[str, str], configs: tuple[str, ...] = ()) -> None:
-        self.services_by_name[name] = Service(id=f"svc{next(self._ids)}", name=name, labels=dict(labels),
-                                              replicas=1, configs=configs, version=1, image="caddy:2-alpine")
+        self.services_by_name[name] = _as_read(Service(id=f"svc{next(self._ids)}", name=name, labels=dict(labels),
+                                                       replicas=1, configs=configs, version=1,
+                                                       image="caddy:2-alpine"))
+
+    def bookkeeping(self, name: str) -> None:
+        """Write service `name` again with its spec as it is, as Swarm's updater does by itself (a rollout marked
+        started, then completed one monitor period after its last task): its version moves, nothing else."""
+        service = self.services_by_name[name]
+        self.services_by_name[name] = replace(service, version=service.version + 1)
 
     def add_config(self, name: str, labels: dict[str, str]) -> None:
         self.config_labels[name] = dict(labels)
@@ -148,10 +156,14 @@ class FakeSwarm:
         return self._run("node_id", lambda: "node1")
 
     def service(self, name: str) -> Service | None:
-        return self._run("service", lambda: self.services_by_name.get(name))
+        return self._run("service", lambda: self._read(name))
+
+    def _read(self, name: str) -> Service | None:
+        service = self.services_by_name.get(name)
+        return None if service is None else _as_read(service)
 
     def services(self) -> list[Service]:
-        return self._run("services", lambda: [s for s in self.services_by_name.values()
+        return self._run("services", lambda: [_as_read(s) for s in self.services_by_name.values()
                                               if "graphsite.subdomain" in s.labels])
 
     def tasks(self, name: str) -> list[Task]:
@@ -228,11 +240,14 @@ class FakeSwarm:
 
     def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
         def apply() -> ServiceOutcome:
-            current = self.services_by_name.get(spec.name)
+            current = self._read(spec.name)
             verdict = service_verdict(current, spec, expected)  # the adapter's own rule
             if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
                 return verdict
-            if current is not None and current.version != expected.version:  # as Docker refuses a stale update
+            # Docker refuses an update at a version the service has moved from; the adapter then looks again and
+            # sends it at the new version only when the spec is still the one read (Swarm's own bookkeeping)
+            if current is not None and current.version != expected.version \
+                    and current.spec_digest != expected.spec_digest:
                 raise changed_since(spec.name, expected)
             missing = sorted({c.name for c in spec.configs} - set(self.config_labels))
             if missing:  # as the adapter refuses (and Swarm would): a spec that mounts a config that is not there
@@ -240,10 +255,10 @@ class FakeSwarm:
             if current:
                 self.previous[spec.name] = current
                 self.previous_mounts[spec.name] = self.mounts.get(spec.name, {})
-            self.services_by_name[spec.name] = Service(
+            self.services_by_name[spec.name] = _as_read(Service(
                 id=current.id if current else f"svc{next(self._ids)}", name=spec.name, labels=dict(spec.labels),
                 replicas=spec.replicas, configs=tuple(sorted(c.name for c in spec.configs)),
-                version=(current.version + 1) if current else 1, image=spec.image)
+                version=(current.version + 1) if current else 1, image=spec.image))
             self.mounts[spec.name] = {c.target: c.name for c in spec.configs}
             self.created.append(f"service {spec.name}")
             return verdict
@@ -283,6 +298,14 @@ class FakeSwarm:
 
     def close(self) -> None:
         return None
+
+
+def _as_read(service: Service) -> Service:
+    """Return `service` as the adapter reads it: with the digest of its spec (what a test arranged by hand, with
+    `replace`, is judged by what it holds, not by a digest it copied)."""
+    spec = {"Name": service.name, "Labels": service.labels, "Replicas": service.replicas,
+            "Configs": service.configs, "Image": service.image}
+    return replace(service, spec_digest=spec_digest(spec))
 
 
 class SignalledSwarm(FakeSwarm):

@@ -235,3 +235,54 @@ def test_an_update_from_a_stale_read_is_refused_and_the_other_change_kept(publab
                                     "as it is")
     assert now is not None and now.version > read.version
     assert (now.id, now.labels.get("ops.note"), now.replicas) == (read.id, "theirs", 1)
+
+
+def _plans(publab, name: str, *texts: str) -> list:
+    """Return a plan of `name` for each page text (each its own page config, as successive deploys make)."""
+    import hashlib
+    from datetime import UTC, datetime
+
+    from graphsite.publisher.plan import make_plan
+
+    plans = []
+    for text in texts:
+        html = f"<!doctype html><title>Edition</title><p>{text}</p>"
+        plans.append(make_plan(publab.config, name, html=html, sha256=hashlib.sha256(html.encode()).hexdigest(),
+                               title="Edition", content="config", now=datetime.now(UTC)))
+    return plans
+
+
+def test_an_update_from_a_read_only_swarm_s_bookkeeping_moved_since_goes_through(publab):
+    """Swarm writes a service again by itself after an update: its updater marks the rollout started, then
+    completed one monitor period (2 s) after the last task. A redeploy whose plan read the service while the
+    previous rollout was finishing carried a version Swarm had moved since, and was refused as another run's change
+    though no other run existed. Here the read is taken as the next plan would take it, right after an update, and
+    the write waits until Swarm's updater has written the service again: the spec is still the one read, so the
+    update goes through at the new version."""
+    from graphsite.publisher.swarm import Expected, ServiceOutcome
+
+    name = publab.name()
+    first, second, third = _plans(publab, name, "One.", "Two.", "Three.")
+    clients = publab.clients()
+    try:
+        swarm = clients.docker
+        for plan in (first, second, third):
+            for item in plan.service.configs:
+                swarm.ensure_config(plan.stamp, item)
+        assert swarm.ensure_service(first.service, Expected.read(None)) is ServiceOutcome.CREATED
+        swarm.wait_converged(first.service, 60)
+        assert swarm.ensure_service(second.service, Expected.read(swarm.service(name))) is ServiceOutcome.UPDATED
+        read = swarm.service(name)  # as the next deploy's plan reads it, while the rollout runs
+        assert read is not None
+        deadline = time.monotonic() + 60
+        while (moved := swarm.service(name)) is not None and moved.version == read.version:
+            assert time.monotonic() < deadline, "Swarm's updater never wrote the service again in 60 s"
+            time.sleep(0.05)
+        assert moved is not None and moved.spec_digest == read.spec_digest  # only Swarm's bookkeeping moved it
+        assert swarm.ensure_service(third.service, Expected.read(read)) is ServiceOutcome.UPDATED
+        now = swarm.service(name)
+    finally:
+        clients.close()
+    assert now is not None and now.id == read.id and now.version > moved.version
+    assert now.configs == tuple(sorted(c.name for c in third.service.configs))
+

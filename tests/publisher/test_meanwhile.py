@@ -18,6 +18,7 @@ from graphsite.publisher import route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.swarm import Service
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
@@ -174,15 +175,20 @@ def test_a_redeploy_rolls_only_the_service_its_plan_read(tmp_path):
     assert "site-1" not in swarm.services_by_name
 
 
-def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_the_plan(tmp_path):
-    """Another host rolls the same service (its own redeploy, or `docker service update`) between this redeploy's
-    plan and its service step: the same service, so the id alone passed, and its change was overwritten. The update
-    carries the version the plan read: it is refused, theirs kept, and what this run made is undone."""
+def _deployed_once(tmp_path: Path) -> tuple[Config, Clients, FakeSwarm, Service]:
+    """Return a world where site-1 serves "One.", and its service as the next deploy's plan reads it."""
     config, clients = fake_world(tmp_path)
     swarm = clients.swarm
     assert isinstance(swarm, FakeSwarm)
     _deploy(config, clients, tmp_path, "One.")
-    read = swarm.services_by_name["site-1"]
+    return config, clients, swarm, swarm.services_by_name["site-1"]
+
+
+def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_the_plan(tmp_path):
+    """Another host rolls the same service (its own redeploy, or `docker service update`) between this redeploy's
+    plan and its service step: the same service, so the id alone passed, and its change was overwritten. The update
+    carries the version the plan read: it is refused, theirs kept, and what this run made is undone."""
+    config, clients, swarm, read = _deployed_once(tmp_path)
 
     def redeployed() -> None:
         swarm.services_by_name["site-1"] = replace(read, replicas=2, version=read.version + 1)
@@ -194,3 +200,22 @@ def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_t
                                     "as it is")
     assert swarm.services_by_name["site-1"] == replace(read, replicas=2, version=read.version + 1)
     assert set(swarm.config_labels) == set(read.configs)  # this run's page config was undone
+
+
+@pytest.mark.parametrize("writes", [1, 2], ids=["update started", "update started and completed"])
+def test_a_redeploy_after_swarm_s_own_bookkeeping_on_the_service_rolls_it(tmp_path, writes):
+    """Swarm writes a service again by itself after an update (its updater marks the rollout started, then
+    completed one monitor period after the last task): a redeploy whose plan read the service while the previous
+    rollout was finishing found it at an older version. Before, that was refused as another run's change though no
+    other run exists; the spec is still the one the plan read, so the update is sent at the new version."""
+    config, clients, swarm, read = _deployed_once(tmp_path)
+
+    def bookkeeping() -> None:
+        for _ in range(writes):
+            swarm.bookkeeping("site-1")
+
+    second = _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": bookkeeping}))
+    assert {o.resource: o.outcome for o in second.outcomes}["service"] == "updated"
+    now = swarm.services_by_name["site-1"]
+    assert (now.id, now.version, now.labels["graphsite.sha256"]) == (read.id, read.version + writes + 1,
+                                                                     second.plan.sha256)

@@ -114,3 +114,29 @@ def test_a_stale_read_of_a_service_that_already_runs_the_spec_writes_nothing(fix
     swarm.services_by_name[name] = now = replace(read, version=read.version + 1)
     assert swarm.ensure_service(fixed_plan.service, Expected.read(read)) is ServiceOutcome.UNCHANGED
     assert swarm.services_by_name[name] == now
+
+
+@pytest.mark.parametrize("writes", [1, 2])
+def test_a_version_moved_by_swarm_s_own_bookkeeping_alone_is_rolled(fixed_plan, writes):
+    """Swarm's updater writes the service again with its spec as it was (a rollout started, completed): the spec
+    is still the one read, so nobody else changed the service and the update goes through at the new version."""
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    for _ in range(writes):
+        swarm.bookkeeping(name)
+    assert swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read)) is ServiceOutcome.UPDATED
+    now = swarm.services_by_name[name]
+    assert (now.id, now.replicas, now.version) == (read.id, 2, read.version + writes + 1)
+
+
+def test_a_spec_changed_after_swarm_s_own_bookkeeping_is_still_refused(fixed_plan):
+    """Swarm's bookkeeping, then another run's change: the spec is no longer the one read, so the update is
+    refused, whatever moved the version first."""
+    swarm, read = _deployed(fixed_plan)
+    name = fixed_plan.service.name
+    swarm.bookkeeping(name)
+    swarm.services_by_name[name] = theirs = replace(swarm.services_by_name[name], labels={"ops.note": "theirs"},
+                                                    version=read.version + 2)
+    with pytest.raises(SwarmError, match="was changed by another run since this run read it"):
+        swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read))
+    assert swarm.services_by_name[name] == theirs
