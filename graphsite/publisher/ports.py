@@ -58,7 +58,8 @@ class SwarmPort(Protocol):
     def ensure_service(self, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:
         """Create the service or roll it to `spec` where the name holds what `expected` says the plan read
         (`swarm.service_verdict`, the look before the write being the adapter's own); an update carries the
-        version the plan read and is refused (SwarmError) when another run changed the service since."""
+        version the plan read and is refused (CHANGED) when another run changed the service's Spec since (a
+        version moved by Swarm's own bookkeeping alone is not a change)."""
         ...
 
     def restore_previous(self, spec: ServiceSpec) -> bool: ...

@@ -183,7 +183,7 @@ class Swarm:
         plan read (service_verdict); return what was done, or why the name was left as it is. An update is sent
         at the version the plan read: when Docker refuses it ("update out of sequence"), the service is looked
         at again, and rolled at its new version only when its Spec is still the one the plan read (Swarm's own
-        bookkeeping moved the version); another run's change is never overwritten (a SwarmError says so)."""
+        bookkeeping moved the version); another run's change is never overwritten (CHANGED)."""
         current = self.service(spec.name)
         verdict = service_verdict(current, spec, expected)
         if verdict not in (ServiceOutcome.CREATED, ServiceOutcome.UPDATED):
@@ -217,7 +217,7 @@ class Swarm:
                 if now is None or verdict is not ServiceOutcome.UPDATED:  # removed or replaced since
                     return verdict
                 if now.spec_digest != expected.spec_digest:
-                    raise changed_since(spec.name, expected) from exc
+                    return ServiceOutcome.CHANGED
                 if retries == _BOOKKEEPING_RETRIES:
                     raise _kept_moving(spec.name, version) from exc
                 version, retries = now.version, retries + 1
@@ -475,6 +475,9 @@ class ServiceOutcome(StrEnum):
     EXISTS = "exists"  # one is there where the plan read none: left as it is, never rolled to this run's spec
     GONE = "gone"  # none is there where the plan read one (another host's teardown): not made again
     ANOTHER = "another"  # another service holds the name (another host's teardown, then a deploy): left as it is
+    # the service the plan read, its Spec changed since (another host's deploy or rollback, `docker service
+    # update`): Docker refused the update at the version the plan read; left as the other change made it
+    CHANGED = "changed"
 
 
 @dataclass(frozen=True)
@@ -504,14 +507,6 @@ def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expect
     if current.id != expected.id:
         return ServiceOutcome.ANOTHER
     return ServiceOutcome.UNCHANGED if runs(current, spec) else ServiceOutcome.UPDATED
-
-
-def changed_since(name: str, expected: Expected) -> SwarmError:
-    """Return the refusal of an update Docker answered "update out of sequence" whose service's Spec is no longer
-    the one the plan read."""
-    return SwarmError(f"Docker: service {name} was changed by another run since this run read it (at version "
-                      f"{expected.version}); this run's update was refused and the service left as it is",
-                      hint="run the command again: it will read the service as it is now and decide again")
 
 
 def _kept_moving(name: str, version: int) -> SwarmError:

@@ -39,7 +39,6 @@ from graphsite.publisher.swarm import (
     ServiceOutcome,
     SwarmError,
     Task,
-    changed_since,
     config_labels,
     runs,
     service_verdict,
@@ -248,7 +247,7 @@ class FakeSwarm:
             # sends it at the new version only when the spec is still the one read (Swarm's own bookkeeping)
             if current is not None and current.version != expected.version \
                     and current.spec_digest != expected.spec_digest:
-                raise changed_since(spec.name, expected)
+                return ServiceOutcome.CHANGED
             missing = sorted({c.name for c in spec.configs} - set(self.config_labels))
             if missing:  # as the adapter refuses (and Swarm would): a spec that mounts a config that is not there
                 raise DeployError(f"Docker: config {missing[0]} is missing")

@@ -195,9 +195,10 @@ def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_t
 
     with pytest.raises(DeployError) as refused:
         _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": redeployed}))
-    assert refused.value.detail == ("Docker: service site-1 was changed by another run since this run read it (at "
-                                    f"version {read.version}); this run's update was refused and the service left "
-                                    "as it is")
+    assert (refused.value.detail, refused.value.hint) == (
+        "the Swarm service site-1 changed since this deploy's plan read it (another deploy or rollback, or `docker "
+        "service update`); this run's update was refused and the service left as it is",
+        "run `graphsite list site-1` to see what it serves now, then deploy again")
     assert swarm.services_by_name["site-1"] == replace(read, replicas=2, version=read.version + 1)
     assert set(swarm.config_labels) == set(read.configs)  # this run's page config was undone
 

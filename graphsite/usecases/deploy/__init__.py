@@ -510,12 +510,10 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         if changed is ServiceOutcome.EXISTS:
             raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
                               hint="another graphsite configuration may deploy this name: choose another one")
-        if changed in (ServiceOutcome.GONE, ServiceOutcome.ANOTHER):
-            what = "was removed" if changed is ServiceOutcome.GONE else "was replaced by another service"
-            raise DeployError(f"the Swarm service {plan.subdomain} {what} since this deploy's plan read it; "
-                              "left as it is",
-                              hint=f"run `graphsite list {plan.subdomain}` to see what holds the name, then deploy "
-                                   "again")
+        if changed in _NOT_AS_READ:
+            what, left, see = _NOT_AS_READ[changed]
+            raise DeployError(f"the Swarm service {plan.subdomain} {what} since this deploy's plan read it{left}",
+                              hint=f"run `graphsite list {plan.subdomain}` to see {see}, then deploy again")
         outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
@@ -526,6 +524,16 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         outcomes.append(outcome)
     reporter.info(f"  {line}")
     return outcomes, line
+
+
+# What the service step says of a service that is not the one the plan read: what happened, what was left, and
+# what `graphsite list NAME` shows.
+_NOT_AS_READ = {
+    ServiceOutcome.GONE: ("was removed", "; left as it is", "what holds the name"),
+    ServiceOutcome.ANOTHER: ("was replaced by another service", "; left as it is", "what holds the name"),
+    ServiceOutcome.CHANGED: ("changed", " (another deploy or rollback, or `docker service update`); this run's "
+                             "update was refused and the service left as it is", "what it serves now"),
+}
 
 
 def _ensure_config(plan: DeployPlan, item: ConfigFile, before: dict[str, str] | None, swarm: SwarmPort, undo: Undo,
