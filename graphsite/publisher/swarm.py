@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 import docker
 import docker.errors
@@ -483,17 +483,25 @@ class ServiceOutcome(StrEnum):
 @dataclass(frozen=True)
 class Expected:
     """What a caller's plan read under a service's name, the only thing ensure_service may change there: no
-    service (`Expected.read(None)`), or the service `id` as it was at Swarm's `version` index, its Spec then
-    hashed to `spec_digest`."""
+    service (NOTHING_READ), or the service `id` as it was at Swarm's `version` index, its Spec then hashed to
+    `spec_digest`. Made by `Expected.read` from the plan's read; nothing else is a read."""
 
-    id: str | None = None
-    version: int = 0
-    spec_digest: str = ""
+    id: str | None
+    version: int
+    spec_digest: str
+
+    def __post_init__(self) -> None:
+        found = self.id is not None
+        if (self.version > 0, bool(self.spec_digest)) != (found, found):
+            raise ValueError(f"{self!r} is not what a plan can read: make it with Expected.read(service)")
 
     @classmethod
     def read(cls, service: Service | None) -> Expected:
         """Return what a plan that read `service` (None: no service) expects."""
-        return cls() if service is None else cls(service.id, service.version, service.spec_digest)
+        return NOTHING_READ if service is None else cls(service.id, service.version, service.spec_digest)
+
+
+NOTHING_READ: Final = Expected(None, 0, "")  # what a plan that found no service under the name expects
 
 
 def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expected) -> ServiceOutcome:

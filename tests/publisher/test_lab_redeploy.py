@@ -209,7 +209,7 @@ def test_an_update_from_a_stale_read_is_refused_and_the_other_change_kept(publab
     from datetime import UTC, datetime
 
     from graphsite.publisher.plan import make_plan
-    from graphsite.publisher.swarm import Expected, ServiceOutcome
+    from graphsite.publisher.swarm import NOTHING_READ, Expected, ServiceOutcome
 
     name, html = publab.name(), "<!doctype html><title>Stale</title><p>One.</p>"
     plan = make_plan(publab.config, name, html=html, sha256=hashlib.sha256(html.encode()).hexdigest(),
@@ -219,7 +219,7 @@ def test_an_update_from_a_stale_read_is_refused_and_the_other_change_kept(publab
         swarm = clients.docker
         for item in plan.service.configs:
             swarm.ensure_config(plan.stamp, item)
-        assert swarm.ensure_service(plan.service, Expected.read(None)) is ServiceOutcome.CREATED
+        assert swarm.ensure_service(plan.service, NOTHING_READ) is ServiceOutcome.CREATED
         read = swarm.service(name)
         assert read is not None
         bumped = subprocess.run(["docker", "service", "update", "--quiet", "--detach", "--label-add",
@@ -256,7 +256,7 @@ def test_an_update_from_a_read_only_swarm_s_bookkeeping_moved_since_goes_through
     though no other run existed. Here the read is taken as the next plan would take it, right after an update, and
     the write waits until Swarm's updater has written the service again: the spec is still the one read, so the
     update goes through at the new version."""
-    from graphsite.publisher.swarm import Expected, ServiceOutcome
+    from graphsite.publisher.swarm import NOTHING_READ, Expected, ServiceOutcome
 
     name = publab.name()
     first, second, third = _plans(publab, name, "One.", "Two.", "Three.")
@@ -266,7 +266,7 @@ def test_an_update_from_a_read_only_swarm_s_bookkeeping_moved_since_goes_through
         for plan in (first, second, third):
             for item in plan.service.configs:
                 swarm.ensure_config(plan.stamp, item)
-        assert swarm.ensure_service(first.service, Expected.read(None)) is ServiceOutcome.CREATED
+        assert swarm.ensure_service(first.service, NOTHING_READ) is ServiceOutcome.CREATED
         swarm.wait_converged(first.service, 60)
         assert swarm.ensure_service(second.service, Expected.read(swarm.service(name))) is ServiceOutcome.UPDATED
         read = swarm.service(name)  # as the next deploy's plan reads it, while the rollout runs

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from graphsite.publisher.plan import DeployPlan
-from graphsite.publisher.swarm import Expected, Service, ServiceOutcome
+from graphsite.publisher.swarm import NOTHING_READ, Expected, Service, ServiceOutcome
 from tests.publisher.fakes import FakeSwarm
 
 
@@ -23,7 +23,7 @@ def _swarm(plan: DeployPlan) -> FakeSwarm:
 def _deployed(plan: DeployPlan) -> tuple[FakeSwarm, Service]:
     """Return a swarm where the plan's service runs, and the service as a plan reads it."""
     swarm = _swarm(plan)
-    assert swarm.ensure_service(plan.service, Expected.read(None)) is ServiceOutcome.CREATED
+    assert swarm.ensure_service(plan.service, NOTHING_READ) is ServiceOutcome.CREATED
     read = swarm.service(plan.service.name)
     assert read is not None
     return swarm, read
@@ -31,7 +31,7 @@ def _deployed(plan: DeployPlan) -> tuple[FakeSwarm, Service]:
 
 def test_none_read_and_none_there_is_created(fixed_plan):
     swarm = _swarm(fixed_plan)
-    assert swarm.ensure_service(fixed_plan.service, Expected.read(None)) is ServiceOutcome.CREATED
+    assert swarm.ensure_service(fixed_plan.service, NOTHING_READ) is ServiceOutcome.CREATED
     assert swarm.created[-1] == f"service {fixed_plan.service.name}"
 
 
@@ -39,7 +39,7 @@ def test_none_read_but_one_there_now_is_left_as_it_is(fixed_plan):
     swarm = _swarm(fixed_plan)
     swarm.add_service(fixed_plan.service.name, {"graphsite.fqdn": "other.example.org"})
     theirs = swarm.services_by_name[fixed_plan.service.name]
-    assert swarm.ensure_service(fixed_plan.service, Expected.read(None)) is ServiceOutcome.EXISTS
+    assert swarm.ensure_service(fixed_plan.service, NOTHING_READ) is ServiceOutcome.EXISTS
     assert swarm.services_by_name[fixed_plan.service.name] == theirs
 
 
@@ -134,3 +134,15 @@ def test_a_spec_changed_after_swarm_s_own_bookkeeping_is_still_refused(fixed_pla
                                                     version=read.version + 2)
     assert swarm.ensure_service(replace(fixed_plan.service, replicas=2), Expected.read(read)) is ServiceOutcome.CHANGED
     assert swarm.services_by_name[name] == theirs
+
+
+def test_what_a_plan_read_is_made_only_from_its_read():
+    """Before, Expected had defaults: Expected() was a read of nothing, and Expected(id=None, version=7) or a
+    service at version 0 passed for what a plan read."""
+    with pytest.raises(TypeError):
+        Expected()  # type: ignore[call-arg]
+    for nonsense in [(None, 7, ""), (None, 0, "d1"), ("svc1", 0, "d1"), ("svc1", 3, "")]:
+        with pytest.raises(ValueError, match="is not what a plan can read: make it with Expected.read"):
+            Expected(*nonsense)
+    assert Expected.read(None) is NOTHING_READ
+    assert Expected.read(Service("svc1", "site-1", {}, 1, (), 3, spec_digest="d1")) == Expected("svc1", 3, "d1")
