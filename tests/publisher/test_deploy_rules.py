@@ -19,10 +19,10 @@ from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
 from graphsite.publisher.deployment import Stamp, iso
 from graphsite.publisher.lock import subdomain_lock
-from graphsite.publisher.outcomes import CREATED, UNCHANGED
-from graphsite.publisher.swarm import Service
+from graphsite.publisher.outcomes import CREATED, UNCHANGED, UPDATED
+from graphsite.publisher.swarm import Service, ServiceOutcome
 from graphsite.usecases import gc
-from graphsite.usecases.deploy import DeployRequest, Stopped, deploy
+from graphsite.usecases.deploy import DeployRequest, Stopped, _service_did, deploy
 from tests.publisher.fakes import (
     FakeBinds,
     FakeDns,
@@ -103,6 +103,34 @@ def test_a_dry_run_makes_nothing_and_says_what_a_run_would_do(tmp_path):
     assert result.dry_run and result.dns == "would create"
     assert {o.outcome for o in result.outcomes} == {"would create"}
     assert _held(clients) == [[], [], [], [], []]
+
+
+@pytest.mark.parametrize("text, service", [("One paragraph.", "unchanged"), ("Another one.", "updated")])
+def test_a_dry_run_says_of_the_service_what_the_run_then_does(tmp_path, text, service):
+    """The dry run judges the service by the service step's own rule (swarm.service_verdict), not by a copy."""
+    config, clients = fake_world(tmp_path)
+    _deploy(config, clients, _source(tmp_path), verify=False)
+    dry, run = (_deploy(config, clients, _source(tmp_path, text), dry_run=dry_run, verify=False)
+                for dry_run in (True, False))
+    said = [{o.resource: o for o in result.outcomes}["service"] for result in (dry, run)]
+    assert (said[0], said[1].outcome) == (said[1].planned(), service)
+
+
+def test_every_outcome_of_ensure_service_is_a_thing_done_or_a_refusal_in_words():
+    """Before, the service step turned ensure_service's outcome into a Did by its string value: one that is not a
+    Did's (changed, exists, ...) reaching it was a ValueError traceback. The mapping is explicit, refusals worded."""
+    done, refused = {}, {}
+    for outcome in ServiceOutcome:
+        try:
+            done[outcome] = _service_did(outcome, "site-1")
+        except DeployError as refusal:
+            refused[outcome] = refusal.hint
+    assert done == {ServiceOutcome.CREATED: CREATED, ServiceOutcome.UPDATED: UPDATED,
+                    ServiceOutcome.UNCHANGED: UNCHANGED}
+    assert set(refused) == {ServiceOutcome.EXISTS, ServiceOutcome.GONE, ServiceOutcome.ANOTHER,
+                            ServiceOutcome.CHANGED}
+    assert all(hint.startswith("run `graphsite list site-1`") for outcome, hint in refused.items()
+               if outcome is not ServiceOutcome.EXISTS)
 
 
 def test_a_deploy_without_a_subdomain_draws_one_that_nothing_uses(tmp_path):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
@@ -43,7 +43,7 @@ from graphsite.publisher.plan import ConfigFile, DeployPlan, make_plan
 from graphsite.publisher.ports import BindStore, DnsPort, Reporter, RouteStore, SwarmPort
 from graphsite.publisher.record_actions import apply_record, restore_record
 from graphsite.publisher.records import RecordDecision, decide_record
-from graphsite.publisher.swarm import Expected, Service, ServiceOutcome, config_labels, runs
+from graphsite.publisher.swarm import Expected, Service, ServiceOutcome, config_labels, runs, service_verdict
 from graphsite.publisher.undo import Undo
 from graphsite.publisher.versions import Held, Switch, dropped_line, read_versions
 from graphsite.signals import Interrupted, interruptible, last_chance
@@ -463,9 +463,9 @@ def survey(prepared: _Prepared, clients: Clients, domain: str) -> list[Outcome]:
     if plan.bind_dir:
         outcomes.append(Outcome("directory", str(plan.bind_dir),
                                 UPDATED if clients.binds.exists(plan.bind_dir) else CREATED))
-    current = prepared.current
-    outcomes.append(Outcome("service", plan.subdomain, CREATED if current is None else
-                            UNCHANGED if runs(current, plan.service) else UPDATED))
+    current = prepared.current  # what the service step's own look will find, if nothing changes meanwhile
+    verdict = service_verdict(current, plan.service, Expected.read(current))
+    outcomes.append(Outcome("service", plan.subdomain, _service_did(verdict, plan.subdomain)))
     text = route.dump(plan.route, plan.stamp)
     now = clients.routes.text(plan.route_path)
     outcomes.append(Outcome("route", str(plan.route_path),
@@ -506,15 +506,9 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         # service with this run's stamp), and a redeploy rolls only the service it judged, never one made since
         # by another host's teardown and deploy, nor makes one again after another host removed it; its update
         # carries the version the plan read, so one that another host redeployed since is refused, not overwritten
+        # (CHANGED: its Spec is no longer the one read; a version only Swarm's own bookkeeping moved is no change)
         changed = swarm.ensure_service(plan.service, Expected.read(prepared.current))
-        if changed is ServiceOutcome.EXISTS:
-            raise DeployError(f"a Swarm service named {plan.subdomain} appeared since this deploy's plan",
-                              hint="another graphsite configuration may deploy this name: choose another one")
-        if changed in _NOT_AS_READ:
-            what, left, see = _NOT_AS_READ[changed]
-            raise DeployError(f"the Swarm service {plan.subdomain} {what} since this deploy's plan read it{left}",
-                              hint=f"run `graphsite list {plan.subdomain}` to see {see}, then deploy again")
-        outcomes.append(Outcome("service", plan.subdomain, Did(changed)))
+        outcomes.append(Outcome("service", plan.subdomain, _service_did(changed, plan.subdomain)))
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
     with reporter.step("route"):
@@ -524,6 +518,28 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         outcomes.append(outcome)
     reporter.info(f"  {line}")
     return outcomes, line
+
+
+def _service_did(outcome: ServiceOutcome, name: str) -> Did:
+    """Return what the service step did to service `name`, given ensure_service's `outcome`; raise DeployError
+    when the service was left as it is because it is not what the plan read (every outcome is one or the other:
+    one added to ServiceOutcome and not here fails mypy, not a user)."""
+    match outcome:
+        case ServiceOutcome.CREATED:
+            return CREATED
+        case ServiceOutcome.UPDATED:
+            return UPDATED
+        case ServiceOutcome.UNCHANGED:
+            return UNCHANGED
+        case ServiceOutcome.EXISTS:
+            raise DeployError(f"a Swarm service named {name} appeared since this deploy's plan",
+                              hint="another graphsite configuration may deploy this name: choose another one")
+        case ServiceOutcome.GONE | ServiceOutcome.ANOTHER | ServiceOutcome.CHANGED:
+            what, left, see = _NOT_AS_READ[outcome]
+            raise DeployError(f"the Swarm service {name} {what} since this deploy's plan read it{left}",
+                              hint=f"run `graphsite list {name}` to see {see}, then deploy again")
+        case _:
+            assert_never(outcome)
 
 
 # What the service step says of a service that is not the one the plan read: what happened, what was left, and
