@@ -14,14 +14,20 @@ class Undo:
 
     steps: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)
     failed: list[tuple[str, str, Callable[[], bool]]] = field(default_factory=list)  # to try once more
+    settled: dict[str, str] = field(default_factory=dict)  # resource: why this run knows there is nothing to undo
 
     def push(self, resource: str, done: str, action: Callable[[], bool]) -> None:
         """Register the undo of `resource` (e.g. "service NAME"); `done` says what the action does, in the past
         tense (e.g. "removed service NAME")."""
         self.steps.append((resource, done, action))
 
+    def settle(self, resource: str, why: str) -> None:
+        """Say that this run knows `resource` holds nothing of its own (its write was refused, another run's change
+        left in place): its undo is not run, and its line says `why` rather than "already as it was"."""
+        self.settled[resource] = why
+
     def pending(self) -> list[str]:
-        return [resource for resource, _, _ in [*reversed(self.steps), *self.failed]]
+        return [resource for resource, _, _ in [*reversed(self.steps), *self.failed] if resource not in self.settled]
 
     def run(self) -> list[str]:
         """Run every step, whatever one of them raises, then once more each step that failed (a daemon that
@@ -36,6 +42,10 @@ class Undo:
         lines: list[str] = []
         while self.steps:
             step = resource, done, action = self.steps[-1]  # pending while it runs: a second signal names it
+            if resource in self.settled:
+                self.steps.pop()
+                lines.append(f"nothing to undo: {resource} ({self.settled[resource]})")
+                continue
             try:
                 did = action()
             except Exception as exc:  # every step runs: one failure must not keep the others behind

@@ -187,20 +187,26 @@ def _deployed_once(tmp_path: Path) -> tuple[Config, Clients, FakeSwarm, Service]
 def test_a_redeploy_never_overwrites_the_service_another_host_redeployed_after_the_plan(tmp_path):
     """Another host rolls the same service (its own redeploy, or `docker service update`) between this redeploy's
     plan and its service step: the same service, so the id alone passed, and its change was overwritten. The update
-    carries the version the plan read: it is refused, theirs kept, and what this run made is undone."""
+    carries the version the plan read: it is refused, theirs kept, and what this run made is undone; the undo says
+    the service was left as the other change made it."""
     config, clients, swarm, read = _deployed_once(tmp_path)
 
     def redeployed() -> None:
         swarm.services_by_name["site-1"] = replace(read, replicas=2, version=read.version + 1)
 
+    said = Meanwhile({"service": redeployed})
     with pytest.raises(DeployError) as refused:
-        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"service": redeployed}))
+        _deploy(config, clients, tmp_path, "Two.", said)
     assert (refused.value.detail, refused.value.hint) == (
         "the Swarm service site-1 changed since this deploy's plan read it (another deploy or rollback, or `docker "
         "service update`); this run's update was refused and the service left as it is",
         "run `graphsite list site-1` to see what it serves now, then deploy again")
     assert swarm.services_by_name["site-1"] == replace(read, replicas=2, version=read.version + 1)
     assert set(swarm.config_labels) == set(read.configs)  # this run's page config was undone
+    # the undo says what it found: not "already as it was" (before), the service holds the other change
+    undone = said.lines[said.lines.index("service failed") + 1:]
+    assert undone[0] == "nothing to undo: service site-1 (left as the other change made it)"
+    assert [line.split(" site-1-")[0] for line in undone[1:]] == ["undone: removed config"] * 2
 
 
 @pytest.mark.parametrize("writes", [1, 2], ids=["update started", "update started and completed"])

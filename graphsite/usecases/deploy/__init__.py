@@ -508,6 +508,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         # carries the version the plan read, so one that another host redeployed since is refused, not overwritten
         # (CHANGED: its Spec is no longer the one read; a version only Swarm's own bookkeeping moved is no change)
         changed = swarm.ensure_service(plan.service, Expected.read(prepared.current))
+        if changed is ServiceOutcome.CHANGED:  # nothing of this run's there: its undo has nothing to put back
+            undo.settle(f"service {plan.subdomain}", "left as the other change made it")
         outcomes.append(Outcome("service", plan.subdomain, _service_did(changed, plan.subdomain)))
     with reporter.step("converge"):
         swarm.wait_converged(plan.service, config.deploy.converge_timeout)
