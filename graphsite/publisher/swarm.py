@@ -213,11 +213,11 @@ class Swarm:
                 if "update out of sequence" not in str(exc.__cause__):
                     raise
                 now = self.service(spec.name)
+                if now is not None and now.id == expected.id and now.spec_digest != expected.spec_digest:
+                    return ServiceOutcome.CHANGED  # whatever it holds now (even this run's spec): not ours to undo
                 verdict = service_verdict(now, spec, expected)
                 if now is None or verdict is not ServiceOutcome.UPDATED:  # removed or replaced since
                     return verdict
-                if now.spec_digest != expected.spec_digest:
-                    return ServiceOutcome.CHANGED
                 if retries == _BOOKKEEPING_RETRIES:
                     raise _kept_moving(spec.name, version) from exc
                 version, retries = now.version, retries + 1
@@ -519,8 +519,10 @@ def service_verdict(current: Service | None, spec: ServiceSpec, expected: Expect
 
 def _kept_moving(name: str, version: int) -> SwarmError:
     return SwarmError(f"Docker: update service {name}: refused as out of sequence {_BOOKKEEPING_RETRIES + 1} times "
-                      f"(last at version {version}), though its spec stayed the one this run read; the service was "
-                      "left as it is", hint="run the command again")
+                      f"(last at version {version}), though its spec stayed the one this run read: Swarm kept "
+                      "writing its rollout's state meanwhile; the service was left as it is",
+                      hint=f"wait until `docker service ps {name}` shows its tasks settled, then run the command "
+                           "again")
 
 
 def _not_converged(name: str, why: str, tasks: list[Task]) -> DeployError:

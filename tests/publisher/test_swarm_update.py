@@ -116,9 +116,57 @@ def test_a_version_that_keeps_moving_is_tried_three_times_then_refused(fixed_pla
     with pytest.raises(SwarmError) as refused:
         swarm.ensure_service(fixed_plan.service, read)
     assert client.sent == [7, 8, 9]
-    assert refused.value.detail == (f"Docker: update service {fixed_plan.service.name}: refused as out of sequence 3 "
-                                    "times (last at version 9), though its spec stayed the one this run read; the "
-                                    "service was left as it is")
+    name = fixed_plan.service.name
+    assert refused.value.detail == (f"Docker: update service {name}: refused as out of sequence 3 times (last at "
+                                    "version 9), though its spec stayed the one this run read: Swarm kept writing "
+                                    "its rollout's state meanwhile; the service was left as it is")
+    assert refused.value.hint == f"wait until `docker service ps {name}` shows its tasks settled, then run the " \
+                                 "command again"
+
+
+def test_a_spec_changed_between_the_second_look_and_the_retry_is_refused_by_docker_and_changed(
+        fixed_plan, docker_at_7):
+    """Swarm's bookkeeping moved the version (7 → 8); the adapter looks again, finds the plan's Spec and sends
+    at 8; meanwhile another run's update lands (8 → 9, their labels): Docker refuses, the next look finds their
+    Spec: CHANGED, their labels kept."""
+    client, swarm, read = docker_at_7
+    client.bookkeeping()
+    theirs = {"graphsite.title": "Theirs"}
+    looks = 0
+    inspect = client.inspect_service
+
+    def looking(name: str) -> dict[str, Any]:
+        nonlocal looks
+        raw = inspect(name)
+        looks += 1
+        if looks == 2:  # right after the adapter's second look, before its retry arrives
+            client.raw["Spec"]["Labels"] = theirs
+            client.bookkeeping()
+        return raw
+
+    client.inspect_service = looking  # type: ignore[method-assign]
+    assert swarm.ensure_service(fixed_plan.service, read) is ServiceOutcome.CHANGED
+    assert client.sent == [7, 8] and client.raw["Spec"]["Labels"] == theirs
+
+
+def test_a_spec_changed_to_this_run_s_own_is_still_a_change_never_unchanged(fixed_plan, docker_at_7):
+    """Another writer put exactly this run's labels there, and more: the adapter's verdict would be UNCHANGED,
+    and a later step's undo would roll the service back over their write. A Spec the plan did not read is a change."""
+    client, swarm, read = docker_at_7
+    update = client.update_service
+
+    def theirs_first(service: str, version: int, **spec: Any) -> dict[str, Any]:
+        if not client.sent:  # their update lands just before this run's first one arrives
+            ours = [{"ConfigName": c.name} for c in fixed_plan.service.configs]
+            client.raw["Spec"] = {**copy.deepcopy(client.raw["Spec"]), "Labels": dict(fixed_plan.service.labels),
+                                  "EndpointSpec": {"Mode": "vip"}}
+            client.raw["Spec"]["TaskTemplate"]["ContainerSpec"]["Configs"] = ours
+            client.bookkeeping()
+        return update(service, version, **spec)
+
+    client.update_service = theirs_first  # type: ignore[method-assign]
+    assert swarm.ensure_service(fixed_plan.service, read) is ServiceOutcome.CHANGED
+    assert client.sent == [7] and client.raw["Spec"]["EndpointSpec"] == {"Mode": "vip"}
 
 
 @pytest.mark.parametrize("status, message", [
