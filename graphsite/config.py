@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import typing
 from dataclasses import field
 from pathlib import Path
@@ -177,7 +178,7 @@ def user_path(setting: str, text: str) -> Path:
 
 # Keys that must be a finite number above zero, and those that may also be zero (inf or nan is never a count of
 # seconds: `deploy.docker_timeout = inf` ended in an OverflowError in the Docker client).
-_POSITIVE = ("build.max_image_bytes", "build.max_page_image_bytes",
+_POSITIVE = ("build.max_bytes", "build.max_image_bytes", "build.max_page_image_bytes",
              "links.timeout", "links.link_timeout", "links.concurrency", "links.per_host", "links.max_page_mib",
              "deploy.converge_timeout", "deploy.docker_timeout", "dns.timeout", "dns.teardown_deadline")
 _NOT_NEGATIVE = ("links.deadline", "links.retries", "links.max_retry_after", "links.max_age", "deploy.gc_grace",
@@ -228,24 +229,30 @@ def _bounds_errors(config: Config) -> list[str]:
             low, high = setting.metadata["bounds"]
             value = getattr(values, setting.name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                errors.append(f"{section}.{setting.name}: expected a whole number from {low} to {high}, got {value!r}")
+                errors.append(f"{section}.{setting.name}: expected a whole number from {low} to {high}, "
+                              f"got {_shown(value)}")
     return errors
+
+
+def _shown(value: Any) -> str:
+    """Return the repr of `value` for a message: its first 40 characters when it is longer (4,301 digits of a
+    number are no help in one)."""
+    text = repr(value)
+    return text if len(text) <= 48 else f"{text[:40]}… ({len(text):,} characters)"
 
 
 def _number_errors(config: Config) -> list[str]:
     """Return a message for every number out of its range (the file and the environment alike)."""
-    import math
-
     errors = []
     for key in (*_POSITIVE, *_NOT_NEGATIVE):
         section, _, name = key.partition(".")
         value = getattr(getattr(config, section), name)
         floor_ok = value > 0 if key in _POSITIVE else value >= 0
-        if not (math.isfinite(value) and floor_ok):
+        if value != value or not floor_ok:  # nan (math.isnan would overflow on an integer past the largest float)
             wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
-            errors.append(f"{key}: expected {wanted}, got {value!r}")
-        elif value > _MOST:
-            errors.append(f"{key}: expected at most {_MOST:,}, got {value!r}")
+            errors.append(f"{key}: expected {wanted}, got {_shown(value)}")
+        elif value > _MOST:  # infinity too (1e400, or an integer past the largest float)
+            errors.append(f"{key}: expected at most {_MOST:,}, got {_shown(value)}")
     return errors
 
 
@@ -347,14 +354,23 @@ def _bool(value: Any) -> Any:
 def _int(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    digits = value.strip().removeprefix("-") if isinstance(value, str) else ""
+    # ASCII digits only: str.isdigit() also passes "²", which int() refuses; int() also refuses more digits than
+    # sys.get_int_max_str_digits()
+    if digits.isascii() and digits.isdigit():
+        try:
+            return int(value)
+        except ValueError:
+            return _NO
     return _NO
 
 
 def _float(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past the largest float: infinite, as the same digits in a string read
+            return float("inf") if value > 0 else float("-inf")
     try:
         return float(value) if isinstance(value, str) else _NO
     except ValueError:
@@ -380,7 +396,7 @@ def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
     else:
         result, expected = _NO, getattr(annotation, "__name__", str(annotation))
     if result is _NO:
-        errors.append(f"{path}: expected {expected}, got {type(value).__name__} {value!r}")
+        errors.append(f"{path}: expected {expected}, got {type(value).__name__} {_shown(value)}")
         return None
     return result
 
@@ -462,14 +478,32 @@ def _read_file(path: Path) -> dict[str, Any]:
     import tomllib  # only a build with a configuration file needs it
 
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found",
                           hint=f"create it, or unset {CONFIG_ENV} / --config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {exc}") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except ValueError:  # not a TOMLDecodeError: int()'s own, for a number longer than Python converts
+        raise ConfigError(f"{path}: invalid TOML: a number{_long_number_line(text)} has more digits than can be "
+                          f"read ({sys.get_int_max_str_digits()})",
+                          hint="shorten it: no setting takes a number that long") from None
+
+
+def _long_number_line(text: str) -> str:
+    """Return " at line N" for the first line of `text` holding a run of digits longer than Python converts, or
+    "" when none does."""
+    import re
+
+    run = re.compile(rf"[0-9a-fA-F_]{{{sys.get_int_max_str_digits() + 1},}}")
+    for number, line in enumerate(text.splitlines(), 1):
+        if run.search(line):
+            return f" at line {number}"
+    return ""
 
 
 def _acceptance_errors(config: Config) -> list[str]:

@@ -73,7 +73,7 @@ def test_every_link_of_the_report_is_listed_with_its_line_and_state(workdir, pit
     ("env", "GRAPHSITE_LINKS_CONCURRENCY=0", "links.concurrency: expected a number above 0, got 0 (from "
                                              "GRAPHSITE_LINKS_CONCURRENCY)"),
     ("file", 'ca_bundle = "r.md"', "links.ca_bundle: cannot load 'r.md' as PEM CA certificates"),
-    ("env", "GRAPHSITE_DEPLOY_DOCKER_TIMEOUT=inf", "deploy.docker_timeout: expected a number above 0, got inf"),
+    ("env", "GRAPHSITE_DEPLOY_DOCKER_TIMEOUT=inf", "deploy.docker_timeout: expected at most 100,000,000, got inf"),
     ("env", "GRAPHSITE_DEPLOY_GC_GRACE=-1", "deploy.gc_grace: expected a number of 0 or more, got -1.0"),
     ("env", "GRAPHSITE_DEPLOY_DOCKER_TIMEOUT=1e12", "deploy.docker_timeout: expected at most 100,000,000"),
     ("env", "GRAPHSITE_VERIFY_ORIGIN_ADDRESS=127.0.0.1:abc", "verify.origin_address: expected host:port"),

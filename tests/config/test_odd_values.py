@@ -1,0 +1,62 @@
+"""Values a user can write that Python's own conversions refuse or overflow on: each is a configuration error
+naming the field (or the file and line) and where it came from, never a traceback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from graphsite.cli import main
+from graphsite.codes import Exit
+from graphsite.config import load_config
+from graphsite.errors import ConfigError
+
+TOO_MANY_DIGITS = "9" * (sys.get_int_max_str_digits() + 1)
+
+
+def run(*args: str, env: dict[str, str | None]) -> click.testing.Result:
+    return CliRunner().invoke(main, list(args), env={"NO_COLOR": "1", "GRAPHSITE_CONFIG": None, **env})
+
+
+@pytest.mark.parametrize("value", ["--5", "²", "٣", TOO_MANY_DIGITS])
+@pytest.mark.parametrize("command", [["config", "show"], ["build", "{report}", "--out", "{out}"]])
+def test_a_whole_number_python_refuses_is_an_error_naming_the_variable(tmp_path, command, value):
+    report = tmp_path / "r.md"
+    report.write_text("# Report\n\nText.\n", encoding="utf-8")
+    argv = [part.format(report=report, out=tmp_path / "site") for part in command]
+    for variable in ("GRAPHSITE_LINKS_CONCURRENCY", "GRAPHSITE_BUILD_MAX_BYTES"):
+        result = run(*argv, env={variable: value})
+        assert result.exit_code == Exit.FAILED, result.output
+        assert isinstance(result.exception, SystemExit), result.exception
+        key = variable.removeprefix("GRAPHSITE_").lower().replace("_", ".", 1)
+        assert f"{key}: expected int" in result.output and f"(from {variable})" in result.output
+        assert len(result.output) < 300, result.output  # a value of 4,301 digits is shown shortened
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "graphsite.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("key", ["links.timeout", "links.concurrency", "build.max_bytes", "build.max_image_bytes"])
+def test_an_integer_past_the_largest_float_is_out_of_range(tmp_path, key):
+    section, _, name = key.partition(".")
+    path = _write(tmp_path, f"[{section}]\n{name} = 1{'0' * 400}\n")
+    shown = "inf" if key == "links.timeout" else r"10000000000.*… \(401 characters\)"  # a float, or whole
+    with pytest.raises(ConfigError, match=rf"{key}: expected at most 100,000,000, got {shown}"):
+        load_config(path, environ={})
+
+
+def test_an_integer_longer_than_python_reads_names_the_file_and_line(tmp_path):
+    path = _write(tmp_path, f"[links]\nretries = 2\ntimeout = {TOO_MANY_DIGITS}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path, environ={})
+    assert err.value.message.startswith(f"{path}: invalid TOML: a number at line 3 has more digits")
+    result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
+    assert result.exit_code == Exit.FAILED and isinstance(result.exception, SystemExit), result.output
+
