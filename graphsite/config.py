@@ -333,6 +333,9 @@ class Config:
                 return path.read_text(encoding="utf-8").strip() or None
             except OSError as exc:
                 raise ConfigError(f"dns.token_file: cannot read {path}: {exc.strerror}") from None
+            except UnicodeDecodeError:  # its message quotes a byte of the file: never shown
+                raise ConfigError(f"dns.token_file: {path} is not UTF-8 text",
+                                  hint="write the Cloudflare API token alone in it, as plain text") from None
         return None
 
 

@@ -60,3 +60,13 @@ def test_an_integer_longer_than_python_reads_names_the_file_and_line(tmp_path):
     result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
     assert result.exit_code == Exit.FAILED and isinstance(result.exception, SystemExit), result.output
 
+
+def test_a_token_file_that_is_not_utf8_names_the_setting_not_the_token(tmp_path, monkeypatch):
+    token_file = tmp_path / "token"
+    token_file.write_bytes(b"\xffsecret\xfe")
+    monkeypatch.delenv("CLOUDFLARE_API_TOKEN", raising=False)
+    config = load_config(_write(tmp_path, f'[dns]\ntoken_file = "{token_file}"\n'), environ={})
+    with pytest.raises(ConfigError) as err:
+        config.token()
+    assert err.value.detail == f"dns.token_file: {token_file} is not UTF-8 text"
+    assert "secret" not in str(err.value) and "0xff" not in str(err.value)
