@@ -3,6 +3,8 @@ facts gatherers that read only files (route directories, Traefik's static config
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from graphsite.usecases.doctor import checks as judge
 from graphsite.usecases.doctor.checks import FAIL, PASS, SKIP, WARN, evaluate
 from graphsite.usecases.doctor.host import dynamic_dir_facts, host_addresses, ipvs_facts, static_facts
 from graphsite.usecases.doctor.model import DynamicDir, Facts, Ipvs, RouteFile, Token, Unknown
+from tests.publisher.nobody import as_nobody
 
 MANAGER = DaemonFacts(version="27.3.1", api_version="1.47", swarm_state="active", manager=True, node_id="n" * 25)
 NETWORK = NetworkFacts(name="dokploy-network", found=True, driver="overlay", scope="swarm", attachable=True)
@@ -200,6 +203,53 @@ def test_the_static_configuration(tmp_path):
     broken = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
     assert broken.status == FAIL and f"{path}: line 2, column 1: " in broken.evidence
     assert isinstance(static_facts(str(tmp_path / "missing.yml")), Unknown)
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("certificatesResolvers: le\n", "certificatesResolvers is not a mapping (it is a str)"),
+    ("certificatesResolvers: [le]\n", "certificatesResolvers is not a mapping (it is a list)"),
+    ("certificatesResolvers:\n  le: x\n", "certificatesResolvers.le is not a mapping (it is a str)"),
+    ("certificatesResolvers:\n  le: {acme: [1]}\n", "certificatesResolvers.le.acme is not a mapping (it is a list)"),
+    ("providers: file\n", "providers is not a mapping (it is a str)"),
+    ("providers: {file: [a]}\n", "providers.file is not a mapping (it is a list)"),
+    ("providers: {file: {directory: [a]}}\n", "providers.file.directory is not a string (it is a list)"),
+    ("entryPoints: [web]\n", "entryPoints is not a mapping (it is a list)"),
+])
+def test_a_wrongly_shaped_static_configuration_is_named_never_a_traceback(tmp_path, text, problem):
+    path = tmp_path / "traefik.yml"
+    path.write_text(STATIC + text)
+    check = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
+    assert (check.status, check.evidence) == (FAIL, f"deploy.traefik_static: {path}: {problem}")
+
+
+def test_entry_points_named_by_numbers_and_words_are_all_listed(tmp_path):
+    path = tmp_path / "traefik.yml"
+    path.write_text("entryPoints:\n  80: {}\n  web: {}\n")
+    static = static_facts(str(path))
+    assert not isinstance(static, Unknown) and static.entrypoints == ("80", "web")
+
+
+def test_traefik_paths_this_user_cannot_look_at_are_unknown_naming_the_path(tmp_path):
+    """As nobody, Path.exists raised PermissionError below a parent it may not search: a traceback in doctor.
+    A directory it may search but not list read as an empty one."""
+    good(tmp_path)  # the modules the gatherers import, imported while they can be read
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        hidden, unlisted = Path(base) / "hidden", Path(base) / "unlisted"
+        (hidden / "dynamic").mkdir(parents=True)
+        (hidden / "traefik.yml").write_text(STATIC)
+        unlisted.mkdir(mode=0o711)
+        (unlisted / "middlewares.yml").write_text(MIDDLEWARES)
+        hidden.chmod(0o700)
+        with as_nobody():
+            static, facts = static_facts(str(hidden / "traefik.yml")), {
+                directory: dynamic_dir_facts(directory) for directory in (hidden / "dynamic", unlisted)}
+        assert static == Unknown(f"deploy.traefik_static: cannot look at {hidden / 'traefik.yml'}: Permission denied")
+        for directory, fact in facts.items():
+            checks = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=fact, static=static)))
+            why = f"deploy.dynamic_dir: cannot look into {directory}: Permission denied"
+            assert (checks["traefik.dynamic_dir"].status, checks["traefik.dynamic_dir"].evidence) == (FAIL, why)
+            assert {checks[name].status for name in ("traefik.files", "traefik.middleware", "traefik.static")} == {SKIP}
 
 
 def test_host_addresses_from_the_kernels_local_routes(tmp_path):

@@ -168,6 +168,11 @@ def traefik_checks(config: Config, facts: Facts) -> list[CheckResult]:
     directory = facts.dynamic_dir
     if directory is None:
         return []
+    if isinstance(directory, Unknown):
+        return [CheckResult("traefik.dynamic_dir", FAIL, directory.why,
+                            "run graphsite as a user who may look into it (on Dokploy: root)"),
+                *(_skip(name, "the dynamic directory cannot be read") for name in
+                  ("traefik.files", "traefik.middleware", "traefik.middlewares"))]
     setting, path = "deploy.dynamic_dir", directory.path
     if not directory.is_dir:
         what = "does not exist" if not directory.exists else "is not a directory"

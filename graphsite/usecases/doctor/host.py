@@ -7,7 +7,7 @@ import os
 import platform
 import ssl
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphsite.config import Config
 from graphsite.paths import expand_user
@@ -53,14 +53,19 @@ def route_file(parsed: DynamicFile) -> RouteFile:
     return RouteFile(parsed.path, tuple(schema_problems(parsed)), parsed.middlewares())
 
 
-def dynamic_dir_facts(directory: Path) -> DynamicDir:
-    """Return the directory's state and every file Traefik's file provider reads there (subdirectories too)."""
+def dynamic_dir_facts(directory: Path) -> DynamicDir | Unknown:
+    """Return the directory's state and every file Traefik's file provider reads there (subdirectories too), or
+    Unknown when this user cannot look at it (a parent it may not search); its files are Unknown when a directory
+    Traefik reads cannot be listed."""
     from graphsite.publisher.dynamic import UnlistedDirectory, read_directory
 
-    if not directory.exists():
-        return DynamicDir(directory, exists=False, is_dir=False, writable=False)
-    if not directory.is_dir():
-        return DynamicDir(directory, exists=True, is_dir=False, writable=False)
+    try:
+        if not directory.exists():
+            return DynamicDir(directory, exists=False, is_dir=False, writable=False)
+        if not directory.is_dir():
+            return DynamicDir(directory, exists=True, is_dir=False, writable=False)
+    except OSError as exc:
+        return Unknown(f"deploy.dynamic_dir: cannot look into {directory}: {exc.strerror}")
     files: tuple[RouteFile, ...] | Unknown
     try:
         files = tuple(route_file(parsed) for parsed in read_directory(directory))
@@ -107,23 +112,53 @@ def static_facts(path_text: str) -> StaticConfig | Unknown:
     if not path_text:
         return Unknown("deploy.traefik_static is empty")
     path = Path(path_text)
-    if not path.is_file():
-        return Unknown(f"deploy.traefik_static: {path} is not readable here "
-                       f"({'missing' if not path.exists() else 'not a file'})")
+    try:
+        if not path.is_file():
+            return Unknown(f"deploy.traefik_static: {path} is not readable here "
+                           f"({'missing' if not path.exists() else 'not a file'})")
+    except OSError as exc:  # a parent this user may not search
+        return Unknown(f"deploy.traefik_static: cannot look at {path}: {exc.strerror}")
     from graphsite.publisher.dynamic import parse_file
 
     parsed = parse_file(path)
     document, error = parsed.data, parsed.error
     if error or not isinstance(document, dict):
         return StaticConfig(path, error=error or "expected a mapping at the top")
-    resolvers = {}
-    for name, spec in (document.get("certificatesResolvers") or {}).items():
-        acme = (spec or {}).get("acme") or {}
+    try:
+        return _static(path, document)
+    except _Shape as exc:
+        return StaticConfig(path, error=str(exc))
+
+
+class _Shape(Exception):
+    """A value of Traefik's static configuration that is not of the type Traefik reads there."""
+
+
+def _static(path: Path, document: dict[Any, Any]) -> StaticConfig:
+    """Return what the checks need of the parsed static configuration; raise _Shape naming a value of the wrong
+    type (Traefik would not start from that file either)."""
+    resolvers, declared = {}, _mapping(document, "certificatesResolvers")
+    for name in declared:
+        acme = _mapping(_mapping(declared, name, "certificatesResolvers."), "acme", f"certificatesResolvers.{name}.")
         challenges = [kind for kind in ("dnsChallenge", "httpChallenge", "tlsChallenge") if kind in acme]
         resolvers[str(name)] = challenges[0] if challenges else "none"
-    file_provider = (document.get("providers") or {}).get("file") or {}
-    return StaticConfig(path, resolvers, tuple(sorted(document.get("entryPoints") or {})),
-                        str(file_provider.get("directory") or ""))
+    file_provider = _mapping(_mapping(document, "providers"), "file", "providers.")
+    directory = file_provider.get("directory") or ""
+    if not isinstance(directory, str):
+        raise _Shape(f"providers.file.directory is not a string (it is a {type(directory).__name__})")
+    return StaticConfig(path, resolvers, tuple(sorted(str(name) for name in _mapping(document, "entryPoints"))),
+                        directory)
+
+
+def _mapping(table: dict[Any, Any], key: Any, where: str = "") -> dict[Any, Any]:
+    """Return `table[key]` ({} when it is absent or empty); raise _Shape naming `where` + `key` when it is not a
+    mapping."""
+    value = table.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _Shape(f"{where}{key} is not a mapping (it is a {type(value).__name__})")
+    return value
 
 
 # --- this host ------------------------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ class Facts:
     network: NetworkFacts | Unknown | None = None
     image: ImageFacts | Unknown | None = None
     ipvs: Ipvs | None = None
-    dynamic_dir: DynamicDir | None = None
+    dynamic_dir: DynamicDir | Unknown | None = None
     writable_dirs: tuple[WritableDir, ...] = ()
     permissions: tuple[Permissions, ...] = ()  # of those that exist
     static: StaticConfig | Unknown | None = None
