@@ -151,7 +151,7 @@ def retry_after(value: str | None, now: float | None = None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # a header is latin-1: "²" is a digit to isdigit(), not to float()
         return float(value)
     import email.utils  # only a dated Retry-After needs it; `load_config` imports this module for STATES
 

@@ -161,6 +161,8 @@ class PitfallHandler(BaseHTTPRequestHandler):
             return self._send(200, PAGE, head, {"Content-Length": "1\u00b2"}, length=False)
         if path == "/empty-size-line":  # the page, then an empty size line where "0" belongs
             return self._chunked([PAGE], head, end=b"\r\n\r\n")
+        if path == "/429-odd-retry-after":  # a Retry-After of a non-ASCII digit (latin-1 '²'): no wait asked for
+            return self._send(429, b"slow down", head, {"Retry-After": "\u00b2"})
         if path == "/maintenance":
             return self._send(503, b"down for maintenance", head, {"Retry-After": "3600"})
         return self._web_habits(path, head)

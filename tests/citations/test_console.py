@@ -30,6 +30,7 @@ def test_retry_after_in_seconds_or_as_an_http_date():
     assert retry_after(formatdate(1_000_030, usegmt=True), now=1_000_000) == pytest.approx(30.0)
     assert retry_after(formatdate(999_000, usegmt=True), now=1_000_000) == 0.0
     assert retry_after("soon") is None and retry_after(None) is None
+    assert retry_after("\u00b2") is None and retry_after("\u0663") is None  # digits to str.isdigit, not to float
 
 
 def test_anchors_are_ids_and_named_links_only():

@@ -79,6 +79,15 @@ def test_429_waits_for_retry_after_then_succeeds(pitfall_run):
     assert results["/429-twice"].status == 200
 
 
+def test_a_retry_after_of_a_non_ascii_digit_is_a_throttled_link_never_a_dead_one(pitfall_server, tmp_path):
+    """Retry-After: ² (the byte 0xB2: headers are latin-1) passed str.isdigit, then float() raised ValueError, which
+    the checker reads as a URL that cannot be parsed: the link was `dead: invalid URL`."""
+    report = check_links([pitfall_server.url("/429-odd-retry-after")], settings(tmp_path, retries=1), progress=False)
+    result = report.results[0]
+    assert (result.state, result.status) == ("blocked", 429), result.detail
+    assert pitfall_server.hits.count("/429-odd-retry-after") == 2  # retried once, after the backoff: no wait read
+
+
 def test_redirect_reports_the_final_url(pitfall_run):
     server, results, _ = pitfall_run
     moved = results["/moved"]
