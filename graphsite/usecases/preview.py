@@ -174,8 +174,10 @@ def _handler(preview: Preview, root: Path) -> type[BaseHTTPRequestHandler]:
             if url.path in ("/", "/index.html"):
                 self._send(200, preview.state.html, "text/html; charset=utf-8")
             elif url.path == EVENTS:
-                raw = (parse_qs(url.query).get("version") or ["-1"])[0]
-                version = int(raw) if raw.lstrip("-").isdigit() else -1
+                version = _version((parse_qs(url.query).get("version") or ["-1"])[0])
+                if version is None:
+                    self._send(400, b"version: expected a whole number\n", "text/plain; charset=utf-8")
+                    return
                 self._send(200, json.dumps(preview.wait(version)).encode(), "application/json")
             else:
                 self._file(unquote(url.path))
@@ -184,15 +186,26 @@ def _handler(preview: Preview, root: Path) -> type[BaseHTTPRequestHandler]:
 
         def _file(self, path: str) -> None:
             """A file beside the source (a relative image), never outside its directory nor a hidden one."""
-            target = (root / path.lstrip("/")).resolve()
-            inside = target.is_relative_to(root) and not any(p.startswith(".") for p in target.relative_to(root).parts)
-            if not inside or not target.is_file():
+            try:
+                target = (root / path.lstrip("/")).resolve()
+                inside = target.is_relative_to(root) and not any(p.startswith(".")
+                                                                 for p in target.relative_to(root).parts)
+                body = target.read_bytes() if inside and target.is_file() else None
+            except (OSError, ValueError):  # ValueError: a NUL in the path (%00); OSError: one it may not read
+                body = None
+            if body is None:
                 self._send(404, b"not found\n", "text/plain; charset=utf-8")
                 return
-            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-            self._send(200, target.read_bytes(), kind)
+            self._send(200, body, mimetypes.guess_type(target.name)[0] or "application/octet-stream")
 
     return Handler
+
+
+def _version(text: str) -> int | None:
+    """Return the version the page's script asks after (ASCII digits, a leading - allowed), or None for any other
+    text: "²" is a digit to str.isdigit(), not to int()."""
+    digits = text.removeprefix("-")
+    return int(text) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
 
 
 def start(preview: Preview, root: Path, port: int) -> ThreadingHTTPServer:

@@ -139,6 +139,18 @@ def test_files_beside_the_source_only(served):
     assert status == 200 and b'"page": 1' in body
 
 
+def test_a_request_the_server_cannot_use_is_answered_never_a_traceback(served):
+    """`?version=²` passed str.isdigit, then int() raised ValueError; `/%00` made Path.resolve raise ValueError
+    (an embedded null byte): each a traceback from the server's thread and a connection closed unanswered."""
+    refused = (400, b"version: expected a whole number\n")
+    for version in ("%C2%B2", "--1", "1" * 5000, "x"):
+        assert _get(served.url, f"/__graphsite/events?version={version}") == refused, version
+    for path in ("/%00", "/figure.svg%00", "/%00/x"):
+        assert _get(served.url, path) == (404, b"not found\n"), path
+    assert _get(served.url, "/figure.svg")[0] == 200  # the server still serves
+    assert "Traceback" not in served.stderr()
+
+
 def test_a_port_in_use_is_a_one_line_error(served):
     from click.testing import CliRunner
 
