@@ -98,7 +98,7 @@ def decide_access(route_path: Path, subdomain: str, *, private: bool = False, pu
         return Access()
     if auth_file is not None:
         return Access(users=read_htpasswd(auth_file))
-    existing = route.route_users(read(route_path), subdomain)  # a read that fails stops the deploy
+    existing = route.route_users(read(route_path), subdomain, route_path)  # a failed read stops the deploy
     if existing and not new_password:
         return Access(users=existing, kept=True)
     if private or new_password or was_private:

@@ -96,11 +96,30 @@ def route_document(settings: RouteSettings, subdomain: str, fqdn: str, *,
     return document
 
 
-def route_users(document: RouteDocument | None, subdomain: str) -> tuple[str, ...]:
-    """Return the htpasswd lines of a route's basicAuth middleware (empty: the deployment is public)."""
-    middlewares = ((document or {}).get("http") or {}).get("middlewares") or {}
-    basic = (middlewares.get(auth_middleware(subdomain)) or {}).get("basicAuth") or {}
-    return tuple(str(line) for line in basic.get("users") or ())
+def route_users(document: RouteDocument | None, subdomain: str, path: Path | None = None) -> tuple[str, ...]:
+    """Return the htpasswd lines of a route's basicAuth middleware (empty: the route has no such middleware, the
+    deployment is public). Raise DeployError naming `path` when the route is not shaped as graphsite writes it
+    (a hand-edited file): its users are then unknown, never none."""
+    name = auth_middleware(subdomain)
+    keys = ("http", "middlewares", name)
+    table: Any = document or {}
+    for depth, key in enumerate(keys):
+        if not isinstance(table, dict):
+            where = ".".join(keys[:depth]) or "the document"
+            raise _unread_users(path, f"{where} is a {type(table).__name__}, not a mapping")
+        table = table.get(key)
+        if table is None:
+            return ()
+    basic = table.get("basicAuth") if isinstance(table, dict) else None
+    users = basic.get("users") if isinstance(basic, dict) else None
+    if not isinstance(users, list) or not users or not all(isinstance(line, str) for line in users):
+        raise _unread_users(path, f"http.middlewares.{name} is not a basicAuth middleware with a list of users")
+    return tuple(users)
+
+
+def _unread_users(path: Path | None, why: str) -> DeployError:
+    return DeployError(f"{path or 'the route file'}: {why}: who may read the deployment cannot be read from it",
+                       hint="fix or remove the route file, or deploy with --auth-file (its users) or --public")
 
 
 def dump(document: RouteDocument, stamp: Stamp | None = None) -> str:

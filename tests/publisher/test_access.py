@@ -68,6 +68,30 @@ def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_
         decide_access(path, "n", public=True, private=True)
 
 
+@pytest.mark.parametrize("text, why", [
+    ("http:\n  - routers\n", "http is a list, not a mapping"),
+    ("http:\n  middlewares:\n    - n-auth\n", "http.middlewares is a list, not a mapping"),
+    ("http:\n  middlewares:\n    n-auth: basicAuth\n", "http.middlewares.n-auth is not a basicAuth middleware"),
+    ("http:\n  middlewares:\n    n-auth: {basicAuth: {users: 'r:$2b$'}}\n", "http.middlewares.n-auth is not a"),
+    ("http:\n  middlewares:\n    n-auth: {basicAuth: {users: []}}\n", "http.middlewares.n-auth is not a"),
+    ("http:\n  middlewares:\n    n-auth: {basicAuth: {usersFile: /x}}\n", "http.middlewares.n-auth is not a"),
+    ("http:\n  middlewares:\n    n-auth: {basicAuth: {users: [{r: x}]}}\n", "http.middlewares.n-auth is not a"),
+])
+def test_a_hand_edited_route_is_a_failed_read_of_its_users_never_none(tmp_path, text, why):
+    """route_users read the route with .get() unchecked: `http` or `middlewares` as a list raised AttributeError
+    (a redeploy's traceback); a users entry of another shape read as no users: a private page made public."""
+    path = tmp_path / "n.yml"
+    path.write_text(text)
+    for flags in ({}, {"private": True}, {"new_password": True}, {"was_private": True}):
+        with pytest.raises(DeployError) as refused:
+            decide_access(path, "n", **flags)
+        assert refused.value.detail.startswith(f"{path}: {why}"), refused.value.detail
+        assert "--auth-file" in refused.value.hint
+    assert decide_access(path, "n", public=True).users == ()  # what the user says is not read from the file
+    path.write_text("http:\n  middlewares:\n    security-headers: {headers: {}}\n")
+    assert decide_access(path, "n").users == ()  # no auth middleware of its own: public, as written
+
+
 def _caddyfile(plan) -> ConfigFile:
     return next(c for c in plan.service.configs if c.target == caddy.CADDYFILE_PATH)
 
