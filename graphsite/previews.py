@@ -18,7 +18,7 @@ def preview_name(number: int | str, repository: str) -> str:
     `group/sub/project` and GitHub's `owner/repo` give it) lower-cased, every run of other characters one `-`,
     cut so the label fits 63 characters; raise ConfigError for a number that is not a positive integer."""
     text = str(number).strip()
-    if not text.isdigit() or int(text) < 1 or not text.isascii():
+    if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:  # int("²") would raise
         raise ConfigError(f"pull request number: expected a positive integer, got {number!r}")
     head = f"pr-{int(text)}"
     repo = _NOT_LABEL.sub("-", repository.rsplit("/", 1)[-1].lower()).strip("-")

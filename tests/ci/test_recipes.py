@@ -114,7 +114,7 @@ def test_preview_names(number: int | str, repository: str, name: str) -> None:
     assert preview_name(number, repository) == name
 
 
-@pytest.mark.parametrize("number", [0, -1, "x", "1.5", "", "١٢"])
+@pytest.mark.parametrize("number", [0, -1, "x", "1.5", "", "١٢", "²", "9" * 5000])
 def test_a_preview_needs_a_pull_request_number(number: int | str) -> None:
     with pytest.raises(ConfigError, match="positive integer"):
         preview_name(number, "repo")
