@@ -143,10 +143,14 @@ def envelope(action: str, status: int, body: bytes, retry_after: str = "") -> di
 
 
 def _seconds(header: str) -> float | None:
+    """Return the seconds a Retry-After header asks for, held to 0-60, or None when it gives none."""
     try:
-        return min(max(float(header), 0.0), 60.0) if header else None
+        seconds = float(header) if header else None
     except ValueError:
         return None
+    if seconds is None or seconds != seconds:  # nan: max() keeps it, and time.sleep(nan) raises ValueError
+        return None
+    return min(max(seconds, 0.0), 60.0)
 
 
 def _malformed(action: str, what: str) -> DnsError:

@@ -81,6 +81,15 @@ def test_an_answer_that_is_not_a_well_formed_success_is_an_error(status, body):
     assert info.value.transient == (status >= 500)
 
 
+@pytest.mark.parametrize(("header", "seconds"), [("7", 7.0), ("-3", 0.0), ("1e9", 60.0), ("inf", 60.0),
+                                                  ("nan", None), ("NaN", None), ("\u00b2", None), ("", None)])
+def test_a_retry_after_is_held_to_a_minute_and_one_that_is_no_number_is_none(header, seconds):
+    """Retry-After: nan passed max() and min() as nan, then time.sleep(nan) raised ValueError in the retry."""
+    with pytest.raises(DnsError) as info:
+        envelope("list records", 429, b'{"success": false, "errors": []}', retry_after=header)
+    assert info.value.retry_after == seconds and info.value.transient
+
+
 @pytest.mark.parametrize("info,items,page", [
     ({"page": 1, "count": 2, "total_count": 1, "total_pages": 1}, [{}, {}], 1),  # more items than the total
     ({"page": 1, "count": 0, "total_count": 5, "total_pages": 2}, [], 1),  # an empty page that says more follow
