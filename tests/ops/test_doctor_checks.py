@@ -51,6 +51,7 @@ def test_a_healthy_production_stack_passes(tmp_path):
 @pytest.mark.parametrize(("change", "name", "words"), [
     ({"daemon": Unknown("Docker: cannot reach the daemon")}, "docker.daemon", "cannot reach"),
     ({"daemon": DaemonFacts("17.05", "1.29", "active", True, "n")}, "docker.daemon", "1.30"),
+    ({"daemon": DaemonFacts("27", "1.4\u00b2", "active", True, "n")}, "docker.daemon", "API 1.4\u00b2; Swarm"),
     ({"daemon": DaemonFacts("27", "1.47", "inactive", False, "")}, "docker.swarm", "in no swarm"),
     ({"daemon": DaemonFacts("27", "1.47", "active", False, "worker-node-id")}, "docker.swarm", "worker"),
     ({"network": NetworkFacts("dokploy-network", found=False)}, "docker.network",

@@ -39,7 +39,8 @@ def docker_checks(config: Config, facts: Facts) -> list[CheckResult]:
     if isinstance(daemon, Unknown):
         checks = [CheckResult("docker.daemon", FAIL, daemon.why, "start Docker, or point DOCKER_HOST at its socket")]
         return checks + [_skip(n, "the daemon does not answer") for n in ("docker.swarm", "docker.network")]
-    version = tuple(int(p) for p in daemon.api_version.split(".")[:2] if p.isdigit())
+    # ASCII digits: "²" is a digit to str.isdigit(), not to int()
+    version = tuple(int(p) for p in daemon.api_version.split(".")[:2] if p.isascii() and p.isdigit() and len(p) < 9)
     checks = [CheckResult("docker.daemon", PASS, f"Docker {daemon.version}, API {daemon.api_version}")]
     if version < MIN_API:
         checks[0] = CheckResult("docker.daemon", FAIL, f"Docker {daemon.version} speaks API {daemon.api_version}; "
