@@ -64,6 +64,7 @@ def dynamic_dir_facts(directory: Path) -> DynamicDir | Unknown:
             return DynamicDir(directory, exists=False, is_dir=False, writable=False)
         if not directory.is_dir():
             return DynamicDir(directory, exists=True, is_dir=False, writable=False)
+        os.listdir(directory)  # the directory itself, unlisted: nothing of it is known (a subdirectory: its files)
     except OSError as exc:
         return Unknown(f"deploy.dynamic_dir: cannot look into {directory}: {exc.strerror}")
     files: tuple[RouteFile, ...] | Unknown
