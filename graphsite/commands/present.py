@@ -396,6 +396,8 @@ def _maker(deployment: Deployment) -> str:
 
 
 def teardown(report: TeardownReport, as_json: bool) -> None:
+    from graphsite.publisher.outcomes import KEPT
+
     if not as_json:
         for outcome in report.outcomes:
             output.result(outcome.line())
@@ -414,6 +416,9 @@ def teardown(report: TeardownReport, as_json: bool) -> None:
                              hint=f"run `graphsite teardown {report.name}` again: it removes what is left")
     else:
         output.info(f"Tore down {report.name}: nothing is left and the page is no longer served")
+    for kept in (o for o in report.outcomes if o.outcome == KEPT):  # not proven its own: left, and said so
+        output.info(f"kept {kept.resource} {kept.name}: graphsite cannot prove it is {report.name}'s; it is left "
+                    "as it is")
     _answer(report.as_json(), as_json, problem)
 
 

@@ -10,6 +10,7 @@ again finishes the job (every removal is idempotent).
 from __future__ import annotations
 
 import hashlib
+import shlex
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -151,8 +152,13 @@ def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: 
 def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome],
            not_read: str | None) -> None:
     path = route_path(places.dynamic_dir, held.name)
-    _remove_file_kind(outcomes, ("route", "temporary route"), routes, path, held.route is not None,
-                      "not a route graphsite wrote", routes.remove, held.temporaries, routes.remove, not_read)
+    # one edited by hand is no longer provably graphsite's: kept, even when it was the deployment's (gc keeps
+    # the whole deployment then; a teardown asked for by name removes the rest)
+    kept = (f"not a route graphsite wrote as it stands (not graphsite's shape: edited by hand, or someone else's): "
+            f"left in place, and Traefik still reads it; remove it by hand (`rm {shlex.quote(str(path))}`) if it "
+            f"was {held.name}'s")
+    _remove_file_kind(outcomes, ("route", "temporary route"), routes, path, held.route is not None, kept,
+                      routes.remove, held.temporaries, routes.remove, not_read)
 
 
 def _service(clients: Clients, held: Holding) -> object:
