@@ -454,7 +454,11 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
     deployment = held.deployment
     state = held.state(now)
     if state == "partial":
-        state = "partial: no " + ", ".join(held.missing()) if held.missing() else "partial: temporary files"
+        unproven = sorted({f.kind for f in held.occupied})  # there, but not proven its own: not called missing
+        absent = [m for m in held.missing() if m not in unproven]
+        parts = ([f"no {', '.join(absent)}"] if absent else []) + ([f"{', '.join(unproven)} not proven"] if unproven
+                                                                   else [])
+        state = "partial: " + "; ".join(parts) if parts else "partial: temporary files"
     return (held.fqdn, age(held.created, now) or "unknown", held.expires or "-",
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
             ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-",
@@ -514,6 +518,7 @@ def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
             "private": bool(deployment and deployment.access == "private"),
             "orphan": f"orphan: no {', '.join(missing)}" if missing else None,
             "expired": held.state(now) == "expired", "versions": held.versions,
+            "occupied": [f.as_json() for f in held.occupied],
             "versions_unknown": held.versions_unknown or None,
             "resources": [{"kind": kind, "name": name} for kind, name in held.resources()]}
 

@@ -38,17 +38,36 @@ class GcSettings:
 
 
 def reason(held: Holding, now: datetime, grace: float) -> str:
-    """Return why gc removes `held` (expired, or partial and older than the grace period), or '' to keep it."""
+    """Return why gc removes `held` (expired, or partial and older than the grace period), or '' to keep it. A
+    partial deployment a missing part of which is occupied (`occupied`) is kept: that part is unproven, not gone."""
     if held.empty:  # gone already (another gc or a teardown got there first): nothing to tear down
         return ""
     state = held.state(now)
     if state == "expired":
         return f"expired {held.expires}"
-    if state == "partial" and Stamp(held.name, created=held.created).older_than(now, grace) is True:
+    if state == "partial" and not held.occupied \
+            and Stamp(held.name, created=held.created).older_than(now, grace) is True:
         why = [f"no {', '.join(held.missing())}"] if held.missing() else []
         why += ["temporary files left"] if held.leftovers else []
         return f"partial for over {grace / 60:g} min ({'; '.join(why)})"
     return ""
+
+
+# what makes each kind of occupant graphsite's again, so that the deployment is whole and proven once more
+_RESTORE = {"route": "undo the edit (a middleware of the operator's goes in deploy.middlewares), or remove the "
+                     "file and deploy {name} again",
+            "record": "deploy {name} again with --force (graphsite's own record replaces it)"}
+
+
+def occupied(held: Holding, now: datetime) -> str:
+    """Return why gc keeps a partial deployment a missing part of which is occupied by something not proven this
+    configuration's (a route file edited by hand, an A record whose comment was rewritten), or ''."""
+    if held.empty or held.state(now) != "partial" or not held.occupied:
+        return ""
+    there = "; ".join(f"{f.kind} {f.name} is {f.why}" for f in held.occupied)
+    restore = "; ".join(_RESTORE[kind].format(name=held.name) for kind in dict.fromkeys(f.kind for f in held.occupied))
+    return (f"partial, not collected: {there}: not proven, so not taken for absent, and nothing is removed. If it "
+            f"is {held.name}'s: {restore}; if not, `graphsite teardown {held.name}` removes the rest and keeps it")
 
 
 def undated(held: Holding, now: datetime) -> str:
@@ -106,7 +125,7 @@ def collect(settings: GcSettings, clients: Clients, reporter: Reporter, *, dry_r
             continue
         why = reason(held, now or datetime.now(UTC), grace)
         if not why:
-            kept = undated(held, now or datetime.now(UTC))
+            kept = occupied(held, now or datetime.now(UTC)) or undated(held, now or datetime.now(UTC))
             collected += [Collected(name, RENEWED, kept)] if kept else []
             continue
         if dry_run:
@@ -132,6 +151,9 @@ def _collect_one(settings: GcSettings, clients: Clients, reporter: Reporter, nam
             if not why:
                 if fresh.empty:
                     return Collected(name, GONE, "another run removed it first")
+                kept = occupied(fresh, now or datetime.now(UTC))  # something unproven came into a part's place
+                if kept:
+                    return Collected(name, RENEWED, kept)
                 return Collected(name, RENEWED, f"no longer expired: {fresh.state(now or datetime.now(UTC))}"
                                                 f"{', expires ' + fresh.expires if fresh.expires else ''}")
             report = teardown_locked(settings.teardown, name, clients, reporter)

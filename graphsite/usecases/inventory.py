@@ -7,7 +7,7 @@ reported and the one that could not be read is named.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,8 @@ from graphsite.publisher.deployment import (
     adopted,
     claim,
     parse_stamp,
+    route_path,
+    whose,
 )
 from graphsite.publisher.deployment import bind_dir as bind_dir_of
 from graphsite.publisher.names import fqdn as make_fqdn
@@ -96,6 +98,9 @@ class Holding:
     # the answers themselves, when the survey asked for this name alone and Swarm, the route directory and
     # Cloudflare all answered (None: a listing of every name, a survey without Cloudflare, a system unreadable)
     answers: Answers | None = None
+    # what is there in the place of a missing part (its route file NAME.yml, an A record at its fqdn) but is not
+    # proven this configuration's: never that part's absence (`_occupants`); each is in the inventory's foreign
+    occupied: tuple[Foreign, ...] = ()
 
     def temporary_stamp(self, directory: Path) -> Stamp | None:
         """Return the stamp the temporary page directory `directory` held when it was judged (None: no marker)."""
@@ -167,14 +172,15 @@ class Foreign:
     name: str  # the service, config or record name, or the path
     claim: Claim
     stamp: Stamp | None = None
+    why: str = ""  # for one in a deployment's place (`Holding.occupied`): where it is and what it is not
 
     def line(self) -> str:
         owner = f" ({self.stamp.fqdn})" if self.claim == Claim.OTHER and self.stamp else ""
-        return f"{self.kind} {self.name}: {self.claim}{owner}"
+        return f"{self.kind} {self.name}: {self.claim}{owner}" + (f": {self.why}" if self.why else "")
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "name": self.name, "claim": str(self.claim),
-                "fqdn": self.stamp.fqdn if self.stamp else None}
+                "fqdn": self.stamp.fqdn if self.stamp else None, "why": self.why or None}
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,7 @@ class _Found:
     kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
     unknown_versions: dict[str, str] = field(default_factory=dict)  # name -> why its kept versions are unknown
     records: dict[str, list[Record]] = field(default_factory=dict)
+    a_records: list[Record] = field(default_factory=list)  # every A record read, anyone's (`occupants`)
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
     older: dict[str, list[tuple[str, str, Claim, Stamp | None]]] = field(default_factory=dict)
@@ -296,8 +303,44 @@ def survey(settings: SurveySettings, clients: Clients, *, name: str | None = Non
     holdings = {n: _holding(domain, n, found) for n in sorted(names)}
     if name is not None:
         holdings[name] = replace(holdings[name], answers=found.answers())
-    return Inventory(holdings={n: h for n, h in holdings.items() if not h.empty or n == name},
-                     unreadable=dict(found.unreadable), foreign=tuple(found.foreign), proven=proven)
+    holdings = {n: replace(h, occupied=_occupants(found, settings, h)) for n, h in holdings.items()
+                if not h.empty or n == name}
+    return Inventory(holdings=holdings, unreadable=dict(found.unreadable),
+                     foreign=_with_occupants(found.foreign, holdings.values()), proven=proven)
+
+
+def _occupants(found: _Found, settings: SurveySettings, held: Holding) -> tuple[Foreign, ...]:
+    """Return what is there, read, in the place of a part `held` misses, though not proven this configuration's:
+    its route file NAME.yml (not graphsite's shape as it stands: edited by hand, a link; or another's stamp), the
+    A records at its fqdn (a comment rewritten, or none of graphsite's). Such a part is unproven, never absent: gc
+    does not collect the deployment as partial on it. A name nothing of this configuration's holds has none: the
+    route files of other tools beside graphsite's are nobody's business here."""
+    if held.empty:
+        return ()
+    missing, there = held.missing(), []
+    path, domain = route_path(settings.dynamic_dir, held.name), settings.domain
+    if "route" in missing and found.route_files is not None and path in found.route_files:
+        stamp = found.route_files[path]
+        owner = claim(stamp, held.name, domain)
+        there.append(Foreign("route", str(path), owner or Claim.UNPROVEN, stamp, f"in {held.name}'s place, but " + (
+            whose(owner, stamp) if stamp is not None else
+            "not the route graphsite wrote as it stands (not graphsite's shape: edited by hand, or someone else's)")))
+    if "record" in missing:
+        fqdn = make_fqdn(held.name, domain)
+        there += [Foreign("record", f"A {r.name} id={r.id}", r.claim(domain) or Claim.UNPROVEN, r.stamp,
+                          f"in {held.name}'s place, but " + (
+                              whose(r.claim(domain), r.stamp) if r.stamp is not None else
+                              "its comment is not graphsite's stamp (rewritten by hand, or someone else's)"))
+                  for r in found.a_records if r.name == fqdn]
+    return tuple(there)
+
+
+def _with_occupants(foreign: list[Foreign], holdings: Iterable[Holding]) -> tuple[Foreign, ...]:
+    """Return the foreign resources with every deployment's occupants among them, each once: one already judged
+    foreign by its stamp is shown with why it matters; one with no stamp at all is added."""
+    placed = {(f.kind, f.name): f for held in holdings for f in held.occupied}
+    shown = [placed.pop((f.kind, f.name), f) for f in foreign]
+    return tuple(shown + list(placed.values()))
 
 
 def _proven(found: _Found) -> frozenset[str]:
@@ -441,6 +484,7 @@ def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) ->
         records = [r for r in found.named_records if r.type == "A"]
     else:
         records = clients.dns.a_records()
+    found.a_records = list(records)
     for record in records:
         owner = record.claim(domain)
         if owner == Claim.OURS and record.stamp is not None:
