@@ -213,7 +213,7 @@ class _Found:
     kept: dict[str, dict[str, str | None] | None] = field(default_factory=dict)
     unknown_versions: dict[str, str] = field(default_factory=dict)  # name -> why its kept versions are unknown
     records: dict[str, list[Record]] = field(default_factory=dict)
-    a_records: list[Record] = field(default_factory=list)  # every A record read, anyone's (`occupants`)
+    a_records: dict[str, list[Record]] = field(default_factory=dict)  # every A record read, anyone's, by name
     unreadable: dict[str, str] = field(default_factory=dict)
     # name -> (kind, what, claim, stamp) of the resources whose stamp names no domain (adopted when proven)
     older: dict[str, list[tuple[str, str, Claim, Stamp | None]]] = field(default_factory=dict)
@@ -331,7 +331,7 @@ def _occupants(found: _Found, settings: SurveySettings, held: Holding) -> tuple[
                           f"in {held.name}'s place, but " + (
                               whose(r.claim(domain), r.stamp) if r.stamp is not None else
                               "its comment is not graphsite's stamp (rewritten by hand, or someone else's)"))
-                  for r in found.a_records if r.name == fqdn]
+                  for r in found.a_records.get(fqdn, ())]
     return tuple(there)
 
 
@@ -484,8 +484,8 @@ def _read_dns(found: _Found, domain: str, clients: Clients, name: str | None) ->
         records = [r for r in found.named_records if r.type == "A"]
     else:
         records = clients.dns.a_records()
-    found.a_records = list(records)
     for record in records:
+        found.a_records.setdefault(record.name, []).append(record)
         owner = record.claim(domain)
         if owner == Claim.OURS and record.stamp is not None:
             found.records.setdefault(record.stamp.name, []).append(record)
