@@ -24,7 +24,7 @@ from graphsite import output
 from graphsite.atomic import new_temporary, temporary_pattern, write_atomic_at
 from graphsite.errors import DeployError, UnknownVersions
 from graphsite.publisher import files
-from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, PageDirectory, Stamp
+from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, PageDirectory, Stamp, whose_now
 
 BIND_UID = 1000  # the uid Caddy images run as; the report's pitfall #1
 PAGE = "index.html"
@@ -38,19 +38,29 @@ _OWN_TEMPORARY = temporary_pattern("|".join(re.escape(name) for name in (PAGE, M
 _VERSION_TEMPORARY = temporary_pattern(_SHA12.pattern)
 
 
-def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+def ensure_bind_dir(directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
     """Write index.html into `directory` (created and chowned to 1000:1000); return True when it was created.
-    A symbolic link at `directory` is refused, never followed."""
+    A symbolic link at `directory` is refused, never followed. `seen`: the directory as the caller judged it;
+    what is there when it is opened for the write (its marker read through that descriptor) must be that, else
+    the write is refused (`changed_since`) and nothing is written."""
+    domain = stamp.fqdn.partition(".")[2]
     try:
         directory.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         with files.opened(directory.parent) as root:
             existing = _open_own(root, directory)
             if existing is not None:
                 try:
+                    now = PageDirectory(directory, there=True, stamp=_stamp_at(existing, directory))
+                    refusal = changed_since(seen, now, domain)
+                    if refusal is not None:
+                        raise refusal
                     _fill(existing, page, stamp, sha256)
                 finally:
                     os.close(existing)
                 return False
+            refusal = changed_since(seen, PageDirectory(directory), domain)
+            if refusal is not None:
+                raise refusal
             building, _ = new_temporary(directory.name, lambda name: os.mkdir(name, 0o700, dir_fd=root))
             try:
                 with files.opened(directory.parent, building) as fd:
@@ -159,12 +169,38 @@ def _temporary_claim(directory: Path, name: str, domain: str) -> Leftover | None
     return Leftover(owner, stamp) if owner is not None else None
 
 
+_MARKER_READ = "the page directory's marker"
+
+
 def bind_stamp(directory: Path) -> Stamp | None:
     """Return the stamp of a directory graphsite made (its marker), else None."""
-    data = files.read_ours(directory.parent, directory.name, MARKER, what="the page directory's marker")
+    data = files.read_ours(directory.parent, directory.name, MARKER, what=_MARKER_READ)
     if data is None:
         return None
     return Stamp.from_marker(data.decode("utf-8", errors="replace"))
+
+
+def _stamp_at(fd: int, directory: Path) -> Stamp | None:
+    """Return the stamp the marker in the directory open as `fd` holds (`directory` names it), as bind_stamp."""
+    data = files.ours(directory / MARKER, _MARKER_READ, lambda: files.read_own_at(fd, MARKER, directory / MARKER))
+    return Stamp.from_marker(data.decode("utf-8", errors="replace")) if data is not None else None
+
+
+def changed_since(surveyed: PageDirectory, now: PageDirectory, domain: str) -> DeployError | None:
+    """Return the refusal to write into the page directory `now` (what is there right before the write) when it
+    is not as the plan's survey found it (`surveyed`): there or not, a link or not, with the same marker. Whose it
+    is was judged on that look; one made, swapped or changed since (by another configuration sharing
+    deploy.bind_root) would be written into unjudged. None when it is as surveyed."""
+    if (now.there, now.link, now.stamp) == (surveyed.there, surveyed.link, surveyed.stamp):
+        return None
+    path = now.path
+    if not now.there:
+        said = None
+    elif now.link is not None:
+        said = f"a symbolic link to {output.shown(now.link)}, which graphsite never follows"
+    else:
+        said = whose_now(now.stamp, path.name, domain)
+    return files.changed_since(path, "directory", "deploy.bind_root", was_there=surveyed.there, now=said)
 
 
 def own_stamp(directory: Path) -> Stamp | None:

@@ -333,6 +333,13 @@ def whose(owner: Claim | None, stamp: Stamp | None) -> str:
     return f"its graphsite stamp proves nothing ({owner})"
 
 
+def whose_now(stamp: Stamp | None, resource: str, domain: str) -> str:
+    """Return, in words, whose the resource named `resource` carrying `stamp` is, found changed since a plan read
+    it: this configuration's (which deployment), or `whose`."""
+    owner = claim(stamp, resource, domain)
+    return f"this configuration's, deployment {stamp.id}" if owner == Claim.OURS and stamp else whose(owner, stamp)
+
+
 def claim(stamp: Stamp | None, resource: str, domain: str) -> Claim | None:
     """Return whose a resource named `resource` is by its stamp under `domain`; None when it carries no stamp."""
     return None if stamp is None else stamp.claim(resource, domain)

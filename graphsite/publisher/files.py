@@ -78,6 +78,18 @@ def link_said(path: Path, target: str, what: str) -> str:
             "graphsite never follows one")
 
 
+def changed_since(path: Path, what: str, setting: str, *, was_there: bool, now: str | None) -> DeployError:
+    """Return the refusal to write graphsite's own `what` at `path` (under `setting`) when it is not as the plan's
+    survey found it: removed since (`now` None), or made or changed since, `now` saying whose it is now."""
+    if now is None:
+        return DeployError(f"{path} was removed since this deploy's plan read it; nothing written",
+                           hint=f"something else changes {setting}: look at what, then deploy again")
+    return DeployError(f"{path} {'changed' if was_there else 'appeared'} since this deploy's plan read it: {now}; "
+                       "left as it is",
+                       hint=f"another graphsite configuration may deploy this name: look at the {what}, then choose "
+                            "another subdomain or deploy again")
+
+
 def kept_link(path: Path) -> str | None:
     """Return why teardown leaves the symbolic link at `path` alone, or None when `path` is no link."""
     return kept(link_target(path))

@@ -88,8 +88,8 @@ class BindDirectories(_OnDisk):
     def page(self, directory: Path) -> bytes | None:
         return bind.read_page(directory)
 
-    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
-        return bind.ensure_bind_dir(directory, page, stamp, sha256)
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
+        return bind.ensure_bind_dir(directory, page, stamp, sha256, seen)
 
     def put_back_page(self, directory: Path, page: bytes) -> bool:
         return bind.put_back_page(directory, page)

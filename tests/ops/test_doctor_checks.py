@@ -431,7 +431,8 @@ def test_the_directories_graphsite_makes_pass_whatever_the_umask(tmp_path):
         document = route.route_document(route.RouteSettings.from_config(config), "s1", "s1.hhdevs.space")
         route_files.write_route(tmp_path / "dynamic" / "s1.yml", document)
         if os.geteuid() == 0:  # bind mode chowns to uid 1000
-            bind.ensure_bind_dir(tmp_path / "srv" / "s1", b"page", Stamp("s1"), "a" * 64)
+            directory = tmp_path / "srv" / "s1"
+            bind.ensure_bind_dir(directory, b"page", Stamp("s1"), "a" * 64, bind.page_directory(directory))
         else:
             (tmp_path / "srv").mkdir(0o755)
     finally:

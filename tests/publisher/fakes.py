@@ -544,9 +544,13 @@ class FakeBinds:
     def page(self, directory: Path) -> bytes | None:
         return self._run("page", lambda: self.dirs.get(directory, {}).get(bind.PAGE))
 
-    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
         def made() -> bool:
             refusal = files.refused_link(directory, self.links.get(directory), "page directory")
+            if refusal is not None:
+                raise refusal
+            now = PageDirectory(directory, there=directory in self.dirs, stamp=self._stamp(directory))
+            refusal = bind.changed_since(seen, now, stamp.fqdn.partition(".")[2])  # the adapter's look, as its own
             if refusal is not None:
                 raise refusal
             created = directory not in self.dirs

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -36,26 +37,31 @@ def _stamp(name: str) -> Stamp:
     return Stamp(name, f"{name}.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
 
 
+def _ensure(directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+    """Return what ensure_bind_dir returns when its caller looked at `directory` right before (as deploy does)."""
+    return bind.ensure_bind_dir(directory, page, stamp, sha256, bind.page_directory(directory))
+
+
 _FILLER = """
 import sys
 from pathlib import Path
 from graphsite.publisher.bind import ensure_bind_dir
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import PageDirectory, Stamp
 root, page = Path(sys.argv[1]), b"<p>page</p>" * 200_000
 print("ready", flush=True)
 for turn in range(100_000):
     stamp = Stamp(f"gs-{turn}", f"gs-{turn}.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
-    ensure_bind_dir(root / f"gs-{turn}", page, stamp, "0" * 64)
+    ensure_bind_dir(root / f"gs-{turn}", page, stamp, "0" * 64, PageDirectory(root / f"gs-{turn}"))
     print("made", flush=True)
 """
 
 
 def test_a_new_directory_appears_whole_with_its_marker_and_its_page(tmp_path):
     directory = tmp_path / "root" / STAMP.name
-    assert bind.ensure_bind_dir(directory, b"<p>one</p>", STAMP, "a" * 64) is True
+    assert _ensure(directory, b"<p>one</p>", STAMP, "a" * 64) is True
     assert (directory / "index.html").read_bytes() == b"<p>one</p>" and bind.bind_stamp(directory) == STAMP
     assert directory.stat().st_uid == 1000 and oct(directory.stat().st_mode & 0o777) == "0o755"
-    assert bind.ensure_bind_dir(directory, b"<p>two</p>", STAMP, "b" * 64) is False
+    assert _ensure(directory, b"<p>two</p>", STAMP, "b" * 64) is False
     assert (directory / "index.html").read_bytes() == b"<p>two</p>"
     assert sorted(p.name for p in directory.parent.iterdir()) == [STAMP.name]  # no temporary directory left
 
@@ -174,10 +180,33 @@ def test_a_link_named_like_a_deployment_is_never_ours_even_with_a_marker_behind_
     assert _state(target) == before
 
 
+def test_the_write_refuses_a_page_directory_that_is_not_as_its_caller_looked_at_it(tmp_path):
+    """The last look before a deploy writes the page directory is the write's own, its marker read through the
+    descriptor the write goes through: another configuration's directory made or swapped in since the caller's
+    look (even since deploy's look right before the write) is refused and left as it is; one removed since is
+    not made again."""
+    directory = tmp_path / "root" / STAMP.name
+    theirs = Stamp(STAMP.name, f"{STAMP.name}.other.org", "99999999", "2026-07-01T12:00:00Z")
+    _ensure(directory, b"<p>theirs</p>", theirs, "a" * 64)
+    (directory / "notes").write_text("not graphsite's")
+    before = _state(directory)
+    mine = PageDirectory(directory, there=True, stamp=STAMP)
+    for seen, said in ((PageDirectory(directory), "appeared"), (mine, "changed")):
+        with pytest.raises(DeployError) as refused:
+            bind.ensure_bind_dir(directory, b"<p>mine</p>", STAMP, "b" * 64, seen)
+        assert refused.value.detail == (f"{directory} {said} since this deploy's plan read it: another graphsite "
+                                        "configuration's (gs-bind.other.org); left as it is")
+        assert _state(directory) == before
+    shutil.rmtree(directory)
+    with pytest.raises(DeployError) as refused:
+        bind.ensure_bind_dir(directory, b"<p>mine</p>", STAMP, "b" * 64, mine)
+    assert refused.value.detail == f"{directory} was removed since this deploy's plan read it; nothing written"
+    assert not directory.exists() and os.listdir(directory.parent) == []
+
 def test_deploy_refuses_a_link_in_one_line_and_leaves_its_target_alone(planted):
     link, target, before = planted
     with pytest.raises(DeployError) as refused:
-        bind.ensure_bind_dir(link, b"<p>page</p>", Stamp("gs-x"), "a" * 64)
+        _ensure(link, b"<p>page</p>", Stamp("gs-x"), "a" * 64)
     message = refused.value.message
     assert "\n" not in message, message
     assert str(link) in message and f"symbolic link to {target}" in message and "remove the link" in message
@@ -210,18 +239,18 @@ def test_links_inside_the_directory_are_replaced_or_removed_never_followed(tmp_p
     os.chown(outside, 4242, 4242)
     outside.chmod(0o600)
     directory = tmp_path / "root" / "gs-l"
-    bind.ensure_bind_dir(directory, b"<p>one</p>", _stamp("gs-l"), "a" * 64)
+    _ensure(directory, b"<p>one</p>", _stamp("gs-l"), "a" * 64)
     (directory / "index.html").unlink()
     (directory / "index.html").symlink_to(outside)
     assert bind.read_page(directory) is None
-    assert bind.ensure_bind_dir(directory, b"<p>two</p>", _stamp("gs-l"), "b" * 64) is False
+    assert _ensure(directory, b"<p>two</p>", _stamp("gs-l"), "b" * 64) is False
     assert not (directory / "index.html").is_symlink() and (directory / "index.html").read_bytes() == b"<p>two</p>"
     (directory / MARKER).unlink()
     (directory / MARKER).symlink_to(outside)
     outside.write_text(_stamp("gs-l").marker())
     assert bind.own_stamp(directory) is None  # a marker that is a link is no marker
     (directory / MARKER).unlink()
-    bind.ensure_bind_dir(directory, b"<p>three</p>", _stamp("gs-l"), "c" * 64)
+    _ensure(directory, b"<p>three</p>", _stamp("gs-l"), "c" * 64)
     (directory / "extra").symlink_to(outside)
     with pytest.raises(DeployError, match="graphsite did not put extra there"):  # a link is never graphsite's
         bind_removal.remove_bind_dir(directory, _stamp("gs-l"))
@@ -247,9 +276,9 @@ def test_the_undo_of_a_redeploy_puts_the_previous_page_back_as_caddy_s(tmp_path)
     """deploy's undo of a bind redeploy: the old page back in place, owned by uid 1000 like the rest (it was
     written back as root's before)."""
     directory = tmp_path / STAMP.name
-    bind.ensure_bind_dir(directory, b"<p>one</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>one</p>", STAMP, "a" * 64)
     old = bind.read_page(directory)
-    bind.ensure_bind_dir(directory, b"<p>two</p>", STAMP, "b" * 64)
+    _ensure(directory, b"<p>two</p>", STAMP, "b" * 64)
     assert old == b"<p>one</p>" and bind.put_back_page(directory, old) is True
     page = directory / "index.html"
     assert page.read_bytes() == b"<p>one</p>" and (page.stat().st_uid, stat.S_IMODE(page.stat().st_mode)) == (
@@ -266,7 +295,7 @@ def test_a_directory_is_removed_only_while_its_marker_is_the_whole_stamp_judged_
     """Before, the marker's name was all remove_bind_dir checked: another configuration's directory of the same
     name, or one rewritten since it was judged, was removed."""
     directory = tmp_path / "gs-m"
-    bind.ensure_bind_dir(directory, b"<p>theirs</p>", marker, "a" * 64)
+    _ensure(directory, b"<p>theirs</p>", marker, "a" * 64)
     if marker.version == 1:
         (directory / MARKER).write_text("made by graphsite deploy: name=gs-m created=2026-07-01T12:00:00Z expires=\n")
     judged = Stamp("gs-m", "gs-m.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
@@ -282,7 +311,7 @@ def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_f
     from graphsite.publisher.versions import marker_labels, version_marker
 
     directory = tmp_path / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     assert bind.version_markers(directory) == {}
     marker = version_marker(STAMP, "a" * 64, {"graphsite.title": "T", "graphsite.deployed": "2026-07-01T12:00:00Z"})
     assert bind.keep_version(directory, "a" * 12, b"<p>live</p>", marker)
@@ -312,7 +341,7 @@ def test_a_version_is_kept_under_v_owned_by_1000_read_back_and_removed_without_f
 
 def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(tmp_path):
     directory = tmp_path / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     target = tmp_path / "target"
     (target / ("c" * 12)).mkdir(parents=True)
     (directory / "v").symlink_to(target)
@@ -326,7 +355,7 @@ def test_a_link_where_the_versions_are_is_never_graphsites_nor_written_through(t
 
 def test_a_link_or_a_file_where_a_version_goes_is_refused_never_taken_as_kept(tmp_path):
     directory = tmp_path / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     (directory / "v").mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -344,7 +373,7 @@ def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_
     """Before, a link (or a file) where the name's directory or its v/ should be read as "no versions": history
     said none were kept, and a rollback had nothing to roll back to."""
     real = tmp_path / "real"
-    bind.ensure_bind_dir(real, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(real, b"<p>live</p>", STAMP, "a" * 64)
     bind.keep_version(real, "a" * 12, b"<p>live</p>", "marker\n")
     directory = tmp_path / "gs-bind"
     if planted == "link":
@@ -354,7 +383,7 @@ def test_a_name_directory_that_is_no_directory_of_graphsites_makes_its_versions_
         directory.write_text("not a directory")
         why = f"{directory} is not a directory: graphsite did not make it"
     else:
-        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
         (directory / "v").write_text("not a directory")
         why = f"{directory / 'v'} is not a directory: graphsite did not make it"
     with pytest.raises(DeployError, match=re.escape(f"the kept versions of {directory} are unknown: {why}")) as info:
@@ -368,7 +397,7 @@ def test_a_version_is_restamped_in_place_never_through_a_link(tmp_path):
     """How a rerun of a killed first deploy takes over the version its killed run kept (and its undo gives it
     back): the marker rewritten atomically in the folder that is there, owned by 1000, the page untouched."""
     directory = tmp_path / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     bind.keep_version(directory, "a" * 12, b"<p>live</p>", "earlier\n")
     assert bind.restamp_version(directory, "a" * 12, "this run's\n")
     kept = directory / "v" / ("a" * 12)
@@ -420,7 +449,7 @@ def test_what_cannot_be_looked_at_beside_the_versions_is_a_failed_read_never_a_t
     with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
         os.chmod(base, 0o755)
         directory = Path(base) / "srv" / "gs-bind"
-        bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+        _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
         (directory / "v").write_text("not a directory")
         directory.chmod(0o700)  # owned by 1000: nobody may search deploy.bind_root, not this directory
         with as_nobody():
@@ -435,7 +464,7 @@ def test_strays_names_every_entry_graphsite_did_not_put_in_a_page_directory_or_i
     folder beside its page and marker; a killed write's temporaries are graphsite's own."""
     directory = tmp_path / "gs-bind"
     assert bind.strays(directory) == ()
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     bind.keep_version(directory, "a" * 12, b"<p>live</p>", "marker\n")
     for own in ("v/.bbbbbbbbbbbb.0123456789ab.tmp", ".index.html.0123456789ab.tmp", "..graphsite.0123456789ab.tmp"):
         (directory / own).write_text("")
@@ -491,7 +520,7 @@ def _with_versions(root: Path) -> Path:
     """Return a page directory of gs-bind under `root` with two kept versions and a killed write's temporaries
     (of the page, of the marker, of a version folder): everything graphsite makes there."""
     directory = root / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "a" * 64)
+    _ensure(directory, b"<p>live</p>", STAMP, "a" * 64)
     for sha12 in ("a" * 12, "b" * 12):
         bind.keep_version(directory, sha12, b"<p>kept</p>", STAMP.marker("a" * 64))
     (directory / ".index.html.0123456789ab.tmp").write_text("")
@@ -628,7 +657,7 @@ def test_one_look_at_a_page_directory_says_whether_it_is_there_a_link_and_its_ma
     assert bind.page_directory(root / "gs-none") == PageDirectory(root / "gs-none")
     assert bind.page_directory(link) == PageDirectory(link, there=True, link=str(target))
     other = Stamp("gs-other", "gs-other.example.com", "0a1b2c3d", "2026-07-01T12:00:00Z")
-    bind.ensure_bind_dir(root / "gs-bind", b"<p>one</p>", other, "a" * 64)
+    _ensure(root / "gs-bind", b"<p>one</p>", other, "a" * 64)
     found = bind.page_directory(root / "gs-bind")
     assert (found.there, found.link, found.stamp, found.own_stamp) == (True, None, other, None)
     (root / "gs-file").write_text(STAMP.marker())
@@ -644,7 +673,7 @@ def test_a_marker_that_cannot_be_read_is_a_failed_look_the_survey_keeps_never_no
         config, clients = fake_world(Path(base))
         clients.binds = BindDirectories()
         directory = Path(config.deploy.bind_root) / "gs-bind"
-        bind.ensure_bind_dir(directory, b"<p>one</p>", STAMP, "a" * 64)
+        _ensure(directory, b"<p>one</p>", STAMP, "a" * 64)
         (directory / MARKER).chmod(0o600)  # owned by 1000: nobody may not read it
         with as_nobody(), pytest.raises(DeployError) as unread:
             bind.page_directory(directory)

@@ -34,7 +34,7 @@ SHA12 = "a" * 12
 def _deployed(root: Path) -> Path:
     """Return gs-bind's page directory under `root`, with two kept versions."""
     directory = root / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64)
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64, bind.page_directory(directory))
     for sha12 in (SHA12, "b" * 12):
         bind.keep_version(directory, sha12, b"<p>kept</p>", STAMP.marker("a" * 64))
     return directory
@@ -163,7 +163,7 @@ def test_a_file_named_like_a_killed_writes_temporary_but_not_by_graphsite_is_lef
 def _temporary(root: Path) -> Path:
     """Return a temporary directory of gs-bind as a killed deploy leaves it: its marker and its page."""
     directory = root / "gs-bind"
-    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64)
+    bind.ensure_bind_dir(directory, b"<p>live</p>", STAMP, "c" * 64, bind.page_directory(directory))
     return directory.rename(root / ".gs-bind.k1ll3d00.tmp")
 
 

@@ -14,14 +14,14 @@ import pytest
 
 from graphsite.config import Config
 from graphsite.errors import DeployError
-from graphsite.publisher import route
+from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
-from graphsite.publisher.deployment import Stamp
+from graphsite.publisher.deployment import MARKER, Stamp
 from graphsite.publisher.swarm import Service
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
-from tests.publisher.fakes import FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
+from tests.publisher.fakes import FakeBinds, FakeDns, FakeRoutes, FakeSwarm, Fault, Meanwhile, Recorder, fake_world
 
 FQDN = "site-1.example.com"
 
@@ -226,3 +226,48 @@ def test_a_redeploy_after_swarm_s_own_bookkeeping_on_the_service_rolls_it(tmp_pa
     now = swarm.services_by_name["site-1"]
     assert (now.id, now.version, now.labels["graphsite.sha256"]) == (read.id, read.version + writes + 1,
                                                                      second.plan.sha256)
+
+
+def _theirs(other: Stamp) -> dict[str, bytes]:
+    """Return another configuration's page directory of site-1 (as FakeBinds holds one): its marker, its page and
+    a file of its own."""
+    return {MARKER: other.marker("f" * 64).encode(), bind.PAGE: b"<p>theirs</p>", "notes": b"not graphsite's"}
+
+
+@pytest.mark.parametrize("run", ["first deploy", "redeploy", "rollback"])
+def test_a_page_directory_another_configuration_put_there_after_the_survey_is_never_written_into(tmp_path, run):
+    """Before, a bind deploy judged whose the page directory was on the survey's look alone, taken before the
+    render and the plan: another configuration's made there since (or swapped in for the deployment's) was
+    written into, its marker replaced by this run's, and the deploy said "directory updated"."""
+    config, clients = fake_world(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    if run != "first deploy":
+        for text in ("One.", "Two."):
+            _deploy(config, clients, tmp_path, text, content="bind")
+    directory = Path(config.deploy.bind_root) / "site-1"
+    theirs = _theirs(Stamp("site-1", "site-1.other.org", "99999999", "2026-07-01T12:00:00Z"))
+    said = Meanwhile({"plan": lambda: binds.dirs.__setitem__(directory, dict(theirs))})
+    with pytest.raises(DeployError) as refused:
+        if run == "rollback":
+            rollback(config, RollbackRequest("site-1", verify=False), clients, said)
+        else:
+            _deploy(config, clients, tmp_path, "Three.", said, content="bind")
+    assert refused.value.detail == (f"{directory} {'appeared' if run == 'first deploy' else 'changed'} since this "
+                                    "deploy's plan read it: another graphsite configuration's (site-1.other.org); "
+                                    "left as it is")
+    assert binds.dirs[directory] == theirs  # neither written into nor removed by the undo
+
+
+def test_a_page_directory_removed_after_the_survey_is_not_made_again_by_a_redeploy(tmp_path):
+    """What the redeploy decided on (the deployment's directory, its versions) is gone: nothing is written."""
+    config, clients = fake_world(tmp_path)
+    binds = clients.binds
+    assert isinstance(binds, FakeBinds)
+    _deploy(config, clients, tmp_path, "One.", content="bind")
+    directory = Path(config.deploy.bind_root) / "site-1"
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, tmp_path, "Two.", Meanwhile({"content": lambda: binds.dirs.pop(directory)}),
+                content="bind")
+    assert refused.value.detail == f"{directory} was removed since this deploy's plan read it; nothing written"
+    assert directory not in binds.dirs

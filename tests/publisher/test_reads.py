@@ -164,17 +164,19 @@ def test_a_bind_deploy_a_redeploy_and_a_rollback_judge_the_page_directory_on_the
     foreign one, and the proof that it is the deployment's before its versions are read (held_here, a rollback's
     version step too); once the page was live, the removal of the old content read it once more, for nothing:
     it removes a page directory only after a switch to config mode. Now the survey's look is the answer all three
-    decide on, and the removal looks only when it may remove."""
+    decide on, and the removal looks only when it may remove. The content step looks once more, on purpose,
+    right before it writes the page (what is there must still be what the survey judged: test_meanwhile); a dry
+    run writes nothing and does not."""
     config, clients = fake_world(tmp_path)
-    runs = [lambda text=text: deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1",
-                                                           content="bind", verify=False), clients, Recorder())
+    runs = [(lambda text=text: deploy(config, DeployRequest(source=_source(tmp_path, text), subdomain="site-1",
+                                                            content="bind", verify=False), clients, Recorder()), 2)
             for text in ("One paragraph.", "Another paragraph.", "Another paragraph.")]  # new, other page, same
-    runs += [lambda: rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()),
-             lambda: rollback(config, RollbackRequest("site-1", dry_run=True), clients, Recorder())]
-    for run in runs:
+    runs += [(lambda: rollback(config, RollbackRequest("site-1", verify=False), clients, Recorder()), 2),
+             (lambda: rollback(config, RollbackRequest("site-1", dry_run=True), clients, Recorder()), 1)]
+    for run, looks in runs:
         binds = _cleared(clients)[3]
         run()
-        assert _marker_reads(binds) == ["page_directory"], binds.faults.calls
+        assert _marker_reads(binds) == ["page_directory"] * looks, binds.faults.calls
 
 
 def test_a_switch_from_bind_mode_reads_the_marker_once_to_plan_and_once_right_before_the_removal(tmp_path):

@@ -23,7 +23,7 @@ from graphsite.config import Config, settings_errors
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.paths import schema_path
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Deployment, Stamp
+from graphsite.publisher.deployment import Deployment, PageDirectory, Stamp
 from graphsite.publisher.versions import ROOT_PAGE, Held, choose, kept, read_versions, version_target
 from graphsite.usecases.deploy import DeployRequest, DeployResult, Stopped, deploy
 from graphsite.usecases.history import History, history, read_kept
@@ -547,8 +547,8 @@ class _PlantedAfterThePlan(FakeBinds):
 
     armed = False
 
-    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
-        made = super().ensure(directory, page, stamp, sha256)
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
+        made = super().ensure(directory, page, stamp, sha256, seen)
         if self.armed:
             self.kept.setdefault(directory, {})[sha256[:12]] = (b"<p>planted</p>", None)
         return made
@@ -760,9 +760,9 @@ class _GoneAfterThePlan(FakeBinds):
         if self.at == method:
             self.kept.get(directory, {}).clear()
 
-    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str) -> bool:
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
         self._vanish(directory, "ensure")
-        return super().ensure(directory, page, stamp, sha256)
+        return super().ensure(directory, page, stamp, sha256, seen)
 
     def restamp_version(self, directory: Path, sha12: str, marker: str) -> bool:
         self._vanish(directory, "restamp_version")

@@ -20,7 +20,7 @@ from graphsite.codes import CheckStatus
 from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
-from graphsite.publisher import files, probe, route
+from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
 from graphsite.publisher.check import CheckResult
 from graphsite.publisher.clients import DNS, ROUTES, SWARM, Clients
@@ -29,12 +29,14 @@ from graphsite.publisher.deployment import (
     Claim,
     Deployment,
     Leftover,
+    PageDirectory,
     Stamp,
     adopted,
     bind_dir,
     claim,
     route_path,
     whose,
+    whose_now,
 )
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.names import check_length, draw_name, fqdn
@@ -488,7 +490,8 @@ def _apply(prepared: _Prepared, clients: Clients, undo: Undo, config: Config,
         if plan.bind_dir:
             assert prepared.held is not None
             directory.append(_ensure_directory(plan, clients.binds, undo, prepared.proven, prepared.held,
-                                               prepared.seen, first=prepared.current is None))
+                                               prepared.seen, known(prepared.answers.directory),
+                                               first=prepared.current is None))
         for name in _ensure_mounted(plan, swarm, undo):  # removed since the plan, made again
             configs[name] = Outcome("config", name, CREATED)
         outcomes = [*configs.values(), *directory]
@@ -622,21 +625,27 @@ def _left_by_a_killed_run(found: dict[str, dict[Path, Leftover]], name: str, pro
 
 
 def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bool, planned: Held,
-                      seen: Holding, *, first: bool) -> Outcome:
-    """Make or update the page directory; first remove the half-filled ones a killed run of the name left (as
-    the plan's survey `seen` judged them: this configuration's, or adopted beside a proven resource)."""
+                      seen: Holding, surveyed: PageDirectory, *, first: bool) -> Outcome:
+    """Make or update the page directory, unless it is not as the plan's survey found it (`surveyed`); first
+    remove the half-filled ones a killed run of the name left (as the survey `seen` judged them: this
+    configuration's, or adopted beside a proven resource)."""
     directory = plan.bind_dir
     assert directory is not None
+    # whose it is was judged on the survey's look (_refuse_foreign), taken before the render: looked at again
+    # right before the write, and the write itself (binds.ensure) compares what it opens with that look too
+    refusal = bind.changed_since(surveyed, binds.page_directory(directory), plan.fqdn.partition(".")[2])
+    if refusal is not None:
+        raise refusal
     for stale in seen.temporary_dirs:  # while each still holds the marker it was judged by
         binds.remove_temporary(stale, seen.temporary_stamp(stale))
     old = binds.page(directory)
-    if not binds.exists(directory):
+    if not surveyed.there:
         undo.push(f"directory {directory}", f"removed directory {directory}",
                   lambda: binds.remove(directory, plan.stamp))
     elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
         undo.push(f"page in {directory}", f"put back the previous page in {directory}",
                   partial(binds.put_back_page, directory, old))
-    created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256)
+    created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256, surveyed)
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         versions.keep_page(plan, binds, undo, proven, planned, first=first)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
@@ -684,15 +693,8 @@ def _refuse_changed_route(plan: DeployPlan, text: str | None, routes: RouteStore
     stamp = route.stamp_of_text(text, plan.subdomain) if text is not None else None
     if (there, stamp) == (path in surveyed, surveyed.get(path)):
         return
-    if not there:
-        raise DeployError(f"{path} was removed since this deploy's plan read it; nothing written",
-                          hint="something else changes deploy.dynamic_dir: look at what, then deploy again")
-    owner = claim(stamp, plan.subdomain, domain)
-    now = f"this configuration's, deployment {stamp.id}" if owner == Claim.OURS and stamp else whose(owner, stamp)
-    raise DeployError(f"{path} {'changed' if path in surveyed else 'appeared'} since this deploy's plan read it: "
-                      f"{now}; left as it is",
-                      hint="another graphsite configuration may deploy this name: look at the file, then choose "
-                           "another subdomain or deploy again")
+    raise files.changed_since(path, "file", "deploy.dynamic_dir", was_there=path in surveyed,
+                              now=whose_now(stamp, plan.subdomain, domain) if there else None)
 
 
 def _ensure_record(prepared: _Prepared, clients: Clients, undo: Undo, domain: str) -> tuple[str, Outcome]:
