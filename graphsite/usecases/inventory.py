@@ -399,12 +399,19 @@ def _read(found: _Found, system: str, read: Callable[[], object], unavailable: d
             raise
         found.unreadable[system] = exc.message.splitlines()[0]
     except OSError as exc:
-        why = f"{exc.filename or ''}: {exc.strerror or exc}"
         if system in required:
-            raise DeployError(f"{system}: cannot be read: {why}",
-                              hint="nothing is decided on a system that was not read: fix it, then run again") \
-                from None
-        found.unreadable[system] = why
+            raise _unreadable(system, exc) from None
+        found.unreadable[system] = _why(exc)
+
+
+def _why(exc: OSError) -> str:
+    return f"{exc.filename or ''}: {exc.strerror or exc}"
+
+
+def _unreadable(system: str, exc: OSError) -> DeployError:
+    """Return the error of a read of `system` that failed with `exc`, naming the file."""
+    return DeployError(f"{system}: cannot be read: {_why(exc)}",
+                       hint="nothing is decided on a system that was not read: fix it, then run again")
 
 
 def _read_swarm(found: _Found, clients: Clients, name: str | None, runtime: bool, domain: str) -> None:
@@ -456,6 +463,9 @@ def _read_directories(found: _Found, binds: BindStore, bind_root: Path, name: st
             found.page_directory = binds.page_directory(bind_dir_of(bind_root, name))
         except GraphsiteError as exc:  # kept as the answer, failed: whoever would decide on it refuses
             found.page_directory = Unread(exc)
+            raise
+        except OSError as exc:  # a failure the store did not translate: as _read names it, kept all the same
+            found.page_directory = Unread(_unreadable(DIRECTORIES, exc))
             raise
         stamp = found.page_directory.own_stamp
         directories = {name: (found.page_directory.path, stamp)} if stamp is not None else {}

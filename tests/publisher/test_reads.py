@@ -5,6 +5,7 @@ landed; right before a write that must not act on an older answer), which the te
 
 from __future__ import annotations
 
+import errno
 from collections import Counter
 from pathlib import Path
 
@@ -12,10 +13,10 @@ import pytest
 
 from graphsite.errors import GraphsiteError
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.publisher.deployment import MARKER, PageDirectory, Stamp
 from graphsite.usecases.deploy import DeployRequest, deploy
 from graphsite.usecases.history import history
-from graphsite.usecases.inventory import SurveySettings, survey
+from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, Unread, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from tests.publisher.fakes import FakeBinds, FakeDns, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
 
@@ -207,3 +208,34 @@ def test_a_page_directory_whose_look_failed_is_refused_by_a_bind_deploy_never_ta
     deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="config",
                                  verify=False), clients, Recorder())
     assert binds.faults.failed == ["page_directory", "page_directory"] and "site-1" in swarm.services_by_name
+
+
+class _Unlistable(FakeBinds):
+    """Page directories whose look fails with an OSError the store did not translate (EACCES on the way)."""
+
+    def page_directory(self, directory: Path) -> PageDirectory:
+        self.faults.calls.append("page_directory")
+        raise PermissionError(errno.EACCES, "Permission denied", str(directory))
+
+
+def test_a_page_directory_look_failing_with_an_os_error_is_kept_as_unread_not_as_no_answer(tmp_path):
+    """Before, only a GraphsiteError was kept as Unread: an OSError left the survey without answers, and a
+    deploy in config mode, which never decides on the page directory, stopped with "not every system could be
+    read". Now it is kept as that look's failure, naming the file: a bind deploy refuses with it, a config
+    deploy goes on."""
+    config, clients = fake_world(tmp_path)
+    clients.binds = binds = _Unlistable(Path(config.deploy.bind_root))
+    directory = Path(config.deploy.bind_root) / "site-1"
+    inventory = survey(SurveySettings.from_config(config), clients, name="site-1")
+    answers = inventory.holdings["site-1"].answers
+    assert answers is not None and isinstance(answers.directory, Unread)
+    assert answers.directory.error.detail == f"bind directories: cannot be read: {directory}: Permission denied"
+    assert inventory.unreadable == {DIRECTORIES: f"{directory}: Permission denied"}
+    swarm = _fakes(clients)[0]
+    with pytest.raises(GraphsiteError) as refused:
+        deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="bind",
+                                     verify=False), clients, Recorder())
+    assert refused.value.detail == answers.directory.error.detail and swarm.created == []
+    deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="config",
+                                 verify=False), clients, Recorder())
+    assert "site-1" in swarm.services_by_name and binds.created == []
