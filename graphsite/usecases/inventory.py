@@ -96,7 +96,8 @@ class Holding:
     versions: int | None = 0
     versions_unknown: str = ""  # why `versions` is None, when reading the bind directory's v/ said it
     # the answers themselves, when the survey asked for this name alone and Swarm, the route directory and
-    # Cloudflare all answered (None: a listing of every name, a survey without Cloudflare, a system unreadable)
+    # Cloudflare all answered, with the look at its page directory even when that failed (Answers.directory,
+    # Unread) (None: a listing of every name, a survey without Cloudflare, one of those three unreadable)
     answers: Answers | None = None
     # what is there in the place of a missing part (its route file NAME.yml, an A record at its fqdn) but is not
     # proven this configuration's: never that part's absence (`_occupants`); each is in the inventory's foreign

@@ -332,9 +332,11 @@ def _prepare(config: Config, request: DeployRequest, clients: Clients, subdomain
     return _Prepared(plan, decision, current, access, held_now, changes, proven, held, switch, request.force)
 
 
-# The systems a deploy decides on: one that cannot be read stops it before anything is made. (The page
-# directories are read too, but a config-mode deploy has no use for them, and a bind redeploy on a host without
-# them is judged by the versions step, which says which node holds them.)
+# The systems a deploy decides on: one that cannot be read stops it before anything is made. Not the page
+# directories: a config-mode deploy has no use for the name's, so a failed look at it must not stop one. That
+# look is kept in the survey's answers all the same (Unread), and whatever decides on the directory raises its
+# error: the refusal of a foreign directory, the versions step's proof that it is the deployment's, a switch
+# from bind mode. A bind redeploy on a host without it is judged by the versions step, which names the node.
 _DECIDED_ON = frozenset({SWARM, ROUTES, DNS})
 
 
