@@ -89,7 +89,9 @@ def held_here(name: str, deployment: Deployment, bind_root: Path, clients: Clien
         return
     directory = bind_dir(bind_root, name)
     found = known(seen) if seen is not None else clients.binds.page_directory(directory)
-    assert found.path == directory, "a directory is judged on a look at itself, never at another"
+    if found.path != directory:  # a guard, not a path: a look at another directory proves nothing of this one
+        raise DeployError(f"the versions of {name} are unknown: {directory} was not looked at (the look given is "
+                          f"at {found.path})", hint="nothing was decided: report this, then run the command again")
     if found.there:
         why = _not_its_directory(found, deployment)
         if why:

@@ -6,17 +6,20 @@ landed; right before a write that must not act on an older answer), which the te
 from __future__ import annotations
 
 import errno
+import hashlib
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from graphsite.errors import GraphsiteError
+from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import MARKER, PageDirectory, Stamp
-from graphsite.usecases.deploy import DeployRequest, deploy
-from graphsite.usecases.history import history
-from graphsite.usecases.inventory import DIRECTORIES, SurveySettings, Unread, survey
+from graphsite.publisher.deployment import MARKER, Deployment, PageDirectory, Stamp
+from graphsite.publisher.plan import make_plan
+from graphsite.usecases.deploy import DeployRequest, _refuse_foreign, deploy
+from graphsite.usecases.history import held_here, history
+from graphsite.usecases.inventory import DIRECTORIES, Answers, SurveySettings, Unread, survey
 from graphsite.usecases.rollback import RollbackRequest, rollback
 from tests.publisher.fakes import FakeBinds, FakeDns, FakeRoutes, FakeSwarm, Fault, Recorder, fake_world
 
@@ -239,3 +242,20 @@ def test_a_page_directory_look_failing_with_an_os_error_is_kept_as_unread_not_as
     deploy(config, DeployRequest(source=_source(tmp_path, "One."), subdomain="site-1", content="config",
                                  verify=False), clients, Recorder())
     assert "site-1" in swarm.services_by_name and binds.created == []
+
+
+def test_a_look_at_another_directory_than_the_one_decided_on_is_refused_even_under_python_o(tmp_path):
+    """Before, both guards were `assert`s, which `python -O` removes: a look at another directory would have
+    decided on this one. They raise DeployError, whatever the interpreter's flags."""
+    config, clients = fake_world(tmp_path)
+    bind_root = Path(config.deploy.bind_root)
+    elsewhere = PageDirectory(bind_root / "site-2", there=True, stamp=STAMP)
+    deployment = Deployment("site-1", "site-1.example.com", id=STAMP.id, content="bind")
+    with pytest.raises(DeployError, match=r"^the versions of site-1 are unknown: .*/site-1 was not looked at"):
+        held_here("site-1", deployment, bind_root, clients, elsewhere)
+    page = "<p>one</p>"
+    plan = make_plan(config, "site-1", html=page, sha256=hashlib.sha256(page.encode()).hexdigest(), title="t",
+                     content="bind", now=datetime.now(UTC), node_id="node-1")
+    with pytest.raises(DeployError, match=r"/site-1 was not looked at \(the survey's look is at .*/site-2\)"):
+        _refuse_foreign(plan, None, "example.com", clients, False, (), Answers(None, {}, {}, (), elsewhere))
+    assert _fakes(clients)[0].created == []

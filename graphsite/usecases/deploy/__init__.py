@@ -347,7 +347,9 @@ def _refuse_foreign(plan: DeployPlan, current: Service | None, domain: str, clie
     The service, the route file and the page directory are judged as the survey read them (`answers`)."""
     previous = Deployment.from_labels(current.labels) if current is not None else None
     directory = known(answers.directory) if plan.bind_dir else None  # a look that failed refuses here
-    assert directory is None or directory.path == plan.bind_dir, "the survey looked at the plan's own directory"
+    if directory is not None and directory.path != plan.bind_dir:  # a guard, not a path: the survey's is the plan's
+        raise DeployError(f"{plan.bind_dir} was not looked at (the survey's look is at {directory.path}); nothing "
+                          "made", hint="report this, then run the deploy again")
     # a link is never followed, never ours
     for path, target, what in ((plan.route_path, clients.routes.link(plan.route_path), "route file"),
                                (plan.bind_dir, directory.link if directory else None, "page directory")):
