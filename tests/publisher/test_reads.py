@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from graphsite.config import Config
 from graphsite.errors import DeployError, GraphsiteError
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.deployment import MARKER, Deployment, PageDirectory, Stamp
@@ -259,3 +260,45 @@ def test_a_look_at_another_directory_than_the_one_decided_on_is_refused_even_und
     with pytest.raises(DeployError, match=r"/site-1 was not looked at \(the survey's look is at .*/site-2\)"):
         _refuse_foreign(plan, None, "example.com", clients, False, (), Answers(None, {}, {}, (), elsewhere))
     assert _fakes(clients)[0].created == []
+
+
+def _deploy_bind(config: Config, clients: Clients, root: Path, text: str) -> None:
+    deploy(config, DeployRequest(source=_source(root, text), subdomain="site-1", content="bind", verify=False),
+           clients, Recorder())
+
+
+_AFTER_A_FAILED_LOOK = {
+    "switch to config, keep_versions 1": (1, lambda config, clients, source: deploy(
+        config, DeployRequest(source=source, subdomain="site-1", content="config", verify=False), clients,
+        Recorder())),
+    "switch to config, keep_versions 3": (3, lambda config, clients, source: deploy(
+        config, DeployRequest(source=source, subdomain="site-1", content="config", verify=False), clients,
+        Recorder())),
+    "bind redeploy, keep_versions 1": (1, lambda config, clients, source: deploy(
+        config, DeployRequest(source=source, subdomain="site-1", content="bind", verify=False), clients,
+        Recorder())),
+    "rollback": (3, lambda config, clients, source: rollback(
+        config, RollbackRequest("site-1", verify=False), clients, Recorder())),
+    "history": (3, lambda config, clients, source: history(SurveySettings.from_config(config), "site-1", clients)),
+}
+
+
+@pytest.mark.parametrize("run", list(_AFTER_A_FAILED_LOOK))
+def test_a_failed_look_at_a_bind_deployments_page_directory_refuses_every_run_that_decides_on_it(tmp_path, run):
+    """The deployment keeps its page in bind mode: a switch to config mode (which drops its directory, or with
+    keep_versions = 1 asks whether this host holds one), a bind redeploy, a rollback and history all decide on
+    the page directory, so a look at it that failed refuses each, in that look's words, and changes nothing;
+    never taken for "no directory here"."""
+    keep, act = _AFTER_A_FAILED_LOOK[run]
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", keep_versions=keep)
+    for text in ("One.", "Two."):
+        _deploy_bind(config, clients, tmp_path, text)
+    swarm, dns, routes, binds = _cleared(clients)
+    before = (dict(swarm.services_by_name), dict(swarm.config_labels), dict(binds.dirs), dict(routes.files),
+              dict(dns.zone))
+    binds.faults.inject("page_directory", Fault.error())
+    with pytest.raises(GraphsiteError, match=r"^bind directories: page_directory: refused \(injected\)$"):
+        act(config, clients, _source(tmp_path, "Three."))
+    assert binds.faults.failed == ["page_directory"]
+    assert (swarm.services_by_name, swarm.config_labels, binds.dirs, routes.files, dns.zone) == before
