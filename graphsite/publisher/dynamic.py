@@ -32,6 +32,7 @@ class DynamicFile:
     data: dict[str, Any] | None
     error: str = ""  # "line 3, column 5: …" for a parse error; empty when it parsed
     gone: bool = False  # removed since it was listed
+    denied: bool = False  # this user may not read it: Traefik, as its own user, may (unknown, not broken)
 
     def middlewares(self) -> tuple[str, ...]:
         """Return the names of the http middlewares the file defines (none when it did not parse)."""
@@ -40,13 +41,27 @@ class DynamicFile:
         return tuple(sorted(defined)) if isinstance(defined, dict) else ()
 
 
-class UnlistedDirectory(Exception):
-    """A directory of the dynamic directory (it, or one under it) this user cannot list: which files Traefik
-    reads there is unknown, since Traefik lists it as its own user (on Dokploy, root)."""
+class Unread(Exception):
+    """A path of the dynamic directory this user may not read: what Traefik reads there is unknown, since
+    Traefik reads it as its own user (on Dokploy, root)."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnlistedDirectory(Unread):
+    """A directory of the dynamic directory (it, or one under it) this user cannot list."""
 
     def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"cannot list {path}: {reason}")
-        self.path = path
+        super().__init__(path, f"cannot list {path}: {reason}")
+
+
+class UnreadFile(Unread):
+    """A file Traefik reads that this user may not read (root's, 0600): whether it loads is unknown."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(path, f"cannot read {path}: {reason}")
 
 
 def provider_files(directory: Path) -> list[Path]:
@@ -77,8 +92,15 @@ def read_directory(directory: Path) -> list[DynamicFile]:
     """Return every file Traefik's file provider reads in `directory`, parsed, in its order. A file removed
     between the listing and its reading (another deploy's teardown, an editor's save) is not there any more:
     it is left out rather than reported as unreadable, as Traefik's next reload would leave it out. Raise
-    UnlistedDirectory for a directory this user cannot list: an unread directory is never an empty one."""
-    return [parsed for parsed in map(parse_file, provider_files(directory)) if not parsed.gone]
+    UnlistedDirectory for a directory this user cannot list (an unread directory is never an empty one), and
+    UnreadFile for a file this user may not read (a file unread is neither broken nor sound)."""
+    found = []
+    for parsed in map(parse_file, provider_files(directory)):
+        if parsed.denied:
+            raise UnreadFile(parsed.path, parsed.error.removeprefix("cannot read: "))
+        if not parsed.gone:
+            found.append(parsed)
+    return found
 
 
 def parse_file(path: Path) -> DynamicFile:
@@ -87,6 +109,8 @@ def parse_file(path: Path) -> DynamicFile:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return DynamicFile(path, None, "cannot read: it was removed", gone=True)
+    except PermissionError as exc:
+        return DynamicFile(path, None, f"cannot read: {exc.strerror or exc}", denied=True)
     except (OSError, UnicodeDecodeError) as exc:
         return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
     return parse_text(path, text)
@@ -131,8 +155,8 @@ def schema_problems(parsed: DynamicFile) -> list[str]:
 
 
 def blocking_files(directory: Path) -> list[str]:
-    """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'; raise
-    UnlistedDirectory for a directory this user cannot list."""
+    """Return one line per file that stops Traefik applying the directory: 'PATH: first problem'; raise Unread
+    for a directory this user cannot list or a file it may not read."""
     lines = []
     for parsed in read_directory(directory):
         problems = schema_problems(parsed)

@@ -358,9 +358,10 @@ def _route(target: Deployment, settings: VerifySettings, routes: RouteStore) -> 
         return FAIL, f"{path}: schema-valid but not the route graphsite would write"
     try:
         blocked = dynamic.blocking_files(path.parent)
-    except dynamic.UnlistedDirectory as unlisted:  # Traefik (root on Dokploy) may list it: unknown, not empty
-        return FAIL, (f"{unlisted}: whether Traefik applies the route is unknown (one file it cannot load blocks "
-                      f"every change); run verify as a user who may list every directory under {path.parent}")
+    except dynamic.Unread as unread:  # Traefik (root on Dokploy) may read it: unknown, neither empty nor broken
+        return FAIL, (f"{unread}: whether Traefik applies the route is unknown (one file it cannot load blocks "
+                      f"every change); run verify as a user who may read every file and directory under "
+                      f"{path.parent}")
     if blocked:
         return FAIL, f"Traefik applies no change while a file is broken: {blocked[0]}"
     return PASS, f"{path}: schema-valid, routes {target.fqdn}" + (" (private)" if users else "")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphsite.publisher.dynamic import UnlistedDirectory, read_directory, schema_problems
+from graphsite.publisher.dynamic import Unread, read_directory, schema_problems
 from graphsite_lab.traefik import subset
 
 SECTIONS = ("routers", "middlewares", "services")
@@ -77,8 +77,8 @@ def load_directory(directory: Path) -> tuple[Dynamic | None, list[Problem]]:
     documents, problems = [], []
     try:
         read = read_directory(directory)
-    except UnlistedDirectory as unlisted:  # Traefik rejects a directory it cannot read whole, as it does a file
-        return None, [Problem(str(unlisted.path.relative_to(directory)), "", str(unlisted))]
+    except Unread as unread:  # Traefik rejects a directory it cannot read whole, as it does a file
+        return None, [Problem(str(unread.path.relative_to(directory)), "", str(unread))]
     for parsed in read:
         name = str(parsed.path.relative_to(directory))
         found = file_problems(name, parsed.data, parsed.error, schema_problems(parsed) if parsed.data is not None

@@ -152,6 +152,29 @@ def test_a_directory_this_user_cannot_list_fails_the_files_check_and_skips_the_m
     assert by_name(evaluate(Config(), facts))["traefik.files"].status == PASS  # as root, before it was made
 
 
+def test_a_file_this_user_may_not_read_fails_the_files_check_as_unknown_not_broken():
+    """Before, a root-only file (0600) under deploy.dynamic_dir was reported as one Traefik cannot load, though
+    Traefik, as root, reads it: what it holds is unknown. Proven as nobody."""
+    import os
+    import tempfile
+
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        directory = Path(base) / "dynamic"
+        good(Path(base))
+        (directory / "root.yml").write_text("http: {}\n")
+        (directory / "root.yml").chmod(0o600)
+        with as_nobody():
+            unread = dynamic_dir_facts(directory)
+        checks = by_name(evaluate(Config(), good(Path(base), dynamic_dir=unread)))
+    assert unread.files == Unknown(f"cannot read {directory / 'root.yml'}: Permission denied")
+    assert checks["traefik.files"].status == FAIL and "Traefik cannot load" not in checks["traefik.files"].evidence
+    assert checks["traefik.files"].evidence.startswith(f"cannot read {directory / 'root.yml'}: Permission denied: ")
+    assert (checks["traefik.middleware"].status, checks["traefik.middlewares"].status) == (SKIP, SKIP)
+
+
 def test_a_missing_middleware_and_directory(tmp_path):
     empty = DynamicDir(tmp_path, exists=True, is_dir=True, writable=True, files=(RouteFile(tmp_path / "a.yml"),))
     check = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=empty)))["traefik.middleware"]

@@ -173,6 +173,28 @@ def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(t
         assert len(blocking_files(directory)) == 2  # root lists both: the broken file in each blocks Traefik
 
 
+def test_a_file_this_user_may_not_read_is_unknown_never_broken():
+    """Before, a root-only route file (0600) read as a broken one ('cannot read: Permission denied'): verify
+    said Traefik applies no change, though Traefik, as root, reads it. Whether it loads is unknown. As nobody."""
+    import tempfile
+
+    from graphsite.publisher.dynamic import UnreadFile, read_directory
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        directory = Path(base)
+        directory.chmod(0o755)
+        (directory / "ok.yml").write_text("http: {}\n")
+        (directory / "root.yml").write_text("http: {}\n")
+        (directory / "root.yml").chmod(0o600)
+        with as_nobody():
+            for look in (blocking_files, read_directory):
+                with pytest.raises(UnreadFile) as unread:
+                    look(directory)
+                assert str(unread.value) == f"cannot read {directory / 'root.yml'}: Permission denied"
+        assert blocking_files(directory) == []  # as root, as Traefik reads it: it loads
+
+
 def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_broken(tmp_path):
     """Another deploy's teardown removes its route file while this deploy's preflight reads the directory: the
     file is gone, not broken (CI once refused a deploy over it). A real race, bounded: one thread writes and

@@ -149,6 +149,24 @@ def test_a_directory_beside_the_route_this_user_cannot_list_fails_the_route_neve
                                                               "Traefik applies the route is unknown"), check
 
 
+def test_a_file_beside_the_route_this_user_may_not_read_is_unknown_not_broken():
+    """Before, a root-only file (0600) beside the route failed it as broken ('Traefik applies no change while a
+    file is broken: …: cannot read: Permission denied'), though Traefik, as root, reads it. Proven as nobody."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        config, clients, target, _ = _world(Path(base))
+        assert _checks(config, clients, target)["route"].status == PASS  # and every lazy import made, as root
+        secret = Path(config.deploy.dynamic_dir) / "root.yml"
+        secret.write_text("http: {}\n")
+        secret.chmod(0o600)
+        with as_nobody():
+            check = _checks(config, clients, target)["route"]
+        assert _checks(config, clients, target)["route"].status == PASS  # as root, as Traefik reads it
+    assert check.status == FAIL and check.evidence.startswith(f"cannot read {secret}: Permission denied: whether "
+                                                              "Traefik applies the route is unknown"), check
+    assert "run verify as a user who may read every file and directory under" in check.evidence
+
+
 def test_a_record_that_is_missing_or_points_elsewhere_fails(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     dns = _fakes(clients)[1]

@@ -184,16 +184,17 @@ def traefik_checks(config: Config, facts: Facts) -> list[CheckResult]:
                 _skip("traefik.middleware", f"{path} is not a directory"),
                 _skip("traefik.middlewares", f"{path} is not a directory")]
     listed = directory.files
-    files = _count(len(listed), "file") if not isinstance(listed, Unknown) else "not every directory listed"
+    files = _count(len(listed), "file") if not isinstance(listed, Unknown) else "not every file read"
     checks = [CheckResult("traefik.dynamic_dir", PASS, f"{path} is a writable directory ({files})")
               if directory.writable else
               CheckResult("traefik.dynamic_dir", FAIL, f"{setting}: {path} is not writable by this user",
                           "run graphsite as a user who may write there (on Dokploy: root)")]
-    if isinstance(listed, Unknown):  # Traefik lists it as its own user: what it loads there is unknown, not nothing
+    if isinstance(listed, Unknown):  # Traefik reads it as its own user: what it loads there is unknown, not nothing
         return [*checks,
                 CheckResult("traefik.files", FAIL, f"{listed.why}: the files Traefik reads there cannot be checked "
                             "(one it cannot load blocks every change of the file provider)",
-                            f"run graphsite as a user who may list every directory under {path} (on Dokploy: root)"),
+                            f"run graphsite as a user who may read every file and directory under {path} "
+                            "(on Dokploy: root)"),
                 _skip("traefik.middleware", listed.why), _skip("traefik.middlewares", listed.why)]
     broken = [f for f in listed if f.errors]
     if broken:

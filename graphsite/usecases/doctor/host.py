@@ -57,7 +57,7 @@ def dynamic_dir_facts(directory: Path) -> DynamicDir | Unknown:
     """Return the directory's state and every file Traefik's file provider reads there (subdirectories too), or
     Unknown when this user cannot look at it (a parent it may not search); its files are Unknown when a directory
     Traefik reads cannot be listed."""
-    from graphsite.publisher.dynamic import UnlistedDirectory, read_directory
+    from graphsite.publisher.dynamic import Unread, read_directory
 
     try:
         if not directory.exists():
@@ -70,8 +70,8 @@ def dynamic_dir_facts(directory: Path) -> DynamicDir | Unknown:
     files: tuple[RouteFile, ...] | Unknown
     try:
         files = tuple(route_file(parsed) for parsed in read_directory(directory))
-    except UnlistedDirectory as unlisted:
-        files = Unknown(str(unlisted))
+    except Unread as unread:
+        files = Unknown(str(unread))
     return DynamicDir(directory, exists=True, is_dir=True, writable=os.access(directory, os.W_OK | os.X_OK),
                       files=files)
 
