@@ -2,7 +2,8 @@
 ones block the whole directory.
 
 Traefik (`pkg/provider/file`, `loadFileConfigFromDirectory`) walks the directory in name order, descends into
-subdirectories, reads every file whose extension is `.yml`, `.yaml` or `.toml` (any case) and ignores the rest.
+subdirectories (never through a link to one: `os.ReadDir` gives a link's own type), reads every file whose
+extension is `.yml`, `.yaml` or `.toml` (any case) and ignores the rest.
 One file it cannot decode means the new configuration is not applied at all: every later change, graphsite's
 new route included, waits until that file is fixed. So deploy and verify look at every file, not only their own.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,25 +68,28 @@ class UnreadFile(Unread):
 
 def provider_files(directory: Path) -> list[Path]:
     """Return the files Traefik's file provider reads in `directory`, in the order it reads them; raise
-    UnlistedDirectory for a directory this user cannot list. One removed since it was seen (another deploy's
-    teardown) holds nothing, as for Traefik's next reload."""
+    UnlistedDirectory for a directory it descends into that this user cannot list, and only for one: a link to a
+    directory is not followed, and a directory that may be read but not searched is listed. One removed since it
+    was seen (another deploy's teardown) holds nothing, as for Traefik's next reload."""
     found: list[Path] = []
     try:
-        entries = sorted(directory.iterdir(), key=lambda entry: entry.name)
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return found
     except OSError as exc:
         raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
     for entry in entries:
-        try:  # a directory that may be read but not searched lists names, but not what each is
-            is_dir = entry.is_dir()
-            is_file = not is_dir and entry.suffix.lower() in EXTENSIONS and entry.is_file()
-        except OSError as exc:
+        path = directory / entry.name
+        try:  # the listing's own type, as Traefik's os.ReadDir: a link is no directory, and a directory that may
+            is_dir = entry.is_dir(follow_symlinks=False)  # be read but not searched needs no look at each entry
+            is_file = not is_dir and path.suffix.lower() in EXTENSIONS and entry.is_file()
+        except OSError as exc:  # a file system whose listing has no types: what the entry is is unknown
             raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
         if is_dir:
-            found.extend(provider_files(entry))
+            found.extend(provider_files(path))
         elif is_file:
-            found.append(entry)
+            found.append(path)
     return found
 
 

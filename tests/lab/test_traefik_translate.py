@@ -326,6 +326,20 @@ def test_a_directory_the_stand_in_cannot_list_rejects_the_whole_directory_naming
     assert seen == ((f"cannot list {directory / 'hidden'}: Permission denied", 0, 0, 0),)
 
 
+def test_the_stand_in_never_descends_through_a_link_to_a_directory(tmp_path):
+    """As Traefik's os.ReadDir gives a link its own type, not its target's: a broken file reached only through a
+    link to a directory is not read, and rejects nothing. Before, the stand-in followed the link and rejected."""
+    from graphsite_lab.traefik.watcher import snapshot
+
+    directory = tmp_path / "dynamic"
+    _write(directory, "good.yml", "http:\n  services:\n    s: {loadBalancer: {servers: [{url: 'http://s'}]}}\n")
+    _write(tmp_path / "elsewhere", "broken.yml", "http: [\n")
+    (directory / "linked").symlink_to(tmp_path / "elsewhere")
+    dynamic, problems = load_directory(directory)
+    assert problems == [] and dynamic is not None and dynamic.files == ("good.yml",)
+    assert [entry[0] for entry in snapshot(directory)] == [str(directory / "good.yml")]
+
+
 def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
     """`caddy validate` provisions the whole configuration: what the unit tests above check as data is also
     what the real Caddy accepts (handlers, matchers, issuers, connection policies)."""

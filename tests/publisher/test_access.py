@@ -150,7 +150,7 @@ def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(t
     doctor saw. Proven as nobody: root may list everything."""
     import tempfile
 
-    from graphsite.publisher.dynamic import UnlistedDirectory, read_directory
+    from graphsite.publisher.dynamic import UnlistedDirectory, UnreadFile, read_directory
     from tests.publisher.nobody import as_nobody
 
     with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
@@ -167,10 +167,39 @@ def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(t
                                                                       "Permission denied")):
                     look(directory)
         (directory / "hidden").chmod(0o755)
-        with as_nobody(), pytest.raises(UnlistedDirectory) as unsearched:  # names listed, but not what each is
+        with as_nobody(), pytest.raises(UnreadFile) as unsearched:  # listed, with each name's type: not opened
             blocking_files(directory)
-        assert str(unsearched.value) == f"cannot list {directory / 'unsearchable'}: Permission denied"
+        assert str(unsearched.value) == f"cannot read {directory / 'unsearchable' / 'broken.yml'}: Permission denied"
         assert len(blocking_files(directory)) == 2  # root lists both: the broken file in each blocks Traefik
+
+
+def test_only_a_directory_traefik_descends_into_must_be_listed_and_a_link_to_one_is_not_followed():
+    """Before, a directory that may be read but not searched (0744) holding only notes.txt, and a link to /root,
+    raised UnlistedDirectory: deploy, verify and doctor refused over what Traefik never reads. And a link to a
+    directory was followed, though Traefik's os.ReadDir gives the link's own type: it never descends through one,
+    so a broken file there blocks nothing. As nobody, for whom /root is not listable."""
+    import tempfile
+
+    from graphsite.publisher.dynamic import read_directory
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        directory, elsewhere = Path(base) / "dynamic", Path(base) / "elsewhere"
+        Path(base).chmod(0o755)
+        for made in (directory, elsewhere):
+            made.mkdir()
+        (directory / "ok.yml").write_text("http: {}\n")
+        (directory / "notes").mkdir()
+        (directory / "notes" / "notes.txt").write_text("what this directory is for\n")
+        (directory / "notes").chmod(0o744)  # root's: nobody may list it, not look at what is in it
+        (directory / "link").symlink_to("/root")
+        (elsewhere / "broken.yml").write_text("http: [\n")
+        (directory / "linked").symlink_to(elsewhere)
+        with as_nobody():
+            read = read_directory(directory)
+            blocked = blocking_files(directory)
+        assert [parsed.path for parsed in read] == [directory / "ok.yml"] and blocked == []
+        assert blocking_files(directory) == []  # as root too: the linked directory is not Traefik's to read
 
 
 def test_a_file_this_user_may_not_read_is_unknown_never_broken():

@@ -149,6 +149,24 @@ def test_a_directory_beside_the_route_this_user_cannot_list_fails_the_route_neve
                                                               "Traefik applies the route is unknown"), check
 
 
+def test_what_traefik_never_reads_beside_the_route_cannot_fail_it():
+    """Before, a directory that may be read but not searched (0744) holding only notes.txt, or a link to /root,
+    beside the route failed it ('cannot list …: whether Traefik applies the route is unknown'), though Traefik
+    never reads either: it descends into no link, and there is no file it reads in notes/. As nobody."""
+    with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
+        os.chmod(base, 0o755)
+        config, clients, target, _ = _world(Path(base))
+        dynamic_dir = Path(config.deploy.dynamic_dir)
+        (dynamic_dir / "notes").mkdir()
+        (dynamic_dir / "notes" / "notes.txt").write_text("what this directory is for\n")
+        (dynamic_dir / "notes").chmod(0o744)  # root's: nobody may list it, not look at what is in it
+        (dynamic_dir / "link").symlink_to("/root")
+        assert _checks(config, clients, target)["route"].status == PASS  # and every lazy import made, as root
+        with as_nobody():
+            check = _checks(config, clients, target)["route"]
+    assert check.status == PASS, check
+
+
 def test_a_file_beside_the_route_this_user_may_not_read_is_unknown_not_broken():
     """Before, a root-only file (0600) beside the route failed it as broken ('Traefik applies no change while a
     file is broken: …: cannot read: Permission denied'), though Traefik, as root, reads it. Proven as nobody."""
