@@ -2,17 +2,20 @@
 ones block the whole directory.
 
 Traefik (`pkg/provider/file`, `loadFileConfigFromDirectory`) walks the directory in name order, descends into
-subdirectories (never through a link to one: `os.ReadDir` gives a link's own type), reads every file whose
-extension is `.yml`, `.yaml` or `.toml` (any case) and ignores the rest.
-One file it cannot decode means the new configuration is not applied at all: every later change, graphsite's
-new route included, waits until that file is fixed. So deploy and verify look at every file, not only their own.
+subdirectories (never through a link to one: `os.ReadDir` gives a link's own type), reads every other entry
+whose name ends `.yml`, `.yaml` or `.toml` (any case), regular file or not, and ignores the rest.
+One file it cannot read or decode (a dangling link, a FIFO) means the new configuration is not applied at all:
+every later change, graphsite's new route included, waits until that file is fixed. So deploy and verify look at
+every file, not only their own.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,12 +86,11 @@ def provider_files(directory: Path) -> list[Path]:
         path = directory / entry.name
         try:  # the listing's own type, as Traefik's os.ReadDir: a link is no directory, and a directory that may
             is_dir = entry.is_dir(follow_symlinks=False)  # be read but not searched needs no look at each entry
-            is_file = not is_dir and path.suffix.lower() in EXTENSIONS and entry.is_file()
         except OSError as exc:  # a file system whose listing has no types: what the entry is is unknown
             raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
         if is_dir:
             found.extend(provider_files(path))
-        elif is_file:
+        elif path.suffix.lower() in EXTENSIONS:  # a link, a FIFO: Traefik reads it all the same, and fails
             found.append(path)
     return found
 
@@ -109,16 +111,44 @@ def read_directory(directory: Path) -> list[DynamicFile]:
 
 
 def parse_file(path: Path) -> DynamicFile:
-    """Return the file parsed as YAML or TOML (by its extension); an empty file is an empty configuration."""
+    """Return the file parsed as YAML or TOML (by its extension); an empty file is an empty configuration. It is
+    gone only when the name itself is: a link to nothing is there, and Traefik's read of it fails."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return DynamicFile(path, None, "cannot read: it was removed", gone=True)
+        text = _read(path)
+    except FileNotFoundError as exc:
+        try:
+            target = os.readlink(path)
+        except OSError:  # the name is gone too (or no link any more: removed, then made again after the listing)
+            return DynamicFile(path, None, "cannot read: it was removed", gone=True)
+        return DynamicFile(path, None, f"cannot read: {exc.strerror}: a link to {target}, which does not exist")
     except PermissionError as exc:
         return DynamicFile(path, None, f"cannot read: {exc.strerror or exc}", denied=True)
     except (OSError, UnicodeDecodeError) as exc:
         return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
     return parse_text(path, text)
+
+
+_NOT_REGULAR = {stat.S_IFIFO: "a FIFO, not a regular file: Traefik's read of it waits for a writer, and applies "
+                              "nothing meanwhile",
+                stat.S_IFCHR: "a character device, not a regular file",
+                stat.S_IFBLK: "a block device, not a regular file",
+                stat.S_IFSOCK: "a socket, not a regular file"}
+
+
+def _read(path: Path) -> str:
+    """Return the file's text; raise OSError for what is not a regular file, never waiting: opened without
+    blocking, a FIFO is named, not read (Traefik's read waits for a writer that may never come)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
+        if kind == stat.S_IFDIR:
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if kind != stat.S_IFREG:
+            raise OSError(errno.EINVAL, _NOT_REGULAR.get(kind, "not a regular file"))
+        with open(descriptor, "rb", closefd=False) as stream:
+            return stream.read().decode("utf-8")
+    finally:
+        os.close(descriptor)
 
 
 def parse_text(path: Path, text: str) -> DynamicFile:

@@ -41,8 +41,9 @@ class Dynamic:
 
 def file_problems(name: str, data: dict[str, Any] | None, parse_error: str, schema: list[str]) -> list[Problem]:
     """Return the problems of one parsed file: its parse error, schema violations, then subset refusals."""
-    if data is None:
-        return [Problem(name, "", f"cannot be parsed: {parse_error}")]
+    if data is None:  # a read that failed (a link to nothing, a FIFO) says so itself
+        return [Problem(name, "", parse_error if parse_error.startswith("cannot read") else
+                        f"cannot be parsed: {parse_error}")]
     if schema:
         return [Problem(name, *_split(line)) for line in schema]
     return [Problem(name, key, message) for key, message in subset.refusals(data)]

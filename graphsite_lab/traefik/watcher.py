@@ -39,8 +39,8 @@ def snapshot(directory: Path) -> tuple[tuple[str, int, int, int], ...]:
     except UnlistedDirectory as unlisted:  # a change all the same: the reload names it, and rejects the directory
         return ((str(unlisted), 0, 0, 0),)
     for path in listed:
-        try:
-            stat = path.stat()
+        try:  # a link to nothing is read (and rejected) all the same: its own identity, then
+            stat = path.stat() if path.exists() else path.lstat()
         except OSError:
             continue
         found.append((str(path), stat.st_mtime_ns, stat.st_size, stat.st_ino))

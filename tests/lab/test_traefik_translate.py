@@ -340,6 +340,26 @@ def test_the_stand_in_never_descends_through_a_link_to_a_directory(tmp_path):
     assert [entry[0] for entry in snapshot(directory)] == [str(directory / "good.yml")]
 
 
+@pytest.mark.timeout(20)  # a FIFO read as a file waits for a writer: a hang is this test's failure
+def test_the_stand_in_rejects_a_link_to_nothing_or_a_fifo_named_as_a_file_it_reads(tmp_path):
+    """As Traefik: it reads every entry with a provider extension that is not a directory, and a read that fails
+    (or waits) applies nothing. Before, the stand-in skipped both and applied the rest. The watcher sees them."""
+    import os
+
+    from graphsite_lab.traefik.watcher import snapshot
+
+    directory = tmp_path / "dynamic"
+    _write(directory, "good.yml", "http:\n  services:\n    s: {loadBalancer: {servers: [{url: 'http://s'}]}}\n")
+    (directory / "dangling.yml").symlink_to(tmp_path / "nowhere.yml")
+    os.mkfifo(directory / "fifo.yml")
+    dynamic, problems = load_directory(directory)
+    assert dynamic is None
+    assert [(p.file, p.message.split(":")[0]) for p in problems] == [("dangling.yml", "cannot read"),
+                                                                      ("fifo.yml", "cannot read")]
+    assert [entry[0] for entry in snapshot(directory)] == [str(directory / name) for name in
+                                                          ("dangling.yml", "fifo.yml", "good.yml")]
+
+
 def test_caddy_itself_accepts_the_translation_of_every_supported_key(tmp_path):
     """`caddy validate` provisions the whole configuration: what the unit tests above check as data is also
     what the real Caddy accepts (handlers, matchers, issuers, connection policies)."""

@@ -175,6 +175,16 @@ def test_a_file_this_user_may_not_read_fails_the_files_check_as_unknown_not_brok
     assert (checks["traefik.middleware"].status, checks["traefik.middlewares"].status) == (SKIP, SKIP)
 
 
+def test_a_link_to_nothing_named_as_a_route_file_fails_the_files_check(tmp_path):
+    """Before, it was skipped (not a regular file) and traefik.files passed, though Traefik reads it and fails."""
+    facts = good(tmp_path)
+    (tmp_path / "dynamic" / "x.yml").symlink_to(tmp_path / "nowhere.yml")
+    check = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=dynamic_dir_facts(tmp_path / "dynamic"))))
+    assert by_name(evaluate(Config(), facts))["traefik.files"].status == PASS
+    assert check["traefik.files"].status == FAIL and f"{tmp_path / 'dynamic' / 'x.yml'}: cannot read: " in \
+        check["traefik.files"].evidence
+
+
 def test_a_missing_middleware_and_directory(tmp_path):
     empty = DynamicDir(tmp_path, exists=True, is_dir=True, writable=True, files=(RouteFile(tmp_path / "a.yml"),))
     check = by_name(evaluate(Config(), good(tmp_path, dynamic_dir=empty)))["traefik.middleware"]

@@ -224,6 +224,34 @@ def test_a_file_this_user_may_not_read_is_unknown_never_broken():
         assert blocking_files(directory) == []  # as root, as Traefik reads it: it loads
 
 
+@pytest.mark.timeout(20)  # a FIFO read as a file waits for a writer: a hang is this test's failure
+def test_an_entry_traefik_reads_but_cannot_load_blocks_even_when_it_is_no_regular_file(tmp_path):
+    """Traefik reads every entry with a provider extension that is not a directory, without asking whether it
+    is a regular file, and a read that fails applies nothing. Before, graphsite skipped a link to nothing, a
+    FIFO or a link to a directory named so (not is_file()), and a dangling link read as 'removed since
+    listed': verify, doctor and deploy passed while Traefik applied nothing. Only a name gone is gone."""
+    import os
+
+    from graphsite.publisher.dynamic import parse_file, read_directory
+
+    (tmp_path / "ok.yml").write_text("http: {}\n")
+    (tmp_path / "a-dangling.yml").symlink_to(tmp_path / "nowhere.yml")
+    os.mkfifo(tmp_path / "b-fifo.yaml")
+    (tmp_path / "somewhere").mkdir()
+    (tmp_path / "c-dir.toml").symlink_to(tmp_path / "somewhere")
+    (tmp_path / "d-loop.yml").symlink_to(tmp_path / "d-loop.yml")
+    assert [parsed.path.name for parsed in read_directory(tmp_path)] == [
+        "a-dangling.yml", "b-fifo.yaml", "c-dir.toml", "d-loop.yml", "ok.yml"]
+    assert blocking_files(tmp_path) == [
+        f"{tmp_path / 'a-dangling.yml'}: cannot read: No such file or directory: a link to "
+        f"{tmp_path / 'nowhere.yml'}, which does not exist",
+        f"{tmp_path / 'b-fifo.yaml'}: cannot read: a FIFO, not a regular file: Traefik's read of it waits for a "
+        "writer, and applies nothing meanwhile",
+        f"{tmp_path / 'c-dir.toml'}: cannot read: Is a directory",
+        f"{tmp_path / 'd-loop.yml'}: cannot read: Too many levels of symbolic links"]
+    assert parse_file(tmp_path / "never.yml").gone and not parse_file(tmp_path / "a-dangling.yml").gone
+
+
 def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_broken(tmp_path):
     """Another deploy's teardown removes its route file while this deploy's preflight reads the directory: the
     file is gone, not broken (CI once refused a deploy over it). A real race, bounded: one thread writes and

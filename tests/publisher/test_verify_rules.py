@@ -185,6 +185,22 @@ def test_a_file_beside_the_route_this_user_may_not_read_is_unknown_not_broken():
     assert "run verify as a user who may read every file and directory under" in check.evidence
 
 
+@pytest.mark.timeout(20)  # a FIFO read as a file waits for a writer: a hang is this test's failure
+@pytest.mark.parametrize("make", ["link to nothing", "fifo"])
+def test_an_entry_beside_the_route_that_traefik_cannot_read_fails_it(tmp_path, make):
+    """Before, a link to nothing or a FIFO named x.yml was skipped (not a regular file) and the route passed,
+    though Traefik reads it, fails, and applies nothing: graphsite's new route included."""
+    config, clients, target, _ = _world(tmp_path)
+    entry = Path(config.deploy.dynamic_dir) / "x.yml"
+    if make == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to(tmp_path / "nowhere.yml")
+    check = _checks(config, clients, target)["route"]
+    assert check.status == FAIL, check
+    assert check.evidence.startswith(f"Traefik applies no change while a file is broken: {entry}: cannot read: ")
+
+
 def test_a_record_that_is_missing_or_points_elsewhere_fails(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     dns = _fakes(clients)[1]
