@@ -163,8 +163,10 @@ def _service(target: Deployment, clients: Clients, sleep: Callable[[float], None
         return FAIL, (f"service {target.name}: its labels ({said}) are not this deployment's stamp "
                       f"(id {target.id or '-'}, fqdn {target.fqdn})")
     if service.replicas < 1:  # `docker service scale NAME=0`: no task is wanted, so 0/0 would read as all running
+        # Only a deploy is the fix: it sets deploy.replicas (not always 1), and Docker refuses `docker service
+        # scale` on a service in global mode, which reads here as 0 replicas too.
         return FAIL, (f"service {target.name} is scaled to {service.replicas} replicas: nothing serves the page; "
-                      f"deploy it again, or docker service scale {target.name}=1")
+                      "deploy it again (it sets deploy.replicas)")
     ids = []
     for attempt in range(2):  # stable: the same tasks running twice, a moment apart, none restarting
         running = [t for t in clients.docker.tasks(target.name) if t.state == "running" and t.desired == "running"]

@@ -34,8 +34,8 @@ def test_a_service_scaled_to_zero_fails_the_service_check(publab):
     assert scaled.returncode == 0, scaled.stderr
     service = _checks(publab, name)["service"]
     assert (service["status"], service["evidence"]) == (
-        "FAIL", f"service {name} is scaled to 0 replicas: nothing serves the page; deploy it again, or "
-                f"docker service scale {name}=1")
+        "FAIL", f"service {name} is scaled to 0 replicas: nothing serves the page; deploy it again (it sets "
+                "deploy.replicas)")
 
 
 @pytest.mark.parametrize("kind,content", [("A", "203.0.113.9"), ("AAAA", "2001:db8::9")])

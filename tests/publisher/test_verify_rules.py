@@ -245,14 +245,16 @@ def test_a_service_with_fewer_running_tasks_than_replicas_fails_at_the_deadline(
 
 
 def test_a_service_scaled_to_zero_fails_rather_than_passing_zero_of_zero(tmp_path):
-    """Before, `0/0 replicas running` was a PASS: after `docker service scale NAME=0` nothing serves the page."""
+    """Before, `0/0 replicas running` was a PASS: after `docker service scale NAME=0` nothing serves the page.
+    The fix named is a deploy only: `docker service scale NAME=1` ignored deploy.replicas, and Docker refuses to
+    scale a service in global mode."""
     config, clients, target, _ = _world(tmp_path)
     swarm = _fakes(clients)[0]
     swarm.services_by_name["site-1"] = dataclasses.replace(swarm.services_by_name["site-1"], replicas=0)
     check = _checks(config, clients, target)["service"]
     assert check.status == FAIL and check.evidence == (
-        "service site-1 is scaled to 0 replicas: nothing serves the page; deploy it again, or "
-        "docker service scale site-1=1")
+        "service site-1 is scaled to 0 replicas: nothing serves the page; deploy it again (it sets "
+        "deploy.replicas)")
 
 
 def test_a_title_other_than_the_deployed_one_fails_the_public_check(tmp_path):
