@@ -7,7 +7,7 @@ from typing import Literal
 
 from graphsite.errors import DeployError
 from graphsite.publisher.cloudflare import Record
-from graphsite.publisher.deployment import Claim
+from graphsite.publisher.deployment import Claim, whose
 from graphsite.publisher.plan import DnsRecord
 
 RecordAction = Literal["create", "exists", "restamp", "replace"]
@@ -27,7 +27,7 @@ def decide_record(found: list[Record], wanted: DnsRecord, domain: str, *, force:
     when it must not."""
     others = [r for r in found if r.type in ("CNAME", "AAAA")]
     if others:
-        kinds = ", ".join(map(named, others))
+        kinds = ", ".join(owned(r, domain) for r in others)
         raise DeployError(f"DNS: {wanted.name} already has {kinds}; an A record beside it would conflict",
                           hint="choose another subdomain, or remove that record in Cloudflare first")
     a_records = [r for r in found if r.type == "A"]
@@ -58,12 +58,13 @@ def _refuse_several(a_records: list[Record], wanted: DnsRecord, domain: str) -> 
     the addresses, and graphsite's record (kept, or one that --force would repoint) does not change that."""
     ours = [r for r in a_records if r.content == wanted.content and r.claim(domain) == Claim.OURS]
     if ours:
-        beside = ", ".join(named(r) for r in a_records if r is not ours[0])
+        beside = ", ".join(owned(r, domain) for r in a_records if r is not ours[0])
         raise DeployError(f"DNS: {wanted.name} has {beside} beside graphsite's {named(ours[0])}: readers are split "
                           "between the addresses",
                           hint=f"remove the other A records in Cloudflare (graphsite keeps one A record of "
                                f"{wanted.name}, id={ours[0].id}), then deploy again")
-    raise DeployError(f"DNS: {wanted.name} has {len(a_records)} A records ({', '.join(map(named, a_records))}), "
+    raise DeployError(f"DNS: {wanted.name} has {len(a_records)} A records "
+                      f"({', '.join(owned(r, domain) for r in a_records)}), "
                       "not one", hint="choose another subdomain, or remove them in Cloudflare first (--force "
                                       "repoints one A record, never several)")
 
@@ -71,6 +72,17 @@ def _refuse_several(a_records: list[Record], wanted: DnsRecord, domain: str) -> 
 def named(record: Record) -> str:
     """Return the record as messages name it: 'A 192.0.2.7 (id=…)'."""
     return f"{record.type} {record.content} (id={record.id})"
+
+
+def owned(record: Record, domain: str) -> str:
+    """Return the record as messages name it, with whose it is under `domain`: 'A 192.0.2.7 (id=…, graphsite did
+    not make it)'. One of this configuration's may sit at an old address (dns.record_content changed since)."""
+    owner, stamp = record.claim(domain), record.stamp
+    if owner == Claim.OURS:
+        who = f"this configuration's, deployment {stamp.id}" if stamp and stamp.id else "this configuration's"
+    else:
+        who = whose(owner, stamp)
+    return f"{record.type} {record.content} (id={record.id}, {who})"
 
 
 def describe(record: Record) -> str:

@@ -25,7 +25,7 @@ from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
 from graphsite.publisher.deployment import Claim, Deployment, Stamp, route_path, whose
 from graphsite.publisher.ports import EdgePort, RouteStore
-from graphsite.publisher.records import named
+from graphsite.publisher.records import owned
 from graphsite.publisher.route import RouteSettings
 
 if TYPE_CHECKING:
@@ -323,14 +323,15 @@ def _dns(target: Deployment, settings: VerifySettings, clients: Clients) -> tupl
     found = clients.dns.records(target.fqdn)
     records = [r for r in found if r.type == "A"]
     if not any(r.content == wanted for r in records):
-        return FAIL, f"no A {target.fqdn} → {wanted} in Cloudflare (found: {[r.content for r in records]})"
+        found_a = ", ".join(owned(r, settings.domain) for r in records) or "none"
+        return FAIL, f"no A {target.fqdn} → {wanted} in Cloudflare (found: {found_a})"
     record = next(r for r in records if r.content == wanted)
     # resolvers hand out every address record of the name: one beside the wanted A sends readers elsewhere
     beside = [r for r in found if r.type in ("A", "AAAA", "CNAME") and r.id != record.id]
     if beside:
-        others = ", ".join(map(named, beside))
+        others = ", ".join(owned(r, settings.domain) for r in beside)
         return FAIL, (f"A id={record.id} → {wanted}, but {target.fqdn} also has {others}: readers are split "
-                      "between hosts; remove what is not graphsite's in Cloudflare")
+                      "between hosts; remove the records beside it in Cloudflare")
     if settings.verify.resolve_https:
         host = settings.verify.resolve_https.rsplit(":", 1)[0]
         state: str = PASS if host == wanted else FAIL

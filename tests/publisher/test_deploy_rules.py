@@ -249,8 +249,9 @@ def test_a_record_added_beside_graphsite_s_a_record_refuses_the_redeploy(tmp_pat
     before = _held(clients)
     with pytest.raises(DeployError) as refused:
         _deploy(config, clients, _source(tmp_path, "Changed."), verify=False)
-    assert refused.value.detail == (f"DNS: site-1.example.com has A 203.0.113.9 (id={other.id}) beside graphsite's "
-                                    f"A 127.0.0.1 (id={ours.id}): readers are split between the addresses")
+    assert refused.value.detail == (f"DNS: site-1.example.com has A 203.0.113.9 (id={other.id}, graphsite did not "
+                                    f"make it) beside graphsite's A 127.0.0.1 (id={ours.id}): readers are split "
+                                    "between the addresses")
     assert "remove the other A records in Cloudflare" in (refused.value.hint or "")
     assert _held(clients) == before
 
@@ -263,9 +264,25 @@ def test_two_a_records_of_a_name_are_refused_even_with_force(tmp_path):
     for force in (False, True):
         with pytest.raises(DeployError) as refused:
             _deploy(config, clients, _source(tmp_path), force=force)
-        assert refused.value.detail == (f"DNS: site-1.example.com has 2 A records (A 192.0.2.7 (id={first.id}), "
-                                        f"A 192.0.2.8 (id={second.id})), not one")
+        assert refused.value.detail == (f"DNS: site-1.example.com has 2 A records (A 192.0.2.7 (id={first.id}, "
+                                        f"graphsite did not make it), A 192.0.2.8 (id={second.id}, graphsite did "
+                                        "not make it)), not one")
     assert list(dns.zone.values()) == [first, second] and dns.created == []
+
+
+def test_graphsite_s_own_record_at_an_old_address_is_named_as_this_configuration_s(tmp_path):
+    """Before, the record beside graphsite's A was named by address and id alone: one of this configuration's
+    own, left at the address dns.record_content named before it changed, read like anyone's."""
+    config, clients = fake_world(tmp_path)
+    _deploy(config, clients, _source(tmp_path), verify=False)
+    dns = _fakes(clients)[1]
+    (ours,) = dns.zone.values()
+    old = dns.add("site-1.example.com", ours.comment, "192.0.2.1")  # this configuration's, at its old address
+    with pytest.raises(DeployError) as refused:
+        _deploy(config, clients, _source(tmp_path, "Changed."), verify=False)
+    assert refused.value.detail == (f"DNS: site-1.example.com has A 192.0.2.1 (id={old.id}, this configuration's, "
+                                    f"deployment {ours.stamp.id}) beside graphsite's A 127.0.0.1 (id={ours.id}): "
+                                    "readers are split between the addresses")
 
 
 def test_a_directory_in_the_dynamic_directory_this_user_cannot_list_refuses_the_deploy():

@@ -221,8 +221,27 @@ def test_another_address_record_beside_the_wanted_one_fails(tmp_path, kind, cont
     other = dns.add("site-1.example.com", "made by hand", content, type_=kind)
     check = _checks(config, clients, target)["dns"]
     assert check.status == FAIL and check.evidence == (
-        f"A id={ours.id} → 127.0.0.1, but site-1.example.com also has {kind} {content} (id={other.id}): readers "
-        "are split between hosts; remove what is not graphsite's in Cloudflare")
+        f"A id={ours.id} → 127.0.0.1, but site-1.example.com also has {kind} {content} (id={other.id}, graphsite "
+        "did not make it): readers are split between hosts; remove the records beside it in Cloudflare")
+
+
+def test_each_record_beside_or_instead_of_the_wanted_one_says_whose_it_is(tmp_path):
+    """Before, the other records were named by address and id alone: one of this configuration's own, left at
+    the address dns.record_content named before it changed, read like anyone's."""
+    config, clients, target, _ = _world(tmp_path)
+    dns = _fakes(clients)[1]
+    (ours,) = dns.zone.values()
+    old = dns.add("site-1.example.com", ours.comment, "192.0.2.1")  # this configuration's, at its old address
+    check = _checks(config, clients, target)["dns"]
+    assert check.status == FAIL and check.evidence.startswith(
+        f"A id={ours.id} → 127.0.0.1, but site-1.example.com also has A 192.0.2.1 (id={old.id}, this "
+        f"configuration's, deployment {target.id}): readers are split"), check
+    moved = dataclasses.replace(config, dns=dataclasses.replace(config.dns, record_content="192.0.2.50"))
+    check = _checks(moved, clients, target)["dns"]
+    assert check.evidence == (
+        f"no A site-1.example.com → 192.0.2.50 in Cloudflare (found: A 127.0.0.1 (id={ours.id}, this "
+        f"configuration's, deployment {target.id}), A 192.0.2.1 (id={old.id}, this configuration's, deployment "
+        f"{target.id}))"), check
 
 
 def test_a_proxied_record_passes_without_a_resolver_override(tmp_path):
