@@ -138,18 +138,21 @@ def test_a_directory_this_user_cannot_list_fails_the_files_check_and_skips_the_m
 
     with tempfile.TemporaryDirectory() as base:  # pytest's tmp_path is under a 0700 directory nobody may not search
         os.chmod(base, 0o755)
-        facts = good(Path(base))
+        good(Path(base))
         directory = Path(base) / "dynamic"
         (directory / "hidden").mkdir(mode=0o700)  # root's: nobody may not list it
         (directory / "hidden" / "broken.yml").write_text("http: [\n")
         with as_nobody():
             unlisted = dynamic_dir_facts(directory)
         checks = by_name(evaluate(Config(), good(Path(base), dynamic_dir=unlisted)))
+        as_root = by_name(evaluate(Config(), good(Path(base), dynamic_dir=dynamic_dir_facts(directory))))
     assert unlisted.files == Unknown(f"cannot list {directory / 'hidden'}: Permission denied")
     assert checks["traefik.files"].status == FAIL
     assert checks["traefik.files"].evidence.startswith(f"cannot list {directory / 'hidden'}: Permission denied: ")
     assert (checks["traefik.middleware"].status, checks["traefik.middlewares"].status) == (SKIP, SKIP)
-    assert by_name(evaluate(Config(), facts))["traefik.files"].status == PASS  # as root, before it was made
+    # as root, as Traefik lists it: the broken file in hidden/ is read, and named
+    assert as_root["traefik.files"].status == FAIL, as_root["traefik.files"]
+    assert f"{directory / 'hidden' / 'broken.yml'}: line 2, column 1" in as_root["traefik.files"].evidence
 
 
 def test_a_file_this_user_may_not_read_fails_the_files_check_as_unknown_not_broken():
