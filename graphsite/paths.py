@@ -195,9 +195,10 @@ class PrivateDir:
     def __hash__(self) -> int:
         return hash(self.identity)
 
-    def read(self, name: str) -> bytes | None:
+    def read(self, name: str, *, refresh: bool = False) -> bytes | None:
         """Return the file `name` if it is a regular file of this user's that no one else can write, else None:
-        what the cache holds is trusted only if no one else could have put it there."""
+        what the cache holds is trusted only if no one else could have put it there. `refresh`: set the time of
+        the file read to now, so `prune` takes it for one just written (the least recently used go first)."""
         import stat
 
         try:  # O_NONBLOCK: a FIFO never blocks
@@ -209,9 +210,13 @@ class PrivateDir:
             if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o022:
                 return None
             try:
-                return handle.read()
+                data = handle.read()
             except OSError:
                 return None
+            if refresh:
+                with suppress(OSError):  # through the descriptor: the file checked and read, never another
+                    os.utime(handle.fileno())
+            return data
 
     def write(self, name: str, data: bytes) -> None:
         """Replace the file `name` with `data`, mode 0600, atomically (`atomic.write_atomic_at`); raise OSError."""
@@ -219,17 +224,20 @@ class PrivateDir:
 
         write_atomic_at(self.fd, name, data, mode=0o600)
 
-    def prune(self, suffix: str, keep: int) -> None:
-        """Remove the oldest files (by the time they were written) ending in `suffix` beyond the newest `keep`;
-        raise OSError."""
-        found = []
+    def prune(self, suffix: str, keep: int, spare: frozenset[str] = frozenset()) -> None:
+        """Remove the oldest files (by their time: written, or read with `refresh`) ending in `suffix` beyond the
+        newest `keep`, never one named in `spare` (a caller's own, still to be read); raise OSError."""
+        found, spared = [], 0
         with os.scandir(self.fd) as entries:
             for entry in entries:
                 if entry.name.endswith(suffix) and not entry.name.startswith(".") \
                         and entry.is_file(follow_symlinks=False):
-                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+                    if entry.name in spare:
+                        spared += 1
+                    else:
+                        found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
         found.sort()
-        for _, name in found[:max(0, len(found) - keep)]:
+        for _, name in found[:max(0, len(found) + spared - keep)]:
             os.unlink(name, dir_fd=self.fd)
 
 

@@ -120,14 +120,14 @@ def _no_user_cache(request, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", request.config.test_cache_home)
 
 
-def aged_cache(directory: Path, suffix: str, count: int) -> Path:
+def aged_cache(directory: Path, suffix: str, count: int, first: int = 0) -> Path:
     """Fill the cache `directory` with `count` empty files ending in `suffix`, named by their number in 64 hex
-    digits and written that many seconds after the epoch (0 the oldest), and one file of another kind written at
-    0; return that one (a prune must leave it)."""
+    digits and written that many seconds after `first` seconds after the epoch (0 the oldest), and one file of
+    another kind written at 0; return that one (a prune must leave it)."""
     for number in range(count):
         old = directory / f"{number:064x}{suffix}"
         old.write_bytes(b"")
-        os.utime(old, ns=(number * 10**9, number * 10**9))
+        os.utime(old, ns=((first + number) * 10**9, (first + number) * 10**9))
     other = directory / "not-the-caches.txt"
     other.write_bytes(b"")
     os.utime(other, ns=(0, 0))

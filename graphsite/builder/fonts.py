@@ -47,10 +47,21 @@ FACES = (
     Face("gs-symbols", 400, "normal", "dejavu-sans-mono-symbols.woff2"),
     Face("gs-emoji", 400, "normal", "noto-emoji-2-400-normal.woff2"),
 )
-# The cache keeps the subsets written last, as the front matter's does its files (front_yaml.KEEP): every face's
-# for the last 32 sets of characters (about 10 KB each), so a page's own are never the ones removed.
+# The cache keeps the subsets used last (written, or read: a hit refreshes the file's time): every face's for about
+# the last 32 sets of characters (about 10 KB each). It is pruned once a page, after all its faces are in hand,
+# and never of that page's own: pruned at each write, a page whose subsets were the oldest lost the next face's
+# before reading it, and so subset every face again.
 KEEP = 32 * len(FACES)
 
+
+@frozen
+class Subset:
+    """A face subset to a page's characters: its WOFF2 bytes, its file's name in the cache ("" where nothing is
+    cached) and whether it was made here rather than read from the cache (memoised: as it was the first time)."""
+
+    data: bytes
+    name: str
+    made: bool
 
 
 def page_characters(page_html: str) -> str:
@@ -60,31 +71,32 @@ def page_characters(page_html: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> bytes:
+def subset_woff2(path: Path, characters: str, cache: PrivateDir | None) -> Subset:
     """Return the font at `path` as WOFF2 holding only the glyphs of `characters` (and their features),
     from the user's font cache (`paths.private_cache`; None: no cache) when the same font was subset to the
     same characters by the same fontTools before (subsetting takes a quarter of a second per face; the result is
     deterministic). A fontTools without one dist-info RECORD (a distribution's package) is not known well enough
-    to key a cache on: its subsets are made at every build, never read from the cache nor written to it."""
+    to key a cache on: its subsets are made at every build, never read from the cache nor written to it. The
+    cache is not pruned here but once a page (`font_face_css`)."""
     source = font_file(path)
     installed = _subsetter()
     # BLAKE2b, not SHA-256: no hashlib to import (graphsite/digests.py), at about OpenSSL's speed on the ~0.5 MB
     # it hashes (a face and fontTools' RECORD), where CPython's own SHA-256 is six times slower
     key = "" if installed is None else blake2b(b"\0".join([source, characters.encode(), installed, b"v4"]),
                                                 digest_size=32).hexdigest()
-    found = cache.read(f"{key}.woff2") if cache and key else None
+    name = f"{key}.woff2" if cache and key else ""
+    found = cache.read(name, refresh=True) if cache and name else None
     if found is not None:
-        return found
+        return Subset(found, name, made=False)
     try:
         data = _subset(source, characters)
     except Exception as exc:  # fontTools raises many types on a damaged file (TTLibError, struct.error, …)
         raise BuildError(f"{path}: not a usable font ({type(exc).__name__}: {exc})",
                          hint="reinstall graphsite, or build with --fonts system") from None
-    if cache and key:
+    if cache and name:
         with contextlib.suppress(OSError):
-            cache.write(f"{key}.woff2", data)
-            cache.prune(".woff2", KEEP)  # or the subsets of every older fontTools, font and page stay forever
-    return data
+            cache.write(name, data)
+    return Subset(data, name, made=True)
 
 
 def font_file(path: Path) -> bytes:
@@ -137,8 +149,11 @@ def font_face_css(directory: Path, characters: str) -> str:
     rules = []
     with private_cache("fonts") as cache:  # checked once a page, not once a face
         subsets = [subset_woff2(directory / face.file, characters, cache) for face in FACES]
+        if cache and any(subset.made for subset in subsets):  # a build that wrote nothing leaves it as it is
+            with contextlib.suppress(OSError):  # or the subsets of every older fontTools, font and page stay forever
+                cache.prune(".woff2", KEEP, spare=frozenset(subset.name for subset in subsets))
     for face, subset in zip(FACES, subsets, strict=True):
-        data = base64_text(subset)
+        data = base64_text(subset.data)
         rules.append(f"@font-face{{font-family:{face.family};font-style:{face.style};font-weight:{face.weight};"
                      f"font-display:swap;src:url(data:font/woff2;base64,{data}) format(\"woff2\")}}")
     return "\n".join(rules)

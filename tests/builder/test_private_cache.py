@@ -99,6 +99,20 @@ def test_an_ancestor_this_user_can_only_traverse_keeps_the_cache() -> None:
         shutil.rmtree(home)
 
 
+def test_a_prune_never_removes_a_spared_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's own subsets are spared (fonts.font_face_css), even the oldest (a file dated ahead by a clock set
+    back is newer than any just read): the oldest of the others go in their place, the count kept as asked."""
+    from tests.conftest import aged_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with private_cache("fonts") as cache:
+        assert cache is not None
+        aged_cache(tmp_path / "graphsite" / "fonts", ".woff2", 6)
+        cache.prune(".woff2", 4, spare=frozenset({f"{0:064x}.woff2", f"{2:064x}.woff2"}))
+    kept = sorted(path.name for path in (tmp_path / "graphsite" / "fonts").iterdir())
+    assert kept == [f"{number:064x}.woff2" for number in (0, 2, 4, 5)] + ["not-the-caches.txt"]
+
+
 def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The caches' one way to know an installed package (the font subsets key on fontTools', the front matter on
     PyYAML's): its dist-info RECORD, read without importing it; no RECORD, or two, is no identity."""

@@ -14,13 +14,14 @@ from graphsite.builder import fonts
 from graphsite.paths import private_cache, theme_dir
 from tests.conftest import aged_cache
 
-FACE = theme_dir() / "fonts" / fonts.FACES[0].file
+FONTS = theme_dir() / "fonts"
+FACE = FONTS / fonts.FACES[0].file
 
 
-def _cached_name(characters: str) -> str:
+def _cached_name(characters: str, face: Path = FACE) -> str:
     # the installed fontTools is known by its dist-info RECORD (the sha256 of its files), as PyYAML is
     (record,) = Path(fontTools.__file__).parents[1].glob("[fF]ont[tT]ools-*.dist-info")
-    key = b"\0".join([FACE.read_bytes(), characters.encode(), (record / "RECORD").read_bytes(), b"v4"])
+    key = b"\0".join([face.read_bytes(), characters.encode(), (record / "RECORD").read_bytes(), b"v4"])
     return hashlib.blake2b(key, digest_size=32).hexdigest() + ".woff2"
 
 
@@ -33,7 +34,7 @@ def test_an_open_cache_directory_is_emptied_and_closed(tmp_path, monkeypatch):
     planted.write_bytes(b"planted while the directory was open")
     fonts.subset_woff2.cache_clear()
     with private_cache("fonts") as cache:
-        data = fonts.subset_woff2(FACE, "abc", cache)
+        data = fonts.subset_woff2(FACE, "abc", cache).data
     assert data.startswith(b"wOF2") and data != b"planted while the directory was open"
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert [p.name for p in directory.iterdir()] == [planted.name]  # rewritten by this build
@@ -50,7 +51,7 @@ def test_a_cached_file_others_can_write_is_not_read(tmp_path, monkeypatch):
     os.chmod(cached, 0o666)
     fonts.subset_woff2.cache_clear()
     with private_cache("fonts") as cache:
-        assert fonts.subset_woff2(FACE, "xyz", cache).startswith(b"wOF2")
+        assert fonts.subset_woff2(FACE, "xyz", cache).data.startswith(b"wOF2")
     fonts.subset_woff2.cache_clear()
 
 
@@ -66,7 +67,7 @@ def test_a_cache_under_a_directory_others_can_write_is_not_used(tmp_path, monkey
     fonts.subset_woff2.cache_clear()
     with private_cache("fonts") as cache:
         assert cache is None
-        assert fonts.subset_woff2(FACE, "abc", cache).startswith(b"wOF2")
+        assert fonts.subset_woff2(FACE, "abc", cache).data.startswith(b"wOF2")
     parse_source(Path("report.md"), b"---\ntitle: T\n---\n\nBody.\n")
     assert list((shared / "cache").rglob("*.*")) == []
     fonts.subset_woff2.cache_clear()
@@ -86,21 +87,30 @@ def test_a_linked_cache_directory_is_resolved_once_then_walked_without_links(tmp
     assert (target / "probe").read_bytes() == b"x"
 
 
-def test_the_cache_keeps_only_the_newest_subsets(tmp_path, monkeypatch):
-    """The cache does not grow without bound (before, the subsets of every older fontTools, font and page stayed):
-    a write removes the oldest subsets beyond the newest KEEP, as the front matter's cache does its files."""
+def test_a_page_keeps_its_own_subsets_when_the_cache_is_full(tmp_path, monkeypatch, calls):
+    """The cache is pruned once a page, after all its faces are in hand, never of the page's own subsets, and a hit
+    refreshes a file's time. Before, each write pruned the oldest files: with a full cache in which the page's
+    subsets were the oldest and one was missing, making that one removed the next face's before it was read, and
+    so on: every face was subset again. Now that one face is subset, the page's files all stay, and the oldest
+    of the others goes."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    directory = tmp_path / "graphsite" / "fonts"
-    with private_cache("fonts"):
-        pass
-    other = aged_cache(directory, ".woff2", fonts.KEEP)
+    directory, characters = tmp_path / "graphsite" / "fonts", "kept"
+    fonts.font_face_css(FONTS, characters)
     fonts.subset_woff2.cache_clear()
-    with private_cache("fonts") as cache:
-        fonts.subset_woff2(FACE, "pruned", cache)
+    own = [_cached_name(characters, FONTS / face.file) for face in fonts.FACES]
+    (directory / own[0]).unlink()
+    for number, name in enumerate(own[1:], 1):  # the page's, older than any other: the second face's the oldest
+        os.utime(directory / name, ns=(number * 10**9, number * 10**9))
+    other = aged_cache(directory, ".woff2", fonts.KEEP - len(own) + 1, first=len(own))  # the cache full
+    calls.spy(fonts, "_subset")
+    fonts.font_face_css(FONTS, characters)
     fonts.subset_woff2.cache_clear()
     kept = {path.name for path in directory.iterdir()}
-    assert len(kept) == fonts.KEEP + 1 and {other.name, _cached_name("pruned")} <= kept
-    assert f"{0:064x}.woff2" not in kept and f"{1:064x}.woff2" in kept
+    assert calls["_subset"] == 1
+    assert set(own) | {other.name} <= kept and len(kept) == fonts.KEEP + 1
+    assert f"{0:064x}.woff2" not in kept and f"{1:064x}.woff2" in kept  # the oldest of the others went
+    times = {path.name: path.stat().st_mtime_ns for path in directory.iterdir()}
+    assert min(times[name] for name in own) > max(times[name] for name in kept - set(own))  # used last
 
 
 def test_a_face_is_subset_once_a_process_across_builds(tmp_path, monkeypatch):
@@ -137,7 +147,7 @@ def test_a_fonttools_without_one_record_is_never_cached(tmp_path):
              "    fonts.subset_woff2.cache_clear()\n"
              "    with private_cache('fonts') as cache:\n"
              "        assert cache is not None\n"
-             f"        assert fonts.subset_woff2(fonts.Path({str(FACE)!r}), 'abc', cache).startswith(b'wOF2')\n")
+             f"        assert fonts.subset_woff2(fonts.Path({str(FACE)!r}), 'abc', cache).data.startswith(b'wOF2')\n")
 
     def kept() -> list[str]:
         env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(cache), "PYTHONDONTWRITEBYTECODE": "1"}
