@@ -225,13 +225,13 @@ class PrivateDir:
         write_atomic_at(self.fd, name, data, mode=0o600)
 
     def prune(self, suffix: str, keep: int, spare: frozenset[str] = frozenset()) -> None:
-        """Remove the oldest files (by their time: written, or read with `refresh`) ending in `suffix` beyond the
-        newest `keep`, never one named in `spare` (a caller's own, still to be read); raise OSError."""
+        """Remove the oldest of the files graphsite names here, a digest's 64 lowercase hex digits then `suffix`
+        (by their time: written, or read with `refresh`), beyond the newest `keep`, never one named in `spare` (a
+        caller's own, still to be read); raise OSError. Any other file is left as it is: not graphsite's to remove."""
         found, spared = [], 0
         with os.scandir(self.fd) as entries:
             for entry in entries:
-                if entry.name.endswith(suffix) and not entry.name.startswith(".") \
-                        and entry.is_file(follow_symlinks=False):
+                if _digest_named(entry.name, suffix) and entry.is_file(follow_symlinks=False):
                     if entry.name in spare:
                         spared += 1
                     else:
@@ -239,6 +239,15 @@ class PrivateDir:
         found.sort()
         for _, name in found[:max(0, len(found) + spared - keep)]:
             os.unlink(name, dir_fd=self.fd)
+
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def _digest_named(name: str, suffix: str) -> bool:
+    """Return whether `name` has the shape graphsite gives a cache file: a digest of 32 bytes in lowercase hex (as
+    `hexdigest()` writes it), then `suffix`."""
+    return len(name) == 64 + len(suffix) and name.endswith(suffix) and _HEX_DIGITS.issuperset(name[:64])
 
 
 @contextmanager

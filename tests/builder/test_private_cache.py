@@ -113,6 +113,28 @@ def test_a_prune_never_removes_a_spared_file(tmp_path: Path, monkeypatch: pytest
     assert kept == [f"{number:064x}.woff2" for number in (0, 2, 4, 5)] + ["not-the-caches.txt"]
 
 
+@pytest.mark.parametrize("suffix", [".woff2", ".marshal"])  # the fonts' cache, the front matter's
+def test_a_prune_removes_only_the_names_graphsite_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        suffix: str) -> None:
+    """A prune removes only files named as graphsite names them (a digest's 64 lowercase hex digits, then the
+    suffix): before, any regular file ending in the suffix and not starting with a dot went, the oldest first."""
+    from tests.conftest import aged_cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = tmp_path / "graphsite" / "fonts"
+    with private_cache("fonts") as cache:
+        assert cache is not None
+        aged_cache(directory, suffix, 4, first=1)
+        others = [f"mine{suffix}", f"{'A' * 64}{suffix}", f"{'a' * 63}{suffix}", f"{'a' * 65}{suffix}",
+                  f"{'a' * 64}{suffix}.old", f"{'g' * 64}{suffix}"]
+        for name in others:  # older than any of graphsite's
+            (directory / name).write_bytes(b"")
+            os.utime(directory / name, ns=(0, 0))
+        cache.prune(suffix, 2)
+    kept = sorted(path.name for path in directory.iterdir())
+    assert kept == sorted([*others, f"{2:064x}{suffix}", f"{3:064x}{suffix}", "not-the-caches.txt"])
+
+
 def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The caches' one way to know an installed package (the font subsets key on fontTools', the front matter on
     PyYAML's): its dist-info RECORD, read without importing it; no RECORD, or two, is no identity."""
