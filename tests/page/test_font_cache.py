@@ -158,3 +158,11 @@ def test_a_fonttools_without_one_record_is_never_cached(tmp_path):
     assert kept() == []
     (info / "RECORD").write_text("fontTools/__init__.py,sha256=x,1\n")
     assert len(kept()) == 1
+
+
+def test_the_docs_give_the_cache_s_limit():
+    """docs/builder.md says how many subsets the cache keeps (before, it said a rebuild never subsets again)."""
+    text = " ".join((Path(__file__).parents[2] / "docs" / "builder.md").read_text(encoding="utf-8").split())
+    sets = fonts.KEEP // len(fonts.FACES)
+    assert f"the subsets used last for {sets} sets of characters, every face's ({fonts.KEEP} files" in text
+    assert "never subsets again" not in text
