@@ -105,9 +105,10 @@ class LazyGroup(click.Group):
             from graphsite.commands.present import failure, unless_reader_left
 
             # Ctrl-C or the end of input while click read the line, outside `invoke`: click wrote the blank line and
-            # raised Abort from the KeyboardInterrupt or EOFError (a signals.Interrupted names its signal). One that
-            # comes outside click's inner `try` (its shell completion, or during that blank line) it re-raises as is
-            # when not standalone (click 8.5's Command.main), so both are caught here.
+            # raised Abort from the KeyboardInterrupt or EOFError (a signals.Interrupted names its signal). One during
+            # that blank line click's outer `try` re-raises as is when not standalone; one during its shell
+            # completion, which runs before both of its `try` blocks, passes through in any mode (click 8.5's
+            # Command.main). Both are caught here.
             cause = error.__cause__ if isinstance(error, click.Abort) else error
             interrupt = cause if isinstance(cause, KeyboardInterrupt | EOFError) else KeyboardInterrupt()
             status = unless_reader_left(lambda: failure(interrupt, as_json=_wants_json(args)))

@@ -91,8 +91,11 @@ def installed_record(module: str, distribution: str) -> tuple[Path, bytes] | Non
 
     Only sys.path is searched (importlib.machinery.PathFinder), not the finders on sys.meta_path: a module that
     one of those serves, as an editable install's finder does (setuptools'), is not found here, or is found with
-    no dist-info beside it (an editable install's folder on sys.path). Either way None: its caller keys no cache
-    on it and does the work at every build. Safe, only slower; an installed wheel is found as its import finds it."""
+    no dist-info beside it (an editable install's folder on sys.path). Either way None, and its caller keys no
+    cache on it and does the work at every build: safe, only slower, as long as no other copy of the module is on
+    sys.path. A finder ahead of PathFinder on sys.meta_path that serves one copy while another lies on sys.path
+    with its dist-info makes this return that other copy's RECORD, not the imported one's. An installed wheel is
+    found as its import finds it."""
     from importlib.machinery import PathFinder  # imported already; importlib.util costs 4% of a short build
 
     spec = PathFinder.find_spec(module)  # a top-level module, looked for on sys.path as its import would

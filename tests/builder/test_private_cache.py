@@ -151,6 +151,35 @@ def test_an_installed_package_is_known_by_its_one_record(tmp_path: Path, monkeyp
     assert installed_record("gs_no_such_package", "gs-no-such-package") is None
 
 
+def test_a_finder_ahead_of_sys_path_is_not_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What installed_record's docstring warns of: a finder on sys.meta_path ahead of PathFinder that serves one
+    copy of a module while another copy lies on sys.path with its dist-info: the import takes the first, the
+    RECORD read is the other's (a cache keyed on it would not change with the copy imported)."""
+    import importlib.util
+    from importlib.abc import MetaPathFinder
+
+    served, other = tmp_path / "served" / "gsprobetwo", tmp_path / "site" / "gsprobetwo"
+    for copy in (served, other):
+        copy.mkdir(parents=True)
+        (copy / "__init__.py").write_text(f"WHERE = {copy.parent.name!r}\n")
+    (tmp_path / "site" / "gsprobetwo-1.0.dist-info").mkdir()
+    (tmp_path / "site" / "gsprobetwo-1.0.dist-info" / "RECORD").write_bytes(b"the other copy's\n")
+
+    class Editable(MetaPathFinder):  # as an editable install's finder serves its module
+        def find_spec(self, name, path=None, target=None):
+            if name != "gsprobetwo":
+                return None
+            return importlib.util.spec_from_file_location(name, served / "__init__.py",
+                                                          submodule_search_locations=[str(served)])
+
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(sys, "meta_path", [Editable(), *sys.meta_path])
+    monkeypatch.delitem(sys.modules, "gsprobetwo", raising=False)
+    assert importlib.import_module("gsprobetwo").WHERE == "served"
+    assert installed_record("gsprobetwo", "gsprobetwo") == (other, b"the other copy's\n")
+    monkeypatch.delitem(sys.modules, "gsprobetwo")
+
+
 def test_a_dist_info_without_a_record_is_no_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A distribution's package (Debian's) has a dist-info without RECORD: no identity, so the caches that key on
     it keep nothing; and that answer is not kept either: the RECORD written later is found."""
