@@ -84,5 +84,10 @@ class UnknownVersions(DeployError):
     DeployError, not this."""
 
 
+class ChangedSince(DeployError):
+    """A write was refused, nothing written, because what is there is not as the deploy's plan found it (another
+    hand made, swapped or removed it since): this run's undo has nothing of its own there."""
+
+
 class VerifyError(GraphsiteError):
     """A verification check failed."""

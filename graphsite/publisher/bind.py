@@ -16,13 +16,13 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
 from graphsite import output
 from graphsite.atomic import new_temporary, temporary_pattern, write_atomic_at
-from graphsite.errors import DeployError, UnknownVersions
+from graphsite.errors import ChangedSince, DeployError, UnknownVersions
 from graphsite.publisher import files
 from graphsite.publisher.deployment import MARKER, NEEDS_PROOF, Claim, Leftover, PageDirectory, Stamp, whose_now
 
@@ -108,9 +108,15 @@ def read_page(directory: Path) -> bytes | None:
     return files.read_ours(directory.parent, directory.name, PAGE, what="the page")
 
 
-def put_back_page(directory: Path, page: bytes) -> bool:
-    """Write `page` back into `directory` (the undo of a redeploy); raise OSError when `directory` is a link."""
+def put_back_page(directory: Path, page: bytes, ours: Collection[Stamp]) -> bool:
+    """Write `page` back into `directory` (the undo of a redeploy) while the marker there, read through the
+    descriptor the write goes through, is one of `ours` (the deployment's: the run's stamp, the one its survey
+    found); raise DeployError, nothing written, for any other (a directory swapped since: another
+    configuration's), OSError when `directory` is a link."""
     with files.opened(directory.parent, directory.name) as fd:
+        if _stamp_at(fd, directory) not in ours:
+            raise DeployError(f"{directory}: its marker is no longer this deployment's; the previous page was not "
+                              "put back there", hint=f"look at {directory}: something else changed it since")
         write_atomic_at(fd, PAGE, page, owner=(BIND_UID, BIND_UID))
     return True
 
@@ -186,7 +192,7 @@ def _stamp_at(fd: int, directory: Path) -> Stamp | None:
     return Stamp.from_marker(data.decode("utf-8", errors="replace")) if data is not None else None
 
 
-def changed_since(surveyed: PageDirectory, now: PageDirectory, domain: str) -> DeployError | None:
+def changed_since(surveyed: PageDirectory, now: PageDirectory, domain: str) -> ChangedSince | None:
     """Return the refusal to write into the page directory `now` (what is there right before the write) when it
     is not as the plan's survey found it (`surveyed`): there or not, a link or not, with the same marker. Whose it
     is was judged on that look; one made, swapped or changed since (by another configuration sharing

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graphsite import output
-from graphsite.errors import DeployError
+from graphsite.errors import ChangedSince, DeployError
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO planted where a file is expected must not hang the run; a file ignores it.
@@ -78,13 +78,13 @@ def link_said(path: Path, target: str, what: str) -> str:
             "graphsite never follows one")
 
 
-def changed_since(path: Path, what: str, setting: str, *, was_there: bool, now: str | None) -> DeployError:
+def changed_since(path: Path, what: str, setting: str, *, was_there: bool, now: str | None) -> ChangedSince:
     """Return the refusal to write graphsite's own `what` at `path` (under `setting`) when it is not as the plan's
     survey found it: removed since (`now` None), or made or changed since, `now` saying whose it is now."""
     if now is None:
-        return DeployError(f"{path} was removed since this deploy's plan read it; nothing written",
+        return ChangedSince(f"{path} was removed since this deploy's plan read it; nothing written",
                            hint=f"something else changes {setting}: look at what, then deploy again")
-    return DeployError(f"{path} {'changed' if was_there else 'appeared'} since this deploy's plan read it: {now}; "
+    return ChangedSince(f"{path} {'changed' if was_there else 'appeared'} since this deploy's plan read it: {now}; "
                        "left as it is",
                        hint=f"another graphsite configuration may deploy this name: look at the {what}, then choose "
                             "another subdomain or deploy again")

@@ -170,7 +170,10 @@ class BindStore(Protocol):
         (`bind.changed_since`) and nothing is written."""
         ...
 
-    def put_back_page(self, directory: Path, page: bytes) -> bool: ...
+    def put_back_page(self, directory: Path, page: bytes, ours: Collection[Stamp]) -> bool:
+        """Write `page` back into `directory` while its marker is one of `ours`; raise DeployError, nothing
+        written, for any other marker (`bind.put_back_page`)."""
+        ...
 
     def remove(self, directory: Path, stamp: Stamp) -> bool:
         """Remove `directory` when its marker is still the whole `stamp` the caller judged ours; False when absent;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -91,8 +92,8 @@ class BindDirectories(_OnDisk):
     def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
         return bind.ensure_bind_dir(directory, page, stamp, sha256, seen)
 
-    def put_back_page(self, directory: Path, page: bytes) -> bool:
-        return bind.put_back_page(directory, page)
+    def put_back_page(self, directory: Path, page: bytes, ours: Collection[Stamp]) -> bool:
+        return bind.put_back_page(directory, page, ours)
 
     def remove(self, directory: Path, stamp: Stamp) -> bool:
         return bind_removal.remove_bind_dir(directory, stamp)

@@ -564,8 +564,11 @@ class FakeBinds:
 
         return self._run("ensure", made)
 
-    def put_back_page(self, directory: Path, page: bytes) -> bool:
+    def put_back_page(self, directory: Path, page: bytes, ours: Collection[Stamp]) -> bool:
         def put() -> bool:
+            if self._stamp(directory) not in ours:  # the marker the write would go beside, as the adapter's
+                raise DeployError(f"{directory}: its marker is no longer this deployment's; the previous page was "
+                                  "not put back there")
             self.dirs[directory][bind.PAGE] = page
             return True
 

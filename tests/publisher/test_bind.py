@@ -211,7 +211,7 @@ def test_deploy_refuses_a_link_in_one_line_and_leaves_its_target_alone(planted):
     assert "\n" not in message, message
     assert str(link) in message and f"symbolic link to {target}" in message and "remove the link" in message
     with pytest.raises(OSError):
-        bind.put_back_page(link, b"<p>old</p>")
+        bind.put_back_page(link, b"<p>old</p>", [Stamp("gs-x")])
     assert _state(target) == before and link.is_symlink()
     assert sorted(p.name for p in link.parent.iterdir()) == ["gs-x"]  # no temporary directory left either
 
@@ -279,10 +279,22 @@ def test_the_undo_of_a_redeploy_puts_the_previous_page_back_as_caddy_s(tmp_path)
     _ensure(directory, b"<p>one</p>", STAMP, "a" * 64)
     old = bind.read_page(directory)
     _ensure(directory, b"<p>two</p>", STAMP, "b" * 64)
-    assert old == b"<p>one</p>" and bind.put_back_page(directory, old) is True
+    assert old == b"<p>one</p>" and bind.put_back_page(directory, old, [STAMP]) is True
     page = directory / "index.html"
     assert page.read_bytes() == b"<p>one</p>" and (page.stat().st_uid, stat.S_IMODE(page.stat().st_mode)) == (
         1000, 0o644)
+
+
+def test_the_undo_of_a_redeploy_puts_no_page_into_another_configuration_s_directory(tmp_path):
+    """Swapped for another configuration's after the redeploy wrote it: the marker, read through the descriptor
+    the write would go through, is not the deployment's; before, the previous page was written into it."""
+    directory = tmp_path / STAMP.name
+    theirs = Stamp(STAMP.name, "gs-bind.other.org", "99999999", "2026-07-01T12:00:00Z")
+    _ensure(directory, b"<p>theirs</p>", theirs, "a" * 64)
+    before = _state(directory)
+    with pytest.raises(DeployError, match="its marker is no longer this deployment's; the previous page was not"):
+        bind.put_back_page(directory, b"<p>one</p>", [STAMP])
+    assert _state(directory) == before
 
 
 @pytest.mark.parametrize("marker", [

@@ -17,7 +17,7 @@ from graphsite.errors import DeployError
 from graphsite.publisher import bind, route
 from graphsite.publisher.clients import Clients
 from graphsite.publisher.cloudflare import DnsError
-from graphsite.publisher.deployment import MARKER, Stamp
+from graphsite.publisher.deployment import MARKER, PageDirectory, Stamp
 from graphsite.publisher.swarm import Service
 from graphsite.usecases.deploy import DeployRequest, DeployResult, deploy
 from graphsite.usecases.rollback import RollbackRequest, rollback
@@ -246,7 +246,7 @@ def test_a_page_directory_another_configuration_put_there_after_the_survey_is_ne
         for text in ("One.", "Two."):
             _deploy(config, clients, tmp_path, text, content="bind")
     directory = Path(config.deploy.bind_root) / "site-1"
-    theirs = _theirs(Stamp("site-1", "site-1.other.org", "99999999", "2026-07-01T12:00:00Z"))
+    theirs = _theirs(_OTHER)
     said = Meanwhile({"plan": lambda: binds.dirs.__setitem__(directory, dict(theirs))})
     with pytest.raises(DeployError) as refused:
         if run == "rollback":
@@ -257,6 +257,82 @@ def test_a_page_directory_another_configuration_put_there_after_the_survey_is_ne
                                     "deploy's plan read it: another graphsite configuration's (site-1.other.org); "
                                     "left as it is")
     assert binds.dirs[directory] == theirs  # neither written into nor removed by the undo
+
+
+_OTHER = Stamp("site-1", "site-1.other.org", "99999999", "2026-07-01T12:00:00Z")  # another configuration's
+
+
+class _SwappedAt(FakeBinds):
+    """Page directories where another configuration's directory of the name is swapped in once `at` is called
+    after the test arms it (`theirs`): right after the content step's look, or right after its write."""
+
+    at = ""
+    theirs: dict[str, bytes] | None = None
+
+    def _swap(self, directory: Path, method: str) -> None:
+        if self.at == method and self.theirs is not None:
+            self.dirs[directory], self.theirs = dict(self.theirs), None
+
+    def page(self, directory: Path) -> bytes | None:
+        found = super().page(directory)
+        self._swap(directory, "page")
+        return found
+
+    def ensure(self, directory: Path, page: bytes, stamp: Stamp, sha256: str, seen: PageDirectory) -> bool:
+        made = super().ensure(directory, page, stamp, sha256, seen)
+        self._swap(directory, "ensure")
+        return made
+
+
+def _swapped(tmp_path: Path, at: str, *, first: bool) -> tuple[Config, Clients, _SwappedAt, Meanwhile]:
+    """Return a bind world (site-1 deployed twice unless `first`) and the reporter that arms it to swap in
+    another configuration's page directory (`_theirs`) at `at` during the content step."""
+    config, clients = fake_world(tmp_path)
+    config = config.replace("deploy", content="bind")
+    binds = clients.binds = _SwappedAt(Path(config.deploy.bind_root))
+    for text in () if first else ("One.", "Two."):
+        _deploy(config, clients, tmp_path, text)
+    theirs = _theirs(_OTHER)
+
+    def arm() -> None:  # as the content step starts: the survey and the plan read pages too
+        binds.at, binds.theirs = at, theirs
+
+    return config, clients, binds, Meanwhile({"content": arm})
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first deploy", "redeploy"])
+def test_a_page_directory_swapped_between_the_last_look_and_the_write_is_left_to_the_other_change(tmp_path, first):
+    """The write (ensure) compares what it opens with the survey's look and refuses; before, the undo registered
+    for the write still ran: a redeploy's wrote the previous page into the other configuration's directory, a
+    first deploy's said "NOT undone: … its marker is not the deployment's". Now the refusal settles it."""
+    config, clients, binds, said = _swapped(tmp_path, "page", first=first)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    theirs = _theirs(_OTHER)
+    with pytest.raises(DeployError, match=f"{directory} (appeared|changed) since this deploy's plan read it"):
+        _deploy(config, clients, tmp_path, "Three.", said)
+    assert binds.dirs[directory] == theirs
+    resource = f"directory {directory}" if first else f"page in {directory}"
+    assert f"nothing to undo: {resource} (left as the other change made it)" in said.lines
+    assert not [line for line in said.lines if line.startswith("NOT undone")], said.lines
+
+
+def test_the_undo_of_a_redeploy_puts_no_page_into_a_directory_swapped_after_the_write(tmp_path):
+    """A later step fails after the write; the directory is another configuration's by then. Before, the undo
+    put the previous page into it; now it looks at the marker first and leaves it, saying so."""
+    config, clients, binds, said = _swapped(tmp_path, "ensure", first=False)
+    directory = Path(config.deploy.bind_root) / "site-1"
+    theirs = _theirs(_OTHER)
+    _swarm_of(clients).faults.inject("ensure_service", Fault.error())
+    with pytest.raises(DeployError, match="ensure_service: refused"):
+        _deploy(config, clients, tmp_path, "Three.", said)
+    assert binds.dirs[directory] == theirs
+    assert (f"NOT undone: page in {directory}: {directory}: its marker is no longer this deployment's; the "
+            "previous page was not put back there") in said.lines
+
+
+def _swarm_of(clients: Clients) -> FakeSwarm:
+    assert isinstance(clients.swarm, FakeSwarm)
+    return clients.swarm
 
 
 def test_a_page_directory_removed_after_the_survey_is_not_made_again_by_a_redeploy(tmp_path):

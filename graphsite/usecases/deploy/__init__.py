@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 from graphsite.codes import CheckStatus
 from graphsite.config import Config
-from graphsite.errors import DeployError, GraphsiteError, Stopped
+from graphsite.errors import ChangedSince, DeployError, GraphsiteError, Stopped
 from graphsite.labels import subdomain_of
 from graphsite.publisher import bind, files, probe, route
 from graphsite.publisher.access import Access, decide_access, mark
@@ -643,13 +643,19 @@ def _ensure_directory(plan: DeployPlan, binds: BindStore, undo: Undo, proven: bo
     for stale in seen.temporary_dirs:  # while each still holds the marker it was judged by
         binds.remove_temporary(stale, seen.temporary_stamp(stale))
     old = binds.page(directory)
+    resource = f"directory {directory}" if not surveyed.there else f"page in {directory}"
     if not surveyed.there:
-        undo.push(f"directory {directory}", f"removed directory {directory}",
-                  lambda: binds.remove(directory, plan.stamp))
+        undo.push(resource, f"removed directory {directory}", lambda: binds.remove(directory, plan.stamp))
     elif old is not None:  # a redeploy in bind mode rewrites the page in place: keep the old one to put back
-        undo.push(f"page in {directory}", f"put back the previous page in {directory}",
-                  partial(binds.put_back_page, directory, old))
-    created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256, surveyed)
+        # only beside the deployment's marker: the directory may be swapped for another's after the write too
+        ours = [stamp for stamp in (plan.stamp, surveyed.stamp) if stamp is not None]
+        undo.push(resource, f"put back the previous page in {directory}",
+                  partial(binds.put_back_page, directory, old, ours))
+    try:
+        created = binds.ensure(directory, plan.page, plan.stamp, plan.sha256, surveyed)
+    except ChangedSince:  # swapped since the look above (ensure's own look): nothing of this run's there
+        undo.settle(resource, "left as the other change made it")
+        raise
     if plan.page_labels:  # the page is kept as a version too, v/<sha12>/
         versions.keep_page(plan, binds, undo, proven, planned, first=first)
     return Outcome("directory", str(directory), CREATED if created else UPDATED)
