@@ -102,6 +102,9 @@ class Holding:
     # what is there in the place of a missing part (its route file NAME.yml, an A record at its fqdn) but is not
     # proven this configuration's: never that part's absence (`_occupants`); each is in the inventory's foreign
     occupied: tuple[Foreign, ...] = ()
+    # what the survey read at its route file NAME.yml when that is not this configuration's route: (the stamp it
+    # carries, None: none that parses or not graphsite's shape,); None when no such file was read
+    route_file: tuple[Stamp | None] | None = None
 
     def temporary_stamp(self, directory: Path) -> Stamp | None:
         """Return the stamp the temporary page directory `directory` held when it was judged (None: no marker)."""
@@ -520,6 +523,8 @@ def _holding(domain: str, name: str, found: _Found) -> Holding:
     route_found = found.routes.get(name)
     directory = found.directories.get(name)
     records = found.records.get(name, [])
+    route_file = None if route_found else next(
+        ((stamp,) for path, stamp in (found.route_files or {}).items() if path.stem == name), None)
     stamps += [s for s in (route_found and route_found[1], directory and directory[1]) if s]
     temporaries = tuple(found.temporaries.get(name, ()))
     stamps += [found.temporary_stamps[path] for path in temporaries if path in found.temporary_stamps]
@@ -530,7 +535,7 @@ def _holding(domain: str, name: str, found: _Found) -> Holding:
                                     else make_fqdn(name, domain)),
                    deployment=deployment, running=found.running.get(name, ""),
                    nodes=found.nodes.get(name, ()), configs=tuple(sorted(configs)),
-                   route=route_found[0] if route_found else None,
+                   route=route_found[0] if route_found else None, route_file=route_file,
                    temporaries=temporaries, temporary_dirs=temporary_dirs,
                    temporary_dir_stamps=tuple((p, found.temporary_stamps[p]) for p in temporary_dirs
                                               if p in found.temporary_stamps),

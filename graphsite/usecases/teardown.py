@@ -24,7 +24,7 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import files, probe
 from graphsite.publisher.clients import DIRECTORIES, ROUTES, Clients
-from graphsite.publisher.deployment import bind_dir, route_path, whose
+from graphsite.publisher.deployment import bind_dir, claim, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
 from graphsite.publisher.ports import BindStore, EdgePort, Reporter, RouteStore
@@ -152,11 +152,15 @@ def _left_alone(store: RouteStore | BindStore, path: Path, ours: bool, foreign: 
 def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: list[Outcome],
            not_read: str | None) -> None:
     path = route_path(places.dynamic_dir, held.name)
-    # one edited by hand is no longer provably graphsite's: kept, even when it was the deployment's (gc keeps
-    # the whole deployment then; a teardown asked for by name removes the rest)
-    kept = (f"not a route graphsite wrote as it stands (not graphsite's shape: edited by hand, or someone else's): "
-            f"left in place, and Traefik still reads it; remove it by hand (`rm {shlex.quote(str(path))}`) if it "
-            f"was {held.name}'s")
+    stamp = held.route_file[0] if held.route_file else None
+    if stamp is not None:  # another configuration's, or an older graphsite's nothing of the name proves ours
+        kept = f"{whose(claim(stamp, held.name, places.domain), stamp)}: left in place, and Traefik still reads it"
+    else:
+        # one edited by hand is no longer provably graphsite's: kept, even when it was the deployment's (gc keeps
+        # the whole deployment then; a teardown asked for by name removes the rest)
+        kept = (f"not a route graphsite wrote as it stands (not graphsite's shape: edited by hand, or someone "
+                f"else's): left in place, and Traefik still reads it; remove it by hand "
+                f"(`rm {shlex.quote(str(path))}`) if it was {held.name}'s")
     _remove_file_kind(outcomes, ("route", "temporary route"), routes, path, held.route is not None, kept,
                       routes.remove, held.temporaries, routes.remove, not_read)
 

@@ -9,12 +9,15 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 import yaml
 
 from graphsite.commands import present
 from graphsite.config import Config
 from graphsite.publisher.clients import Clients
+from graphsite.publisher.deployment import Stamp, claim, whose
 from graphsite.publisher.outcomes import KEPT, REMOVED
+from graphsite.publisher.route import RouteSettings, dump, route_document
 from graphsite.usecases import gc as gc_module
 from graphsite.usecases.inventory import SurveySettings, survey
 from graphsite.usecases.teardown import TeardownSettings, teardown
@@ -135,3 +138,27 @@ def test_teardown_of_a_name_whose_route_was_edited_removes_the_rest_and_says_it_
     err = capsys.readouterr().err
     assert f"kept route {route}" in err, err
 
+
+
+@pytest.mark.parametrize("stamp", [
+    Stamp(NAME, f"{NAME}.other.org", "99999999", "2026-07-01T12:00:00Z"),  # another configuration's
+    Stamp(NAME, created="2026-07-01T12:00:00Z", version=1),  # an older graphsite's, nothing of NAME proving it
+], ids=["another configuration's", "an older graphsite's"])
+def test_teardown_keeps_a_stamped_route_that_is_not_ours_and_never_invites_its_removal(tmp_path, stamp):
+    """Before, every route file not this configuration's was called "edited by hand, or someone else's … remove
+    it by hand (`rm PATH`) if it was NAME's", another configuration's live route included. Now the stamp says
+    whose it is, and only a file with none is offered to the user's hand."""
+    config = _config(tmp_path)
+    clients = _clients(config)
+    route_file = Path(config.deploy.dynamic_dir) / f"{NAME}.yml"
+    document = dump(route_document(RouteSettings.from_config(config), NAME, f"{NAME}.other.org"))
+    # as each wrote its first line: the older graphsite with no domain and no id
+    head = stamp.route_comment() if stamp.version > 1 else \
+        f"# graphsite: name={NAME} created={stamp.created} expires=\n"
+    text = head + document
+    route_file.write_text(text)
+    report = teardown(TeardownSettings.from_config(config), NAME, clients, Recorder())
+    kept = next(o for o in report.outcomes if o.resource == "route")
+    said = whose(claim(stamp, NAME, config.site.domain), stamp)
+    assert (kept.outcome, kept.detail) == (KEPT, f"{said}: left in place, and Traefik still reads it")
+    assert "rm" not in kept.detail.split() and route_file.read_text() == text
