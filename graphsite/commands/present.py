@@ -454,8 +454,7 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
     deployment = held.deployment
     state = held.state(now)
     if state == "partial":
-        unproven = sorted({f.kind for f in held.occupied})  # there, but not proven its own: not called missing
-        absent = [m for m in held.missing() if m not in unproven]
+        unproven, absent = _unproven_and_absent(held)
         parts = ([f"no {', '.join(absent)}"] if absent else []) + ([f"{', '.join(unproven)} not proven"] if unproven
                                                                    else [])
         state = "partial: " + "; ".join(parts) if parts else "partial: temporary files"
@@ -463,6 +462,13 @@ def _row(held: Holding, now: datetime) -> tuple[str, ...]:
             (deployment.sha256[:12] if deployment else "") or "-", held.running or "-",
             ",".join(held.nodes) or "-", (deployment.access if deployment else "") or "-",
             "?" if held.versions is None else str(held.versions), state)
+
+
+def _unproven_and_absent(held: Holding) -> tuple[list[str], list[str]]:
+    """Return the parts of `held` that are occupied (there, but not proven its own: never called missing) and the
+    parts it misses."""
+    unproven = sorted({f.kind for f in held.occupied})
+    return unproven, [m for m in held.missing() if m not in unproven]
 
 
 def listing(inventory: Inventory, now: datetime, as_json: bool, *, name: str | None = None) -> None:
@@ -509,9 +515,14 @@ def _held_json(held: Holding, now: datetime) -> dict[str, Any]:
     from graphsite.usecases.inventory import age
 
     deployment = held.deployment
-    missing = held.missing()
+    unproven, missing = _unproven_and_absent(held)
+
+    def found(kind: str, there: bool) -> bool | None:  # an occupied part is neither held nor absent: unknown
+        return None if kind in unproven else there
+
     return {"subdomain": held.name, "fqdn": held.fqdn, "state": held.state(now), "missing": missing,
-            "service": deployment is not None, "route": held.route is not None, "record": bool(held.records),
+            "service": deployment is not None, "route": found("route", held.route is not None),
+            "record": found("record", bool(held.records)),
             "created": held.created or None, "expires": held.expires or None, "age": age(held.created, now) or None,
             "sha256": (deployment.sha256 if deployment else "") or None, "replicas": held.running or None,
             "nodes": list(held.nodes), "access": deployment.access if deployment else None,

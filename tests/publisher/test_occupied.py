@@ -76,9 +76,14 @@ def test_gc_keeps_a_live_deployment_whose_route_file_was_edited_by_hand_and_name
     listed = json.loads(capsys.readouterr().out)
     assert [(f["kind"], f["name"], f["claim"]) for f in listed["foreign"]] == [("route", str(route), "not proven")]
     assert "graphsite's shape" in listed["foreign"][0]["why"]
+    # unproven, not absent: as the row's `partial: route not proven` (before, "missing": ["route"], "orphan":
+    # "orphan: no route" and "route": false beside "occupied")
+    mine = listed["deployments"][0]
+    assert (mine["state"], mine["missing"], mine["orphan"], mine["route"], mine["record"]) == (
+        "partial", [], None, None, True)
 
 
-def test_gc_keeps_a_live_deployment_whose_record_comment_was_rewritten_and_names_the_record(tmp_path):
+def test_gc_keeps_a_live_deployment_whose_record_comment_was_rewritten_and_names_the_record(tmp_path, capsys):
     config, clients = _live(tmp_path)
     dns = clients.dns
     assert isinstance(dns, FakeDns)
@@ -95,6 +100,9 @@ def test_gc_keeps_a_live_deployment_whose_record_comment_was_rewritten_and_names
         assert [(f.kind, f.name, str(f.claim)) for f in seen.foreign] == [
             ("record", f"A {FQDN} id={record.id}", "not proven")]
         assert seen.holdings[NAME].occupied == seen.foreign
+        present.listing(seen, NOW, as_json=True)
+        mine = json.loads(capsys.readouterr().out)["deployments"][0]
+        assert (mine["missing"], mine["orphan"], mine["route"], mine["record"]) == ([], None, True, None)
 
 
 def test_a_foreign_route_file_beside_no_deployment_of_its_name_is_nobody_s_business(tmp_path):
