@@ -3,10 +3,14 @@ ones block the whole directory.
 
 Traefik (`pkg/provider/file`, `loadFileConfigFromDirectory`) walks the directory in name order, descends into
 subdirectories (never through a link to one: `os.ReadDir` gives a link's own type), reads every other entry
-whose name ends `.yml`, `.yaml` or `.toml` (any case), regular file or not, and ignores the rest.
-One file it cannot read or decode (a dangling link, a FIFO) means the new configuration is not applied at all:
-every later change, graphsite's new route included, waits until that file is fixed. So deploy and verify look at
-every file, not only their own.
+whose name ends `.yml`, `.yaml` or `.toml` (any case: Go's `filepath.Ext`, so a file named just `.yml` too),
+regular file or not, and ignores the rest. One file it cannot read or decode (a dangling link) means the new
+configuration is not applied at all: every later change, graphsite's new route included, waits until that file
+is fixed. A FIFO is worse: Traefik's read (`os.ReadFile`) waits in open() for a writer, and its one watcher waits
+with it, removing the FIFO does not wake it: Traefik must be restarted (or the FIFO opened for writing before it
+is removed). So deploy and verify look at every file, not only their own, never waiting on one. A character
+device (a link to /dev/null, a way to disable a file) is read as Traefik reads it: /dev/null is an empty
+configuration.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import errno
 import functools
 import json
 import os
+import shlex
 import stat
 import tomllib
 from dataclasses import dataclass
@@ -37,7 +42,9 @@ class DynamicFile:
     data: dict[str, Any] | None
     error: str = ""  # "line 3, column 5: …" for a parse error; empty when it parsed
     gone: bool = False  # removed since it was listed
-    denied: bool = False  # this user may not read it: Traefik, as its own user, may (unknown, not broken)
+    # what Traefik reads there is unknown here, not broken: this user may not read it (Traefik, as its own user,
+    # may), or a character device gives no end within DEVICE_LIMIT
+    unknown: bool = False
 
     def middlewares(self) -> tuple[str, ...]:
         """Return the names of the http middlewares the file defines (none when it did not parse)."""
@@ -63,7 +70,8 @@ class UnlistedDirectory(Unread):
 
 
 class UnreadFile(Unread):
-    """A file Traefik reads that this user may not read (root's, 0600): whether it loads is unknown."""
+    """A file Traefik reads whose content is unknown here: one this user may not read (root's, 0600), or a
+    character device that gives no end: whether it loads is unknown."""
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(path, f"cannot read {path}: {reason}")
@@ -90,8 +98,8 @@ def provider_files(directory: Path) -> list[Path]:
             raise UnlistedDirectory(directory, exc.strerror or str(exc)) from exc
         if is_dir:
             found.extend(provider_files(path))
-        elif path.suffix.lower() in EXTENSIONS:  # a link, a FIFO: Traefik reads it all the same, and fails
-            found.append(path)
+        elif entry.name.lower().endswith(EXTENSIONS):  # the name's ending, as Go's filepath.Ext: `.yml` alone
+            found.append(path)  # too (Python's suffix of it is ''); a link, a FIFO: Traefik reads it all the same
     return found
 
 
@@ -100,10 +108,11 @@ def read_directory(directory: Path) -> list[DynamicFile]:
     between the listing and its reading (another deploy's teardown, an editor's save) is not there any more:
     it is left out rather than reported as unreadable, as Traefik's next reload would leave it out. Raise
     UnlistedDirectory for a directory this user cannot list (an unread directory is never an empty one), and
-    UnreadFile for a file this user may not read (a file unread is neither broken nor sound)."""
+    UnreadFile for a file this user may not read or a device that gives no end (a file unread is neither broken
+    nor sound)."""
     found = []
     for parsed in map(parse_file, provider_files(directory)):
-        if parsed.denied:
+        if parsed.unknown:
             raise UnreadFile(parsed.path, parsed.error.removeprefix("cannot read: "))
         if not parsed.gone:
             found.append(parsed)
@@ -122,33 +131,68 @@ def parse_file(path: Path) -> DynamicFile:
             return DynamicFile(path, None, "cannot read: it was removed", gone=True)
         return DynamicFile(path, None, f"cannot read: {exc.strerror}: a link to {target}, which does not exist")
     except PermissionError as exc:
-        return DynamicFile(path, None, f"cannot read: {exc.strerror or exc}", denied=True)
+        return DynamicFile(path, None, f"cannot read: {exc.strerror or exc}", unknown=True)
+    except _Endless as exc:
+        return DynamicFile(path, None, f"cannot read: {exc}", unknown=True)
     except (OSError, UnicodeDecodeError) as exc:
         return DynamicFile(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
     return parse_text(path, text)
 
 
-_NOT_REGULAR = {stat.S_IFIFO: "a FIFO, not a regular file: Traefik's read of it waits for a writer, and applies "
-                              "nothing meanwhile",
-                stat.S_IFCHR: "a character device, not a regular file",
-                stat.S_IFBLK: "a block device, not a regular file",
+_NOT_REGULAR = {stat.S_IFBLK: "a block device, not a regular file",
                 stat.S_IFSOCK: "a socket, not a regular file"}
+DEVICE_LIMIT = 1 << 20  # what a character device may give before graphsite stops reading it: unknown past it
+
+
+class _Endless(Exception):
+    """A character device that gave no end (more than DEVICE_LIMIT, or nothing to read yet without waiting):
+    what Traefik reads there is unknown."""
+
+
+def _fifo(path: Path) -> str:
+    return (f"a FIFO, not a regular file: Traefik's file provider hangs on it (its read waits for a writer, and "
+            f"removing the FIFO does not wake it): open it for writing before removing it "
+            f"(`: > {shlex.quote(str(path))}`), or restart Traefik after")
 
 
 def _read(path: Path) -> str:
     """Return the file's text; raise OSError for what is not a regular file, never waiting: opened without
-    blocking, a FIFO is named, not read (Traefik's read waits for a writer that may never come)."""
+    blocking, a FIFO is named, not read (Traefik's read waits for a writer that may never come). A character
+    device is read as Traefik reads it, without waiting and to DEVICE_LIMIT (a link to /dev/null: empty);
+    _Endless when it gives no end."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         kind = stat.S_IFMT(os.fstat(descriptor).st_mode)
         if kind == stat.S_IFDIR:
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if kind == stat.S_IFCHR:
+            return _device(descriptor).decode("utf-8")
         if kind != stat.S_IFREG:
-            raise OSError(errno.EINVAL, _NOT_REGULAR.get(kind, "not a regular file"))
+            raise OSError(errno.EINVAL, _fifo(path) if kind == stat.S_IFIFO else
+                          _NOT_REGULAR.get(kind, "not a regular file"))
         with open(descriptor, "rb", closefd=False) as stream:
             return stream.read().decode("utf-8")
     finally:
         os.close(descriptor)
+
+
+def _device(descriptor: int) -> bytes:
+    """Return what the character device open (without blocking) as `descriptor` gives up to its end; raise
+    _Endless when it gives more than DEVICE_LIMIT or would make the reader wait."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= DEVICE_LIMIT:
+        try:
+            chunk = os.read(descriptor, 1 << 16)
+        except BlockingIOError:
+            raise _Endless("a character device with nothing to read yet: what Traefik reads there (it waits) "
+                           "is unknown") from None
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    raise _Endless(f"a character device that gave more than {DEVICE_LIMIT} bytes without an end: what Traefik "
+                   "reads there is unknown")
 
 
 def parse_text(path: Path, text: str) -> DynamicFile:

@@ -245,11 +245,44 @@ def test_an_entry_traefik_reads_but_cannot_load_blocks_even_when_it_is_no_regula
     assert blocking_files(tmp_path) == [
         f"{tmp_path / 'a-dangling.yml'}: cannot read: No such file or directory: a link to "
         f"{tmp_path / 'nowhere.yml'}, which does not exist",
-        f"{tmp_path / 'b-fifo.yaml'}: cannot read: a FIFO, not a regular file: Traefik's read of it waits for a "
-        "writer, and applies nothing meanwhile",
+        f"{tmp_path / 'b-fifo.yaml'}: cannot read: a FIFO, not a regular file: Traefik's file provider hangs on it "
+        "(its read waits for a writer, and removing the FIFO does not wake it): open it for writing before removing "
+        f"it (`: > {tmp_path / 'b-fifo.yaml'}`), or restart Traefik after",
         f"{tmp_path / 'c-dir.toml'}: cannot read: Is a directory",
         f"{tmp_path / 'd-loop.yml'}: cannot read: Too many levels of symbolic links"]
     assert parse_file(tmp_path / "never.yml").gone and not parse_file(tmp_path / "a-dangling.yml").gone
+
+
+def test_a_file_named_only_by_its_extension_is_read_as_traefik_reads_it(tmp_path):
+    """Go's filepath.Ext(".yml") is ".yml": Traefik reads a file named so (any case); Python's suffix of it is
+    '', and before, graphsite ignored it: a broken `.yml` blocked Traefik while verify passed."""
+    from graphsite.publisher.dynamic import provider_files
+
+    (tmp_path / ".yml").write_text("http: [\n")
+    (tmp_path / ".TOML").write_text("")
+    (tmp_path / "yml").write_text("http: [\n")  # no dot: not read
+    assert [path.name for path in provider_files(tmp_path)] == [".TOML", ".yml"]
+    assert [line.split(": ")[0] for line in blocking_files(tmp_path)] == [str(tmp_path / ".yml")]
+
+
+@pytest.mark.timeout(20)
+def test_a_link_to_dev_null_is_an_empty_configuration_and_an_endless_device_unknown(tmp_path):
+    """A link to /dev/null is a way to disable a file: Traefik reads an empty configuration. Before, graphsite
+    called it "a character device, not a regular file" and blocking. A device that gives no end is not broken
+    either: what Traefik reads there is unknown."""
+    from graphsite.publisher.dynamic import DEVICE_LIMIT, UnreadFile, parse_file, read_directory
+
+    (tmp_path / "off.yml").symlink_to("/dev/null")
+    (tmp_path / "ok.yml").write_text("http: {}\n")
+    assert [(parsed.path.name, parsed.data) for parsed in read_directory(tmp_path)] == [
+        ("off.yml", {}), ("ok.yml", {"http": {}})]
+    assert blocking_files(tmp_path) == []
+    (tmp_path / "zero.yml").symlink_to("/dev/zero")
+    zero = parse_file(tmp_path / "zero.yml")
+    assert zero.unknown and zero.error == (f"cannot read: a character device that gave more than {DEVICE_LIMIT} "
+                                           "bytes without an end: what Traefik reads there is unknown")
+    with pytest.raises(UnreadFile, match=f"cannot read {tmp_path / 'zero.yml'}: a character device"):
+        read_directory(tmp_path)
 
 
 def test_a_file_removed_while_the_directory_is_read_is_left_out_not_reported_broken(tmp_path):
