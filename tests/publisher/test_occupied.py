@@ -170,3 +170,22 @@ def test_teardown_keeps_a_stamped_route_that_is_not_ours_and_never_invites_its_r
     said = whose(claim(stamp, NAME, config.site.domain), stamp)
     assert (kept.outcome, kept.detail) == (KEPT, f"{said}: left in place, and Traefik still reads it")
     assert "rm" not in kept.detail.split() and route_file.read_text() == text
+
+
+def test_an_edit_that_keeps_graphsite_s_shape_is_still_the_route_teardown_removes(tmp_path):
+    """What docs/publisher.md and docs/reliability.md say: only a router, service or middleware definition added,
+    removed or renamed takes a route file out of graphsite's shape. A middleware of another provider put on a
+    router, a rule changed, a server added: still the deployment's route, removed by teardown, edit and all."""
+    config, clients = _live(tmp_path)
+    route_file = Path(config.deploy.dynamic_dir) / f"{NAME}.yml"
+    text = route_file.read_text()
+    first, document = text.splitlines(keepends=True)[0], yaml.safe_load(text)
+    router = document["http"]["routers"][f"{NAME}-websecure"]
+    router["middlewares"] = [*router.get("middlewares", []), "ratelimit@file"]
+    router["rule"] = f"Host(`{FQDN}`) || Host(`www.{FQDN}`)"
+    servers = document["http"]["services"][f"{NAME}-service"]["loadBalancer"]["servers"]
+    servers.append({"url": "http://elsewhere:80"})
+    route_file.write_text(first + yaml.safe_dump(document, sort_keys=False))
+    assert survey(SurveySettings.from_config(config), clients).holdings[NAME].route == route_file
+    report = teardown(TeardownSettings.from_config(config), NAME, clients, Recorder())
+    assert ("route", REMOVED) in {(o.resource, o.outcome) for o in report.outcomes} and not route_file.exists()
