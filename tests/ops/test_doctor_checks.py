@@ -155,6 +155,23 @@ def test_a_directory_this_user_cannot_list_fails_the_files_check_and_skips_the_m
     assert f"{directory / 'hidden' / 'broken.yml'}: line 2, column 1" in as_root["traefik.files"].evidence
 
 
+def test_a_dynamic_dir_under_a_parent_this_user_may_not_search_is_unknown_never_absent():
+    """What dynamic_dir_facts' docstring says: a parent this user may not search leaves even whether the
+    directory exists unknown. Proven as nobody."""
+    import os
+    import tempfile
+
+    from tests.publisher.nobody import as_nobody
+
+    with tempfile.TemporaryDirectory() as base:
+        os.chmod(base, 0o700)  # root's: nobody may not search it
+        directory = Path(base) / "dynamic"
+        directory.mkdir()
+        with as_nobody():
+            facts = dynamic_dir_facts(directory)
+    assert facts == Unknown(f"deploy.dynamic_dir: cannot look into {directory}: Permission denied")
+
+
 def test_a_file_this_user_may_not_read_fails_the_files_check_as_unknown_not_broken():
     """Before, a root-only file (0600) under deploy.dynamic_dir was reported as one Traefik cannot load, though
     Traefik, as root, reads it: what it holds is unknown. Proven as nobody."""

@@ -55,8 +55,9 @@ def route_file(parsed: DynamicFile) -> RouteFile:
 
 def dynamic_dir_facts(directory: Path) -> DynamicDir | Unknown:
     """Return the directory's state and every file Traefik's file provider reads there (subdirectories too), or
-    Unknown when this user cannot look at it (a parent it may not search); its files are Unknown when a directory
-    Traefik reads cannot be listed."""
+    Unknown when this user cannot look at it or list it (a parent it may not search: whether the directory exists
+    is then unknown too, never "absent"); its files are Unknown when a directory Traefik reads cannot be listed or
+    a file there cannot be read."""
     from graphsite.publisher.dynamic import Unread, read_directory
 
     try:
