@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsite.config import PASSWORD_ENV, Config, VerifyConfig
-from graphsite.errors import VerifyError
+from graphsite.errors import DeployError, VerifyError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import caddy, dynamic, probe, route
 from graphsite.publisher.check import FAIL, PASS, SKIP, CheckResult, CheckStatus
@@ -354,7 +354,10 @@ def _route(target: Deployment, settings: VerifySettings, routes: RouteStore) -> 
     errors = dynamic.schema_errors(document)
     if errors:
         return FAIL, f"{path}: {errors[0]}"
-    users = route.route_users(document, target.name)
+    try:
+        users = route.route_users(document, target.name, path)
+    except DeployError as unread:  # a hand-edited middleware: who may read the page is unknown, never "anyone"
+        return FAIL, unread.detail
     if target.access == "private" and not users:
         return FAIL, f"{path}: no basicAuth middleware, but the deployment is private (label graphsite.access)"
     if document != route.route_document(settings.route, target.name, target.fqdn, users=users):

@@ -721,7 +721,10 @@ class FakeEdge:
                 return Probe(url=url, status=308, location=f"https://{fqdn}/")
             cert = {"subjectAltName": (("DNS", fqdn),), "issuer": ((("commonName", "fake edge CA"),),),
                     "notBefore": _cert_time(self.cert_dates[0]), "notAfter": _cert_time(self.cert_dates[1])}
-            users = route.route_users((self.store or RouteFiles()).document(path), name)
+            try:
+                users = route.route_users((self.store or RouteFiles()).document(path), name)
+            except DeployError:  # a middleware graphsite did not write (usersFile, …): users the fake cannot check
+                return Probe(url=url, status=401, body=b"401 Unauthorized\n", cert=cert)
             if users and auth != self.credentials:
                 return Probe(url=url, status=401, body=b"401 Unauthorized\n", cert=cert)
             page = self.page if self.page is not None else self._served(name)

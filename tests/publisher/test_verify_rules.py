@@ -126,6 +126,22 @@ def test_a_route_file_that_is_not_graphsite_s_route_fails(tmp_path, change, find
     assert checks["route"].status == FAIL and finding in checks["route"].evidence
 
 
+@pytest.mark.parametrize("auth", [{"basicAuth": {"usersFile": "/etc/htpasswd"}}, {"basicAuth": {"users": []}}],
+                         ids=["users-file", "no-users"])
+def test_a_route_whose_auth_middleware_is_not_graphsite_s_fails_the_route_and_keeps_the_other_checks(tmp_path, auth):
+    config, clients, target, _ = _world(tmp_path)
+    routes = _fakes(clients)[2]
+    (path,) = routes.files
+    document = routes.document(path)
+    assert document is not None
+    document["http"]["middlewares"] = {"site-1-auth": auth}
+    routes.files[path] = yaml.safe_dump(document)
+    checks = _checks(config, clients, target)
+    assert checks["route"].status == FAIL, checks["route"]
+    assert str(path) in checks["route"].evidence and "not a basicAuth middleware" in checks["route"].evidence
+    assert checks["service"].status == PASS and checks["dns"].status == PASS
+
+
 def test_a_broken_file_beside_the_route_fails_it_since_traefik_applies_nothing(tmp_path):
     config, clients, target, _ = _world(tmp_path)
     (Path(config.deploy.dynamic_dir) / "broken.yml").write_text("http:\n  routers: [not, a, mapping]\n")
