@@ -234,11 +234,21 @@ def _bounds_errors(config: Config) -> list[str]:
     return errors
 
 
-def _shown(value: Any) -> str:
-    """Return the repr of `value` for a message: its first 40 characters when it is longer (4,301 digits of a
-    number are no help in one)."""
-    text = repr(value)
-    return text if len(text) <= 48 else f"{text[:40]}… ({len(text):,} characters)"
+_HUGE_BITS = 4096  # an integer longer is shown by its size: tomllib reads hex, octal and binary ones of any length,
+# which repr() refuses past sys.get_int_max_str_digits() (and takes quadratic time to write before that)
+
+
+def _shown(value: Any, *, typed: bool = False) -> str:
+    """Return the repr of `value` for a message (after its type's name when `typed`): its first 40 characters
+    when it is longer (4,301 digits of a number are no help in one), the size of an integer too long to write."""
+    if isinstance(value, int) and value.bit_length() > _HUGE_BITS:
+        return f"an integer of {value.bit_length():,} bits"
+    try:
+        text = repr(value)
+    except ValueError:  # a list or table holding such an integer
+        return f"a {type(value).__name__} holding an integer too long to write"
+    text = text if len(text) <= 48 else f"{text[:40]}… ({len(text):,} characters)"
+    return f"{type(value).__name__} {text}" if typed else text
 
 
 def _number_errors(config: Config) -> list[str]:
@@ -399,7 +409,7 @@ def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
     else:
         result, expected = _NO, getattr(annotation, "__name__", str(annotation))
     if result is _NO:
-        errors.append(f"{path}: expected {expected}, got {type(value).__name__} {_shown(value)}")
+        errors.append(f"{path}: expected {expected}, got {_shown(value, typed=True)}")
         return None
     return result
 

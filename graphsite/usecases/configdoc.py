@@ -98,6 +98,8 @@ def token_setting(config: Config, environ: Mapping[str, str] | None = None) -> S
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int) and value > 0 and value.bit_length() > 4096:  # hex, as tomllib read it: repr()
+        return hex(value)  # refuses an integer past sys.get_int_max_str_digits()
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, tuple):

@@ -70,3 +70,36 @@ def test_a_token_file_that_is_not_utf8_names_the_setting_not_the_token(tmp_path,
         config.token()
     assert err.value.detail == f"dns.token_file: {token_file} is not UTF-8 text"
     assert "secret" not in str(err.value) and "0xff" not in str(err.value)
+
+
+HUGE_HEX = "0x" + "f" * 5000  # tomllib reads hex, octal and binary integers of any length, unlike decimal ones
+
+
+@pytest.mark.parametrize("text,key", [
+    (f"[links]\nretries = {HUGE_HEX}\n", "links.retries"),
+    (f"[site]\ndomain = {HUGE_HEX}\n", "site.domain"),
+    (f"[deploy]\nkeep_versions = {HUGE_HEX}\n", "deploy.keep_versions"),
+    (f"[dns]\nretries = 0o{'7' * 6000}\n", "dns.retries"),
+    (f"[links]\nskip = [0b{'1' * 20000}]\n", r"links.skip\[0\]"),
+], ids=["range", "type", "bounds", "octal", "list-item"])
+def test_a_hex_octal_or_binary_integer_too_long_to_print_is_shown_by_its_size(tmp_path, text, key):
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError, match=rf"{key}: expected .*, got .*an integer of [0-9,]+ bits"):
+        load_config(path, environ={})
+    result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
+    assert result.exit_code == Exit.FAILED and isinstance(result.exception, SystemExit), result.output
+    assert "expected" in result.output and "an integer of" in result.output, result.output
+    assert len(result.output) < 400, result.output
+
+
+def test_a_list_holding_an_integer_too_long_to_print_says_so(tmp_path):
+    path = _write(tmp_path, f"[site]\ndomain = [{HUGE_HEX}]\n")
+    with pytest.raises(ConfigError, match="site.domain: expected str, got a list holding an integer too long"):
+        load_config(path, environ={})
+
+
+def test_config_show_writes_a_long_hex_integer_it_accepts_as_hex(tmp_path):
+    path = _write(tmp_path, f"[dns]\nttl = {HUGE_HEX}\n")
+    result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
+    assert result.exit_code == 0, result.output
+    assert f"ttl = {HUGE_HEX}  # file {path}" in result.output
