@@ -25,6 +25,7 @@ TOKEN_ENV = "CLOUDFLARE_API_TOKEN"
 PASSWORD_ENV = "GRAPHSITE_PASSWORD"  # a private page's password for verify (never a flag: argv is visible)
 DEFAULT_FILENAME = "graphsite.toml"
 MOST_VERSIONS = 50  # each kept version is one more config mounted into the page's service
+MOST_SOURCE_BYTES = 1 << 30  # build.max_bytes: 1 GiB; a source is read whole, in chunks up to its size
 
 
 # Any, as dataclasses.field is: the class body reads the result as the field's value, whatever its type.
@@ -207,6 +208,14 @@ def choice_errors(config: Config) -> list[str]:
 
 
 _MOST = 100_000_000  # no count or number of seconds is larger (1e12 s made the Docker client fail misleadingly)
+
+
+def number_limits() -> dict[str, tuple[bool, int]]:
+    """Return {key: (whether it must be above 0, not only 0 or more; its largest value)} of the numbers checked
+    beyond their type: the loader's bounds, which the JSON Schema gives too."""
+    limits = {key: (key in _POSITIVE, _MOST) for key in (*_POSITIVE, *_NOT_NEGATIVE)}
+    limits["build.max_bytes"] = (True, MOST_SOURCE_BYTES)  # 100 MiB and more: a report is bytes, not a count
+    return limits
 _ADDRESSES = ("verify.origin_address", "verify.resolve_https", "verify.resolve_http")  # host:port, or empty
 
 
@@ -254,15 +263,15 @@ def _shown(value: Any, *, typed: bool = False) -> str:
 def _number_errors(config: Config) -> list[str]:
     """Return a message for every number out of its range (the file and the environment alike)."""
     errors = []
-    for key in (*_POSITIVE, *_NOT_NEGATIVE):
+    for key, (positive, most) in number_limits().items():
         section, _, name = key.partition(".")
         value = getattr(getattr(config, section), name)
-        floor_ok = value > 0 if key in _POSITIVE else value >= 0
+        floor_ok = value > 0 if positive else value >= 0
         if value != value or not floor_ok:  # nan (math.isnan would overflow on an integer past the largest float)
-            wanted = "a number above 0" if key in _POSITIVE else "a number of 0 or more"
+            wanted = "a number above 0" if positive else "a number of 0 or more"
             errors.append(f"{key}: expected {wanted}, got {_shown(value)}")
-        elif value > _MOST:  # infinity too (1e400, or an integer past the largest float)
-            errors.append(f"{key}: expected at most {_MOST:,}, got {_shown(value)}")
+        elif value > most:  # infinity too (1e400, or an integer past the largest float)
+            errors.append(f"{key}: expected at most {most:,}, got {_shown(value)}")
     return errors
 
 
@@ -310,7 +319,8 @@ def _links_errors(links: LinksConfig) -> list[str]:
 
 @frozen
 class BuildConfig:
-    max_bytes: int = _doc("Largest Markdown source `graphsite build` reads, in bytes.", 20 * 1024 * 1024)
+    max_bytes: int = _doc("Largest Markdown source `graphsite build` reads, in bytes (at most 1 GiB, 1073741824).",
+                          20 * 1024 * 1024)
     max_image_bytes: int = _doc("Largest local image the page embeds (a file beside the report), in bytes.",
                                 2 * 1024 * 1024)
     max_page_image_bytes: int = _doc("Most bytes of local images one page embeds, all together.",

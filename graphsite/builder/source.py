@@ -12,11 +12,12 @@ import re
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from graphsite.builder.front_yaml import Node, load_front_yaml
 from graphsite.builder.model import Card, CounterFrame, Finding, FrontMatter
 from graphsite.codes import CITATION_CODES, CITATION_PREFIX
+from graphsite.config import MOST_SOURCE_BYTES
 from graphsite.errors import SourceError
 from graphsite.patterns import lazy_pattern
 from graphsite.values import frozen
@@ -84,13 +85,31 @@ def _read_stdin(max_bytes: int) -> bytes:
         raise SourceError(STDIN_NAME, "standard input is closed", hint="pipe the report in, or give its path")
     stream = sys.stdin.buffer
     try:
-        data = _stdin[stream] if stream in _stdin else _stdin.setdefault(stream, stream.read(max_bytes + 1))
+        data = _stdin[stream] if stream in _stdin else _stdin.setdefault(stream, _read_at_most(stream, max_bytes))
     except OSError as exc:
         raise SourceError(STDIN_NAME, f"cannot read standard input: {exc.strerror}") from None
     if len(data) > max_bytes:
-        raise SourceError(STDIN_NAME, f"is more than the limit of {max_bytes:,} bytes",
-                          hint="raise build.max_bytes in graphsite.toml if the report really is this long")
+        raise SourceError(STDIN_NAME, f"is more than the limit of {max_bytes:,} bytes", hint=_RAISE_LIMIT)
     return data
+
+
+_RAISE_LIMIT = (f"raise build.max_bytes in graphsite.toml (GRAPHSITE_BUILD_MAX_BYTES; at most "
+                f"{MOST_SOURCE_BYTES:,}, 1 GiB) if the report really is this long")
+_CHUNK = 1 << 20
+
+
+def _read_at_most(stream: BinaryIO, limit: int, size: int = 0) -> bytes:
+    """Return what `stream` holds, at most `limit` + 1 bytes (one more than the limit tells a longer source).
+    It is read in chunks, the first of `size` + 1 bytes when that is known: read(n) takes n bytes of memory
+    before it reads one, and a limit of a GiB must cost only what the source holds."""
+    parts, total, want = [], 0, min(size, limit) + 1 if size else _CHUNK
+    while total <= limit:
+        part = stream.read(min(want, limit + 1 - total))
+        if not part:
+            break
+        parts.append(part)
+        total, want = total + len(part), _CHUNK
+    return b"".join(parts)
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
@@ -114,17 +133,15 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
                               hint="give the path of a Markdown file; copy a stream into a file first")
         if info.st_size > max_bytes:
             raise SourceError(path, f"is {info.st_size:,} bytes, more than the limit of {max_bytes:,}",
-                              hint="raise build.max_bytes in graphsite.toml (GRAPHSITE_BUILD_MAX_BYTES) "
-                                   "if the report really is this long")
+                              hint=_RAISE_LIMIT)
         with os.fdopen(os.dup(descriptor), "rb") as stream:
-            data = stream.read(max_bytes + 1)  # the file may have grown since fstat
+            data = _read_at_most(stream, max_bytes, info.st_size)  # the file may have grown since fstat
     except OSError as exc:
         raise SourceError(path, f"cannot read the file: {exc.strerror}") from None
     finally:
         os.close(descriptor)
     if len(data) > max_bytes:
-        raise SourceError(path, f"is more than the limit of {max_bytes:,} bytes",
-                          hint="raise build.max_bytes in graphsite.toml if the report really is this long")
+        raise SourceError(path, f"is more than the limit of {max_bytes:,} bytes", hint=_RAISE_LIMIT)
     return data
 
 

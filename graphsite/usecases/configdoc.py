@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsite.codes import LINK_STATES
-from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, load_config_sources
+from graphsite.config import CHOICES, CONFIG_ENV, TOKEN_ENV, Config, load_config_sources, number_limits
 
 SCHEMA_ID = "https://graphsite.invalid/graphsite.schema.json"  # an identifier only: nothing is fetched from it
 SECTION_DOCS = {
@@ -154,6 +154,9 @@ def _table(cls: Any, prefix: str) -> dict[str, Any]:
         schema["description"] = field.metadata.get("doc", "")
         if "bounds" in field.metadata:
             schema["minimum"], schema["maximum"] = field.metadata["bounds"]
+        if name in number_limits():
+            positive, most = number_limits()[name]
+            schema["exclusiveMinimum" if positive else "minimum"], schema["maximum"] = 0, most
         default = field.default if field.default is not dataclasses.MISSING else (
             field.default_factory() if field.default_factory is not dataclasses.MISSING else None)
         if default is not None:

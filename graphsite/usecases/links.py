@@ -101,10 +101,13 @@ def _peek(path: Path, max_bytes: int) -> str:
         return ""
     with os.fdopen(descriptor, "rb") as file:
         try:
-            raw = file.read(max_bytes + 1) if stat.S_ISREG(os.fstat(descriptor).st_mode) else b""
+            info = os.fstat(descriptor)
+            # read(n) takes n bytes of memory first: its size, not build.max_bytes (up to a GiB)
+            raw = file.read(min(info.st_size, max_bytes) + 1) if stat.S_ISREG(info.st_mode) else b""
         except OSError:
             return ""
-    return raw.decode("utf-8", errors="replace") if len(raw) <= max_bytes else ""
+    # longer than its size: it grew meanwhile (read_source reads it again and says if it is now too long)
+    return raw.decode("utf-8", errors="replace") if len(raw) <= min(info.st_size, max_bytes) else ""
 
 
 def likely_links(text: str) -> list[str]:

@@ -179,6 +179,35 @@ def test_the_size_limit_is_configurable(run_cli, write_md, tmp_path, monkeypatch
     assert run_cli("build", str(source), "--out", str(tmp_path / "site")).exit_code == 0
 
 
+def test_the_size_limit_s_hint_says_how_far_it_may_be_raised(run_cli, write_md, tmp_path, monkeypatch):
+    source = write_md("# T\n\n" + "words " * 400)
+    monkeypatch.setenv("GRAPHSITE_BUILD_MAX_BYTES", "1000")
+    result = run_cli("build", str(source), "--out", str(tmp_path / "site"))
+    assert result.exit_code == 1 and "raise build.max_bytes" in result.stderr, result.stderr
+    assert "at most 1,073,741,824" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("from_stdin", [False, True], ids=["file", "stdin"])
+def test_a_limit_of_a_gib_costs_a_small_report_no_more_memory_than_the_default(write_md, tmp_path, from_stdin):
+    """read(n) takes n bytes of address space before it reads: build.max_bytes at its largest (1 GiB) must not
+    make a small report's build fail where the default limit lets it run."""
+    import resource
+    import subprocess
+    import sys
+
+    source = write_md("# T\n\nwords\n")
+    def limited() -> None:  # an address space of 800 MB: room for graphsite, not for a GiB read
+        resource.setrlimit(resource.RLIMIT_AS, (800 << 20, 800 << 20))
+
+    argv = [sys.executable, "-m", "graphsite", "-q", "build", "-" if from_stdin else str(source),
+            "--out", str(tmp_path / "site")]
+    env = {**os.environ, "GRAPHSITE_BUILD_MAX_BYTES": str(1 << 30), "GRAPHSITE_CONFIG": ""}
+    done = subprocess.run(argv, input=source.read_bytes(), capture_output=True, env=env, cwd=tmp_path,
+                          preexec_fn=limited, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
 def test_json_prints_an_error_object_on_failure(run_cli, tmp_path):
     result = run_cli("build", str(tmp_path / "missing.md"), "--json", "--out", str(tmp_path / "site"))
     assert result.exit_code == 1

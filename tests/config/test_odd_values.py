@@ -3,10 +3,13 @@ naming the field (or the file and line) and where it came from, never a tracebac
 
 from __future__ import annotations
 
+import json
 import sys
+import tomllib
 from pathlib import Path
 
 import click
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -14,6 +17,7 @@ from graphsite.cli import main
 from graphsite.codes import Exit
 from graphsite.config import load_config
 from graphsite.errors import ConfigError
+from graphsite.paths import schema_path
 
 TOO_MANY_DIGITS = "9" * (sys.get_int_max_str_digits() + 1)
 
@@ -43,12 +47,13 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("key", ["links.timeout", "links.concurrency", "build.max_bytes", "build.max_image_bytes"])
-def test_an_integer_past_the_largest_float_is_out_of_range(tmp_path, key):
+@pytest.mark.parametrize("key,most", [("links.timeout", "100,000,000"), ("links.concurrency", "100,000,000"),
+                                      ("build.max_bytes", "1,073,741,824"), ("build.max_image_bytes", "100,000,000")])
+def test_an_integer_past_the_largest_float_is_out_of_range(tmp_path, key, most):
     section, _, name = key.partition(".")
     path = _write(tmp_path, f"[{section}]\n{name} = 1{'0' * 400}\n")
     shown = "inf" if key == "links.timeout" else r"10000000000.*… \(401 characters\)"  # a float, or whole
-    with pytest.raises(ConfigError, match=rf"{key}: expected at most 100,000,000, got {shown}"):
+    with pytest.raises(ConfigError, match=rf"{key}: expected at most {most}, got {shown}"):
         load_config(path, environ={})
 
 
@@ -103,3 +108,25 @@ def test_config_show_writes_a_long_hex_integer_it_accepts_as_hex(tmp_path):
     result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
     assert result.exit_code == 0, result.output
     assert f"ttl = {HUGE_HEX}  # file {path}" in result.output
+
+
+@pytest.mark.parametrize("value", [100 << 20, 128 << 20, 1 << 30])
+def test_build_max_bytes_may_be_raised_to_a_gib_as_its_hint_says(tmp_path, value):
+    assert load_config(_write(tmp_path, f"[build]\nmax_bytes = {value}\n"), environ={}).build.max_bytes == value
+    with pytest.raises(ConfigError, match="build.max_bytes: expected at most 1,073,741,824, got 1073741825"):
+        load_config(_write(tmp_path, f"[build]\nmax_bytes = {(1 << 30) + 1}\n"), environ={})
+
+
+@pytest.mark.parametrize("text,valid", [
+    ("[build]\nmax_bytes = 134217728\n", True), ("[build]\nmax_bytes = 1073741825\n", False),
+    ("[links]\ntimeout = 100000001\n", False), ("[links]\nretries = 0\n", True), ("[links]\ntimeout = 0\n", False),
+])
+def test_the_schema_takes_the_numbers_the_loader_takes(tmp_path, text, valid):
+    schema = json.loads(schema_path("graphsite.schema.json").read_text(encoding="utf-8"))
+    assert jsonschema.Draft202012Validator(schema).is_valid(tomllib.loads(text)) is valid
+    try:
+        load_config(_write(tmp_path, text), environ={})
+    except ConfigError:
+        assert not valid
+    else:
+        assert valid
