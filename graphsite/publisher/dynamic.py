@@ -205,6 +205,11 @@ def parse_text(path: Path, text: str) -> DynamicFile:
         return DynamicFile(path, None, f"{where}{exc.problem or exc}")
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         return DynamicFile(path, None, str(exc).splitlines()[0])
+    except ValueError as exc:  # a value the parser hands Python that it refuses: a number of over 4,300 digits
+        # (its advice to call sys.set_int_max_str_digits() is not the reader's to take), a date of month 13
+        return DynamicFile(path, None, f"a value cannot be read: {str(exc).partition('; use sys.')[0]}")
+    except RecursionError:  # both parsers recurse once a nested list or mapping
+        return DynamicFile(path, None, "lists or mappings nested too deeply to read")
     if data is None:
         return DynamicFile(path, {})
     if not isinstance(data, dict):

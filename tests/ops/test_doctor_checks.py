@@ -256,6 +256,9 @@ def test_the_static_configuration(tmp_path):
     path.write_text("entryPoints: [unclosed\n")
     broken = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
     assert broken.status == FAIL and f"{path}: line 2, column 1: " in broken.evidence
+    path.write_text("entryPoints:\n  web: {address: " + "9" * 5000 + "}\n")
+    broken = by_name(evaluate(Config(), good(tmp_path, static=static_facts(str(path)))))["traefik.static"]
+    assert broken.status == FAIL and f"{path}: a value cannot be read: Exceeds the limit" in broken.evidence
     assert isinstance(static_facts(str(tmp_path / "missing.yml")), Unknown)
 
 

@@ -144,6 +144,19 @@ def test_any_broken_file_of_the_directory_blocks_and_is_named(tmp_path):
     assert "line 2, column 1" in lines[0] and "http.routers.r" in lines[1]
 
 
+@pytest.mark.parametrize("name,text,error", [
+    ("long.yml", "x: " + "9" * 5000, "a value cannot be read: Exceeds the limit (4300 digits)"),
+    ("long.toml", "x = " + "9" * 5000, "a value cannot be read: Exceeds the limit (4300 digits)"),
+    ("deep.yml", "x: " + "[" * 3000 + "]" * 3000, "nested too deeply to read"),
+    ("deep.toml", "x = " + "[" * 3000 + "]" * 3000, "nested too deeply to read"),
+    ("date.yml", "x: 2020-13-45", "a value cannot be read: month must be in 1..12"),
+], ids=["yaml-digits", "toml-digits", "yaml-depth", "toml-depth", "yaml-date"])
+def test_a_file_python_refuses_to_parse_blocks_as_a_parse_error(tmp_path, name, text, error):
+    (tmp_path / name).write_text(text)
+    (line,) = blocking_files(tmp_path)
+    assert line.startswith(f"{tmp_path / name}: ") and error in line and "set_int_max_str_digits" not in line
+
+
 def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(tmp_path):
     """Before, a subdirectory of the dynamic directory this user could not list read as empty (`except OSError:
     return found`), though Traefik, as root, reads it: a broken file in it blocked nothing that deploy, verify or
