@@ -515,6 +515,9 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: a number{_long_number_line(text)} has more digits than can be "
                           f"read ({sys.get_int_max_str_digits()})",
                           hint="shorten it: no setting takes a number that long") from None
+    except RecursionError:  # tomllib recurses once a nested array or inline table
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply to read",
+                          hint="no setting nests more than a list of tables") from None
 
 
 def _long_number_line(text: str) -> str:

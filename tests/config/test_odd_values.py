@@ -66,6 +66,16 @@ def test_an_integer_longer_than_python_reads_names_the_file_and_line(tmp_path):
     assert result.exit_code == Exit.FAILED and isinstance(result.exception, SystemExit), result.output
 
 
+@pytest.mark.parametrize("value", ["[" * 3000 + "]" * 3000, "{a = " * 3000 + "1" + "}" * 3000],
+                         ids=["arrays", "inline-tables"])
+def test_a_value_nested_too_deeply_to_read_is_invalid_toml(tmp_path, value):
+    path = _write(tmp_path, f"[links]\nskip = {value}\n")
+    with pytest.raises(ConfigError, match=rf"^{path}: invalid TOML: arrays or tables nested too deeply"):
+        load_config(path, environ={})
+    result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
+    assert result.exit_code == Exit.FAILED and isinstance(result.exception, SystemExit), result.output
+
+
 def test_a_token_file_that_is_not_utf8_names_the_setting_not_the_token(tmp_path, monkeypatch):
     token_file = tmp_path / "token"
     token_file.write_bytes(b"\xffsecret\xfe")
