@@ -8,6 +8,7 @@ import html as html_text
 import json
 import mimetypes
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -170,7 +171,11 @@ def _handler(preview: Preview, root: Path) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(body)
 
         def do_GET(self) -> None:
-            url = urlsplit(self.path)
+            try:
+                url = urlsplit(self.path)
+            except ValueError:  # a target such as `http://[/`: an invalid IPv6 host
+                self._send(400, b"the request target is not a URL\n", "text/plain; charset=utf-8")
+                return
             if url.path in ("/", "/index.html"):
                 self._send(200, preview.state.html, "text/html; charset=utf-8")
             elif url.path == EVENTS:
@@ -208,9 +213,18 @@ def _version(text: str) -> int | None:
     return int(text) if digits.isascii() and digits.isdigit() and len(digits) <= 18 else None
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet when the browser went away mid-request (a reload, a closed tab); print any other error's
+        traceback, as socketserver does: that one is a bug."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, ConnectionAbortedError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def start(preview: Preview, root: Path, port: int) -> ThreadingHTTPServer:
     """Return the server bound to 127.0.0.1:`port` (0: any free port), serving in a thread of its own."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(preview, root.resolve()))
+    server = _Server(("127.0.0.1", port), _handler(preview, root.resolve()))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="graphsite-serve", daemon=True).start()
     return server

@@ -151,6 +151,52 @@ def test_a_request_the_server_cannot_use_is_answered_never_a_traceback(served):
     assert "Traceback" not in served.stderr()
 
 
+def _raw(url: str, request: bytes, *, reset: bool = False) -> bytes:
+    """Send `request` as written; return the answer, or b"" after resetting the connection (RST) when `reset`."""
+    import socket
+    import struct
+
+    host, port = url.removeprefix("http://").rstrip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(request)
+        if reset:
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return b""
+        return connection.recv(65536)
+
+
+def test_a_request_target_that_is_not_a_url_is_a_400(served):
+    answer = _raw(served.url, b"GET http://[/ HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert _get(served.url, "/figure.svg")[0] == 200
+    assert "Traceback" not in served.stderr()
+
+
+def test_a_browser_that_resets_the_connection_prints_nothing(served):
+    for _ in range(3):
+        _raw(served.url, b"GET /figure.svg HTTP/1.1\r\nHo", reset=True)  # mid-request
+    assert _get(served.url, "/figure.svg")[0] == 200  # answered after the resets were handled
+    time.sleep(0.5)
+    assert "Traceback" not in served.stderr() and "ConnectionReset" not in served.stderr()
+
+
+def test_a_real_error_in_the_server_still_prints_its_traceback(tmp_path, capsys):
+    from graphsite.usecases.preview import Preview, start
+
+    server = start(Preview(lambda: "<html></html>", lambda: []), tmp_path, 0)
+    try:
+        for error in (ConnectionResetError(104, "reset"), BrokenPipeError(32, "pipe"), KeyError("a bug")):
+            try:
+                raise error
+            except (OSError, KeyError):
+                server.handle_error(None, ("127.0.0.1", 1))
+            printed = capsys.readouterr().err
+            assert ("Traceback" in printed) is isinstance(error, KeyError), printed
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_port_in_use_is_a_one_line_error(served):
     from click.testing import CliRunner
 
