@@ -419,6 +419,9 @@ def _coerce(path: str, value: Any, annotation: Any, errors: list[str]) -> Any:
     else:
         result, expected = _NO, getattr(annotation, "__name__", str(annotation))
     if result is _NO:
+        digits = value.strip().removeprefix("-") if isinstance(value, str) else ""
+        if annotation is int and digits.isascii() and digits.isdigit():  # what _int refuses: int()'s digit limit
+            expected = f"a whole number of at most {sys.get_int_max_str_digits():,} digits"
         errors.append(f"{path}: expected {expected}, got {_shown(value, typed=True)}")
         return None
     return result

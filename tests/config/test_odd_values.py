@@ -37,7 +37,9 @@ def test_a_whole_number_python_refuses_is_an_error_naming_the_variable(tmp_path,
         assert result.exit_code == Exit.FAILED, result.output
         assert isinstance(result.exception, SystemExit), result.exception
         key = variable.removeprefix("GRAPHSITE_").lower().replace("_", ".", 1)
-        assert f"{key}: expected int" in result.output and f"(from {variable})" in result.output
+        longest = f"a whole number of at most {sys.get_int_max_str_digits():,} digits"
+        expected = longest if value == TOO_MANY_DIGITS else "int"
+        assert f"{key}: expected {expected}, got str" in result.output and f"(from {variable})" in result.output
         assert len(result.output) < 300, result.output  # a value of 4,301 digits is shown shortened
 
 
