@@ -107,8 +107,10 @@ def route_users(document: RouteDocument | None, subdomain: str, path: Path | Non
         if not isinstance(table, dict):
             where = ".".join(keys[:depth]) or "the document"
             raise _unread_users(path, f"{where} is a {type(table).__name__}, not a mapping")
-        table = table.get(key)
-        if table is None:
+        if key not in table:
+            return ()
+        table = table[key]
+        if table is None and key != name:  # `http:` or `middlewares:` left empty; `n-auth: ~` is not a middleware
             return ()
     basic = table.get("basicAuth") if isinstance(table, dict) else None
     users = basic.get("users") if isinstance(basic, dict) else None

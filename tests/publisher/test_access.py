@@ -76,6 +76,7 @@ def test_a_redeploy_keeps_the_credentials_unless_told_otherwise(production, tmp_
     ("http:\n  middlewares:\n    n-auth: {basicAuth: {users: []}}\n", "http.middlewares.n-auth is not a"),
     ("http:\n  middlewares:\n    n-auth: {basicAuth: {usersFile: /x}}\n", "http.middlewares.n-auth is not a"),
     ("http:\n  middlewares:\n    n-auth: {basicAuth: {users: [{r: x}]}}\n", "http.middlewares.n-auth is not a"),
+    ("http:\n  middlewares:\n    n-auth: ~\n", "http.middlewares.n-auth is not a basicAuth middleware"),
 ])
 def test_a_hand_edited_route_is_a_failed_read_of_its_users_never_none(tmp_path, text, why):
     """route_users read the route with .get() unchecked: `http` or `middlewares` as a list raised AttributeError
