@@ -54,7 +54,7 @@ class DeployConfig:
     network: str = _doc("Attachable overlay network Traefik shares with the page's service.", "dokploy-network")
     dynamic_dir: str = _doc("Directory watched by Traefik's file provider.", "/etc/dokploy/traefik/dynamic")
     image: str = _doc("Caddy image that serves the page.", "caddy:2-alpine")
-    port: int = _doc("Port Caddy listens on inside the overlay.", 20128)
+    port: int = _doc("Port Caddy listens on inside the overlay.", 20128, bounds=(1, 65535))
     replicas: int = _doc("Number of Caddy replicas.", 1)
     endpoint_mode: str = _doc("Swarm endpoint mode: vip (default) or dnsrr (kernels without IPVS).", "vip")
     content: str = _doc("How the page reaches Caddy: config (Swarm configs) or bind (host directory).", "config")

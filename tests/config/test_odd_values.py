@@ -96,9 +96,10 @@ HUGE_HEX = "0x" + "f" * 5000  # tomllib reads hex, octal and binary integers of 
     (f"[links]\nretries = {HUGE_HEX}\n", "links.retries"),
     (f"[site]\ndomain = {HUGE_HEX}\n", "site.domain"),
     (f"[deploy]\nkeep_versions = {HUGE_HEX}\n", "deploy.keep_versions"),
+    (f"[deploy]\nport = {HUGE_HEX}\n", "deploy.port"),
     (f"[dns]\nretries = 0o{'7' * 6000}\n", "dns.retries"),
     (f"[links]\nskip = [0b{'1' * 20000}]\n", r"links.skip\[0\]"),
-], ids=["range", "type", "bounds", "octal", "list-item"])
+], ids=["range", "type", "bounds", "port", "octal", "list-item"])
 def test_a_hex_octal_or_binary_integer_too_long_to_print_is_shown_by_its_size(tmp_path, text, key):
     path = _write(tmp_path, text)
     with pytest.raises(ConfigError, match=rf"{key}: expected .*, got .*an integer of [0-9,]+ bits"):
@@ -142,3 +143,10 @@ def test_the_schema_takes_the_numbers_the_loader_takes(tmp_path, text, valid):
         assert not valid
     else:
         assert valid
+
+
+@pytest.mark.parametrize("port", [0, 65536, 99_999_999])
+def test_a_port_outside_1_to_65535_is_refused(tmp_path, port):
+    with pytest.raises(ConfigError, match=f"deploy.port: expected a whole number from 1 to 65535, got {port}"):
+        load_config(_write(tmp_path, f"[deploy]\nport = {port}\n"), environ={})
+    assert load_config(_write(tmp_path, "[deploy]\nport = 65535\n"), environ={}).deploy.port == 65535
