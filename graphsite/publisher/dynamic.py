@@ -198,7 +198,7 @@ def _device(descriptor: int) -> bytes:
 def parse_text(path: Path, text: str) -> DynamicFile:
     """Return `text`, the content of `path`, parsed as YAML or TOML (by the path's extension)."""
     try:
-        data = tomllib.loads(text) if path.suffix.lower() == ".toml" else yaml.safe_load(text)
+        data = tomllib.loads(text) if path.name.lower().endswith(".toml") else yaml.safe_load(text)  # `.toml` too
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

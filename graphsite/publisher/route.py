@@ -139,11 +139,18 @@ def check_route(document: object, path: Path) -> None:
 
 
 def _our_shape(data: RouteDocument | None, name: str) -> bool:
+    """Return whether `data` holds graphsite's route definitions of `name` by name, and nothing else; any value of
+    another type where a mapping belongs (`http: 5`, a list of routers) is not graphsite's shape."""
     http = (data or {}).get("http") or {}
+    if not isinstance(http, dict):
+        return False
+    parts = {key: http.get(key) or {} for key in ("routers", "services", "middlewares")}
+    if not all(isinstance(part, dict) for part in parts.values()):
+        return False
     return (set(http) <= {"routers", "services", "middlewares"}
-            and set(http.get("routers") or {}) == {f"{name}-websecure", f"{name}-web"}
-            and set(http.get("services") or {}) == {f"{name}-service"}
-            and set(http.get("middlewares") or {}) <= {auth_middleware(name)})
+            and set(parts["routers"]) == {f"{name}-websecure", f"{name}-web"}
+            and set(parts["services"]) == {f"{name}-service"}
+            and set(parts["middlewares"]) <= {auth_middleware(name)})
 
 
 def stamp_of_text(text: str, name: str) -> Stamp | None:
@@ -152,8 +159,8 @@ def stamp_of_text(text: str, name: str) -> Stamp | None:
     is, is the stamp's `claim` to say)."""
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError:  # not a document graphsite wrote
-        return None
+    except (yaml.YAMLError, ValueError, RecursionError):  # not a document graphsite wrote (a number of 5,000
+        return None                                       # digits, brackets nested thousands deep)
     if not isinstance(data, dict) or not _our_shape(data, name):
         return None
     stamp = Stamp.from_route_text(text)

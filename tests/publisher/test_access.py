@@ -158,6 +158,17 @@ def test_a_file_python_refuses_to_parse_blocks_as_a_parse_error(tmp_path, name, 
     assert line.startswith(f"{tmp_path / name}: ") and error in line and "set_int_max_str_digits" not in line
 
 
+def test_a_file_named_only_toml_is_read_as_toml_as_traefik_reads_it(tmp_path):
+    """A file named `.toml` is read by Traefik (its extension is `.toml` to Go) as TOML; graphsite listed it, but
+    chose YAML by Python's suffix (''): valid TOML blocked, YAML that Traefik cannot decode passed."""
+    (tmp_path / ".toml").write_text("[http.routers.r]\nrule = \"Host(`a.example.com`)\"\nservice = \"s\"\n"
+                                    "[http.services.s.loadBalancer]\nservers = [{url = \"http://a:80\"}]\n")
+    assert blocking_files(tmp_path) == []
+    (tmp_path / ".toml").write_text("http:\n  routers: {}\n")
+    (line,) = blocking_files(tmp_path)
+    assert line.startswith(f"{tmp_path / '.toml'}: ")
+
+
 def test_a_directory_this_user_cannot_list_is_a_failed_read_never_an_empty_one(tmp_path):
     """Before, a subdirectory of the dynamic directory this user could not list read as empty (`except OSError:
     return found`), though Traefik, as root, reads it: a broken file in it blocked nothing that deploy, verify or

@@ -186,3 +186,14 @@ def test_a_route_file_that_cannot_be_looked_at_is_a_failed_read_never_absent(pro
                 with pytest.raises(DeployError) as refused:
                     look()
                 assert refused.value.detail == f"{what}: cannot look at it: Permission denied", refused.value.detail
+
+
+@pytest.mark.parametrize("text", [
+    "http: 5\n", "http: {routers: 5}\n", "http: [{a: 1}]\n", "http: {services: [1, 2]}\n",
+    "x: " + "9" * 5000 + "\n", "x: " + "[" * 3000 + "]" * 3000 + "\n",
+], ids=["http-int", "routers-int", "http-list", "services-list", "digits", "depth"])
+def test_a_route_file_of_any_other_shape_has_no_stamp_never_a_traceback(text):
+    """stamp_of_text caught only YAMLError and called set() on whatever `http` held: one foreign file of such a
+    shape in Traefik's shared directory ended list, gc, deploy and teardown with a traceback."""
+    comment = "# graphsite: name=s1 fqdn=s1.example.com id=0123abcd created=2026-07-01T12:00:00Z\n"
+    assert route.stamp_of_text(comment + text, "s1") is None
