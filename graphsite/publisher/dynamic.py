@@ -152,7 +152,8 @@ class _Endless(Exception):
 def _fifo(path: Path) -> str:
     return (f"a FIFO, not a regular file: Traefik's file provider hangs on it (its read waits for a writer, and "
             f"removing the FIFO does not wake it): open it for writing before removing it "
-            f"(`: > {shlex.quote(str(path))}`), or restart Traefik after")
+            f"(`timeout 5 sh -c \": > {shlex.quote(str(path))}\"`: it returns once Traefik has it open), or remove it "
+            f"and restart Traefik")
 
 
 def _read(path: Path) -> str:

@@ -24,7 +24,7 @@ from graphsite.errors import DeployError, GraphsiteError
 from graphsite.labels import subdomain_of
 from graphsite.publisher import files, probe
 from graphsite.publisher.clients import DIRECTORIES, ROUTES, Clients
-from graphsite.publisher.deployment import bind_dir, claim, route_path, whose
+from graphsite.publisher.deployment import Claim, bind_dir, claim, route_path, whose
 from graphsite.publisher.lock import subdomain_lock
 from graphsite.publisher.outcomes import ABSENT, FAILED, KEPT, REMOVED, Did, Outcome
 from graphsite.publisher.ports import BindStore, EdgePort, Reporter, RouteStore
@@ -153,8 +153,12 @@ def _route(places: SurveySettings, held: Holding, routes: RouteStore, outcomes: 
            not_read: str | None) -> None:
     path = route_path(places.dynamic_dir, held.name)
     stamp = held.route_file[0] if held.route_file else None
-    if stamp is not None:  # another configuration's, or an older graphsite's nothing of the name proves ours
-        kept = f"{whose(claim(stamp, held.name, places.domain), stamp)}: left in place, and Traefik still reads it"
+    owner = claim(stamp, held.name, places.domain) if stamp is not None else None
+    if owner == Claim.OTHER:  # another configuration's live route: never an invitation to remove it
+        kept = f"{whose(owner, stamp)}: left in place, and Traefik still reads it"
+    elif stamp is not None:  # an older graphsite's nothing of the name proves ours, or a stamp that proves nothing
+        kept = (f"{whose(owner, stamp)}: left in place, and Traefik still reads it; if it was {held.name}'s, "
+                f"remove it by hand (`rm {shlex.quote(str(path))}`)")
     else:
         # one edited by hand is no longer provably graphsite's: kept, even when it was the deployment's (gc keeps
         # the whole deployment then; a teardown asked for by name removes the rest)

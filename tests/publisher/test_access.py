@@ -272,7 +272,8 @@ def test_an_entry_traefik_reads_but_cannot_load_blocks_even_when_it_is_no_regula
         f"{tmp_path / 'nowhere.yml'}, which does not exist",
         f"{tmp_path / 'b-fifo.yaml'}: cannot read: a FIFO, not a regular file: Traefik's file provider hangs on it "
         "(its read waits for a writer, and removing the FIFO does not wake it): open it for writing before removing "
-        f"it (`: > {tmp_path / 'b-fifo.yaml'}`), or restart Traefik after",
+        f"it (`timeout 5 sh -c \": > {tmp_path / 'b-fifo.yaml'}\"`: it returns once Traefik has it open), or "
+        "remove it and restart Traefik",
         f"{tmp_path / 'c-dir.toml'}: cannot read: Is a directory",
         f"{tmp_path / 'd-loop.yml'}: cannot read: Too many levels of symbolic links"]
     assert parse_file(tmp_path / "never.yml").gone and not parse_file(tmp_path / "a-dangling.yml").gone

@@ -15,7 +15,7 @@ import yaml
 from graphsite.commands import present
 from graphsite.config import Config
 from graphsite.publisher.clients import Clients
-from graphsite.publisher.deployment import Stamp, claim, whose
+from graphsite.publisher.deployment import Claim, Stamp, claim, whose
 from graphsite.publisher.outcomes import KEPT, REMOVED
 from graphsite.publisher.route import RouteSettings, dump, route_document
 from graphsite.usecases import gc as gc_module
@@ -152,7 +152,7 @@ def test_teardown_of_a_name_whose_route_was_edited_removes_the_rest_and_says_it_
     Stamp(NAME, f"{NAME}.other.org", "99999999", "2026-07-01T12:00:00Z"),  # another configuration's
     Stamp(NAME, created="2026-07-01T12:00:00Z", version=1),  # an older graphsite's, nothing of NAME proving it
 ], ids=["another configuration's", "an older graphsite's"])
-def test_teardown_keeps_a_stamped_route_that_is_not_ours_and_never_invites_its_removal(tmp_path, stamp):
+def test_teardown_keeps_a_stamped_route_not_ours_inviting_no_removal_of_another_s(tmp_path, stamp):
     """Before, every route file not this configuration's was called "edited by hand, or someone else's … remove
     it by hand (`rm PATH`) if it was NAME's", another configuration's live route included. Now the stamp says
     whose it is, and only a file with none is offered to the user's hand."""
@@ -167,9 +167,15 @@ def test_teardown_keeps_a_stamped_route_that_is_not_ours_and_never_invites_its_r
     route_file.write_text(text)
     report = teardown(TeardownSettings.from_config(config), NAME, clients, Recorder())
     kept = next(o for o in report.outcomes if o.resource == "route")
-    said = whose(claim(stamp, NAME, config.site.domain), stamp)
-    assert (kept.outcome, kept.detail) == (KEPT, f"{said}: left in place, and Traefik still reads it")
-    assert "rm" not in kept.detail.split() and route_file.read_text() == text
+    owner = claim(stamp, NAME, config.site.domain)
+    said = f"{whose(owner, stamp)}: left in place, and Traefik still reads it"
+    if owner == Claim.OTHER:  # another configuration's live route: no removal offered
+        assert (kept.outcome, kept.detail) == (KEPT, said)
+        assert "`rm" not in kept.detail
+    else:  # an older graphsite's nothing proves: what to do if it was NAME's is said, as for a hand-edited one
+        assert (kept.outcome, kept.detail) == (KEPT, f"{said}; if it was {NAME}'s, remove it by hand "
+                                                     f"(`rm {route_file}`)")
+    assert route_file.read_text() == text
 
 
 def test_an_edit_that_keeps_graphsite_s_shape_is_still_the_route_teardown_removes(tmp_path):
