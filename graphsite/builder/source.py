@@ -7,6 +7,7 @@ knows exactly what to fix; nothing here touches the output directory.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import stat
@@ -105,6 +106,8 @@ def _read_at_most(stream: BinaryIO, limit: int, size: int = 0) -> bytes:
     parts, total, want = [], 0, min(size, limit) + 1 if size else _CHUNK
     while total <= limit:
         part = stream.read(min(want, limit + 1 - total))
+        if part is None:  # a non-blocking stream with nothing more yet: what came is not the whole source
+            raise BlockingIOError(errno.EAGAIN, "it is non-blocking and had nothing more to read yet")
         if not part:
             break
         parts.append(part)

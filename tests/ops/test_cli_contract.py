@@ -187,6 +187,26 @@ def test_a_report_from_standard_input_embeds_no_image_of_the_working_directory(t
     assert strict.exit_code == Exit.FAILED and "image-missing" in strict.stderr
 
 
+def test_a_non_blocking_standard_input_with_nothing_yet_is_an_error_never_a_cut_page(tmp_path: Path) -> None:
+    """A non-blocking pipe with part of a report and no more yet: read() answered None, taken for the end, and a
+    page was built of what had come (or a TypeError traceback when nothing had). It is a read that failed."""
+    import fcntl
+
+    reading, writing = os.pipe()
+    os.write(writing, b"# Half a report\n\nThe first part")
+    fcntl.fcntl(reading, fcntl.F_SETFL, fcntl.fcntl(reading, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        built = subprocess.run([sys.executable, "-m", "graphsite", "build", "-", "--json", "--out",
+                                str(tmp_path / "site")], stdin=reading, capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(reading)
+        os.close(writing)
+    assert built.returncode == Exit.FAILED and "Traceback" not in built.stderr, built.stderr
+    assert json.loads(built.stdout)["error"] == ("<stdin>: cannot read standard input: it is non-blocking and had "
+                                                 "nothing more to read yet")
+    assert not (tmp_path / "site" / "index.html").exists()
+
+
 def test_a_closed_standard_input_is_an_error_not_a_traceback(tmp_path: Path) -> None:
     closed = subprocess.run([sys.executable, "-m", "graphsite", "build", "-", "--json", "--out", str(tmp_path)],
                             capture_output=True, text=True, timeout=60,
