@@ -55,7 +55,7 @@ class DeployConfig:
     dynamic_dir: str = _doc("Directory watched by Traefik's file provider.", "/etc/dokploy/traefik/dynamic")
     image: str = _doc("Caddy image that serves the page.", "caddy:2-alpine")
     port: int = _doc("Port Caddy listens on inside the overlay.", 20128, bounds=(1, 65535))
-    replicas: int = _doc("Number of Caddy replicas.", 1)
+    replicas: int = _doc("Number of Caddy replicas.", 1, bounds=(1, 1000))
     endpoint_mode: str = _doc("Swarm endpoint mode: vip (default) or dnsrr (kernels without IPVS).", "vip")
     content: str = _doc("How the page reaches Caddy: config (Swarm configs) or bind (host directory).", "config")
     bind_root: str = _doc("Parent directory of bind-mounted pages (content = bind).", "/srv/graphsite")
@@ -88,7 +88,8 @@ class DnsConfig:
     api_base_url: str = _doc("Cloudflare API base URL.", "https://api.cloudflare.com/client/v4")
     zone_id: str = _doc("Cloudflare zone id; looked up from site.domain when empty.", "")
     record_content: str = _doc("IPv4 address the A record points at (the Swarm manager).", "129.146.163.180")
-    ttl: int = _doc("Record TTL in seconds (1 = automatic).", 60)
+    ttl: int = _doc("Record TTL in seconds (1 = automatic; Cloudflare takes 1, or 30 to 86400).", 60,
+                    bounds=(1, 86400))
     proxied: bool = _doc("Whether Cloudflare proxies the record.", False)
     token_file: str = _doc("File holding the API token (else CLOUDFLARE_API_TOKEN).", "")
     ca_bundle: str = _doc("CA bundle for the Cloudflare API (empty: system trust).", "")

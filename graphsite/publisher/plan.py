@@ -222,8 +222,6 @@ def check_settings(config: Config, content: str) -> None:
         raise ConfigError(errors[0])
     if not deploy.image.strip():
         raise ConfigError("deploy.image: empty", hint="name the Caddy image that serves the page, e.g. caddy:2-alpine")
-    if not 1 <= deploy.port <= 65535 or deploy.replicas < 1:
-        raise ConfigError(f"deploy.port/replicas: port {deploy.port} must be 1-65535, replicas {deploy.replicas} >= 1")
     if content == "bind" and deploy.replicas > 1:
         raise ConfigError(f"deploy.replicas: {deploy.replicas} replicas with --content bind: the page's directory "
                           "exists on this node only, so every replica would be pinned to it",

@@ -116,11 +116,13 @@ def test_a_list_holding_an_integer_too_long_to_print_says_so(tmp_path):
         load_config(path, environ={})
 
 
-def test_config_show_writes_a_long_hex_integer_it_accepts_as_hex(tmp_path):
+def test_config_show_refuses_a_long_hex_integer_by_its_size_never_a_traceback(tmp_path):
+    """dns.ttl had no bounds: a hex integer of 20,000 bits was accepted, and a deploy's JSON to Cloudflare raised
+    on it. Every whole number a run sends is bounded now; the refusal shows it by its size."""
     path = _write(tmp_path, f"[dns]\nttl = {HUGE_HEX}\n")
     result = run("config", "show", env={"GRAPHSITE_CONFIG": str(path)})
-    assert result.exit_code == 0, result.output
-    assert f"ttl = {HUGE_HEX}  # file {path}" in result.output
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "dns.ttl: expected a whole number from 1 to 86400, got an integer of 20,000 bits" in result.output
 
 
 @pytest.mark.parametrize("value", [100 << 20, 128 << 20, 1 << 30])

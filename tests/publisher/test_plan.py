@@ -96,7 +96,7 @@ def test_a_redeploy_keeps_creation_and_expiry_unless_given(fixed_plan):
     ("deploy", {"tls": "dns"}, "deploy.tls"),
     ("site", {"domain": "not a domain"}, "site.domain"),
     ("dns", {"ttl": 5}, "dns.ttl"),
-    ("deploy", {"replicas": 0}, "deploy.port/replicas"),
+    ("deploy", {"replicas": 0}, "deploy.replicas"),  # its bounds, as the loader checks them (settings_errors)
     ("deploy", {"image": " "}, "deploy.image"),
     ("dns", {"record_content": "hhdevs.space"}, "dns.record_content"),
 ])
