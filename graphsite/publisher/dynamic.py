@@ -150,10 +150,12 @@ class _Endless(Exception):
 
 
 def _fifo(path: Path) -> str:
+    """Return why a FIFO blocks Traefik, and a command that unblocks it: quoted as a whole (shlex.join), so a
+    name holding a quote, a `$` or a backtick is never read by the shell that runs the hint as anything else."""
+    opening = shlex.join(["timeout", "5", "sh", "-c", f": > {shlex.quote(str(path))}"])
     return (f"a FIFO, not a regular file: Traefik's file provider hangs on it (its read waits for a writer, and "
             f"removing the FIFO does not wake it): open it for writing before removing it "
-            f"(`timeout 5 sh -c \": > {shlex.quote(str(path))}\"`: it returns once Traefik has it open), or remove it "
-            f"and restart Traefik")
+            f"(`{opening}`: it returns once Traefik has it open), or remove it and restart Traefik")
 
 
 def _read(path: Path) -> str:

@@ -272,7 +272,7 @@ def test_an_entry_traefik_reads_but_cannot_load_blocks_even_when_it_is_no_regula
         f"{tmp_path / 'nowhere.yml'}, which does not exist",
         f"{tmp_path / 'b-fifo.yaml'}: cannot read: a FIFO, not a regular file: Traefik's file provider hangs on it "
         "(its read waits for a writer, and removing the FIFO does not wake it): open it for writing before removing "
-        f"it (`timeout 5 sh -c \": > {tmp_path / 'b-fifo.yaml'}\"`: it returns once Traefik has it open), or "
+        f"it (`timeout 5 sh -c ': > {tmp_path / 'b-fifo.yaml'}'`: it returns once Traefik has it open), or "
         "remove it and restart Traefik",
         f"{tmp_path / 'c-dir.toml'}: cannot read: Is a directory",
         f"{tmp_path / 'd-loop.yml'}: cannot read: Too many levels of symbolic links"]
@@ -365,3 +365,24 @@ def test_the_middlewares_a_file_defines_are_read_the_same_for_doctor_and_deploy(
     for name, (text, names) in cases.items():
         (tmp_path / name).write_text(text)
         assert parse_file(tmp_path / name).middlewares() == names, name
+
+
+@pytest.mark.parametrize("name", ["it's.yml", 'a"b.yml', "$HOME.yml", "a`touch injected`.yml", "$(id).yml"])
+def test_the_fifo_hint_opens_that_fifo_whatever_its_name_and_runs_nothing_else(tmp_path, name):
+    """The hint was `timeout 5 sh -c ": > 'PATH'"`: a name with a quote broke it, `$HOME` opened another file, a
+    backtick ran a command for whoever pasted it (root, on Dokploy). Run as bash runs a pasted line, it opens the
+    FIFO (a reader waits on it here) and nothing else."""
+    import os
+    import subprocess
+    import threading
+
+    os.mkfifo(tmp_path / name)
+    (line,) = blocking_files(tmp_path)
+    command = line.split("(`", 1)[1].split("`:", 1)[0]
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append((tmp_path / name).read_bytes()))
+    reader.start()
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10)
+    reader.join(timeout=10)
+    assert done.returncode == 0, done.stderr
+    assert got == [b""] and sorted(p.name for p in tmp_path.iterdir()) == [name]
